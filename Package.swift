@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "FetchChannel",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "DeviceSigning", targets: ["DeviceSigning"]),
+        .library(name: "FetchChannelEmulator", targets: ["FetchChannelEmulator"]),
+    ],
+    targets: [
+        // System OpenSSL 3 (libssl-dev); the header only includes OpenSSL's own headers.
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // The few multi-step OpenSSL operations Swift cannot call cleanly (macros, OSSL_PARAM, ECDSA_SIG juggling).
+        .target(
+            name: "CDeviceSigningShim",
+            dependencies: ["COpenSSL"]
+        ),
+        .target(
+            name: "DeviceSigning",
+            dependencies: ["COpenSSL", "CDeviceSigningShim"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "FetchChannelEmulator",
+            dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DeviceSigningTests",
+            dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FetchChannelEmulatorTests",
+            dependencies: ["FetchChannelEmulator", "DeviceSigning"],
+            swiftSettings: strict
+        ),
+    ]
+)

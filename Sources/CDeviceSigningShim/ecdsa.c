@@ -1,0 +1,130 @@
+#include "dss_ecdsa.h"
+
+#include <string.h>
+#include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+
+EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey) {
+    if (pkey == NULL) return NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    if (ctx == NULL) return NULL;
+    if (EVP_PKEY_sign_init(ctx) != 1) {
+        EVP_PKEY_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+EVP_PKEY_CTX *dss_verify_context(EVP_PKEY *pkey) {
+    if (pkey == NULL) return NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    if (ctx == NULL) return NULL;
+    if (EVP_PKEY_verify_init(ctx) != 1) {
+        EVP_PKEY_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+int dss_sign_digest_raw(EVP_PKEY_CTX *ctx, const uint8_t *digest, size_t digest_len,
+                        uint8_t *raw_out, size_t raw_out_len) {
+    if (ctx == NULL || digest == NULL || digest_len != DSS_SHA256_BYTES ||
+        raw_out == NULL || raw_out_len != DSS_ECDSA_RAW_BYTES) return 0;
+    uint8_t der[DSS_ECDSA_DER_MAX_BYTES];
+    size_t der_len = sizeof der;
+    if (EVP_PKEY_sign(ctx, der, &der_len, digest, digest_len) != 1) return 0;
+    const uint8_t *p = der;
+    ECDSA_SIG *sig = d2i_ECDSA_SIG(NULL, &p, (long)der_len);
+    if (sig == NULL) return 0;
+    const BIGNUM *r = NULL, *s = NULL;
+    ECDSA_SIG_get0(sig, &r, &s); /* get0: owned by sig */
+    int ok = BN_bn2binpad(r, raw_out, 32) == 32 && BN_bn2binpad(s, raw_out + 32, 32) == 32;
+    ECDSA_SIG_free(sig);
+    if (!ok) OPENSSL_cleanse(raw_out, raw_out_len);
+    return ok;
+}
+
+int dss_ecdsa_raw_to_der(const uint8_t *raw, size_t raw_len,
+                         uint8_t *der_out, size_t der_cap, size_t *der_len) {
+    if (raw == NULL || raw_len != DSS_ECDSA_RAW_BYTES || der_out == NULL || der_len == NULL) return 0;
+    ECDSA_SIG *sig = ECDSA_SIG_new();
+    BIGNUM *r = BN_bin2bn(raw, 32, NULL);
+    BIGNUM *s = BN_bin2bn(raw + 32, 32, NULL);
+    if (sig == NULL || r == NULL || s == NULL) {
+        ECDSA_SIG_free(sig);
+        BN_free(r);
+        BN_free(s);
+        return 0;
+    }
+    ECDSA_SIG_set0(sig, r, s); /* set0: sig now owns r and s */
+    int needed = i2d_ECDSA_SIG(sig, NULL);
+    int ok = 0;
+    if (needed > 0 && (size_t)needed <= der_cap) {
+        uint8_t *p = der_out;
+        int written = i2d_ECDSA_SIG(sig, &p);
+        if (written == needed) {
+            *der_len = (size_t)written;
+            ok = 1;
+        }
+    }
+    ECDSA_SIG_free(sig);
+    return ok;
+}
+
+int dss_ecdsa_der_to_raw(const uint8_t *der, size_t der_len, uint8_t *raw_out, size_t raw_out_len) {
+    if (der == NULL || der_len == 0 || der_len > DSS_ECDSA_DER_MAX_BYTES ||
+        raw_out == NULL || raw_out_len != DSS_ECDSA_RAW_BYTES) return 0;
+    const uint8_t *p = der;
+    ECDSA_SIG *sig = d2i_ECDSA_SIG(NULL, &p, (long)der_len);
+    if (sig == NULL) return 0;
+    int ok = 0;
+    uint8_t reencoded[DSS_ECDSA_DER_MAX_BYTES];
+    const BIGNUM *r = NULL, *s = NULL;
+    if ((size_t)(p - der) != der_len) goto done;               /* trailing bytes */
+    /* Strict DER: re-encoding must give the same bytes (rejects BER lengths, padding). */
+    int needed = i2d_ECDSA_SIG(sig, NULL);
+    if (needed <= 0 || (size_t)needed != der_len) goto done;
+    uint8_t *q = reencoded;
+    if (i2d_ECDSA_SIG(sig, &q) != needed || memcmp(reencoded, der, der_len) != 0) goto done;
+    ECDSA_SIG_get0(sig, &r, &s); /* get0: owned by sig */
+    if (BN_is_negative(r) || BN_is_negative(s)) goto done;
+    if (BN_num_bytes(r) > 32 || BN_num_bytes(s) > 32) goto done;
+    if (BN_bn2binpad(r, raw_out, 32) != 32 || BN_bn2binpad(s, raw_out + 32, 32) != 32) goto done;
+    ok = 1;
+done:
+    ECDSA_SIG_free(sig);
+    return ok;
+}
+
+int dss_verify_digest_raw(EVP_PKEY_CTX *ctx, const uint8_t *digest, size_t digest_len,
+                          const uint8_t *raw, size_t raw_len) {
+    if (ctx == NULL || digest == NULL || digest_len != DSS_SHA256_BYTES) return -1;
+    if (raw == NULL || raw_len != DSS_ECDSA_RAW_BYTES) return 0;
+    uint8_t der[DSS_ECDSA_DER_MAX_BYTES];
+    size_t der_len = 0;
+    if (dss_ecdsa_raw_to_der(raw, raw_len, der, sizeof der, &der_len) != 1) return -1;
+    /* EVP_PKEY_verify: 1 valid, 0 invalid, negative on error. OpenSSL checks r, s in [1, n-1]. */
+    int rc = EVP_PKEY_verify(ctx, der, der_len, digest, digest_len);
+    return rc == 1 ? 1 : (rc == 0 ? 0 : -1);
+}
+
+long dss_bench_sign(EVP_PKEY_CTX *ctx, const uint8_t *digest, long iterations) {
+    long done = 0;
+    uint8_t der[DSS_ECDSA_DER_MAX_BYTES];
+    for (long i = 0; i < iterations; i++) {
+        size_t der_len = sizeof der;
+        if (EVP_PKEY_sign(ctx, der, &der_len, digest, DSS_SHA256_BYTES) == 1) done++;
+    }
+    return done;
+}
+
+long dss_bench_verify(EVP_PKEY_CTX *ctx, const uint8_t *digest, const uint8_t *der, size_t der_len,
+                      long iterations) {
+    long done = 0;
+    for (long i = 0; i < iterations; i++) {
+        if (EVP_PKEY_verify(ctx, der, der_len, digest, DSS_SHA256_BYTES) == 1) done++;
+    }
+    return done;
+}

@@ -1,0 +1,7 @@
+#ifndef C_DEVICE_SIGNING_SHIM_H
+#define C_DEVICE_SIGNING_SHIM_H
+// Umbrella header of the shim. Every symbol is prefixed `dss_`.
+#include "dss_keys.h"
+#include "dss_ecdsa.h"
+#include "dss_pkcs8.h"
+#endif

@@ -1,0 +1,31 @@
+#ifndef DSS_PKCS8_H
+#define DSS_PKCS8_H
+#include <stddef.h>
+#include <stdint.h>
+#include <openssl/evp.h>
+
+// Encrypted PKCS#8 (EncryptedPrivateKeyInfo, PBES2, AES-256-CBC). Building the PBES2 algorithm
+// identifier with an explicit KDF cost and wrapping the PrivateKeyInfo takes four objects with
+// different owners (X509_ALGOR, PKCS8_PRIV_KEY_INFO, X509_SIG, the DER buffer); `PKCS8_set0_pbe`
+// takes ownership of the algorithm only on success.
+
+#define DSS_KDF_SCRYPT 1
+#define DSS_KDF_PBKDF2_SHA256 2
+
+#define DSS_DECRYPT_OK 0
+#define DSS_DECRYPT_MALFORMED 1   /* not an EncryptedPrivateKeyInfo, or trailing bytes */
+#define DSS_DECRYPT_FAILED 2      /* wrong passphrase (or a corrupted ciphertext) */
+#define DSS_DECRYPT_NOT_A_KEY 3   /* decrypted, but not a private key OpenSSL understands */
+
+/// Encrypts pkey's PrivateKeyInfo. kdf is DSS_KDF_SCRYPT (cost = N, r, p) or
+/// DSS_KDF_PBKDF2_SHA256 (cost = iterations; r and p ignored). On success *out is an OpenSSL
+/// allocation of *out_len bytes for dss_free. Returns 1 on success.
+int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass_len, int kdf,
+                          uint64_t cost, uint64_t r, uint64_t p, uint8_t **out, size_t *out_len);
+
+/// Decrypts exactly der_len bytes of EncryptedPrivateKeyInfo. Returns the key or NULL with
+/// *status set to one of DSS_DECRYPT_*.
+EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_t *pass,
+                                size_t pass_len, int *status);
+
+#endif

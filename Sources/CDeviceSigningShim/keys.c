@@ -1,0 +1,209 @@
+#include "dss_keys.h"
+
+#include <string.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/obj_mac.h>
+#include <openssl/param_build.h>
+#include <openssl/x509.h>
+
+static const char dss_group_name[] = "prime256v1";
+
+EVP_PKEY *dss_p256_generate(void) {
+    EVP_PKEY *pkey = NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (ctx == NULL) return NULL;
+    if (EVP_PKEY_keygen_init(ctx) == 1 &&
+        EVP_PKEY_CTX_set_group_name(ctx, dss_group_name) == 1 &&
+        EVP_PKEY_generate(ctx, &pkey) == 1) {
+        EVP_PKEY_CTX_free(ctx);
+        return pkey;
+    }
+    EVP_PKEY_free(pkey);
+    EVP_PKEY_CTX_free(ctx);
+    return NULL;
+}
+
+/* Builds an EVP_PKEY from OSSL_PARAMs; priv may be NULL for a public key. */
+static EVP_PKEY *dss_p256_fromdata(const BIGNUM *priv, const uint8_t *point, size_t point_len) {
+    EVP_PKEY *pkey = NULL;
+    OSSL_PARAM *params = NULL;
+    EVP_PKEY_CTX *ctx = NULL;
+    OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+    if (bld == NULL) return NULL;
+    if (OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, dss_group_name, 0) != 1) goto done;
+    if (OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, point_len) != 1) goto done;
+    if (priv != NULL && OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PRIV_KEY, priv) != 1) goto done;
+    params = OSSL_PARAM_BLD_to_param(bld);
+    if (params == NULL) goto done;
+    ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (ctx == NULL) goto done;
+    if (EVP_PKEY_fromdata_init(ctx) != 1) goto done;
+    if (EVP_PKEY_fromdata(ctx, &pkey, priv != NULL ? EVP_PKEY_KEYPAIR : EVP_PKEY_PUBLIC_KEY, params) != 1) {
+        pkey = NULL;
+        goto done;
+    }
+done:
+    EVP_PKEY_CTX_free(ctx);
+    /* priv is a BN_secure_new BIGNUM, so the builder put its copy in the params' secure block,
+     * which OSSL_PARAM_free releases with OPENSSL_secure_clear_free. */
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(bld);
+    return pkey;
+}
+
+/* Full validation of a freshly built key: point on curve, not infinity, and (for key pairs) the
+ * private scalar in range and matching the point. */
+static EVP_PKEY *dss_checked(EVP_PKEY *pkey, int pair) {
+    if (pkey == NULL) return NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    int ok = 0;
+    if (ctx != NULL) ok = pair ? EVP_PKEY_pairwise_check(ctx) : EVP_PKEY_public_check(ctx);
+    EVP_PKEY_CTX_free(ctx);
+    if (ok != 1) {
+        EVP_PKEY_free(pkey);
+        return NULL;
+    }
+    return pkey;
+}
+
+EVP_PKEY *dss_p256_from_private_scalar(const uint8_t *scalar, size_t scalar_len) {
+    if (scalar == NULL || scalar_len != DSS_P256_SCALAR_BYTES) return NULL;
+    EVP_PKEY *result = NULL;
+    uint8_t point[DSS_P256_POINT_BYTES];
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+    EC_POINT *pub = NULL;
+    BN_CTX *bnctx = BN_CTX_new();
+    BIGNUM *priv = BN_secure_new();
+    if (group == NULL || bnctx == NULL || priv == NULL) goto done;
+    if (BN_bin2bn(scalar, (int)scalar_len, priv) == NULL) goto done;
+    /* Range [1, n-1]. */
+    if (BN_is_zero(priv) || BN_cmp(priv, EC_GROUP_get0_order(group)) >= 0) goto done;
+    pub = EC_POINT_new(group);
+    if (pub == NULL) goto done;
+    if (EC_POINT_mul(group, pub, priv, NULL, NULL, bnctx) != 1) goto done;
+    if (EC_POINT_point2oct(group, pub, POINT_CONVERSION_UNCOMPRESSED, point, sizeof point, bnctx) != sizeof point) goto done;
+    result = dss_checked(dss_p256_fromdata(priv, point, sizeof point), 1);
+done:
+    BN_clear_free(priv);
+    BN_CTX_free(bnctx);
+    EC_POINT_free(pub);
+    EC_GROUP_free(group);
+    return result;
+}
+
+EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int allow_compressed) {
+    if (point == NULL) return NULL;
+    if (point_len == DSS_P256_POINT_BYTES) {
+        if (point[0] != 0x04) return NULL;
+    } else if (point_len == DSS_P256_COMPRESSED_POINT_BYTES && allow_compressed) {
+        if (point[0] != 0x02 && point[0] != 0x03) return NULL;
+    } else {
+        return NULL;
+    }
+    return dss_checked(dss_p256_fromdata(NULL, point, point_len), 0);
+}
+
+int dss_p256_is_p256(const EVP_PKEY *pkey) {
+    if (pkey == NULL || EVP_PKEY_is_a(pkey, "EC") != 1) return 0;
+    char name[64];
+    size_t name_len = 0;
+    if (EVP_PKEY_get_utf8_string_param(pkey, OSSL_PKEY_PARAM_GROUP_NAME, name, sizeof name, &name_len) != 1) return 0;
+    return strcmp(name, dss_group_name) == 0 ? 1 : 0;
+}
+
+int dss_p256_has_private(const EVP_PKEY *pkey) {
+    BIGNUM *priv = NULL;
+    if (pkey == NULL || EVP_PKEY_get_bn_param(pkey, OSSL_PKEY_PARAM_PRIV_KEY, &priv) != 1) return 0;
+    BN_clear_free(priv);
+    return 1;
+}
+
+int dss_p256_public_point(const EVP_PKEY *pkey, uint8_t *out, size_t out_len) {
+    if (pkey == NULL || out == NULL || out_len != DSS_P256_POINT_BYTES) return 0;
+    /* Ask for the uncompressed form explicitly: a key imported compressed may prefer that form. */
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+    EC_POINT *pub = NULL;
+    uint8_t buf[DSS_P256_POINT_BYTES];
+    size_t len = 0;
+    int ok = 0;
+    if (group == NULL) goto done;
+    if (EVP_PKEY_get_octet_string_param(pkey, OSSL_PKEY_PARAM_PUB_KEY, buf, sizeof buf, &len) != 1) goto done;
+    pub = EC_POINT_new(group);
+    if (pub == NULL || EC_POINT_oct2point(group, pub, buf, len, NULL) != 1) goto done;
+    if (EC_POINT_point2oct(group, pub, POINT_CONVERSION_UNCOMPRESSED, out, out_len, NULL) != out_len) goto done;
+    ok = 1;
+done:
+    EC_POINT_free(pub);
+    EC_GROUP_free(group);
+    return ok;
+}
+
+int dss_p256_private_scalar(const EVP_PKEY *pkey, uint8_t *out, size_t out_len) {
+    if (pkey == NULL || out == NULL || out_len != DSS_P256_SCALAR_BYTES) return 0;
+    BIGNUM *priv = NULL;
+    if (EVP_PKEY_get_bn_param(pkey, OSSL_PKEY_PARAM_PRIV_KEY, &priv) != 1) return 0;
+    int ok = BN_bn2binpad(priv, out, (int)out_len) == (int)out_len;
+    BN_clear_free(priv);
+    return ok;
+}
+
+int dss_private_key_to_pkcs8_der(const EVP_PKEY *pkey, uint8_t **out, size_t *out_len) {
+    if (pkey == NULL || out == NULL || out_len == NULL) return 0;
+    PKCS8_PRIV_KEY_INFO *p8 = EVP_PKEY2PKCS8(pkey);
+    if (p8 == NULL) return 0;
+    uint8_t *der = NULL;
+    int len = i2d_PKCS8_PRIV_KEY_INFO(p8, &der);
+    PKCS8_PRIV_KEY_INFO_free(p8);
+    if (len <= 0 || der == NULL) return 0;
+    *out = der;
+    *out_len = (size_t)len;
+    return 1;
+}
+
+int dss_public_key_to_spki_der(const EVP_PKEY *pkey, uint8_t **out, size_t *out_len) {
+    if (pkey == NULL || out == NULL || out_len == NULL) return 0;
+    uint8_t *der = NULL;
+    int len = i2d_PUBKEY(pkey, &der);
+    if (len <= 0 || der == NULL) return 0;
+    *out = der;
+    *out_len = (size_t)len;
+    return 1;
+}
+
+EVP_PKEY *dss_private_key_from_der(const uint8_t *der, size_t len) {
+    if (der == NULL || len == 0 || len > 16384) return NULL;
+    const uint8_t *p = der;
+    /* d2i_AutoPrivateKey accepts PKCS#8 PrivateKeyInfo and the traditional SEC1 form. */
+    EVP_PKEY *pkey = d2i_AutoPrivateKey(NULL, &p, (long)len);
+    if (pkey == NULL) return NULL;
+    if ((size_t)(p - der) != len) {
+        EVP_PKEY_free(pkey);
+        return NULL;
+    }
+    return pkey;
+}
+
+EVP_PKEY *dss_public_key_from_spki_der(const uint8_t *der, size_t len) {
+    if (der == NULL || len == 0 || len > 16384) return NULL;
+    const uint8_t *p = der;
+    EVP_PKEY *pkey = d2i_PUBKEY(NULL, &p, (long)len);
+    if (pkey == NULL) return NULL;
+    if ((size_t)(p - der) != len) {
+        EVP_PKEY_free(pkey);
+        return NULL;
+    }
+    return pkey;
+}
+
+EVP_PKEY *dss_public_only_copy(const EVP_PKEY *pkey) {
+    uint8_t point[DSS_P256_POINT_BYTES];
+    if (dss_p256_public_point(pkey, point, sizeof point) != 1) return NULL;
+    return dss_p256_from_public_point(point, sizeof point, 0);
+}
+
+void dss_free(void *ptr) { OPENSSL_free(ptr); }
+void dss_free_clear(void *ptr, size_t len) { OPENSSL_clear_free(ptr, len); }
+void dss_cleanse(void *ptr, size_t len) { if (ptr != NULL && len > 0) OPENSSL_cleanse(ptr, len); }

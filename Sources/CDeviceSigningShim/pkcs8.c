@@ -1,0 +1,71 @@
+#include "dss_pkcs8.h"
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>
+
+#define DSS_PKCS8_SALT_BYTES 16
+
+int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass_len, int kdf,
+                          uint64_t cost, uint64_t r, uint64_t p, uint8_t **out, size_t *out_len) {
+    if (pkey == NULL || pass == NULL || pass_len == 0 || pass_len > 1024 || out == NULL || out_len == NULL) return 0;
+    if (cost == 0 || cost > 0xFFFFFFFFu) return 0;
+    X509_ALGOR *pbe = NULL;
+    if (kdf == DSS_KDF_SCRYPT) {
+        /* NULL salt and IV: OpenSSL draws them from its CSPRNG. */
+        pbe = PKCS5_pbe2_set_scrypt(EVP_aes_256_cbc(), NULL, DSS_PKCS8_SALT_BYTES, NULL, cost, r, p);
+    } else if (kdf == DSS_KDF_PBKDF2_SHA256) {
+        pbe = PKCS5_pbe2_set_iv_ex(EVP_aes_256_cbc(), (int)cost, NULL, DSS_PKCS8_SALT_BYTES, NULL,
+                                   NID_hmacWithSHA256, NULL);
+    }
+    if (pbe == NULL) return 0;
+    PKCS8_PRIV_KEY_INFO *p8 = EVP_PKEY2PKCS8(pkey);
+    if (p8 == NULL) {
+        X509_ALGOR_free(pbe);
+        return 0;
+    }
+    X509_SIG *enc = PKCS8_set0_pbe((const char *)pass, (int)pass_len, p8, pbe);
+    PKCS8_PRIV_KEY_INFO_free(p8); /* set0_pbe encrypted a copy of its DER; p8 is still ours */
+    if (enc == NULL) {
+        X509_ALGOR_free(pbe); /* set0_pbe takes pbe only on success */
+        return 0;
+    }
+    /* enc now owns pbe */
+    uint8_t *der = NULL;
+    int len = i2d_X509_SIG(enc, &der);
+    X509_SIG_free(enc);
+    if (len <= 0 || der == NULL) return 0;
+    *out = der;
+    *out_len = (size_t)len;
+    return 1;
+}
+
+EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_t *pass,
+                                size_t pass_len, int *status) {
+    int dummy;
+    if (status == NULL) status = &dummy;
+    *status = DSS_DECRYPT_MALFORMED;
+    if (der == NULL || der_len == 0 || der_len > 16384 || pass == NULL || pass_len > 1024) return NULL;
+    const uint8_t *p = der;
+    X509_SIG *enc = d2i_X509_SIG(NULL, &p, (long)der_len);
+    if (enc == NULL) return NULL;
+    if ((size_t)(p - der) != der_len) {
+        X509_SIG_free(enc);
+        return NULL;
+    }
+    PKCS8_PRIV_KEY_INFO *p8 = PKCS8_decrypt(enc, (const char *)pass, (int)pass_len);
+    X509_SIG_free(enc);
+    if (p8 == NULL) {
+        *status = DSS_DECRYPT_FAILED;
+        return NULL;
+    }
+    EVP_PKEY *pkey = EVP_PKCS82PKEY(p8);
+    PKCS8_PRIV_KEY_INFO_free(p8);
+    if (pkey == NULL) {
+        *status = DSS_DECRYPT_NOT_A_KEY;
+        return NULL;
+    }
+    *status = DSS_DECRYPT_OK;
+    return pkey;
+}

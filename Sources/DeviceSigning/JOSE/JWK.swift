@@ -1,0 +1,126 @@
+import Foundation
+
+/// A public EC P-256 JSON Web Key (RFC 7517, RFC 7518 §6.2.1).
+///
+/// Only the public members are modelled: a private `d` is exported and imported through
+/// `P256.Signing.PrivateKey.jwkRepresentation(includingPrivateKey:)` and `init(jwkRepresentation:)`,
+/// as `SecureBytes`, and only on explicit request.
+public struct JWK: Sendable, Hashable, Codable {
+    public let kty: String
+    public let crv: String
+    /// base64url of the 32-byte x coordinate.
+    public let x: String
+    /// base64url of the 32-byte y coordinate.
+    public let y: String
+
+    public init(kty: String = "EC", crv: String = "P-256", x: String, y: String) {
+        self.kty = kty
+        self.crv = crv
+        self.x = x
+        self.y = y
+    }
+
+    /// The RFC 7638 canonical JSON: required members only, sorted, no whitespace.
+    public var thumbprintInput: String {
+        #"{"crv":"\#(crv)","kty":"\#(kty)","x":"\#(x)","y":"\#(y)"}"#
+    }
+
+    /// RFC 7638 thumbprint: base64url(SHA-256(canonical JSON)). This package's key id.
+    public var thumbprint: String {
+        let digest = Array(thumbprintInput.utf8).withUnsafeBytes { P256Backend.sha256($0) }
+        return Base64.encode(digest, alphabet: .url)
+    }
+
+    /// The compact JSON with members in thumbprint order.
+    public var jsonString: String { thumbprintInput }
+
+    /// Parses and checks a public JWK (kty EC, crv P-256, 32-byte coordinates on the curve).
+    public init<Bytes: DataProtocol>(jsonRepresentation: Bytes) throws {
+        let members = try JWK.members(of: jsonRepresentation)
+        guard let kty = members["kty"] as? String, let crv = members["crv"] as? String,
+              let x = members["x"] as? String, let y = members["y"] as? String else {
+            throw DeviceSigningError(.malformedEncoding, "A P-256 JWK needs string members kty, crv, x and y.")
+        }
+        self.init(kty: kty, crv: crv, x: x, y: y)
+        _ = try publicKey()
+    }
+
+    /// The public key this JWK describes, with every check of `PublicKey(x963Representation:)`.
+    public func publicKey() throws -> P256.Signing.PublicKey {
+        guard kty == "EC" else {
+            throw DeviceSigningError(.unsupportedKeyType, "JWK kty is \"\(kty)\"; only \"EC\" is supported.")
+        }
+        guard crv == "P-256" else {
+            throw DeviceSigningError(.unsupportedCurve, "JWK crv is \"\(crv)\"; only \"P-256\" is supported.")
+        }
+        guard let xBytes = Base64.decode(x, alphabet: .url), let yBytes = Base64.decode(y, alphabet: .url),
+              xBytes.count == 32, yBytes.count == 32 else {
+            throw DeviceSigningError(.malformedEncoding, "JWK x and y must be base64url (no padding) of exactly 32 bytes each.")
+        }
+        return try P256.Signing.PublicKey(x963Representation: [0x04] + xBytes + yBytes)
+    }
+
+    static let maximumJSONBytes = 8 * 1024
+
+    static func members<Bytes: DataProtocol>(of json: Bytes) throws -> [String: Any] {
+        guard json.count <= maximumJSONBytes else {
+            throw DeviceSigningError(.inputTooLarge, "A JWK is at most \(maximumJSONBytes) bytes.")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json)), let members = object as? [String: Any] else {
+            throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
+        }
+        return members
+    }
+}
+
+extension P256.Signing.PublicKey {
+    /// This key as a public JWK.
+    public var jwk: JWK {
+        let raw = Array(rawRepresentation)
+        return JWK(x: Base64.encode(raw[0..<32], alphabet: .url), y: Base64.encode(raw[32..<64], alphabet: .url))
+    }
+
+    /// The RFC 7638 JWK thumbprint: the key id used by the key store.
+    public var jwkThumbprint: String { jwk.thumbprint }
+
+    public init(jwk: JWK) throws {
+        self = try jwk.publicKey()
+    }
+}
+
+extension P256.Signing.PrivateKey {
+    /// The JWK JSON of this key. With `includingPrivateKey: true` it contains `d` and is secret.
+    public func jwkRepresentation(includingPrivateKey: Bool) throws -> SecureBytes {
+        let jwk = publicKey.jwk
+        guard includingPrivateKey else { return SecureBytes(Array(jwk.jsonString.utf8)) }
+        let scalar = try rawRepresentation
+        let d = scalar.withUnsafeBytes { Base64.encodeToBytes($0, alphabet: .url) }
+        var json = Array(#"{"crv":"P-256","d":""#.utf8) + d + Array(#"","kty":"EC","x":"\#(jwk.x)","y":"\#(jwk.y)"}"#.utf8)
+        defer { json.withUnsafeMutableBytes { secureZero($0) } }
+        var scratch = d
+        scratch.withUnsafeMutableBytes { secureZero($0) }
+        return SecureBytes(json)
+    }
+
+    /// A key from a private JWK (kty EC, crv P-256, d, and x/y that must match d).
+    /// Note: the JSON text is parsed by Foundation, whose intermediate strings are not zeroed.
+    public init<Bytes: DataProtocol>(jwkRepresentation: Bytes) throws {
+        let members = try JWK.members(of: jwkRepresentation)
+        guard let dText = members["d"] as? String else {
+            throw DeviceSigningError(.invalidKey, "The JWK has no private member d.")
+        }
+        let publicJWK = try JWK(jsonRepresentation: jwkRepresentation)
+        guard var d = Base64.decode(dText, alphabet: .url) else {
+            throw DeviceSigningError(.malformedEncoding, "JWK d must be base64url without padding.")
+        }
+        defer { d.withUnsafeMutableBytes { secureZero($0) } }
+        guard d.count == 32 else {
+            throw DeviceSigningError(.invalidKey, "JWK d must decode to exactly 32 bytes.")
+        }
+        let key = try P256.Signing.PrivateKey(rawRepresentation: d)
+        guard key.publicKey == (try publicJWK.publicKey()) else {
+            throw DeviceSigningError(.invalidKey, "JWK x/y do not belong to d.")
+        }
+        self = key
+    }
+}

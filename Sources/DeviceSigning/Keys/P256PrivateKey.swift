@@ -1,0 +1,120 @@
+import Foundation
+
+extension P256.Signing {
+    /// A P-256 private key for ECDSA with SHA-256.
+    ///
+    /// Parsed once into an owned OpenSSL key; `signature(for:)` reuses it and never re-parses.
+    /// Exports of secret material return `SecureBytes`, zeroed when released. The description
+    /// shows the key id (the public key's JWK thumbprint) and nothing secret.
+    public struct PrivateKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+        let backing: EVPKey
+        /// The matching public key (computed once).
+        public let publicKey: PublicKey
+
+        init(backing: EVPKey) throws {
+            guard backing.isPrivate else {
+                throw DeviceSigningError(.invalidKey, "The key holds no private scalar.")
+            }
+            self.backing = backing
+            self.publicKey = try PublicKey(backing: P256Backend.publicOnly(backing))
+        }
+
+        /// Generates a new random key.
+        public init() throws {
+            try self.init(backing: P256Backend.generate())
+        }
+
+        /// A key from its 32-byte big-endian scalar (in [1, n-1]).
+        public init<Bytes: DataProtocol>(rawRepresentation: Bytes) throws {
+            let scalar = SecureBytes(rawRepresentation)
+            try self.init(backing: scalar.withUnsafeBytes { try P256Backend.privateKey(scalar: $0) })
+        }
+
+        /// A key from ANSI X9.63 form: 0x04 || x || y || d (97 bytes). The point must match d.
+        public init<Bytes: DataProtocol>(x963Representation: Bytes) throws {
+            let bytes = SecureBytes(x963Representation)
+            guard bytes.count == 1 + 64 + 32 else {
+                throw DeviceSigningError(.invalidKey, "An X9.63 P-256 private key is 97 bytes (04 || x || y || d); got \(bytes.count).")
+            }
+            let key = try bytes.withUnsafeBytes { try P256Backend.privateKey(scalar: UnsafeRawBufferPointer(rebasing: $0[65...])) }
+            let expected = try P256Backend.publicPoint(of: key)
+            let matches = bytes.withUnsafeBytes { Array($0[0..<65]) == expected }
+            guard matches else {
+                throw DeviceSigningError(.invalidKey, "The X9.63 public point does not belong to the private scalar.")
+            }
+            try self.init(backing: key)
+        }
+
+        /// A key from DER: PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (`EC PRIVATE KEY`).
+        public init<Bytes: DataProtocol>(derRepresentation: Bytes) throws {
+            let der = SecureBytes(derRepresentation)
+            try self.init(backing: der.withUnsafeBytes { try P256Backend.privateKey(der: $0) })
+        }
+
+        /// A key from unencrypted PEM: `PRIVATE KEY` (PKCS#8) or `EC PRIVATE KEY` (SEC1).
+        /// Encrypted keys (`ENCRYPTED PRIVATE KEY`) are opened with `init(encryptedPEM:passphrase:)`.
+        public init(pemRepresentation: String) throws {
+            let document = try PEM.decode(pemRepresentation)
+            let der = SecureBytes(document.der)
+            switch document.label {
+            case "PRIVATE KEY", "EC PRIVATE KEY":
+                try self.init(backing: der.withUnsafeBytes { try P256Backend.privateKey(der: $0) })
+            case "ENCRYPTED PRIVATE KEY":
+                throw DeviceSigningError(.passphraseRequired, "The PEM key is encrypted; open it with a passphrase.")
+            default:
+                throw DeviceSigningError(.malformedEncoding, "Expected a PEM PRIVATE KEY or EC PRIVATE KEY block, found \(document.label).")
+            }
+        }
+
+        /// The 32-byte private scalar.
+        public var rawRepresentation: SecureBytes {
+            get throws { try P256Backend.privateScalar(of: backing) }
+        }
+
+        /// 0x04 || x || y || d (97 bytes).
+        public var x963Representation: SecureBytes {
+            get throws {
+                let scalar = try rawRepresentation
+                let point = publicKey.x963Representation
+                return SecureBytes(count: 97) { buffer in
+                    buffer.copyBytes(from: point)
+                    scalar.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[65...]).copyMemory(from: $0) }
+                }
+            }
+        }
+
+        /// PKCS#8 PrivateKeyInfo DER (unencrypted).
+        public var derRepresentation: SecureBytes {
+            get throws { try P256Backend.pkcs8DER(of: backing) }
+        }
+
+        /// PKCS#8 PEM (`PRIVATE KEY`, unencrypted). The text is returned as bytes so it can be zeroed.
+        public var pemRepresentation: SecureBytes {
+            get throws {
+                let der = try derRepresentation
+                return der.withUnsafeBytes { SecureBytes(Array(PEM.encode(label: "PRIVATE KEY", der: $0).utf8)) }
+            }
+        }
+
+        /// Signs SHA-256(`data`) with ECDSA (randomized nonce).
+        public func signature<D: DataProtocol>(for data: D) throws -> ECDSASignature {
+            if let signature = try data.withContiguousStorageIfAvailable({ try signature(message: UnsafeRawBufferPointer($0)) }) {
+                return signature
+            }
+            return try Array(data).withUnsafeBytes { try signature(message: $0) }
+        }
+
+        func signature(message: UnsafeRawBufferPointer) throws -> ECDSASignature {
+            var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            return try withUnsafeMutableBytes(of: &digest) { digestBuffer in
+                P256Backend.sha256(message, into: digestBuffer)
+                var raw = Data(count: P256Backend.rawSignatureBytes)
+                try raw.withUnsafeMutableBytes { try backing.signDigest(UnsafeRawBufferPointer(digestBuffer), into: $0) }
+                return ECDSASignature(validatedRaw: raw)
+            }
+        }
+
+        public var description: String { "P256.Signing.PrivateKey(keyId: \(publicKey.jwkThumbprint))" }
+        public var debugDescription: String { description }
+    }
+}

@@ -1,0 +1,154 @@
+import CDeviceSigningShim
+import COpenSSL
+import Foundation
+
+/// Every OpenSSL call the P-256 key and signature types make, in one place.
+/// Inputs are size-checked here before they cross into C.
+enum P256Backend {
+    static let scalarBytes = 32
+    static let pointBytes = 65
+    static let compressedPointBytes = 33
+    static let rawSignatureBytes = 64
+    static let maximumDERSignatureBytes = 72
+    static let maximumDERKeyBytes = 16 * 1024
+
+    static func generate() throws -> EVPKey {
+        guard let pointer = dss_p256_generate() else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "P-256 key generation failed.")
+        }
+        return try EVPKey(takingOwnershipOf: pointer)
+    }
+
+    static func privateKey(scalar: UnsafeRawBufferPointer) throws -> EVPKey {
+        guard scalar.count == scalarBytes else {
+            throw DeviceSigningError(.invalidKey, "A raw P-256 private key is exactly \(scalarBytes) bytes; got \(scalar.count).")
+        }
+        guard let pointer = dss_p256_from_private_scalar(scalar.baseAddress?.assumingMemoryBound(to: UInt8.self), scalar.count) else {
+            OpenSSLErrorQueue.clear()
+            throw DeviceSigningError(.invalidKey, "The private scalar is not in [1, n-1] for P-256.")
+        }
+        return try EVPKey(takingOwnershipOf: pointer)
+    }
+
+    static func publicKey(point: UnsafeRawBufferPointer, allowCompressed: Bool) throws -> EVPKey {
+        let sizeOK = point.count == pointBytes || (allowCompressed && point.count == compressedPointBytes)
+        guard sizeOK else {
+            throw DeviceSigningError(.invalidKey, "A P-256 public point is \(pointBytes) bytes uncompressed\(allowCompressed ? " or \(compressedPointBytes) compressed" : ""); got \(point.count).")
+        }
+        guard let pointer = dss_p256_from_public_point(point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count, allowCompressed ? 1 : 0) else {
+            OpenSSLErrorQueue.clear()
+            throw DeviceSigningError(.invalidKey, "The public point is not a valid P-256 point (wrong prefix, not on the curve, or infinity).")
+        }
+        return try EVPKey(takingOwnershipOf: pointer)
+    }
+
+    static func privateKey(der: UnsafeRawBufferPointer) throws -> EVPKey {
+        guard der.count <= maximumDERKeyBytes else {
+            throw DeviceSigningError(.inputTooLarge, "A DER private key is at most \(maximumDERKeyBytes) bytes.")
+        }
+        guard let pointer = dss_private_key_from_der(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count) else {
+            OpenSSLErrorQueue.clear()
+            throw DeviceSigningError(.malformedEncoding, "Not a DER PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (or trailing bytes).")
+        }
+        let key = try EVPKey(takingOwnershipOf: pointer)
+        guard key.isPrivate else {
+            throw DeviceSigningError(.invalidKey, "The DER structure holds no private key.")
+        }
+        return try validated(key)
+    }
+
+    static func publicKey(spki: UnsafeRawBufferPointer) throws -> EVPKey {
+        guard spki.count <= maximumDERKeyBytes else {
+            throw DeviceSigningError(.inputTooLarge, "A DER public key is at most \(maximumDERKeyBytes) bytes.")
+        }
+        guard let pointer = dss_public_key_from_spki_der(spki.baseAddress?.assumingMemoryBound(to: UInt8.self), spki.count) else {
+            OpenSSLErrorQueue.clear()
+            throw DeviceSigningError(.malformedEncoding, "Not a DER SubjectPublicKeyInfo (or trailing bytes).")
+        }
+        let key = try EVPKey(takingOwnershipOf: pointer)
+        // Rebuild from the point so the same on-curve checks apply as to every other import.
+        let point = try publicPoint(of: key)
+        return try point.withUnsafeBytes { try publicKey(point: $0, allowCompressed: false) }
+    }
+
+    /// Rebuilds a parsed key pair from its scalar so that range and pairwise checks always run.
+    private static func validated(_ key: EVPKey) throws -> EVPKey {
+        let scalar = try privateScalar(of: key)
+        return try scalar.withUnsafeBytes { try privateKey(scalar: $0) }
+    }
+
+    static func publicPoint(of key: EVPKey) throws -> [UInt8] {
+        var point = [UInt8](repeating: 0, count: pointBytes)
+        guard dss_p256_public_point(key.pointer, &point, point.count) == 1 else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not read the public point.")
+        }
+        return point
+    }
+
+    static func privateScalar(of key: EVPKey) throws -> SecureBytes {
+        try SecureBytes(count: scalarBytes) { buffer in
+            guard dss_p256_private_scalar(key.pointer, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count) == 1 else {
+                throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not read the private scalar.")
+            }
+        }
+    }
+
+    static func publicOnly(_ key: EVPKey) throws -> EVPKey {
+        guard let pointer = dss_public_only_copy(key.pointer) else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not copy the public key.")
+        }
+        return try EVPKey(takingOwnershipOf: pointer)
+    }
+
+    static func pkcs8DER(of key: EVPKey) throws -> SecureBytes {
+        var output: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        guard dss_private_key_to_pkcs8_der(key.pointer, &output, &length) == 1, let output else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not encode the private key as PKCS#8.")
+        }
+        defer { dss_free_clear(output, length) }
+        return SecureBytes(UnsafeBufferPointer(start: output, count: length))
+    }
+
+    static func spkiDER(of key: EVPKey) throws -> Data {
+        var output: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        guard dss_public_key_to_spki_der(key.pointer, &output, &length) == 1, let output else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not encode the public key as SubjectPublicKeyInfo.")
+        }
+        defer { dss_free(output) }
+        return Data(UnsafeBufferPointer(start: output, count: length))
+    }
+
+    /// SHA-256 of `message` into `digest` (32 bytes).
+    static func sha256(_ message: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
+        precondition(digest.count == 32, "SHA-256 digest buffer must be 32 bytes")  // internal invariant, not input
+        _ = SHA256(message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count,
+                   digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
+    }
+
+    static func sha256(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: 32)
+        digest.withUnsafeMutableBytes { sha256(message, into: $0) }
+        return digest
+    }
+
+    static func derToRaw(_ der: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard der.count > 0, der.count <= maximumDERSignatureBytes else { return nil }
+        var raw = [UInt8](repeating: 0, count: rawSignatureBytes)
+        let ok = dss_ecdsa_der_to_raw(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count, &raw, raw.count) == 1
+        if !ok { OpenSSLErrorQueue.clear() }
+        return ok ? raw : nil
+    }
+
+    static func rawToDER(_ raw: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard raw.count == rawSignatureBytes else { return nil }
+        var der = [UInt8](repeating: 0, count: maximumDERSignatureBytes)
+        var length = 0
+        guard dss_ecdsa_raw_to_der(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &der, der.count, &length) == 1 else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        return Array(der.prefix(length))
+    }
+}
