@@ -32,6 +32,16 @@ let package = Package(
             dependencies: ["DeviceSigning"],
             swiftSettings: strict
         ),
+        .target(
+            name: "FetchChannelBenchmarks",
+            dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "fetchchannel-bench",
+            dependencies: ["FetchChannelBenchmarks"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "DeviceSigningTests",
             dependencies: ["DeviceSigning"],

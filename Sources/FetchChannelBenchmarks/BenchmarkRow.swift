@@ -1,0 +1,24 @@
+/// One line of the benchmark report. The JSON field names and row names are a contract that
+/// checks outside the test suite read: keep them stable.
+public struct BenchmarkRow: Sendable, Codable, Equatable {
+    public let name: String
+    public let value: Double
+    public let unit: String
+    /// The same quantity measured for the baseline in the same process (nil when none applies).
+    public let baseline: Double?
+    /// value / baseline (nil without a baseline).
+    public let ratio: Double?
+    /// A human-readable goal, e.g. ">= 0.95".
+    public let target: String
+    public let met: Bool
+
+    public init(name: String, value: Double, unit: String, baseline: Double?, ratio: Double?, target: String, met: Bool) {
+        self.name = name
+        self.value = value
+        self.unit = unit
+        self.baseline = baseline
+        self.ratio = ratio
+        self.target = target
+        self.met = met
+    }
+}

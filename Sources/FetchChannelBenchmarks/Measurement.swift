@@ -1,0 +1,56 @@
+import Foundation
+
+/// Timing helpers. Rates are compared by alternating rounds of the candidate and its baseline
+/// in one process and taking the median of each: a noisy neighbour slows both alike.
+enum Measurement {
+    static func monotonicSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// Operations per second of `body`, which performs `batch` operations per call.
+    static func rate(batch: Int, minimumSeconds: Double, _ body: () -> Void) -> Double {
+        var operations = 0
+        let start = monotonicSeconds()
+        var elapsed = 0.0
+        repeat {
+            body()
+            operations += batch
+            elapsed = monotonicSeconds() - start
+        } while elapsed < minimumSeconds
+        return Double(operations) / elapsed
+    }
+
+    /// Medians of alternating rounds: (candidate ops/s, baseline ops/s).
+    static func compare(rounds: Int, secondsPerRound: Double, batch: Int,
+                        candidate: () -> Void, baseline: () -> Void) -> (candidate: Double, baseline: Double) {
+        var candidateRates: [Double] = []
+        var baselineRates: [Double] = []
+        for round in 0..<rounds {
+            // Alternate which one goes first so neither always gets the warmer cache.
+            if round % 2 == 0 {
+                baselineRates.append(rate(batch: batch, minimumSeconds: secondsPerRound, baseline))
+                candidateRates.append(rate(batch: batch, minimumSeconds: secondsPerRound, candidate))
+            } else {
+                candidateRates.append(rate(batch: batch, minimumSeconds: secondsPerRound, candidate))
+                baselineRates.append(rate(batch: batch, minimumSeconds: secondsPerRound, baseline))
+            }
+        }
+        return (median(candidateRates), median(baselineRates))
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// Resident set size in bytes, from /proc/self/statm (0 where unavailable).
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}

@@ -1,0 +1,45 @@
+import FetchChannelBenchmarks
+import Foundation
+
+// Release-mode benchmark: `swift run -c release fetchchannel-bench [--seconds S] [--signatures N] [--json]`.
+// Every rate is compared with a baseline measured in this same process.
+
+var seconds = 4.0
+var signatures = 1_000_000
+var json = false
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--seconds":
+        guard let value = arguments.popFirst().flatMap(Double.init), value > 0 else {
+            FileHandle.standardError.write(Data("Error: --seconds needs a positive number\n".utf8)); exit(64)
+        }
+        seconds = value
+    case "--signatures":
+        guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
+            FileHandle.standardError.write(Data("Error: --signatures needs a positive integer\n".utf8)); exit(64)
+        }
+        signatures = value
+    case "--json":
+        json = true
+    case "-h", "--help":
+        print("USAGE: fetchchannel-bench [--seconds S] [--signatures N] [--json]")
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nUSAGE: fetchchannel-bench [--seconds S] [--signatures N] [--json]\n".utf8))
+        exit(64)
+    }
+}
+
+#if DEBUG
+FileHandle.standardError.write(Data("warning: debug build; run with `swift run -c release fetchchannel-bench` for meaningful numbers\n".utf8))
+#endif
+
+do {
+    var rows = try SigningBenchmarks.rows(seconds: seconds)
+    rows.append(try SigningBenchmarks.memoryRow(signatures: signatures))
+    print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
+} catch {
+    FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,75 @@
+import DeviceSigning
+import Foundation
+import Testing
+
+@Suite struct SignatureEncodingTests {
+    @Test func rawAndDERRoundTrip() throws {
+        let key = try P256.Signing.PrivateKey()
+        for _ in 0..<50 {
+            let signature = try key.signature(for: [1, 2, 3])
+            let der = signature.derRepresentation
+            let back = try P256.Signing.ECDSASignature(derRepresentation: der)
+            #expect(back == signature)
+            #expect(key.publicKey.isValidSignature(back, for: [1, 2, 3]))
+        }
+    }
+
+    @Test(arguments: [0, 1, 63, 65, 128])
+    func rawMustBeExactly64Bytes(_ length: Int) {
+        #expect(throws: DeviceSigningError(.malformedSignature, "")) {
+            try P256.Signing.ECDSASignature(rawRepresentation: [UInt8](repeating: 1, count: length))
+        }
+    }
+
+    @Test func derMustBeStrict() throws {
+        let signature = try P256.Signing.PrivateKey().signature(for: [9])
+        let der = Array(signature.derRepresentation)
+        var longLength = der
+        longLength.insert(0x81, at: 1)  // BER long-form length for a short length
+        var negativeR = der
+        negativeR[4] |= 0x80  // top bit of r's first content byte: negative unless padded
+        let cases: [(String, [UInt8])] = [
+            ("trailing byte", der + [0]),
+            ("truncated", Array(der.dropLast())),
+            ("long-form length", longLength),
+            ("indefinite length", [0x30, 0x80] + der.dropFirst(2) + [0, 0]),
+            ("empty", []),
+            ("sequence of one integer", [0x30, 0x03, 0x02, 0x01, 0x01]),
+            ("padded integer", [0x30, 0x08, 0x02, 0x02, 0x00, 0x01, 0x02, 0x02, 0x00, 0x01]),
+            ("33-byte r", [0x30, 0x26, 0x02, 0x21, 0x01] + [UInt8](repeating: 0x11, count: 32) + [0x02, 0x01, 0x01]),
+        ]
+        for (name, bytes) in cases {
+            #expect(throws: DeviceSigningError.self, "\(name) must be refused") {
+                try P256.Signing.ECDSASignature(derRepresentation: bytes)
+            }
+        }
+        if der[4] & 0x80 == 0 && der[3] == 0x20 {
+            #expect(throws: DeviceSigningError.self, "negative r") { try P256.Signing.ECDSASignature(derRepresentation: negativeR) }
+        }
+    }
+
+    @Test func rfc6979VectorsVerify() throws {
+        struct File: Decodable {
+            let publicKeyXHex: String
+            let publicKeyYHex: String
+            let privateKeyHex: String
+            let cases: [Case]
+        }
+        struct Case: Decodable {
+            let id: Int
+            let message: String
+            let rHex: String
+            let sHex: String
+            let valid: Bool
+        }
+        let file = try JSONDecoder().decode(File.self, from: TestSupport.vectorFile("rfc6979-p256.json"))
+        let key = try P256.Signing.PublicKey(rawRepresentation: TestSupport.hex(file.publicKeyXHex) + TestSupport.hex(file.publicKeyYHex))
+        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: TestSupport.hex(file.privateKeyHex))
+        #expect(privateKey.publicKey == key, "the RFC's public point must belong to its private key")
+        #expect(file.cases.count >= 4)
+        for testCase in file.cases {
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: TestSupport.hex(testCase.rHex) + TestSupport.hex(testCase.sHex))
+            #expect(key.isValidSignature(signature, for: Array(testCase.message.utf8)) == testCase.valid, "rfc6979 case \(testCase.id)")
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// Locations and decoders shared by the tests.
+enum TestSupport {
+    /// The package root: the nearest directory above this file that holds Package.swift.
+    static let packageRoot: URL = {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                return directory
+            }
+            directory.deleteLastPathComponent()
+        }
+        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+    }()
+
+    static func vectorFile(_ name: String) throws -> Data {
+        try Data(contentsOf: packageRoot.appendingPathComponent("Vectors").appendingPathComponent(name))
+    }
+
+    static func keyFile(_ name: String) throws -> String {
+        try String(contentsOf: packageRoot.appendingPathComponent("Keys").appendingPathComponent(name), encoding: .utf8)
+    }
+
+    static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// The Wycheproof folder: `WYCHEPROOF_DIR`, else `../shared/vectors/wycheproof` beside the package.
+    static var wycheproofDirectory: URL {
+        if let path = ProcessInfo.processInfo.environment["WYCHEPROOF_DIR"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof")
+    }
+
+    /// Loads a Wycheproof file, or returns nil after saying loudly that it was skipped.
+    /// Under `CI=true` a missing file is a test failure, not a skip.
+    static func wycheproofFile(_ name: String) throws -> Data? {
+        let url = wycheproofDirectory.appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            if isCI {
+                Issue.record("Wycheproof file \(url.path) is missing and CI=true: set WYCHEPROOF_DIR or put ../shared beside the package.")
+            } else {
+                print("⚠️  SKIPPED: Wycheproof file \(url.path) not found (set WYCHEPROOF_DIR). These 746 cases did NOT run.")
+            }
+            return nil
+        }
+        return try Data(contentsOf: url)
+    }
+
+    static func hex(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let high = iterator.next(), let low = iterator.next() {
+            guard let h = nibble(high), let l = nibble(low) else { return [] }
+            bytes.append(h << 4 | l)
+        }
+        return bytes
+    }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    static func hexString<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        bytes.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func base64url(_ text: String) -> [UInt8]? {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.count % 4 != 0 { standard += "=" }
+        return Data(base64Encoded: standard).map { Array($0) }
+    }
+}
