@@ -1,0 +1,34 @@
+/// A request rejected (or very probably rejected) because the device clock is off.
+///
+/// Carried by the fetch client's `clockSkewTooBig` error; ``message`` is the text for a person.
+public struct ClockSkew: Sendable, Hashable {
+    /// The backend's base URL.
+    public let server: String
+    /// Server time − device time in milliseconds (positive: device clock behind), when known.
+    public let measuredOffsetMillis: Int64?
+    /// The difference the backend accepts.
+    public let toleranceMillis: Int64
+
+    public init(server: String, measuredOffsetMillis: Int64?, toleranceMillis: Int64) {
+        self.server = server
+        self.measuredOffsetMillis = measuredOffsetMillis
+        self.toleranceMillis = toleranceMillis
+    }
+
+    /// What happened and what to do, e.g. "The device clock is 7 min 12 s ahead of
+    /// https://backend.example (allowed: 60 s). Set the clock automatically and try again."
+    ///
+    /// A negative offset means the server is behind, so the device is ahead. With no measured
+    /// offset (or exactly 0, which has no direction) the text says only that the time was rejected.
+    public var message: String {
+        let allowed = DurationText.text(forMagnitude: UInt64(max(0, toleranceMillis)))
+        let advice = "Set the clock automatically and try again."
+        guard let offset = measuredOffsetMillis, offset != 0 else {
+            return "The backend \(server) rejected the request's time: the device clock differs from "
+                + "the server's by more than the allowed \(allowed). \(advice)"
+        }
+        let direction = offset < 0 ? "ahead of" : "behind"
+        let size = DurationText.text(forMagnitude: offset.magnitude)
+        return "The device clock is \(size) \(direction) \(server) (allowed: \(allowed)). \(advice)"
+    }
+}

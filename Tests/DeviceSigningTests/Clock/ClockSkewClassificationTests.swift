@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+
+@testable import DeviceSigning
+
+@Suite struct ClockSkewClassificationTests {
+    static let server = "https://backend.example"
+    static let tolerance: Int64 = 60_000
+
+    private func classify(
+        _ status: Int, _ body: String, estimate: Int64?, created: Int64? = nil
+    ) -> ClockSkewClassification {
+        ClockSkewClassification.classify(
+            status: status, body: Array(body.utf8), estimatedOffsetMillis: estimate,
+            toleranceMillis: Self.tolerance, server: Self.server, requestCreationMillis: created)
+    }
+
+    private func skew(_ measured: Int64?) -> ClockSkew {
+        ClockSkew(server: Self.server, measuredOffsetMillis: measured, toleranceMillis: Self.tolerance)
+    }
+
+    @Test func backendSaysSoIsDefiniteWithTheMeasuredOffset() {
+        let body = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":1700000000000}"#
+        #expect(classify(401, body, estimate: 5_000, created: 1_699_999_000_000) == .definite(skew(1_000_000)))
+        #expect(classify(401, body, estimate: 5_000, created: 1_700_000_090_000) == .definite(skew(-90_000)))
+    }
+
+    @Test func definiteFallsBackToTheEstimateThenToUnknown() {
+        let withTime = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":1700000000000}"#
+        #expect(classify(401, withTime, estimate: 5_000) == .definite(skew(5_000)))  // no creation time
+        let withoutTime = #"{"errorCode":"CLOCK_SKEW_TOO_BIG"}"#
+        #expect(classify(401, withoutTime, estimate: 5_000, created: 1) == .definite(skew(5_000)))
+        #expect(classify(401, withoutTime, estimate: nil) == .definite(skew(nil)))
+    }
+
+    @Test func definiteOnAnyErrorStatusButNeverOnSuccess() {
+        let body = #"{"errorCode":"CLOCK_SKEW_TOO_BIG"}"#
+        for status in [400, 401, 403, 409, 500, 503] {
+            #expect(classify(status, body, estimate: 0) == .definite(skew(0)), "\(status)")
+        }
+        for status in [200, 201, 204, 302, 399] {
+            #expect(classify(status, body, estimate: 0) == .notSkew, "\(status)")
+        }
+    }
+
+    @Test func serverTimeIsReadLeniently() {
+        let created: Int64 = 1_699_999_000_000
+        let asFloat = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":1.7E12}"#
+        #expect(classify(401, asFloat, estimate: 7, created: created) == .definite(skew(1_000_000)))
+        let asString = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":"1700000000000"}"#
+        #expect(classify(401, asString, estimate: 7, created: created) == .definite(skew(7)))
+        let fractional = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":1700000000000.5}"#
+        #expect(classify(401, fractional, estimate: 7, created: created) == .definite(skew(7)))
+        let extra = #"{"x":[1,{"y":null}],"errorCode":"CLOCK_SKEW_TOO_BIG","message":"too far"}"#
+        #expect(classify(401, extra, estimate: 7) == .definite(skew(7)))
+    }
+
+    @Test func overflowingServerTimeFallsBackToTheEstimate() {
+        let body = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":9223372036854775807}"#
+        #expect(classify(401, body, estimate: 7, created: -1) == .definite(skew(7)))
+    }
+
+    @Test func bodiesWithoutTheCodeAreNotDefinite() {
+        let bodies = [
+            "", "CLOCK_SKEW_TOO_BIG", "<html>CLOCK_SKEW_TOO_BIG</html>", "null", "[]",
+            #"["CLOCK_SKEW_TOO_BIG"]"#, #"{"errorCode":"clock_skew_too_big"}"#,
+            #"{"errorCode":null}"#, #"{"errorCode":42}"#, #"{"error":"CLOCK_SKEW_TOO_BIG"}"#,
+            #"{"errorCode":"CLOCK_SKEW_TOO_BIG""#,
+        ]
+        for body in bodies {
+            #expect(classify(500, body, estimate: 0) == .notSkew, "\(body)")
+        }
+    }
+
+    @Test func bodiesOverTheCapAreNotParsed() {
+        let code = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","pad":""#
+        let fits = code + String(repeating: "x", count: 64 * 1_024 - code.utf8.count - 2) + #""}"#
+        #expect(fits.utf8.count == 64 * 1_024)
+        #expect(classify(500, fits, estimate: 0) == .definite(skew(0)))
+        let tooBig = code + String(repeating: "x", count: 64 * 1_024 - code.utf8.count - 1) + #""}"#
+        #expect(classify(500, tooBig, estimate: 0) == .notSkew)
+        let huge = [UInt8](repeating: UInt8(ascii: "["), count: 10_000_000)
+        #expect(ClockSkewClassification.classify(status: 401, body: huge, estimatedOffsetMillis: nil,
+                                                 toleranceMillis: Self.tolerance, server: Self.server) == .notSkew)
+    }
+
+    @Test func acceptsDataAsTheBody() {
+        let body = Data(#"{"errorCode":"CLOCK_SKEW_TOO_BIG"}"#.utf8)
+        #expect(ClockSkewClassification.classify(status: 401, body: body, estimatedOffsetMillis: 1,
+                                                 toleranceMillis: Self.tolerance, server: Self.server) == .definite(skew(1)))
+    }
+
+    @Test func probableOnlyOn401Or403BeyondTheTolerance() {
+        for status in [401, 403] {
+            #expect(classify(status, "", estimate: 60_001) == .probable(skew(60_001)), "\(status)")
+            #expect(classify(status, "", estimate: -60_001) == .probable(skew(-60_001)), "\(status)")
+            #expect(classify(status, "", estimate: 60_000) == .notSkew, "\(status)")
+            #expect(classify(status, "", estimate: -60_000) == .notSkew, "\(status)")
+            #expect(classify(status, "", estimate: nil) == .notSkew, "\(status)")
+        }
+        for status in [200, 400, 404, 407, 410, 500] {
+            #expect(classify(status, "", estimate: 3_600_000) == .notSkew, "\(status)")
+        }
+    }
+
+    @Test func extremeEstimatesDoNotTrap() {
+        #expect(classify(401, "", estimate: .min) == .probable(skew(.min)))
+        #expect(ClockSkewClassification.classify(status: 401, body: [UInt8](), estimatedOffsetMillis: 5,
+                                                 toleranceMillis: -10, server: Self.server)
+                == .probable(ClockSkew(server: Self.server, measuredOffsetMillis: 5, toleranceMillis: -10)))
+    }
+
+    @Test func clockSkewAccessor() {
+        #expect(ClockSkewClassification.definite(skew(1)).clockSkew == skew(1))
+        #expect(ClockSkewClassification.probable(skew(2)).clockSkew == skew(2))
+        #expect(ClockSkewClassification.notSkew.clockSkew == nil)
+    }
+}
