@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import DeviceSigning
 
-@Suite struct EncryptedPrivateKeyTests {
+@Suite struct KeyStoreEncryptedPrivateKeyTests {
     typealias PrivateKey = P256.Signing.PrivateKey
 
     @Test(arguments: [KeyStoreFixtures.cheapKDF, .pbkdf2SHA256(iterations: 100_000)])
