@@ -57,6 +57,8 @@ enum Base64 {
     /// Decodes `input`, or nil if it is not the strict encoding of some byte string.
     static func decode<Bytes: Collection>(_ input: Bytes, alphabet: Alphabet) -> [UInt8]? where Bytes.Element == UInt8 {
         var characters = Array(input)
+        // The input may be the body of an unencrypted private key: clear the working copy.
+        defer { characters.withUnsafeMutableBytes { secureZero($0) } }
         if alphabet == .standard {
             guard characters.count % 4 == 0 else { return nil }
             var padding = 0

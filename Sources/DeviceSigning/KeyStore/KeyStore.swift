@@ -1,0 +1,204 @@
+import Foundation
+
+/// A directory of P-256 signing keys, each kept as two files named by its key id (the RFC 7638
+/// JWK thumbprint of the public key):
+///
+/// - `<keyId>.pem`: the private key, PKCS#8 `ENCRYPTED PRIVATE KEY` (PBES2 with the chosen
+///   `KeyDerivation`, AES-256-CBC), readable by `openssl pkey` with the same passphrase; a plain
+///   `PRIVATE KEY` only when the caller asked for it with `allowUnencrypted: true`.
+/// - `<keyId>.json`: the public `KeyMetadata`.
+///
+/// **A key is present once its `.json` exists.** `save` writes the `.pem` first and the `.json`
+/// second, each atomically (temporary file, fsync, rename, fsync of the directory); `delete`
+/// removes the `.json` first. So a crash at any point never leaves a listed key without its
+/// complete private part; it can at most leave an unlisted `.pem`, which `load` still opens and
+/// a later `save` of the same key replaces.
+///
+/// Safety, as OpenSSH does for `~/.ssh`: the directory is created with mode 0700 and refused
+/// when it is not owned by the effective user or has any group/other bit; files are created
+/// 0600 with `O_EXCL|O_NOFOLLOW` (never chmod-ed) and refused on reading when they are not
+/// regular files, are symbolic links, are not owned by the effective user or have any
+/// group/other bit. Each refusal says which path and how to fix it. Key ids are checked
+/// (43 base64url characters) before they become file names.
+///
+/// Secrets (passphrases, unencrypted PEM text and DER) stay in `SecureBytes` or zeroed buffers;
+/// no error or description contains them.
+///
+/// Writes take a lock (in the process and across processes) on the directory; reads need none,
+/// since files only ever change by atomic rename.
+public final class KeyStore: Sendable, CustomStringConvertible {
+    /// The store's directory.
+    public let directory: URL
+    let storage: KeyStoreDirectory
+
+    /// Opens the store in `directory`, creating it (and missing parents) with mode 0700 when
+    /// `createIfMissing`. Throws `.insecureKeyFile` for a directory that is not the user's own
+    /// or is open to group or others, and `.fileSystem` when it cannot be opened. Temporary
+    /// files of interrupted writes are removed.
+    public init(directory: URL, createIfMissing: Bool = true) throws {
+        guard directory.isFileURL else {
+            throw DeviceSigningError(.fileSystem, "The key store directory must be a file URL; got \(directory).")
+        }
+        self.directory = directory.standardizedFileURL
+        storage = try KeyStoreDirectory(path: self.directory.path, createIfMissing: createIfMissing)
+        try storage.removeStaleTemporaryFiles()
+    }
+
+    public var description: String { "KeyStore(\(directory.path))" }
+
+    // MARK: Saving
+
+    /// Saves `key` with `metadata` (made for `key.publicKey`) and returns its key id.
+    ///
+    /// With a `passphrase` the private key is encrypted with `kdf` (this costs one key
+    /// derivation: about 0.08 s with the default); without one, `.passphraseRequired` is thrown
+    /// unless `allowUnencrypted` is true. Throws `.keyAlreadyExists` when the key is stored
+    /// already (use `updateMetadata` or `delete`), `.invalidKey` when `metadata` belongs to
+    /// another key, `.invalidKeyDerivation` for a `kdf` outside its limits.
+    @discardableResult
+    public func save(_ key: P256.Signing.PrivateKey, metadata: KeyMetadata, passphrase: SecureBytes?,
+                     kdf: KeyDerivation = .default, allowUnencrypted: Bool = false) throws -> String {
+        let keyId = key.publicKey.jwkThumbprint
+        guard metadata.keyId == keyId, metadata.jwk == key.publicKey.jwk else {
+            throw DeviceSigningError(.invalidKey, "The metadata describes key \(metadata.keyId), not the key being saved (\(keyId)).")
+        }
+        var record = metadata
+        let pem: SecureBytes
+        if let passphrase {
+            // Encrypt before taking the lock: the key derivation is the slow part.
+            pem = SecureBytes(Array(try key.encryptedPEMRepresentation(passphrase: passphrase, kdf: kdf).utf8))
+            record.kdf = "\(kdf), AES-256-CBC"
+        } else {
+            guard allowUnencrypted else {
+                throw DeviceSigningError(.passphraseRequired, "A passphrase is required to save a key. To store it unencrypted (not recommended), pass allowUnencrypted: true.")
+            }
+            pem = try key.pemRepresentation
+            record.kdf = "none (unencrypted)"
+        }
+        let json = try record.encoded()
+        try storage.withExclusiveLock {
+            guard !storage.exists(Self.metadataFile(keyId)) else {
+                throw DeviceSigningError(.keyAlreadyExists, "Key \(keyId) is already in \(directory.path); update its metadata or delete it first.")
+            }
+            // Commit order: the private key, then the record that makes the key present.
+            try pem.withUnsafeBytes { try storage.writeAtomically(Self.privateKeyFile(keyId), contents: $0) }
+            try json.withUnsafeBytes { try storage.writeAtomically(Self.metadataFile(keyId), contents: $0) }
+        }
+        return keyId
+    }
+
+    /// Imports a private key PEM as made by `openssl genpkey -algorithm EC -pkeyopt
+    /// ec_paramgen_curve:P-256` (PKCS#8 `PRIVATE KEY`, with `-aes-256-cbc` an `ENCRYPTED PRIVATE
+    /// KEY`) or by `openssl ecparam -genkey` (SEC1 `EC PRIVATE KEY`), and saves it; returns the
+    /// key id. `passphrase` opens an encrypted PEM and protects the stored copy, which is
+    /// re-encrypted with `kdf`. Other curves are refused with `.unsupportedCurve`, RSA and other
+    /// algorithms with `.unsupportedKeyType`.
+    @discardableResult
+    public func importPEM(_ pem: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
+                          allowUnencrypted: Bool = false, created: Date = Date()) throws -> String {
+        let key = try P256.Signing.PrivateKey(privateKeyPEM: SecureBytes(pem.utf8), passphrase: passphrase)
+        return try save(key, metadata: KeyMetadata(publicKey: key.publicKey, created: created),
+                        passphrase: passphrase, kdf: kdf, allowUnencrypted: allowUnencrypted)
+    }
+
+    // MARK: Reading
+
+    /// The metadata of every key, oldest first (then by key id). Throws if a record is corrupt
+    /// or unsafe rather than hide it.
+    public func list() throws -> [KeyMetadata] {
+        var records: [KeyMetadata] = []
+        for name in try storage.entries() where name.hasSuffix(".json") {
+            let keyId = String(name.dropLast(".json".count))
+            guard Self.isValidKeyId(keyId) else { continue }
+            do {
+                records.append(try readMetadata(keyId))
+            } catch let error as DeviceSigningError where error.code == .keyNotFound {
+                continue  // deleted while listing
+            }
+        }
+        return records.sorted { ($0.created, $0.keyId) < ($1.created, $1.keyId) }
+    }
+
+    /// The metadata of `keyId`; `.keyNotFound` if there is no such key.
+    public func metadata(_ keyId: String) throws -> KeyMetadata {
+        try Self.checkKeyId(keyId)
+        return try readMetadata(keyId)
+    }
+
+    /// The private key `keyId`. Throws `.keyNotFound`; `.insecureKeyFile` for a file that is not
+    /// private to the user; `.passphraseRequired` for an encrypted key and no passphrase;
+    /// `.wrongPassphrase`; `.corruptKeyFile` for a truncated, garbled or mismatched file;
+    /// `.unsupportedCurve` / `.unsupportedKeyType` for a file holding another kind of key.
+    public func load(_ keyId: String, passphrase: SecureBytes?) throws -> P256.Signing.PrivateKey {
+        try Self.checkKeyId(keyId)
+        let file = storage.filePath(Self.privateKeyFile(keyId))
+        let text = try storage.readFile(Self.privateKeyFile(keyId))
+        let key: P256.Signing.PrivateKey
+        do {
+            key = try P256.Signing.PrivateKey(privateKeyPEM: text, passphrase: passphrase)
+        } catch let error as DeviceSigningError {
+            let damaged = error.code == .malformedEncoding || error.code == .invalidKey
+            throw DeviceSigningError(damaged ? .corruptKeyFile : error.code, "\(file): \(error.reason)", openSSLErrors: error.openSSLErrors)
+        }
+        guard key.publicKey.jwkThumbprint == keyId else {
+            throw DeviceSigningError(.corruptKeyFile, "\(file) holds key \(key.publicKey.jwkThumbprint), not \(keyId); the file was renamed or replaced.")
+        }
+        return key
+    }
+
+    // MARK: Changing
+
+    /// Changes the updatable members (`dispatchTargetId`, `deviceId`, `server`) of the record of
+    /// `keyId` and stores it atomically; returns the stored record. Changes to other members are
+    /// ignored. `update` runs under the store's write lock: it must not call the store.
+    @discardableResult
+    public func updateMetadata(_ keyId: String, _ update: (inout KeyMetadata) throws -> Void) throws -> KeyMetadata {
+        try Self.checkKeyId(keyId)
+        return try storage.withExclusiveLock {
+            let current = try readMetadata(keyId)
+            var changed = current
+            try update(&changed)
+            let record = current.updated(from: changed)
+            try record.encoded().withUnsafeBytes { try storage.writeAtomically(Self.metadataFile(keyId), contents: $0) }
+            return record
+        }
+    }
+
+    /// Removes the key `keyId` (its record first, then the private key, syncing the directory
+    /// after each). Throws `.keyNotFound` if neither file exists.
+    public func delete(_ keyId: String) throws {
+        try Self.checkKeyId(keyId)
+        try storage.withExclusiveLock {
+            let removedRecord = try storage.remove(Self.metadataFile(keyId))
+            if removedRecord { try storage.syncDirectory() }
+            let removedKey = try storage.remove(Self.privateKeyFile(keyId))
+            if removedKey { try storage.syncDirectory() }
+            guard removedRecord || removedKey else {
+                throw DeviceSigningError(.keyNotFound, "There is no key \(keyId) in \(directory.path).")
+            }
+        }
+    }
+
+    // MARK: Key ids and file names
+
+    /// Whether `keyId` has the form of a key id: the unpadded base64url of 32 bytes (43
+    /// characters). Only such strings ever become file names.
+    public static func isValidKeyId(_ keyId: String) -> Bool {
+        keyId.utf8.count == 43 && Base64.decode(keyId, alphabet: .url)?.count == 32
+    }
+
+    static func checkKeyId(_ keyId: String) throws {
+        guard isValidKeyId(keyId) else {
+            throw DeviceSigningError(.malformedEncoding, "\(String(reflecting: String(keyId.prefix(64)))) is not a key id (43 base64url characters: the key's RFC 7638 JWK thumbprint).")
+        }
+    }
+
+    static func privateKeyFile(_ keyId: String) -> String { keyId + ".pem" }
+    static func metadataFile(_ keyId: String) -> String { keyId + ".json" }
+
+    private func readMetadata(_ keyId: String) throws -> KeyMetadata {
+        let name = Self.metadataFile(keyId)
+        let data = try storage.readFile(name).withUnsafeBytes { Data($0) }
+        return try KeyMetadata.decode(data, expectedKeyId: keyId, file: storage.filePath(name))
+    }
+}

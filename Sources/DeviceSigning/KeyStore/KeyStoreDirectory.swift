@@ -1,0 +1,265 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Synchronization
+
+/// The key store's directory, opened and checked once. Every file operation is relative to the
+/// kept descriptor (`openat`, `renameat`, `unlinkat`), so renaming or replacing the path after
+/// the checks cannot redirect a read or a write.
+///
+/// Files are created with `O_CREAT|O_EXCL|O_NOFOLLOW` and mode 0600 and never chmod-ed; they
+/// replace their target only by `rename` after an `fsync`, followed by an `fsync` of the directory.
+/// Writers hold an exclusive lock (a mutex inside the process, `flock` on the directory across
+/// processes) for the whole life of their temporary files, so a temporary file found while
+/// holding the lock was left by a crash.
+final class KeyStoreDirectory: Sendable {
+    let path: String
+    private let descriptor: Int32
+    private let writers = Mutex<Void>(())
+    /// Test hook: called with the target name just before each rename of `writeAtomically`;
+    /// throwing from it interrupts the save there, as a crash would (except that the temporary
+    /// file is removed at once instead of at the next open).
+    let beforeRename = Mutex<(@Sendable (String) throws -> Void)?>(nil)
+
+    static let temporaryPrefix = ".tmp-"
+    /// No file of the store comes near this; anything larger is not one of its files.
+    static let maximumFileBytes = 64 * 1024
+
+    private static let fileTypeMask: mode_t = 0o170000
+    private static let regularFile: mode_t = 0o100000
+    private static let directoryType: mode_t = 0o040000
+    private static let groupAndOtherBits: mode_t = 0o077
+
+    /// Opens (with `createIfMissing`, first creates with mode 0700, missing parents included)
+    /// and checks the directory: it must be owned by the effective user and have no group or
+    /// other permission bits. A symbolic link to a directory is followed; the checks apply to
+    /// the directory it leads to, which is the one kept open.
+    init(path: String, createIfMissing: Bool) throws {
+        if createIfMissing { try Self.createDirectories(path) }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT:
+                throw DeviceSigningError(.fileSystem, "The key store directory \(path) does not exist.")
+            case ENOTDIR:
+                throw DeviceSigningError(.fileSystem, "The key store path \(path) is not a directory.")
+            default:
+                throw Self.failure("open the key store directory \(path)", code)
+            }
+        }
+        do {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw Self.failure("inspect \(path)", errno) }
+            if info.st_uid != geteuid() {
+                throw DeviceSigningError(.insecureKeyFile, "The key store directory \(path) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Use a directory you own, or run: chown \(geteuid()) \(path)")
+            }
+            if info.st_mode & Self.groupAndOtherBits != 0 {
+                throw DeviceSigningError(.insecureKeyFile, "The key store directory \(path) is accessible by group or others (mode \(Self.octal(info.st_mode))). Run: chmod 700 \(path)")
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        self.path = path
+        self.descriptor = fd
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    func filePath(_ name: String) -> String {
+        path.hasSuffix("/") ? path + name : path + "/" + name
+    }
+
+    // MARK: Reading
+
+    /// The contents of `name`, which must be a regular file (not a symbolic link), owned by the
+    /// effective user, without group or other permission bits, and at most `maximumFileBytes`.
+    func readFile(_ name: String) throws -> SecureBytes {
+        let file = filePath(name)
+        // O_NONBLOCK: opening a FIFO planted under a key's name must not hang; it is refused below.
+        let fd = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT:
+                throw DeviceSigningError(.keyNotFound, "There is no file \(file).")
+            case ELOOP:
+                throw DeviceSigningError(.insecureKeyFile, "\(file) is a symbolic link; the key store reads only regular files. Replace the link with the file itself.")
+            default:
+                throw Self.failure("open \(file)", code)
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Self.failure("inspect \(file)", errno) }
+        let type = info.st_mode & Self.fileTypeMask
+        guard type == Self.regularFile else {
+            let what = type == Self.directoryType ? "a directory" : "not a regular file"
+            throw DeviceSigningError(.insecureKeyFile, "\(file) is \(what); the key store reads only regular files. Move it out of the key store directory.")
+        }
+        guard info.st_uid == geteuid() else {
+            throw DeviceSigningError(.insecureKeyFile, "\(file) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Run: chown \(geteuid()) \(file)")
+        }
+        guard info.st_mode & Self.groupAndOtherBits == 0 else {
+            throw DeviceSigningError(.insecureKeyFile, "\(file) is accessible by group or others (mode \(Self.octal(info.st_mode))); key files must be private. Run: chmod 600 \(file)")
+        }
+        guard info.st_size <= Self.maximumFileBytes else {
+            throw DeviceSigningError(.corruptKeyFile, "\(file) is \(info.st_size) bytes; no key store file is larger than \(Self.maximumFileBytes).")
+        }
+        let size = Int(info.st_size)
+        return try SecureBytes(count: size) { buffer in
+            var offset = 0
+            while offset < size {
+                let count = read(fd, buffer.baseAddress! + offset, size - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw Self.failure("read \(file)", errno)
+                }
+                guard count > 0 else {
+                    throw DeviceSigningError(.corruptKeyFile, "\(file) became shorter while it was read.")
+                }
+                offset += count
+            }
+        }
+    }
+
+    /// The names in the directory, without "." and "..".
+    func entries() throws -> [String] {
+        // A separate open file description: readdir's position is not shared with `descriptor`.
+        let fd = openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Self.failure("list \(path)", errno) }
+        guard let stream = fdopendir(fd) else {
+            let code = errno
+            close(fd)
+            throw Self.failure("list \(path)", code)
+        }
+        defer { closedir(stream) }  // closes fd too
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                guard errno == 0 else { throw Self.failure("list \(path)", errno) }
+                break
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Whether `name` exists (any type; symbolic links are not followed).
+    func exists(_ name: String) -> Bool {
+        var info = stat()
+        return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+    }
+
+    // MARK: Writing (call inside `withExclusiveLock`)
+
+    /// Runs `body` holding the store's write lock (in this process and across processes).
+    func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
+        try writers.withLock { _ in
+            while flock(descriptor, LOCK_EX) != 0 {
+                guard errno == EINTR else { throw Self.failure("lock \(path)", errno) }
+            }
+            defer { flock(descriptor, LOCK_UN) }
+            return try body()
+        }
+    }
+
+    /// Replaces (or creates) `name` with `contents`: a new 0600 temporary file in this
+    /// directory, written in full, fsync-ed, renamed over `name`, then the directory fsync-ed.
+    /// After a crash `name` holds either its old or its new contents, never a part.
+    func writeAtomically(_ name: String, contents: UnsafeRawBufferPointer) throws {
+        let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16) + String(UInt64.random(in: .min ... .max), radix: 16)
+        let fd = openat(descriptor, temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.failure("create a file in \(path)", errno) }
+        var renamed = false
+        defer { if !renamed { unlinkat(descriptor, temporary, 0) } }
+        do {
+            var offset = 0
+            while offset < contents.count {
+                let count = write(fd, contents.baseAddress! + offset, contents.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw Self.failure("write \(filePath(temporary))", errno)
+                }
+                offset += count
+            }
+            guard fsync(fd) == 0 else { throw Self.failure("flush \(filePath(temporary))", errno) }
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard close(fd) == 0 else { throw Self.failure("close \(filePath(temporary))", errno) }
+        try beforeRename.withLock { try $0?(name) }
+        guard renameat(descriptor, temporary, descriptor, name) == 0 else {
+            throw Self.failure("rename a temporary file to \(filePath(name))", errno)
+        }
+        renamed = true
+        try syncDirectory()
+    }
+
+    /// Removes `name`; false if it did not exist. The caller syncs the directory.
+    func remove(_ name: String) throws -> Bool {
+        guard unlinkat(descriptor, name, 0) == 0 else {
+            guard errno == ENOENT else { throw Self.failure("remove \(filePath(name))", errno) }
+            return false
+        }
+        return true
+    }
+
+    /// Makes renames and removals in the directory durable.
+    func syncDirectory() throws {
+        guard fsync(descriptor) == 0 else {
+            // Some file systems cannot sync a directory; there is nothing more to do there.
+            guard errno == EINVAL || errno == ENOTSUP else { throw Self.failure("flush \(path)", errno) }
+            return
+        }
+    }
+
+    /// Removes the temporary files of writes that never finished (the writer crashed).
+    func removeStaleTemporaryFiles() throws {
+        try withExclusiveLock {
+            var removed = false
+            for name in try entries() where name.hasPrefix(Self.temporaryPrefix) {
+                // A non-file under that name (unlink fails) is left alone: it is not ours.
+                if (try? remove(name)) == true { removed = true }
+            }
+            if removed { try syncDirectory() }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Creates `path` and its missing parents with mode 0700 (mkdir's mode, never a later chmod;
+    /// the umask can only remove bits).
+    private static func createDirectories(_ path: String) throws {
+        var missing: [String] = []
+        var current = path
+        var info = stat()
+        while current.count > 1, stat(current, &info) != 0, errno == ENOENT {
+            missing.append(current)
+            current = (current as NSString).deletingLastPathComponent
+        }
+        for directory in missing.reversed() where mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw failure("create the key store directory \(directory)", errno)
+        }
+    }
+
+    private static func failure(_ action: String, _ code: Int32) -> DeviceSigningError {
+        DeviceSigningError(.fileSystem, "Could not \(action): \(String(cString: strerror(code))).")
+    }
+
+    private static func octal(_ mode: mode_t) -> String {
+        let permissions = String(mode & 0o7777, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - permissions.count)) + permissions
+    }
+}

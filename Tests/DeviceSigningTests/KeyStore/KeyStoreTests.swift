@@ -1,0 +1,533 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Testing
+@testable import DeviceSigning
+
+@Suite struct KeyStoreTests {
+    typealias PrivateKey = P256.Signing.PrivateKey
+    let cheap = KeyStoreFixtures.cheapKDF
+
+    // MARK: Helpers
+
+    /// A store in a not-yet-existing `keys` directory under a fresh temporary directory.
+    func withStore<R>(_ body: (KeyStore, URL) throws -> R) throws -> R {
+        try withTemporaryDirectory { root in
+            let directory = root.appendingPathComponent("keys", isDirectory: true)
+            return try body(try KeyStore(directory: directory), directory)
+        }
+    }
+
+    /// Saves a fresh key with the cheap KDF and passphrase "pass".
+    func saveKey(in store: KeyStore, created: Date = Date(), deviceId: String? = nil) throws -> (PrivateKey, String) {
+        let key = try PrivateKey()
+        let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: deviceId, created: created),
+                                   passphrase: secret("pass"), kdf: cheap)
+        return (key, keyId)
+    }
+
+    func mode(_ url: URL) throws -> Int {
+        var info = stat()
+        #expect(lstat(url.path, &info) == 0)
+        return Int(info.st_mode & 0o7777)
+    }
+
+    func names(in directory: URL) throws -> Set<String> {
+        Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+    }
+
+    /// Writes `contents` to a new file with mode 0600 (as the store would), replacing any old one.
+    func plant(_ contents: String, at url: URL) throws {
+        try? FileManager.default.removeItem(at: url)
+        #expect(FileManager.default.createFile(atPath: url.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600]))
+    }
+
+    // MARK: Round trips
+
+    @Test(arguments: [KeyStoreFixtures.cheapKDF, .pbkdf2SHA256(iterations: 100_000)])
+    func saveThenLoadReturnsTheKey(kdf: KeyDerivation) throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "device-1", server: "https://idp.example"),
+                                       passphrase: secret("pass"), kdf: kdf)
+            #expect(keyId == key.publicKey.jwkThumbprint)
+            #expect(try names(in: directory) == ["\(keyId).pem", "\(keyId).json"])
+            let loaded = try store.load(keyId, passphrase: secret("pass"))
+            #expect(loaded.publicKey == key.publicKey)
+            #expect(try loaded.rawRepresentation.constantTimeEquals(key.rawRepresentation))
+            let pem = try String(contentsOf: directory.appendingPathComponent("\(keyId).pem"), encoding: .utf8)
+            #expect(pem.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----\n"))
+            let metadata = try store.metadata(keyId)
+            #expect(metadata.keyId == keyId)
+            #expect(metadata.deviceId == "device-1")
+            #expect(metadata.server == "https://idp.example")
+            #expect(metadata.kdf == "\(kdf), AES-256-CBC")
+            #expect(try metadata.publicKey() == key.publicKey)
+        }
+    }
+
+    @Test func defaultCostSavesAndLoads() throws {
+        try withStore { store, _ in
+            let key = try PrivateKey()
+            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"))
+            #expect(try store.metadata(keyId).kdf == "scrypt(N=16384, r=8, p=1), AES-256-CBC")
+            #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
+        }
+    }
+
+    @Test func metadataFileIsTheDocumentedJSON() throws {
+        try withStore { store, directory in
+            let created = Date(timeIntervalSince1970: 1_700_000_000.75)
+            let (key, keyId) = try saveKey(in: store, created: created, deviceId: "device-1")
+            let data = try Data(contentsOf: directory.appendingPathComponent("\(keyId).json"))
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            #expect(object["keyId"] as? String == keyId)
+            #expect(object["deviceId"] as? String == "device-1")
+            #expect(object["created"] as? String == "2023-11-14T22:13:20Z")
+            #expect(object["kdf"] as? String == "scrypt(N=1024, r=8, p=1), AES-256-CBC")
+            #expect(object["dispatchTargetId"] == nil)
+            let jwk = try #require(object["jwk"] as? [String: String])
+            #expect(jwk == ["kty": "EC", "crv": "P-256", "x": key.publicKey.jwk.x, "y": key.publicKey.jwk.y])
+            #expect(try store.metadata(keyId).created == Date(timeIntervalSince1970: 1_700_000_000))
+        }
+    }
+
+    @Test func updateMetadataStoresTheDispatchTargetAndKeepsTheIdentity() throws {
+        try withTemporaryDirectory { root in
+            let directory = root.appendingPathComponent("keys")
+            let (other, _) = try (PrivateKey(), ())
+            let keyId: String
+            do {
+                let store = try KeyStore(directory: directory)
+                (_, keyId) = try saveKey(in: store, deviceId: "device-1")
+                let updated = try store.updateMetadata(keyId) { record in
+                    record.dispatchTargetId = "target-42"
+                }
+                #expect(updated.dispatchTargetId == "target-42")
+                #expect(updated.deviceId == "device-1")
+                // Replacing the whole value only takes the updatable members.
+                try store.updateMetadata(keyId) { record in
+                    var foreign = KeyMetadata(publicKey: other.publicKey, server: "https://other.example")
+                    foreign.dispatchTargetId = record.dispatchTargetId
+                    record = foreign
+                }
+            }
+            let reopened = try KeyStore(directory: directory)
+            let metadata = try reopened.metadata(keyId)
+            #expect(metadata.keyId == keyId)
+            #expect(metadata.dispatchTargetId == "target-42")
+            #expect(metadata.server == "https://other.example")
+            #expect(metadata.deviceId == nil)
+            #expect(metadata.kdf == "scrypt(N=1024, r=8, p=1), AES-256-CBC")
+            #expect(try reopened.list().map(\.keyId) == [keyId])
+        }
+    }
+
+    @Test func concurrentUpdatesAreNotLost() throws {
+        try withStore { store, _ in
+            let (_, keyId) = try saveKey(in: store)
+            let fields = 8
+            DispatchQueue.concurrentPerform(iterations: fields) { index in
+                _ = try? store.updateMetadata(keyId) { record in
+                    record.server = (record.server ?? "") + "[\(index)]"
+                }
+            }
+            let server = try #require(try store.metadata(keyId).server)
+            for index in 0..<fields { #expect(server.contains("[\(index)]")) }
+        }
+    }
+
+    @Test func listIsSortedByCreationThenKeyId() throws {
+        try withStore { store, _ in
+            let (_, late) = try saveKey(in: store, created: Date(timeIntervalSince1970: 3_000))
+            let (_, early) = try saveKey(in: store, created: Date(timeIntervalSince1970: 1_000))
+            let (_, middle) = try saveKey(in: store, created: Date(timeIntervalSince1970: 2_000))
+            #expect(try store.list().map(\.keyId) == [early, middle, late])
+        }
+    }
+
+    @Test func savingTheSameKeyTwiceIsRefused() throws {
+        try withStore { store, _ in
+            let key = try PrivateKey()
+            try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+            expectError(.keyAlreadyExists) {
+                try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("other"), kdf: cheap)
+            }
+            #expect(try store.load(key.publicKey.jwkThumbprint, passphrase: secret("pass")).publicKey == key.publicKey)
+        }
+    }
+
+    @Test func metadataOfAnotherKeyIsRefused() throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            expectError(.invalidKey) {
+                try store.save(key, metadata: KeyMetadata(publicKey: try PrivateKey().publicKey), passphrase: secret("pass"), kdf: cheap)
+            }
+            #expect(try names(in: directory).isEmpty)
+        }
+    }
+
+    // MARK: Modes and permissions
+
+    @Test func directoryIsCreated0700AndFiles0600() throws {
+        try withTemporaryDirectory { root in
+            let parent = root.appendingPathComponent("data")
+            let directory = parent.appendingPathComponent("fetchchannel/keys")
+            let store = try KeyStore(directory: directory)
+            #expect(try mode(directory) == 0o700)
+            #expect(try mode(parent) == 0o700)
+            let (_, keyId) = try saveKey(in: store)
+            #expect(try mode(directory.appendingPathComponent("\(keyId).pem")) == 0o600)
+            #expect(try mode(directory.appendingPathComponent("\(keyId).json")) == 0o600)
+            try store.updateMetadata(keyId) { $0.dispatchTargetId = "t" }
+            #expect(try mode(directory.appendingPathComponent("\(keyId).json")) == 0o600)
+        }
+    }
+
+    @Test(arguments: [0o755, 0o750, 0o701, 0o770])
+    func directoryOpenToOthersIsRefusedWithTheFix(permissions: Int) throws {
+        try withTemporaryDirectory { root in
+            let directory = root.appendingPathComponent("keys")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+            #expect(chmod(directory.path, mode_t(permissions)) == 0)
+            let error = expectError(.insecureKeyFile) { try KeyStore(directory: directory) }
+            #expect(error?.reason.contains("chmod 700 \(directory.path)") == true)
+            #expect(chmod(directory.path, 0o700) == 0)
+            _ = try KeyStore(directory: directory)
+        }
+    }
+
+    @Test func missingDirectoryWithoutCreateAndAFileInsteadOfADirectoryAreRefused() throws {
+        try withTemporaryDirectory { root in
+            expectError(.fileSystem) { try KeyStore(directory: root.appendingPathComponent("absent"), createIfMissing: false) }
+            #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("absent").path))
+            let file = root.appendingPathComponent("file")
+            try plant("x", at: file)
+            expectError(.fileSystem) { try KeyStore(directory: file) }
+        }
+    }
+
+    @Test(arguments: [0o644, 0o640, 0o604, 0o660])
+    func keyFileOpenToOthersIsRefusedWithTheFix(permissions: Int) throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            for name in ["\(keyId).pem", "\(keyId).json"] {
+                let file = directory.appendingPathComponent(name)
+                #expect(chmod(file.path, mode_t(permissions)) == 0)
+                let error = expectError(.insecureKeyFile) {
+                    name.hasSuffix(".pem") ? try store.load(keyId, passphrase: secret("pass")).publicKey.jwkThumbprint
+                        : try store.metadata(keyId).keyId
+                }
+                #expect(error?.reason.contains("chmod 600 \(file.path)") == true)
+                if name.hasSuffix(".json") { expectError(.insecureKeyFile) { try store.list() } }
+                #expect(chmod(file.path, 0o600) == 0)
+            }
+            #expect(try store.load(keyId, passphrase: secret("pass")).publicKey.jwkThumbprint == keyId)
+        }
+    }
+
+    @Test func symbolicLinkToAKeyFileIsRefused() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let file = directory.appendingPathComponent("\(keyId).pem")
+            let elsewhere = directory.deletingLastPathComponent().appendingPathComponent("moved.pem")
+            try FileManager.default.moveItem(at: file, to: elsewhere)
+            try FileManager.default.createSymbolicLink(at: file, withDestinationURL: elsewhere)
+            let error = expectError(.insecureKeyFile) { try store.load(keyId, passphrase: secret("pass")) }
+            #expect(error?.reason.contains("symbolic link") == true)
+            #expect(error?.reason.contains(file.path) == true)
+        }
+    }
+
+    @Test func directoryOrFIFOWhereAFileShouldBeIsRefused() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let file = directory.appendingPathComponent("\(keyId).pem")
+            try FileManager.default.removeItem(at: file)
+            #expect(mkdir(file.path, 0o700) == 0)
+            let error = expectError(.insecureKeyFile) { try store.load(keyId, passphrase: secret("pass")) }
+            #expect(error?.reason.contains("is a directory") == true)
+            #expect(rmdir(file.path) == 0)
+            #expect(mkfifo(file.path, 0o600) == 0)
+            expectError(.insecureKeyFile) { try store.load(keyId, passphrase: secret("pass")) }  // and does not hang
+        }
+    }
+
+    @Test func filesAndDirectoriesOfAnotherUserAreRefused() throws {
+        guard geteuid() == 0 else {
+            print("note: filesAndDirectoriesOfAnotherUserAreRefused needs root to chown; ownership refusal not exercised")
+            return
+        }
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let file = directory.appendingPathComponent("\(keyId).pem")
+            #expect(chown(file.path, 65534, 65534) == 0)
+            let error = expectError(.insecureKeyFile) { try store.load(keyId, passphrase: secret("pass")) }
+            #expect(error?.reason.contains("owned by uid 65534") == true)
+            #expect(chown(directory.path, 65534, 65534) == 0)
+            expectError(.insecureKeyFile) { try KeyStore(directory: directory) }
+        }
+    }
+
+    // MARK: Failures of the key file
+
+    @Test func wrongOrMissingPassphrase() throws {
+        try withStore { store, _ in
+            let (_, keyId) = try saveKey(in: store)
+            expectError(.wrongPassphrase) { try store.load(keyId, passphrase: secret("Pass")) }
+            expectError(.passphraseRequired) { try store.load(keyId, passphrase: nil) }
+            expectError(.passphraseRequired) { try store.load(keyId, passphrase: secret("")) }
+        }
+    }
+
+    @Test func truncatedOrGarbageKeyFileIsCorrupt() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let file = directory.appendingPathComponent("\(keyId).pem")
+            let original = try String(contentsOf: file, encoding: .utf8)
+            let lines = original.split(separator: "\n")
+            let damaged = [
+                String(original.prefix(original.count / 2)),                                           // cut mid-file
+                (lines.prefix(2) + lines.suffix(1)).joined(separator: "\n") + "\n",                   // body lines lost
+                String(decoding: (0..<300).map { _ in UInt8.random(in: 0...255) }, as: UTF8.self),    // garbage
+                "",                                                                                    // empty
+            ]
+            for text in damaged {
+                try plant(text, at: file)
+                expectError(.corruptKeyFile) { try store.load(keyId, passphrase: secret("pass")) }
+            }
+            try plant(String(repeating: "A", count: 70_000), at: file)
+            let error = expectError(.corruptKeyFile) { try store.load(keyId, passphrase: secret("pass")) }
+            #expect(error?.reason.contains("65536") == true)
+        }
+    }
+
+    @Test func garbageMetadataIsCorrupt() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let (_, otherId) = try saveKey(in: store)
+            let file = directory.appendingPathComponent("\(keyId).json")
+            try plant("{not json", at: file)
+            expectError(.corruptKeyFile) { try store.metadata(keyId) }
+            expectError(.corruptKeyFile) { try store.list() }
+            // A record renamed to another key's name.
+            try plant(try String(contentsOf: directory.appendingPathComponent("\(otherId).json"), encoding: .utf8), at: file)
+            expectError(.corruptKeyFile) { try store.metadata(keyId) }
+        }
+    }
+
+    @Test func keyFileOfAnotherKeyIsCorrupt() throws {
+        try withStore { store, directory in
+            let (_, first) = try saveKey(in: store)
+            let (_, second) = try saveKey(in: store)
+            let secondPEM = try String(contentsOf: directory.appendingPathComponent("\(second).pem"), encoding: .utf8)
+            try plant(secondPEM, at: directory.appendingPathComponent("\(first).pem"))
+            let error = expectError(.corruptKeyFile) { try store.load(first, passphrase: secret("pass")) }
+            #expect(error?.reason.contains(second) == true)
+        }
+    }
+
+    @Test func otherCurvesAndKeyTypesInTheStoreKeepTheirCodes() throws {
+        try withStore { store, directory in
+            let keyId = try PrivateKey().publicKey.jwkThumbprint
+            let file = directory.appendingPathComponent("\(keyId).pem")
+            let pass = secret(KeyStoreFixtures.fixturePassphrase)
+            try plant(KeyStoreFixtures.p384Encrypted, at: file)
+            expectError(.unsupportedCurve) { try store.load(keyId, passphrase: pass) }
+            try plant(KeyStoreFixtures.rsaEncrypted, at: file)
+            expectError(.unsupportedKeyType) { try store.load(keyId, passphrase: pass) }
+            try plant(KeyStoreFixtures.p384Plain, at: file)
+            expectError(.unsupportedCurve) { try store.load(keyId, passphrase: nil) }
+        }
+    }
+
+    // MARK: Import
+
+    @Test func importRefusesOtherCurvesAndKeyTypesAndWritesNothing() throws {
+        try withStore { store, directory in
+            let pass = secret(KeyStoreFixtures.fixturePassphrase)
+            expectError(.unsupportedCurve) { try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: pass, kdf: cheap) }
+            expectError(.unsupportedCurve) { try store.importPEM(KeyStoreFixtures.p384Plain, passphrase: pass, kdf: cheap) }
+            expectError(.unsupportedKeyType) { try store.importPEM(KeyStoreFixtures.rsaEncrypted, passphrase: pass, kdf: cheap) }
+            expectError(.unsupportedKeyType) { try store.importPEM(KeyStoreFixtures.rsaPlain, passphrase: pass, kdf: cheap) }
+            expectError(.wrongPassphrase) { try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: secret("nope"), kdf: cheap) }
+            expectError(.passphraseRequired) { try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: nil, kdf: cheap) }
+            expectError(.malformedEncoding) { try store.importPEM("not a key", passphrase: pass, kdf: cheap) }
+            let entries = try names(in: directory)
+            #expect(entries.isEmpty)
+        }
+    }
+
+    @Test func importOfPlainAndEncryptedPKCS8() throws {
+        try withStore { store, _ in
+            let pass = secret("pass")
+            let plainKey = try PrivateKey()
+            let plain = String(decoding: try plainKey.pemRepresentation.withUnsafeBytes { Array($0) }, as: UTF8.self)
+            expectError(.passphraseRequired) { try store.importPEM(plain, passphrase: nil) }
+            #expect(try store.importPEM(plain, passphrase: pass, kdf: cheap) == plainKey.publicKey.jwkThumbprint)
+
+            let encryptedKey = try PrivateKey()
+            let encrypted = try encryptedKey.encryptedPEMRepresentation(passphrase: pass, kdf: .pbkdf2SHA256(iterations: 100_000))
+            let keyId = try store.importPEM(encrypted, passphrase: pass, kdf: cheap)
+            #expect(keyId == encryptedKey.publicKey.jwkThumbprint)
+            #expect(try store.metadata(keyId).kdf == "scrypt(N=1024, r=8, p=1), AES-256-CBC")  // re-encrypted with the store's KDF
+            #expect(try store.load(keyId, passphrase: pass).publicKey == encryptedKey.publicKey)
+            #expect(Set(try store.list().map(\.keyId)) == [plainKey.publicKey.jwkThumbprint, keyId])
+        }
+    }
+
+    // MARK: Unencrypted keys
+
+    @Test func unencryptedOnlyWithTheExplicitFlag() throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            let metadata = KeyMetadata(publicKey: key.publicKey)
+            expectError(.passphraseRequired) { try store.save(key, metadata: metadata, passphrase: nil) }
+            #expect(try names(in: directory).isEmpty)
+            let keyId = try store.save(key, metadata: metadata, passphrase: nil, allowUnencrypted: true)
+            let file = directory.appendingPathComponent("\(keyId).pem")
+            #expect(try String(contentsOf: file, encoding: .utf8).hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+            #expect(try mode(file) == 0o600)
+            #expect(try store.metadata(keyId).kdf == "none (unencrypted)")
+            #expect(try store.load(keyId, passphrase: nil).publicKey == key.publicKey)
+        }
+    }
+
+    // MARK: Temporary files, delete, key ids
+
+    @Test func staleTemporaryFilesAreRemovedOnOpen() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            try plant("half a key", at: directory.appendingPathComponent(".tmp-0123456789abcdef"))
+            try plant("", at: directory.appendingPathComponent(".tmp-x"))
+            try plant("not ours", at: directory.appendingPathComponent("notes.txt"))
+            #expect(try names(in: directory).count == 5)
+            let reopened = try KeyStore(directory: directory)
+            #expect(try names(in: directory) == ["\(keyId).pem", "\(keyId).json", "notes.txt"])
+            #expect(try reopened.list().map(\.keyId) == [keyId])
+        }
+    }
+
+    @Test func deleteRemovesBothFiles() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let (_, kept) = try saveKey(in: store)
+            try store.delete(keyId)
+            #expect(try names(in: directory) == ["\(kept).pem", "\(kept).json"])
+            expectError(.keyNotFound) { try store.delete(keyId) }
+            expectError(.keyNotFound) { try store.load(keyId, passphrase: secret("pass")) }
+            expectError(.keyNotFound) { try store.metadata(keyId) }
+            expectError(.keyNotFound) { try store.updateMetadata(keyId) { $0.deviceId = "x" } }
+            #expect(try store.list().map(\.keyId) == [kept])
+        }
+    }
+
+    @Test func aPrivateKeyWithoutItsRecordIsNotListedButOpensAndDeletes() throws {
+        try withStore { store, directory in
+            let (key, keyId) = try saveKey(in: store)
+            try FileManager.default.removeItem(at: directory.appendingPathComponent("\(keyId).json"))  // a crash between the two writes
+            #expect(try store.list().isEmpty)
+            #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
+            try store.delete(keyId)
+            #expect(try names(in: directory).isEmpty)
+        }
+    }
+
+    struct SimulatedCrash: Error {}
+
+    @Test func aSaveInterruptedBeforeTheRecordLeavesNoListedKey() throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            let keyId = key.publicKey.jwkThumbprint
+            store.storage.beforeRename.withLock { $0 = { name in if name.hasSuffix(".json") { throw SimulatedCrash() } } }
+            #expect(throws: SimulatedCrash.self) {
+                try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+            }
+            store.storage.beforeRename.withLock { $0 = nil }
+            // The private key is complete on disk, but the key is not present until its record is.
+            #expect(try names(in: directory) == ["\(keyId).pem"])
+            #expect(try store.list().isEmpty)
+            expectError(.keyNotFound) { try store.metadata(keyId) }
+            // Saving again completes it (the orphan .pem is replaced).
+            try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("new"), kdf: cheap)
+            #expect(try store.list().map(\.keyId) == [keyId])
+            #expect(try store.load(keyId, passphrase: secret("new")).publicKey == key.publicKey)
+        }
+    }
+
+    @Test func aSaveInterruptedBeforeThePrivateKeyLeavesNothing() throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            store.storage.beforeRename.withLock { $0 = { _ in throw SimulatedCrash() } }
+            #expect(throws: SimulatedCrash.self) {
+                try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+            }
+            let entries = try names(in: directory)
+            #expect(entries.isEmpty)
+            #expect(try store.list().isEmpty)
+        }
+    }
+
+    @Test(arguments: [
+        "../../../../etc/passwd", "..", "", "a/b", ".tmp-1",
+        "../AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",       // 43 characters with a path
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/",       // 43 characters, slash
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",       // padding
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",      // 44 characters
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",       // non-zero trailing bits: no 32-byte value encodes so
+    ])
+    func keyIdsThatAreNotThumbprintsAreRefused(keyId: String) throws {
+        #expect(!KeyStore.isValidKeyId(keyId))
+        try withStore { store, _ in
+            expectError(.malformedEncoding) { try store.load(keyId, passphrase: secret("pass")) }
+            expectError(.malformedEncoding) { try store.metadata(keyId) }
+            expectError(.malformedEncoding) { try store.delete(keyId) }
+            expectError(.malformedEncoding) { try store.updateMetadata(keyId) { _ in } }
+        }
+    }
+
+    @Test func thumbprintsAreValidKeyIds() throws {
+        for _ in 0..<20 { #expect(KeyStore.isValidKeyId(try PrivateKey().publicKey.jwkThumbprint)) }
+        #expect(KeyStore.isValidKeyId("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"))
+    }
+
+    // MARK: Secrets
+
+    @Test func noPassphraseOrKeyBytesInErrorsOrDescriptions() throws {
+        try withStore { store, directory in
+            let passphrase = "correct-horse-battery-staple"
+            let key = try PrivateKey()
+            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret(passphrase), kdf: cheap)
+            let scalar = try key.rawRepresentation.withUnsafeBytes { Array($0) }
+            let forbidden = [passphrase, "battery", Data(scalar).base64EncodedString(), Base64.encode(scalar, alphabet: .url),
+                             scalar.map { String(format: "%02x", $0) }.joined()]
+            var texts = [store.description, String(describing: try store.metadata(keyId)), String(describing: key)]
+            let attempts: [() throws -> Void] = [
+                { _ = try store.load(keyId, passphrase: secret(passphrase + "!")) },
+                { _ = try store.load(keyId, passphrase: nil) },
+                { _ = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret(passphrase), kdf: cheap) },
+                { _ = try store.importPEM(String(decoding: try key.pemRepresentation.withUnsafeBytes { Array($0) }, as: UTF8.self), passphrase: nil) },
+                { _ = try PrivateKey(encryptedPEM: "-----BEGIN ENCRYPTED PRIVATE KEY-----\n\(passphrase)\n-----END ENCRYPTED PRIVATE KEY-----\n", passphrase: secret(passphrase)) },
+            ]
+            for attempt in attempts {
+                do { try attempt(); Issue.record("expected a failure") } catch { texts += [String(describing: error), String(reflecting: error)] }
+            }
+            let json = try String(contentsOf: directory.appendingPathComponent("\(keyId).json"), encoding: .utf8)
+            texts.append(json)
+            for text in texts {
+                for secretText in forbidden { #expect(!text.contains(secretText), "leaked in: \(text)") }
+            }
+        }
+    }
+
+    // MARK: Default directory
+
+    @Test func defaultDirectoryFollowsXDG() {
+        #expect(KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"]).path == "/data/fetchchannel/keys")
+        #expect(KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"]).path == "/home/u/.local/share/fetchchannel/keys")
+        #expect(KeyStore.defaultDirectory(environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/fetchchannel/keys")
+    }
+}
