@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "DeviceSigning", targets: ["DeviceSigning"]),
+        .library(name: "FetchChannel", targets: ["FetchChannel"]),
         .library(name: "FetchChannelEmulator", targets: ["FetchChannelEmulator"]),
     ],
     targets: [
@@ -28,6 +29,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "FetchChannel",
+            dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "FetchChannelEmulator",
             dependencies: ["DeviceSigning"],
             swiftSettings: strict
@@ -45,6 +51,11 @@ let package = Package(
         .testTarget(
             name: "DeviceSigningTests",
             dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FetchChannelTests",
+            dependencies: ["FetchChannel", "DeviceSigning"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,76 @@
+import FetchChannel
+import Foundation
+import Testing
+
+@Suite struct PendingOperationsVectorTests {
+    struct File: Decodable { let cases: [Case] }
+    struct Case: Decodable {
+        let id: Int
+        let name: String
+        let body: String
+        let expected: Expected
+    }
+    struct Expected: Decodable {
+        let operations: [ExpectedOperation]?
+        let invalidResponse: Bool?
+    }
+    struct ExpectedOperation: Decodable, Equatable {
+        let creationTimeInEpochMillis: Int64
+        let dispatchChannel: String
+        let token: String
+    }
+
+    @Test func everyVectorDecodesAsExpected() throws {
+        let root = FetchTestSupport.packageRoot
+        let data = try Data(contentsOf: root.appendingPathComponent("Vectors/pending-operations.json"))
+        let file = try JSONDecoder().decode(File.self, from: data)
+        #expect(file.cases.count >= 20)
+        for vector in file.cases {
+            let label = "vector \(vector.id) \(vector.name)"
+            do {
+                let decoded = try PendingOperationsDecoder.decode(Data(vector.body.utf8), server: "https://backend.example")
+                let ordered = OperationOrdering.merged([decoded]).map {
+                    ExpectedOperation(creationTimeInEpochMillis: $0.creationTimeInEpochMillis, dispatchChannel: $0.dispatchChannel.wireValue, token: $0.token)
+                }
+                if vector.expected.invalidResponse == true {
+                    Issue.record("\(label): decoded \(ordered.count) operations but must be invalidResponse")
+                } else {
+                    #expect(ordered == vector.expected.operations, "\(label)")
+                }
+            } catch {
+                #expect(vector.expected.invalidResponse == true, "\(label): unexpected invalidResponse: \(error)")
+            }
+        }
+    }
+
+    @Test func unknownChannelIsKeptAsOther() throws {
+        let body = #"{"operations":[{"creationTimeInEpochMillis":1,"dispatchChannel":"sms","payload":{"contentType":"c","version":"1","redeemData":{"token":"t","redeemUrl":"u"}}}]}"#
+        let operations = try PendingOperationsDecoder.decode(Data(body.utf8), server: "s")
+        #expect(operations.first?.dispatchChannel == .other("sms"))
+        #expect(operations.first?.server == "s")
+    }
+
+    @Test func dataIsKeptExactly() throws {
+        let body = #"{"operations":[{"creationTimeInEpochMillis":1,"dispatchChannel":"link","payload":{"contentType":"c","version":"1","redeemData":{"token":"t","redeemUrl":"u"},"data":{"a":[1,2.5,true,null,"x"]}}}]}"#
+        let operation = try #require(try PendingOperationsDecoder.decode(Data(body.utf8), server: "s").first)
+        #expect(operation.payload.data == .object(["a": .array([.integer(1), .number(2.5), .bool(true), .null, .string("x")])]))
+    }
+
+    @Test func oversizedBodyIsInvalid() {
+        let body = Data(repeating: 0x20, count: PendingOperationsDecoder.maximumBodyBytes + 1)
+        #expect(throws: PendingOperationsDecoder.InvalidResponse.self) { try PendingOperationsDecoder.decode(body, server: "s") }
+    }
+
+    @Test func mergeAcrossServersIsStableAndDeduplicated() {
+        func operation(_ time: Int64, _ token: String, _ server: String) -> PendingOutOfBandOperation {
+            PendingOutOfBandOperation(creationTimeInEpochMillis: time, dispatchChannel: .link,
+                                      payload: .init(contentType: "c", version: "1", redeemData: .init(token: token, redeemUrl: "u")),
+                                      server: server)
+        }
+        let a = [operation(3, "x", "https://a"), operation(1, "y", "https://a")]
+        let b = [operation(2, "z", "https://b"), operation(1, "w", "https://b"), operation(5, "x", "https://b")]
+        let merged = OperationOrdering.merged([b, a])
+        #expect(merged.map(\.token) == ["y", "w", "z", "x"])
+        #expect(merged == OperationOrdering.merged([a, b]))
+    }
+}
