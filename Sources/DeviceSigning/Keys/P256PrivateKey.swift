@@ -54,11 +54,10 @@ extension P256.Signing {
         /// A key from unencrypted PEM: `PRIVATE KEY` (PKCS#8) or `EC PRIVATE KEY` (SEC1).
         /// Encrypted keys (`ENCRYPTED PRIVATE KEY`) are opened with `init(encryptedPEM:passphrase:)`.
         public init(pemRepresentation: String) throws {
-            let document = try PEM.decode(pemRepresentation)
-            let der = SecureBytes(document.der)
+            let document = try PEM.decodeSecret(SecureBytes(pemRepresentation.utf8))
             switch document.label {
             case "PRIVATE KEY", "EC PRIVATE KEY":
-                try self.init(backing: der.withUnsafeBytes { try P256Backend.privateKey(der: $0) })
+                try self.init(backing: document.der.withUnsafeBytes { try P256Backend.privateKey(der: $0) })
             case "ENCRYPTED PRIVATE KEY":
                 throw DeviceSigningError(.passphraseRequired, "The PEM key is encrypted; open it with a passphrase.")
             default:

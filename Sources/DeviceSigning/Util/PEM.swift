@@ -1,5 +1,9 @@
 /// PEM armour (RFC 7468, strict form): one `-----BEGIN LABEL-----` line, base64 in lines of at
 /// most 64 characters, one `-----END LABEL-----` line. Headers (RFC 1421 `Proc-Type`) are refused.
+///
+/// There is one parser, `decodeSecret`, which reads the text in place and keeps every copy of the
+/// base64 body and of the DER zeroed or in `SecureBytes`; `decode(_:)` is that parser for public
+/// material.
 enum PEM {
     static let maximumLength = 64 * 1024
 
@@ -22,41 +26,92 @@ enum PEM {
         return output
     }
 
-    /// The first PEM block of `text`. Text around the block (comments) is ignored, as OpenSSL does.
+    /// The first PEM block of public `text`. Text around the block (comments) is ignored, as OpenSSL does.
     static func decode(_ text: String) throws -> Document {
         guard text.utf8.count <= maximumLength else {
             throw DeviceSigningError(.inputTooLarge, "A PEM document is at most \(maximumLength) bytes.")
         }
-        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" })
-            .map { $0.hasSuffix("\r") ? $0.dropLast() : $0 }
-        guard let beginIndex = lines.firstIndex(where: { $0.hasPrefix("-----BEGIN ") && $0.hasSuffix("-----") }) else {
-            throw DeviceSigningError(.malformedEncoding, "No PEM block (-----BEGIN ...-----) found.")
-        }
-        let beginLine = lines[beginIndex]
-        let label = String(beginLine.dropFirst("-----BEGIN ".count).dropLast("-----".count))
-        let endLine = "-----END \(label)-----"
-        guard let endIndex = lines[(beginIndex + 1)...].firstIndex(where: { $0 == endLine }) else {
-            throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) has no matching END line.")
-        }
-        var base64: [UInt8] = []
-        for line in lines[(beginIndex + 1)..<endIndex] {
-            let trimmed = line.trimmingSuffixWhitespace()
-            guard !trimmed.contains(":") else {
-                throw DeviceSigningError(.malformedEncoding, "PEM headers (legacy encrypted PEM) are not supported; convert the key to PKCS#8 (openssl pkcs8 -topk8).")
-            }
-            base64.append(contentsOf: trimmed.utf8)
-        }
-        guard let der = Base64.decode(base64, alphabet: .standard), !der.isEmpty else {
-            throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) does not hold valid base64.")
-        }
-        return Document(label: label, der: der)
+        let document = try decodeSecret(SecureBytes(text.utf8))
+        return Document(label: document.label, der: document.der.withUnsafeBytes { Array($0) })
     }
-}
 
-private extension Substring {
-    func trimmingSuffixWhitespace() -> Substring {
-        var result = self
-        while let last = result.last, last == " " || last == "\t" { result = result.dropLast() }
-        return result
+    /// A PEM block whose DER may be secret (an unencrypted private key).
+    struct SecretDocument {
+        let label: String
+        let der: SecureBytes
+    }
+
+    /// `decode(_:)` for text that may be secret: the same strict RFC 7468 rules, but the text is
+    /// read in place from `SecureBytes` and every copy of the base64 body and of the DER is
+    /// zeroed or lives in `SecureBytes`. Blocks labelled `EC PARAMETERS` (which
+    /// `openssl ecparam -genkey` writes before the key) are skipped; the next block is used.
+    static func decodeSecret(_ text: SecureBytes) throws -> SecretDocument {
+        guard text.count <= maximumLength else {
+            throw DeviceSigningError(.inputTooLarge, "A PEM document is at most \(maximumLength) bytes.")
+        }
+        return try text.withUnsafeBytes { try decodeSecret(bytes: $0) }
+    }
+
+    private static func decodeSecret(bytes: UnsafeRawBufferPointer) throws -> SecretDocument {
+        let lines = lineRanges(of: bytes)
+        let beginPrefix = Array("-----BEGIN ".utf8)
+        let dashes = Array("-----".utf8)
+        var searchFrom = 0
+        while true {
+            guard let beginIndex = lines[searchFrom...].firstIndex(where: { line in
+                line.count >= beginPrefix.count + dashes.count
+                    && bytes[line].starts(with: beginPrefix) && bytes[line].reversed().starts(with: dashes)
+            }) else {
+                throw DeviceSigningError(.malformedEncoding, "No PEM block (-----BEGIN ...-----) found.")
+            }
+            let beginLine = lines[beginIndex]
+            let label = String(decoding: bytes[(beginLine.lowerBound + beginPrefix.count)..<(beginLine.upperBound - dashes.count)], as: UTF8.self)
+            let endLine = Array("-----END \(label)-----".utf8)
+            guard let endIndex = lines[(beginIndex + 1)...].firstIndex(where: { bytes[$0].elementsEqual(endLine) }) else {
+                throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) has no matching END line.")
+            }
+            if label == "EC PARAMETERS" {
+                searchFrom = endIndex + 1
+                continue
+            }
+            let body = try lines[(beginIndex + 1)..<endIndex].map { line -> Range<Int> in
+                var trimmed = line
+                while let last = trimmed.last, bytes[last] == UInt8(ascii: " ") || bytes[last] == UInt8(ascii: "\t") {
+                    trimmed = trimmed.lowerBound..<(trimmed.upperBound - 1)
+                }
+                guard !bytes[trimmed].contains(UInt8(ascii: ":")) else {
+                    throw DeviceSigningError(.malformedEncoding, "PEM headers (legacy encrypted PEM) are not supported; convert the key to PKCS#8 (openssl pkcs8 -topk8).")
+                }
+                return trimmed
+            }
+            let base64 = SecureBytes(count: body.reduce(0) { $0 + $1.count }) { output in
+                var offset = 0
+                for line in body {
+                    UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + line.count)])
+                        .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[line]))
+                    offset += line.count
+                }
+            }
+            guard var der = base64.withUnsafeBytes({ Base64.decode($0, alphabet: .standard) }) else {
+                throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) does not hold valid base64.")
+            }
+            defer { der.withUnsafeMutableBytes { secureZero($0) } }
+            guard !der.isEmpty else {
+                throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) is empty.")
+            }
+            return SecretDocument(label: label, der: SecureBytes(der))
+        }
+    }
+
+    /// The lines of `bytes` as ranges, without their "\n" or "\r\n".
+    private static func lineRanges(of bytes: UnsafeRawBufferPointer) -> [Range<Int>] {
+        var lines: [Range<Int>] = []
+        var start = 0
+        for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: "\n") {
+            let end = index > start && bytes[index - 1] == UInt8(ascii: "\r") ? index - 1 : index
+            lines.append(start..<end)
+            start = index + 1
+        }
+        return lines
     }
 }
