@@ -37,6 +37,7 @@ FileHandle.standardError.write(Data("warning: debug build; run with `swift run -
 
 do {
     var rows = try SigningBenchmarks.rows(seconds: seconds)
+    rows.append(try KeyStoreBenchmarks.loadRow())
     rows.append(try SigningBenchmarks.memoryRow(signatures: signatures))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {

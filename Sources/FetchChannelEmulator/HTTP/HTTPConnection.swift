@@ -1,0 +1,144 @@
+/// Serves one accepted connection on its own thread: reads requests, asks the handler, writes the
+/// answers, until the client closes, a timeout expires, an error answer is sent, or the server stops.
+///
+/// Timeouts: waiting for the first byte of a request is bounded by `idleTimeout` (expiry closes
+/// silently: nothing was asked); from that first byte the whole request, head and body, must arrive
+/// within `requestTimeout` (expiry answers 408 and closes). After any error answer the connection
+/// is closed, because the framing of what follows can no longer be trusted.
+struct HTTPConnection {
+    let engine: HTTPServerEngine
+    let stop: HTTPStopSignal
+    var parser: HTTPRequestParser
+
+    private enum Continuation {
+        case keepOpen
+        /// Close at once (nothing was written, or the client is gone).
+        case close
+        /// An answer went out and the connection ends: half-close and linger so it is not reset.
+        case closeAfterAnswer
+    }
+
+    private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    init(engine: HTTPServerEngine, stop: HTTPStopSignal, peer: HTTPPeerAddress) {
+        self.engine = engine
+        self.stop = stop
+        self.parser = HTTPRequestParser(limits: engine.configuration.limits, peer: peer)
+    }
+
+    private var configuration: HTTPServer.Configuration { engine.configuration }
+
+    mutating func run(on socket: borrowing HTTPSocket) {
+        var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
+        var idleDeadline = ContinuousClock.now + configuration.idleTimeout
+        var requestDeadline: ContinuousClock.Instant?
+        var sentContinue = false
+
+        while !stop.isSignalled {
+            switch parser.next() {
+            case .request(let request):
+                requestDeadline = nil
+                sentContinue = false
+                switch respond(to: request, on: socket) {
+                case .keepOpen:
+                    idleDeadline = ContinuousClock.now + configuration.idleTimeout
+                    continue
+                case .close:
+                    return
+                case .closeAfterAnswer:
+                    lingerAndReturn(socket)
+                    return
+                }
+            case .failure(let error):
+                answerError(status: error.status, reason: error.reason, on: socket)
+                return
+            case .needMore:
+                break
+            }
+
+            if requestDeadline == nil && parser.hasStartedRequest {
+                requestDeadline = ContinuousClock.now + configuration.requestTimeout
+            }
+            if parser.isAwaitingBodyAfterExpectContinue && !sentContinue {
+                sentContinue = true
+                guard socket.sendAll(Self.continueLine, until: writeDeadline(), stop: stop) == .sent else { return }
+            }
+
+            switch socket.receive(into: &readBuffer, until: requestDeadline ?? idleDeadline, stop: stop) {
+            case .received(let count):
+                parser.append(readBuffer[0..<count])
+                if requestDeadline == nil {
+                    requestDeadline = ContinuousClock.now + configuration.requestTimeout
+                }
+            case .timedOut:
+                if requestDeadline != nil {
+                    answerError(status: 408, reason: "the request did not arrive within \(configuration.requestTimeout)", on: socket)
+                }
+                return
+            case .endOfStream, .stopped, .failed:
+                // A client that closes mid-request cannot read an answer; a stopping server closes.
+                return
+            }
+        }
+    }
+
+    // MARK: - Answers
+
+    private func respond(to request: HTTPRequest, on socket: borrowing HTTPSocket) -> Continuation {
+        engine.recordRequest()
+        switch engine.handler(request) {
+        case .respond(let response):
+            return write(response, to: request, on: socket)
+
+        case .respondAfter(let delayMillis, let response):
+            let deadline = ContinuousClock.now + .milliseconds(max(0, delayMillis))
+            guard HTTPPoll.wait(fd: -1, events: 0, stop: stop, deadline: deadline) == .timedOut else {
+                return .close   // stopped (or poll failed): give up the answer, stop() must not wait.
+            }
+            return write(response, to: request, on: socket)
+
+        case .closeWithoutAnswer:
+            return .close
+
+        case .respondThenHang(let response):
+            let bytes = HTTPResponseSerializer.serialize(
+                response, dateMillis: configuration.clock(), omitBody: request.method == "HEAD",
+                connection: .none, contentLengthSurplus: 1)
+            guard socket.sendAll(bytes, until: writeDeadline(), stop: stop) == .sent else { return .close }
+            // Read nothing; wake only when the client shuts down its side or the server stops.
+            _ = HTTPPoll.wait(fd: socket.fd, events: HTTPPoll.readHangUp, stop: stop, deadline: nil)
+            return .close
+
+        case .rawBytes(let bytes, let thenClose):
+            guard socket.sendAll(bytes, until: writeDeadline(), stop: stop) == .sent else { return .close }
+            return thenClose ? .closeAfterAnswer : .keepOpen
+        }
+    }
+
+    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing HTTPSocket) -> Continuation {
+        let close = request.wantsConnectionClose || HTTPResponseSerializer.asksToClose(response) || stop.isSignalled
+        let connectionField: HTTPResponseSerializer.ConnectionField =
+            close ? .close : (request.version == .http1_0 ? .keepAlive : .none)
+        let bytes = HTTPResponseSerializer.serialize(
+            response, dateMillis: configuration.clock(), omitBody: request.method == "HEAD", connection: connectionField)
+        guard socket.sendAll(bytes, until: writeDeadline(), stop: stop) == .sent else { return .close }
+        return close ? .closeAfterAnswer : .keepOpen
+    }
+
+    private func answerError(status: Int, reason: String, on socket: borrowing HTTPSocket) {
+        let bytes = HTTPResponseSerializer.serialize(
+            HTTPResponse.serverError(status: status, reason: reason),
+            dateMillis: configuration.clock(), omitBody: false, connection: .close)
+        if socket.sendAll(bytes, until: writeDeadline(), stop: stop) == .sent {
+            lingerAndReturn(socket)
+        }
+    }
+
+    private func lingerAndReturn(_ socket: borrowing HTTPSocket) {
+        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop)
+    }
+
+    private func writeDeadline() -> ContinuousClock.Instant {
+        ContinuousClock.now + configuration.writeTimeout
+    }
+}

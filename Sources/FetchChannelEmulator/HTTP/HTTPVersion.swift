@@ -1,0 +1,17 @@
+/// The HTTP version of a request line (`HTTP/<major>.<minor>`).
+///
+/// Only 1.0 and 1.1 are served; any other well-formed version is answered with 505.
+public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
+    public var major: Int
+    public var minor: Int
+
+    public init(major: Int, minor: Int) {
+        self.major = major
+        self.minor = minor
+    }
+
+    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+
+    public var description: String { "HTTP/\(major).\(minor)" }
+}
