@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The current clock offset estimate per server: the median of its last few samples.
 ///
@@ -31,7 +30,7 @@ public final class ClockSkewEstimator: Sendable {
         var updateCount: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Out-of-range sizes are raised to 1 rather than trapping: a cache size is not worth a crash.
     public init(

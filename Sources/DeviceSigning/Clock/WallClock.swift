@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A source of wall-clock time in milliseconds since the Unix epoch.
 ///
@@ -21,10 +20,10 @@ public struct SystemWallClock: WallClock {
 
 /// A clock that moves only when told to: for tests, simulations and benchmarks.
 public final class ManualWallClock: WallClock {
-    private let millis: Mutex<Int64>
+    private let millis: Locked<Int64>
 
     public init(millis: Int64) {
-        self.millis = Mutex(millis)
+        self.millis = Locked(millis)
     }
 
     public func nowMillis() -> Int64 {

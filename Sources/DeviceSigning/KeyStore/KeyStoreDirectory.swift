@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Synchronization
 
 /// The key store's directory, opened and checked once. Every file operation is relative to the
 /// kept descriptor (`openat`, `renameat`, `unlinkat`), so renaming or replacing the path after
@@ -18,11 +17,11 @@ import Synchronization
 final class KeyStoreDirectory: Sendable {
     let path: String
     private let descriptor: Int32
-    private let writers = Mutex<Void>(())
+    private let writers = Locked<Void>(())
     /// Test hook: called with the target name just before each rename of `writeAtomically`;
     /// throwing from it interrupts the save there, as a crash would (except that the temporary
     /// file is removed at once instead of at the next open).
-    let beforeRename = Mutex<(@Sendable (String) throws -> Void)?>(nil)
+    let beforeRename = Locked<(@Sendable (String) throws -> Void)?>(nil)
 
     static let temporaryPrefix = ".tmp-"
     /// No file of the store comes near this; anything larger is not one of its files.

@@ -1,6 +1,5 @@
 import CDeviceSigningShim
 import COpenSSL
-import Synchronization
 
 /// An owned OpenSSL `EVP_PKEY` holding a P-256 key, plus kept signing/verifying contexts.
 ///
@@ -58,7 +57,7 @@ final class EVPKey: @unchecked Sendable {
     /// Lends initialised contexts; a context is used by one operation at a time.
     private final class ContextPool: @unchecked Sendable {
         // @unchecked: the pointers are only touched under `contexts`' lock or by the one borrower.
-        private let contexts = Mutex<[Handle]>([])
+        private let contexts = Locked<[Handle]>([])
         private static let capacity = 16
 
         /// An idle context. @unchecked: a handle is in the pool or with exactly one borrower.

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Bytes that are secret (private scalars, passphrases, private key encodings).
 ///
@@ -11,7 +10,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
 
     /// Test hook: called with the released buffer after it was zeroed and before it is freed.
     /// Internal, so that only this package's tests can observe the zeroing.
-    static let releaseObserver = Mutex<(@Sendable (UnsafeRawBufferPointer) -> Void)?>(nil)
+    static let releaseObserver = Locked<(@Sendable (UnsafeRawBufferPointer) -> Void)?>(nil)
 
     /// Copies `bytes`. Callers that hold the source in memory they own should zero it themselves.
     public init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {

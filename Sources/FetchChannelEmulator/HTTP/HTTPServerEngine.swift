@@ -1,3 +1,4 @@
+import DeviceSigning
 import Dispatch
 import Glibc
 
@@ -12,7 +13,7 @@ final class HTTPServerEngine: Sendable {
     let configuration: HTTPServer.Configuration
     let handler: @Sendable (HTTPRequest) -> HTTPServerAction
 
-    private let state = HTTPLockedState(State())
+    private let state = Locked(State())
     /// Entered while a stop is in progress, so a concurrent stop() can wait for it to finish.
     private let stopInProgress = DispatchGroup()
 

@@ -1,4 +1,5 @@
 @testable import FetchChannelEmulator
+import DeviceSigning
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)
@@ -151,7 +152,7 @@ extension HTTPServerTests {
         }
 
         @Test func requestCarriesSplitTargetHeadersAndPeer() throws {
-            let seen = HTTPLockedState<HTTPRequest?>(nil)
+            let seen = Locked<HTTPRequest?>(nil)
             let (server, address) = try HTTPTestSupport.startServer(handler: { request in
                 seen.withLock { $0 = request }
                 return .respond(HTTPResponse(status: 204))
@@ -307,7 +308,7 @@ extension HTTPServerTests {
         }
 
         @Test func handlerMayStopTheServer() throws {
-            let holder = HTTPLockedState<HTTPServer?>(nil)
+            let holder = Locked<HTTPServer?>(nil)
             let server = HTTPServer(configuration: HTTPTestSupport.configuration()) { _ in
                 holder.withLock { $0 }?.stop()
                 return .respond(.text(status: 200, "stopping"))

@@ -1,4 +1,5 @@
 @testable import FetchChannelEmulator
+import DeviceSigning
 import Foundation
 import Testing
 
@@ -90,7 +91,7 @@ enum HTTPTestSupport {
     /// socket calls would starve) and returns the results in index order, or nil on timeout.
     static func onThreads<T: Sendable>(_ count: Int, timeout: Duration = .seconds(60),
                                        _ body: @escaping @Sendable (Int) -> T) -> [T]? {
-        let results = HTTPLockedState<[Int: T]>([:])   // not Mutex: visible to ThreadSanitizer
+        let results = Locked<[Int: T]>([:])   // not Mutex: visible to ThreadSanitizer
         let group = DispatchGroup()
         for index in 0..<count {
             group.enter()
