@@ -30,9 +30,12 @@ public struct DeviceSignatureSigner: Sendable {
     private static let requestIdMember = Array(#","requestId":"#.utf8)
     private static let creationTimeMember = Array(#","creationTimeInEpochMillis":"#.utf8)
 
-    /// A random UUID in lowercase, the request id the backend expects.
-    @Sendable public static func randomRequestId() -> String {
-        UUID().uuidString.lowercased()
+    /// A random (version 4) UUID in lowercase, the request id the backend expects.
+    ///
+    /// Equivalent to `UUID().uuidString.lowercased()` at about a third of its cost (this is on
+    /// the signing hot path): 122 bits from the system CSPRNG, formatted by hand.
+    public static func randomRequestId() -> String {
+        RandomRequestId.make()
     }
 
     /// - Parameters:
