@@ -10,6 +10,12 @@ enum JSONStringEscaping {
     /// Appends `"` + the escaped UTF-8 of `string` + `"` to `output`.
     static func appendQuoted(_ string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Fast path (request ids are UUIDs): nothing to escape, copy the bytes in one go.
+        if !string.utf8.contains(where: needsEscape) {
+            output.append(contentsOf: string.utf8)
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
@@ -29,6 +35,10 @@ enum JSONStringEscaping {
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     static func quoted(_ string: String) -> [UInt8] {
