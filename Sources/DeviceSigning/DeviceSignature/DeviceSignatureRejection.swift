@@ -1,0 +1,73 @@
+/// Why a `Device-Signature` was refused.
+///
+/// Each case has a stable `code`, the `errorCode` the emulator puts in its error bodies
+/// (ARCHITECTURE, "Error answers of the emulator"), the HTTP status it answers with, and a
+/// `reason` for people. Equality compares the associated values too; compare `code` to match the
+/// kind only.
+public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The header value is not a well-formed Device-Signature: too large, not a strict compact
+    /// JWS, `alg` other than ES256 (`none` and `HS256` included), `typ` other than "JWT", no
+    /// `kid`, or a payload that is not the expected JSON object (missing or mistyped members,
+    /// `dispatchTargetId` different from `kid`, request id not 1...64 characters, creation time
+    /// not an integer). A request the client has to fix. `MALFORMED_REQUEST`, 400.
+    case malformed(reason: String)
+    /// No key is registered for the `kid`. `UNKNOWN_DISPATCH_TARGET`, 401.
+    case unknownDispatchTarget(String)
+    /// The signature does not verify with the key registered for the `kid`.
+    /// `INVALID_SIGNATURE`, 401.
+    case invalidSignature
+    /// `|serverTime - creationTime|` exceeds the tolerance. `CLOCK_SKEW_TOO_BIG`, 401; the
+    /// emulator adds `serverTimeInEpochMillis` to the body.
+    case clockSkewTooBig(serverTimeMillis: Int64, creationTimeMillis: Int64)
+    /// The request id was already accepted for this dispatch target inside the replay window.
+    /// `REPLAYED_REQUEST`, 401.
+    case replayedRequest(String)
+    /// The replay cache is full of entries that are still live. Evicting one would let its
+    /// request be replayed, so new requests are refused until entries expire.
+    /// `REPLAY_CACHE_FULL`, 503: the client may retry later with a new request.
+    case replayCacheFull(capacity: Int)
+
+    /// The stable machine-readable code.
+    public var code: String {
+        switch self {
+        case .malformed: "MALFORMED_REQUEST"
+        case .unknownDispatchTarget: "UNKNOWN_DISPATCH_TARGET"
+        case .invalidSignature: "INVALID_SIGNATURE"
+        case .clockSkewTooBig: "CLOCK_SKEW_TOO_BIG"
+        case .replayedRequest: "REPLAYED_REQUEST"
+        case .replayCacheFull: "REPLAY_CACHE_FULL"
+        }
+    }
+
+    /// The HTTP status the emulator answers with (ARCHITECTURE's table; 503 for a full cache).
+    public var httpStatus: Int {
+        switch self {
+        case .malformed: 400
+        case .unknownDispatchTarget, .invalidSignature, .clockSkewTooBig, .replayedRequest: 401
+        case .replayCacheFull: 503
+        }
+    }
+
+    /// What happened and what to do about it.
+    public var reason: String {
+        switch self {
+        case .malformed(let reason):
+            return reason
+        case .unknownDispatchTarget(let id):
+            return "No signature key is registered for dispatch target \"\(id.prefix(64))\"; register the device again."
+        case .invalidSignature:
+            return "The Device-Signature does not verify with the key registered for its dispatch target; the device key may have changed: register it again."
+        case .clockSkewTooBig(let server, let creation):
+            let (difference, overflow) = creation.subtractingReportingOverflow(server)
+            let amount = overflow ? "more than \(Int64.max) ms" : "\(difference.magnitude) ms"
+            let direction = creation > server ? "ahead of" : "behind"
+            return "The request was created \(amount) \(direction) the server time (\(server)); set the device clock to automatic time."
+        case .replayedRequest(let requestId):
+            return "The request id \"\(requestId)\" was already used; every request, retries included, needs a new request id and signature."
+        case .replayCacheFull(let capacity):
+            return "The server's replay cache holds \(capacity) live request ids and accepts no more until some expire; retry later with a new request."
+        }
+    }
+
+    public var description: String { "\(code): \(reason)" }
+}

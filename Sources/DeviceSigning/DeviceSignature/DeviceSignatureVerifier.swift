@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+
+/// Checks `Device-Signature` header values as the backend does: the reference implementation the
+/// emulator uses.
+///
+/// Checks, in order; the first that fails decides the rejection:
+/// 1. sizes: header value ≤ 16 KiB, protected header JSON ≤ 1 KiB, payload JSON ≤ 4 KiB; then a
+///    strict compact-JWS parse (`CompactJWS`): three parts of strict base64url, `alg` exactly
+///    "ES256", a 64-byte r||s signature → `.malformed`. `alg` "none", "HS256" or anything else is
+///    `.malformed` (MALFORMED_REQUEST), not `.invalidSignature`: such a value is not a
+///    Device-Signature at all, and INVALID_SIGNATURE would tell the client to register again.
+/// 2. `typ`, when present, exactly "JWT"; `kid` present and a valid dispatch target id → `.malformed`.
+/// 3. a key registered for the `kid` → `.unknownDispatchTarget`.
+/// 4. the signature → `.invalidSignature`. Nothing in the payload is trusted before this.
+/// 5. the payload: a JSON object with `dispatchTargetId` (a string equal to `kid`), `requestId`
+///    (a string of 1...64 UTF-16 code units) and `creationTimeInEpochMillis` (an integer)
+///    → `.malformed`.
+/// 6. freshness: `|now - creationTime| <= tolerance` (exactly at the tolerance is accepted, both
+///    ways) → `.clockSkewTooBig`.
+/// 7. replay: the request id, per dispatch target, not accepted before within its window
+///    → `.replayedRequest`; or the replay cache full of live entries → `.replayCacheFull`.
+///
+/// Replay window: an accepted request is remembered until `max(creationTime, now) + tolerance`.
+/// The same signed value is fresh only until `creationTime + tolerance`, so it can never be
+/// replayed; and because the expiry is never earlier than `now + tolerance`, a creation time
+/// skewed into the past does not shorten how long the request id stays blocked. The arithmetic
+/// saturates, so hostile creation times (Int64.min, Int64.max) neither trap nor wrap.
+/// This assumes the verifier's clock does not jump backwards by more than the tolerance.
+///
+/// Thread-safe: the replay cache is behind a `Mutex`, and the check-and-record of a request id
+/// is one critical section, so concurrent verifications accept each request id exactly once.
+/// Signature verification runs outside the lock.
+public final class DeviceSignatureVerifier: Sendable {
+    /// Finds the public key registered for a dispatch target, or nil.
+    public typealias KeyLookup = @Sendable (_ dispatchTargetId: String) -> P256.Signing.PublicKey?
+
+    public static let defaultToleranceMillis: Int64 = 60_000
+    public static let defaultReplayCacheCapacity = 100_000
+
+    /// The largest accepted `|now - creationTime|`, in milliseconds.
+    public let toleranceMillis: Int64
+    /// The most request ids remembered at once.
+    public let replayCacheCapacity: Int
+
+    private let clock: any WallClock
+    private let keyLookup: KeyLookup
+    private let replayCache: Mutex<ReplayCache>
+
+    /// - Parameters:
+    ///   - toleranceMillis: the clock-skew tolerance, ≥ 0 (default 60 s).
+    ///   - clock: the server clock.
+    ///   - replayCacheCapacity: ≥ 1 (default 100,000). Each accepted request id stays for at most
+    ///     two tolerances, so the default sustains about 830 requests/s at the default tolerance;
+    ///     beyond that, new requests get `.replayCacheFull` rather than a replay hole.
+    ///   - keyLookup: the key registered for a dispatch target id.
+    /// - Throws: `DeviceSigningError` `.invalidConfiguration`.
+    public init(
+        toleranceMillis: Int64 = DeviceSignatureVerifier.defaultToleranceMillis,
+        clock: any WallClock,
+        replayCacheCapacity: Int = DeviceSignatureVerifier.defaultReplayCacheCapacity,
+        keyLookup: @escaping KeyLookup
+    ) throws {
+        guard toleranceMillis >= 0 else {
+            throw DeviceSigningError(.invalidConfiguration, "The clock-skew tolerance must not be negative; got \(toleranceMillis) ms.")
+        }
+        guard replayCacheCapacity >= 1 else {
+            throw DeviceSigningError(.invalidConfiguration, "The replay cache capacity must be at least 1; got \(replayCacheCapacity).")
+        }
+        self.toleranceMillis = toleranceMillis
+        self.replayCacheCapacity = replayCacheCapacity
+        self.clock = clock
+        self.keyLookup = keyLookup
+        self.replayCache = Mutex(ReplayCache(capacity: replayCacheCapacity))
+    }
+
+    /// The number of request ids currently remembered (expired ones may linger until the next
+    /// verification).
+    public var replayCacheCount: Int {
+        replayCache.withLock { $0.count }
+    }
+
+    /// Verifies a `Device-Signature` header value and, if it is accepted, records its request id.
+    public func verify(_ headerValue: String) -> Result<VerifiedDeviceSignature, DeviceSignatureRejection> {
+        if let problem = Self.sizeProblem(headerValue) {
+            return .failure(.malformed(reason: problem))
+        }
+        let jws: CompactJWS
+        do {
+            jws = try CompactJWS(parsing: headerValue)
+        } catch let error as DeviceSigningError {
+            return .failure(.malformed(reason: error.reason))
+        } catch {
+            return .failure(.malformed(reason: "The Device-Signature is not a compact JWS."))
+        }
+        if let typ = jws.header.typ, typ != "JWT" {
+            return .failure(.malformed(reason: "The JWS typ is \"\(typ.prefix(32))\"; a Device-Signature has typ \"JWT\"."))
+        }
+        guard let kid = jws.header.kid else {
+            return .failure(.malformed(reason: "The JWS header has no kid; a Device-Signature names its dispatch target in kid."))
+        }
+        if let problem = DeviceSignatureLimits.dispatchTargetIdProblem(kid) {
+            return .failure(.malformed(reason: "The JWS kid is not a dispatch target id: " + problem))
+        }
+        guard let key = keyLookup(kid) else {
+            return .failure(.unknownDispatchTarget(kid))
+        }
+        guard let payloadJSON = try? jws.verifiedPayload(with: key) else {
+            return .failure(.invalidSignature)
+        }
+        let payload: DeviceSignaturePayload
+        switch DeviceSignaturePayload.decode(payloadJSON) {
+        case .success(let decoded): payload = decoded
+        case .failure(let rejection): return .failure(rejection)
+        }
+        // Byte equality: Swift's `==` on String would also match canonically equivalent ids.
+        guard payload.dispatchTargetId.utf8.elementsEqual(kid.utf8) else {
+            return .failure(.malformed(reason: "The payload's dispatchTargetId is not the JWS kid; both must name the same dispatch target."))
+        }
+        if let problem = DeviceSignatureLimits.requestIdProblem(payload.requestId) {
+            return .failure(.malformed(reason: problem))
+        }
+        let creationTime = payload.creationTimeInEpochMillis
+        let now = clock.nowMillis()
+        guard Self.isFresh(creationTime: creationTime, now: now, tolerance: toleranceMillis) else {
+            return .failure(.clockSkewTooBig(serverTimeMillis: now, creationTimeMillis: creationTime))
+        }
+        let expiry = Self.replayExpiry(creationTime: creationTime, now: now, tolerance: toleranceMillis)
+        let cacheKey = ReplayCache.Key(dispatchTargetId: kid, requestId: payload.requestId)
+        switch replayCache.withLock({ $0.insert(cacheKey, expiry: expiry, now: now) }) {
+        case .inserted:
+            return .success(VerifiedDeviceSignature(
+                dispatchTargetId: kid, requestId: payload.requestId,
+                creationTimeMillis: creationTime, serverTimeMillis: now))
+        case .replayed:
+            return .failure(.replayedRequest(payload.requestId))
+        case .full:
+            return .failure(.replayCacheFull(capacity: replayCacheCapacity))
+        }
+    }
+
+    /// `|now - creationTime| <= tolerance`, without overflow for any Int64 inputs.
+    static func isFresh(creationTime: Int64, now: Int64, tolerance: Int64) -> Bool {
+        let (difference, overflow) = now.subtractingReportingOverflow(creationTime)
+        // An overflowing difference is larger in magnitude than Int64.max >= tolerance.
+        return !overflow && difference.magnitude <= UInt64(tolerance)
+    }
+
+    /// `max(creationTime, now) + tolerance`, saturating at Int64.max.
+    static func replayExpiry(creationTime: Int64, now: Int64, tolerance: Int64) -> Int64 {
+        let (expiry, overflow) = max(creationTime, now).addingReportingOverflow(tolerance)
+        return overflow ? .max : expiry
+    }
+
+    /// Checks the size limits before any decoding; nil when they hold.
+    static func sizeProblem(_ headerValue: String) -> String? {
+        let bytes = headerValue.utf8
+        guard bytes.count <= DeviceSignatureLimits.maximumHeaderValueBytes else {
+            return "The Device-Signature is \(bytes.count) bytes; at most \(DeviceSignatureLimits.maximumHeaderValueBytes) are accepted."
+        }
+        var partLengths = [0]
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                partLengths.append(0)
+            } else {
+                partLengths[partLengths.count - 1] += 1
+            }
+        }
+        guard partLengths.count == 3 else {
+            return "A compact JWS has exactly three dot-separated parts; this one has \(partLengths.count)."
+        }
+        if partLengths[0] > maximumBase64URLLength(decodedBytes: DeviceSignatureLimits.maximumHeaderJSONBytes) {
+            return "The JWS protected header is larger than \(DeviceSignatureLimits.maximumHeaderJSONBytes) bytes."
+        }
+        if partLengths[1] > maximumBase64URLLength(decodedBytes: DeviceSignatureLimits.maximumPayloadJSONBytes) {
+            return "The JWS payload is larger than \(DeviceSignatureLimits.maximumPayloadJSONBytes) bytes."
+        }
+        return nil
+    }
+
+    /// The length of the unpadded base64url encoding of `decodedBytes` bytes: ceil(4n / 3).
+    static func maximumBase64URLLength(decodedBytes: Int) -> Int {
+        (decodedBytes * 4 + 2) / 3
+    }
+}

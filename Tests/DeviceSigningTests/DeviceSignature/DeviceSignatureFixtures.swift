@@ -1,0 +1,140 @@
+import DeviceSigning
+import Foundation
+import Synchronization
+import Testing
+
+/// Shared by the Device-Signature tests: the vector file, the fixture key, small helpers.
+enum DeviceSignatureFixtures {
+    /// The nearest directory above this file that holds Package.swift.
+    static let packageRoot: URL? = {
+        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while directory.path != "/" {
+            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
+                return directory
+            }
+            directory.deleteLastPathComponent()
+        }
+        return nil
+    }()
+
+    static func loadVectors() throws -> DeviceSignatureVectorFile {
+        let root = try #require(packageRoot, "No Package.swift above \(#filePath)")
+        let data = try Data(contentsOf: root.appendingPathComponent("Vectors/device-signature.json"))
+        return try JSONDecoder().decode(DeviceSignatureVectorFile.self, from: data)
+    }
+
+    /// The RFC 7515 A.3 key, from the vector file (TEST ONLY).
+    static func fixtureKey() throws -> P256.Signing.PrivateKey {
+        let key = try loadVectors().key
+        let json = #"{"kty":"\#(key.kty)","crv":"\#(key.crv)","x":"\#(key.x)","y":"\#(key.y)","d":"\#(key.d)"}"#
+        return try P256.Signing.PrivateKey(jwkRepresentation: Array(json.utf8))
+    }
+
+    static let t0: Int64 = 1_767_225_600_000
+    static let target = "0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40"
+
+    /// A verifier that knows `targets`, all with `key`.
+    static func verifier(
+        key: P256.Signing.PublicKey, targets: [String] = [target], clock: ManualWallClock,
+        toleranceMillis: Int64 = 60_000, capacity: Int = 100_000
+    ) throws -> DeviceSignatureVerifier {
+        let known = Set(targets)
+        return try DeviceSignatureVerifier(toleranceMillis: toleranceMillis, clock: clock, replayCacheCapacity: capacity) { id in
+            known.contains(id) ? key : nil
+        }
+    }
+
+    /// A compact JWS over arbitrary header and payload JSON (for malformed inputs), built with
+    /// Foundation's base64 and the public signing API only.
+    static func jws(header: String, payload: String, key: P256.Signing.PrivateKey) throws -> String {
+        let signingInput = base64urlEncode(Data(header.utf8)) + "." + base64urlEncode(Data(payload.utf8))
+        let signature = try key.signature(for: Array(signingInput.utf8))
+        return signingInput + "." + base64urlEncode(signature.rawRepresentation)
+    }
+
+    static func base64urlEncode(_ data: Data) -> String {
+        data.base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func payloadJSON(target: String = target, requestId: String, creation: String) -> String {
+        #"{"dispatchTargetId":"\#(target)","requestId":"\#(requestId)","creationTimeInEpochMillis":\#(creation)}"#
+    }
+
+    static func standardHeader(_ kid: String = target) -> String {
+        #"{"alg":"ES256","kid":"\#(kid)","typ":"JWT"}"#
+    }
+
+    /// Strict-enough base64url decoding for tests (Foundation underneath, not the package's codec).
+    static func base64url(_ text: some StringProtocol) -> Data? {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.count % 4 != 0 { standard += "=" }
+        return Data(base64Encoded: standard)
+    }
+
+    /// The three parts of a compact JWS.
+    static func parts(_ compact: String) -> [Substring] {
+        compact.split(separator: ".", omittingEmptySubsequences: false)
+    }
+
+    /// The decoded payload JSON object of a compact JWS.
+    static func payloadObject(_ compact: String) throws -> [String: Any] {
+        let data = try #require(base64url(parts(compact)[1]))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+}
+
+/// Request ids 1, 2, 3, … as strings: a deterministic generator for tests.
+final class CountingRequestIds: Sendable {
+    private let next = Mutex(0)
+    func generate() -> String {
+        next.withLock { value in
+            value += 1
+            return "request-\(value)"
+        }
+    }
+}
+
+struct DeviceSignatureVectorFile: Decodable {
+    struct PrivateJWK: Decodable {
+        let kty, crv, x, y, d, comment: String
+    }
+
+    struct Verifier: Decodable {
+        let toleranceMillis: Int64
+        let replayCacheCapacity: Int
+        let dispatchTargets: [String]
+    }
+
+    struct Positive: Decodable {
+        let name: String
+        let dispatchTargetId: String
+        let requestId: String
+        let creationTimeInEpochMillis: Int64
+        let headerJSON: String
+        let payloadJSON: String
+        let encodedHeader: String
+        let encodedPayload: String
+        let signingInput: String
+        let signature: String
+        let compact: String
+        let verifierTimeMillis: Int64
+    }
+
+    struct Verification: Decodable {
+        let name: String
+        let comment: String
+        let compact: String
+        let expected: String
+        let verifierTimeMillis: Int64
+        let session: String?
+    }
+
+    let testOnly: String
+    let key: PrivateJWK
+    let verifier: Verifier
+    let positive: [Positive]
+    let verification: [Verification]
+}
