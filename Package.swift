@@ -40,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning"],
+            dependencies: ["DeviceSigning", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Checks `Device-Signature` header values as the backend does: the reference implementation the
 /// emulator uses.
@@ -28,7 +27,7 @@ import Synchronization
 /// saturates, so hostile creation times (Int64.min, Int64.max) neither trap nor wrap.
 /// This assumes the verifier's clock does not jump backwards by more than the tolerance.
 ///
-/// Thread-safe: the replay cache is behind a `Mutex`, and the check-and-record of a request id
+/// Thread-safe: the replay cache is behind a lock, and the check-and-record of a request id
 /// is one critical section, so concurrent verifications accept each request id exactly once.
 /// Signature verification runs outside the lock.
 public final class DeviceSignatureVerifier: Sendable {
@@ -45,7 +44,7 @@ public final class DeviceSignatureVerifier: Sendable {
 
     private let clock: any WallClock
     private let keyLookup: KeyLookup
-    private let replayCache: Mutex<ReplayCache>
+    private let replayCache: Locked<ReplayCache>
 
     /// - Parameters:
     ///   - toleranceMillis: the clock-skew tolerance, ≥ 0 (default 60 s).
@@ -71,7 +70,7 @@ public final class DeviceSignatureVerifier: Sendable {
         self.replayCacheCapacity = replayCacheCapacity
         self.clock = clock
         self.keyLookup = keyLookup
-        self.replayCache = Mutex(ReplayCache(capacity: replayCacheCapacity))
+        self.replayCache = Locked(ReplayCache(capacity: replayCacheCapacity))
     }
 
     /// The number of request ids currently remembered (expired ones may linger until the next

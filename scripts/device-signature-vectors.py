@@ -5,7 +5,7 @@ Independent of the Swift code: the JSON is written by Python's json module, base
 base64 module, and every signature by the `cryptography` package (PyPI, >= 44) with RFC 6979
 deterministic ECDSA, so re-running this script reproduces the file byte for byte:
 
-    python3 Vectors/device-signature.py > Vectors/device-signature.json
+    python3 scripts/device-signature-vectors.py > Vectors/device-signature.json
 
 The keys are published examples (RFC 7515 A.3, RFC 6979 A.2.5): TEST ONLY, never for anything real.
 """

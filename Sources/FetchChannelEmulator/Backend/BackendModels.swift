@@ -1,0 +1,80 @@
+import DeviceSigning
+import Foundation
+
+/// A registered dispatch target: where the backend sends a device's out-of-band operations and
+/// the key that signs the device's requests.
+struct DispatchTargetRecord: Sendable {
+    let id: String
+    let extId: String
+    let username: String
+    let deviceId: String
+    let name: String
+    let target: String
+    let dispatcher: String
+    var signatureKey: P256.Signing.PublicKey
+}
+
+/// The operation kinds of the redeem endpoint (`/token/redeem/{kind}`).
+enum OperationKind: String, Sendable, CaseIterable {
+    case registration
+    case authentication
+    case deregistration
+}
+
+/// An operation the backend holds for a device until it is redeemed or expires.
+struct StoredOperation: Sendable {
+    let deviceId: String
+    let kind: OperationKind
+    let creationTimeMillis: Int64
+    let expiresAtMillis: Int64
+    let channel: String
+    let token: String
+    let redeemURL: String
+    var redeemed: Bool
+    /// The serialized `Op` JSON, made once at dispatch: operations are immutable and listed often.
+    let json: [UInt8]
+
+    init(deviceId: String, kind: OperationKind, creationTimeMillis: Int64, expiresAtMillis: Int64, channel: String,
+         token: String, redeemURL: String, data: JSONObjectText?) {
+        self.deviceId = deviceId
+        self.kind = kind
+        self.creationTimeMillis = creationTimeMillis
+        self.expiresAtMillis = expiresAtMillis
+        self.channel = channel
+        self.token = token
+        self.redeemURL = redeemURL
+        self.redeemed = false
+        var payload: [String: Any] = [
+            "contentType": "application/json",
+            "version": "1",
+            "redeemData": ["token": token, "redeemUrl": redeemURL],
+        ]
+        if let data { payload["data"] = data.object }
+        let object: [String: Any] = [
+            "creationTimeInEpochMillis": creationTimeMillis,
+            "dispatchChannel": channel,
+            "payload": payload,
+            "additionalInformation": ["operation": kind.rawValue, "lifetimeMillis": expiresAtMillis - creationTimeMillis],
+        ]
+        // Only strings, numbers and the dispatcher's already-parsed JSON: always serializable.
+        self.json = Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
+    }
+
+    /// `{"operations":[Op…]}` for a list of operations, from their cached JSON.
+    static func answer(_ operations: [StoredOperation]) -> [UInt8] {
+        var body = Array(#"{"operations":["#.utf8)
+        for (index, operation) in operations.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: operation.json)
+        }
+        body.append(contentsOf: Array("]}".utf8))
+        return body
+    }
+}
+
+/// A JSON value kept as parsed by JSONSerialization, wrapped so it can live in Sendable state.
+/// @unchecked: the wrapped value is an immutable property-list tree (NSString, NSNumber, arrays,
+/// dictionaries) that is never mutated after parsing.
+struct JSONObjectText: @unchecked Sendable {
+    let object: Any
+}

@@ -1,0 +1,57 @@
+import DeviceSigning
+import Foundation
+
+/// The answers the emulated backend gives, in one place so every error body has the same shape:
+/// `{"errorCode": CODE, "message": text}` (plus `serverTimeInEpochMillis` for clock skew).
+enum BackendResponses {
+    /// An answer that ends a request early, carried through `Result`.
+    struct Refusal: Error {
+        let response: HTTPResponse
+        init(_ response: HTTPResponse) { self.response = response }
+    }
+
+    static func json(_ status: Int, _ object: [String: Any]) -> HTTPResponse {
+        // Objects built here hold only strings, numbers, arrays and dictionaries: always serializable.
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return HTTPResponse.json(status: status, data)
+    }
+
+    static func error(_ status: Int, _ code: String, _ message: String, extra: [String: Any] = [:]) -> HTTPResponse {
+        var body: [String: Any] = ["errorCode": code, "message": message]
+        body.merge(extra) { current, _ in current }
+        return json(status, body)
+    }
+
+    static func rejection(_ rejection: DeviceSignatureRejection) -> HTTPResponse {
+        var extra: [String: Any] = [:]
+        if case .clockSkewTooBig(let serverTime, _) = rejection {
+            extra["serverTimeInEpochMillis"] = serverTime
+        }
+        return error(rejection.httpStatus, rejection.code, rejection.reason, extra: extra)
+    }
+
+    static func malformed(_ message: String) -> HTTPResponse {
+        error(400, "MALFORMED_REQUEST", message)
+    }
+
+    static let notFound = HTTPResponse(status: 404)
+
+    static func methodNotAllowed(allow: [String]) -> HTTPResponse {
+        HTTPResponse(status: 405, headers: ["Allow": allow.joined(separator: ", ")])
+    }
+
+    /// Parses a JSON object body; nil for anything else.
+    static func object(from request: HTTPRequest) -> [String: Any]? {
+        guard !request.body.isEmpty else { return nil }
+        return (try? JSONSerialization.jsonObject(with: request.bodyData)) as? [String: Any]
+    }
+
+    /// A random URL-safe identifier with `bytes` bytes of entropy.
+    static func randomIdentifier(bytes: Int = 24) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let random = (0..<bytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        return Data(random).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}

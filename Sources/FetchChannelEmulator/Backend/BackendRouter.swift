@@ -1,0 +1,282 @@
+import DeviceSigning
+import Foundation
+
+/// Turns each HTTP request into the emulated backend's answer: the device endpoints of
+/// ARCHITECTURE.md ("Endpoints", "Error answers of the emulator") under the configured base
+/// path, and the loopback-only control API under `/_emulator/`.
+struct BackendRouter: Sendable {
+    let configuration: ReferenceBackend.Configuration
+    let state: BackendState
+    let clock: ServerClock
+    let verifier: DeviceSignatureVerifier
+    /// The server's base URL, known once it is bound (for the redeem URLs it hands out).
+    let baseURL: Locked<String>
+    /// The last creation time handed out: operations get strictly increasing times, so their order
+    /// is the dispatch order even within one millisecond.
+    let lastCreationMillis = Locked(Int64.min)
+
+    func handle(_ request: HTTPRequest) -> HTTPServerAction {
+        let path = request.path
+        if path == "/_emulator" || path.hasPrefix("/_emulator/") {
+            guard request.peer.isLoopback else {
+                return .respond(BackendResponses.error(403, "FORBIDDEN", "The emulator control API answers loopback clients only."))
+            }
+            return .respond(control(request))
+        }
+        let base = configuration.basePath
+        if let id = remainder(of: path, after: base + "/token/dispatch/targets") {
+            return withFault(.targets) { targets(request, id: id) }
+        }
+        if let deviceId = remainder(of: path, after: base + "/devices/outofbandoperations"), !deviceId.isEmpty {
+            return withFault(.operations) { operations(request, deviceId: deviceId) }
+        }
+        if let kind = remainder(of: path, after: base + "/token/redeem"), !kind.isEmpty {
+            return withFault(.redeem) { redeem(request, kindText: kind) }
+        }
+        return .respond(BackendResponses.notFound)
+    }
+
+    /// "" for `prefix` itself, the single path segment after `prefix/`, or nil.
+    private func remainder(of path: String, after prefix: String) -> String? {
+        if path == prefix { return "" }
+        guard path.hasPrefix(prefix + "/") else { return nil }
+        let rest = path.dropFirst(prefix.count + 1)
+        guard !rest.contains("/") else { return nil }
+        return String(rest).removingPercentEncoding ?? String(rest)
+    }
+
+    // MARK: Faults
+
+    /// Counts the request and applies an injected fault. Faults that replace the answer
+    /// (status, garbage, oversized, close) skip the request's processing, so it has no effect;
+    /// delay, hang and wrong-content-type process it and then disturb the answer.
+    private func withFault(_ endpoint: EmulatorEndpoint, _ process: () -> HTTPResponse) -> HTTPServerAction {
+        guard let fault = state.recordRequest(to: endpoint) else { return .respond(process()) }
+        switch fault.kind {
+        case .delay:
+            return .respondAfter(delayMillis: Int(((fault.seconds ?? 0) * 1000).rounded()), process())
+        case .status:
+            let status = fault.status ?? 500
+            return .respond(BackendResponses.error(status, "INJECTED_FAULT", "The emulator was told to answer \(status)."))
+        case .garbage:
+            return .respond(HTTPResponse.json(status: 200, Data("<html>\u{0}\u{7f}not json".utf8)))
+        case .oversized:
+            var body = Array(#"{"operations":["#.utf8)
+            body.append(contentsOf: repeatElement(UInt8(ascii: " "), count: (1 << 20) + 1024))
+            body.append(contentsOf: Array("]}".utf8))
+            return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body))
+        case .close:
+            return .closeWithoutAnswer
+        case .hang:
+            return .respondThenHang(process())
+        case .wrongContentType:
+            var response = process()
+            response.headers.replaceOrAdd(name: "Content-Type", value: "text/html")
+            return .respond(response)
+        }
+    }
+
+    // MARK: Device signature
+
+    private func verifiedSignature(_ request: HTTPRequest) -> Result<VerifiedDeviceSignature, BackendResponses.Refusal> {
+        guard let header = request.headers[DeviceSignatureSigner.headerName] else {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("The request has no Device-Signature header.")))
+        }
+        return verifier.verify(header).mapError { BackendResponses.Refusal(BackendResponses.rejection($0)) }
+    }
+
+    // MARK: Dispatch targets
+
+    private func targets(_ request: HTTPRequest, id: String) -> HTTPResponse {
+        switch (request.method, id.isEmpty) {
+        case ("POST", true): return register(request)
+        case ("PATCH", false): return rotate(request, id: id)
+        case (_, true): return BackendResponses.methodNotAllowed(allow: ["POST"])
+        case (_, false): return BackendResponses.methodNotAllowed(allow: ["PATCH"])
+        }
+    }
+
+    private func register(_ request: HTTPRequest) -> HTTPResponse {
+        guard let body = BackendResponses.object(from: request) else {
+            return BackendResponses.malformed("The body must be a JSON object.")
+        }
+        guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
+            return BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")
+        }
+        let key: P256.Signing.PublicKey
+        switch Self.signatureKey(in: body) {
+        case .success(let parsed): key = parsed
+        case .failure(let refusal): return refusal.response
+        }
+        let optional = { (name: String) -> String in (body[name] as? String) ?? "" }
+        let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
+                                          username: optional("username"), deviceId: deviceId, name: optional("name"),
+                                          target: optional("target"), dispatcher: optional("dispatcher"), signatureKey: key)
+        guard state.register(record) else {
+            return BackendResponses.error(507, "TOO_MANY_TARGETS", "The emulator holds the most dispatch targets it keeps.")
+        }
+        return BackendResponses.json(201, ["id": record.id, "extId": record.extId])
+    }
+
+    private func rotate(_ request: HTTPRequest, id: String) -> HTTPResponse {
+        let verified: VerifiedDeviceSignature
+        switch verifiedSignature(request) {
+        case .success(let signature): verified = signature
+        case .failure(let refusal): return refusal.response
+        }
+        guard verified.dispatchTargetId == id else {
+            return BackendResponses.error(401, "INVALID_SIGNATURE", "The Device-Signature is for another dispatch target; sign with this target's current key.")
+        }
+        guard let body = BackendResponses.object(from: request) else {
+            return BackendResponses.malformed("The body must be a JSON object with signatureKey.")
+        }
+        switch Self.signatureKey(in: body) {
+        case .success(let key):
+            guard state.updateKey(of: id, to: key) else {
+                return BackendResponses.error(401, "UNKNOWN_DISPATCH_TARGET", "No dispatch target \(id).")
+            }
+            return BackendResponses.json(200, ["id": id])
+        case .failure(let refusal):
+            return refusal.response
+        }
+    }
+
+    private static func signatureKey(in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
+        guard let jwkObject = body["signatureKey"] as? [String: Any],
+              let jwkData = try? JSONSerialization.data(withJSONObject: jwkObject) else {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("signatureKey must be a public JWK object.")))
+        }
+        do {
+            return .success(try JWK(jsonRepresentation: jwkData).publicKey())
+        } catch let error as DeviceSigningError {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("signatureKey is not a usable P-256 JWK: \(error.reason)")))
+        } catch {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("signatureKey is not a usable P-256 JWK.")))
+        }
+    }
+
+    // MARK: Operations
+
+    private func operations(_ request: HTTPRequest, deviceId: String) -> HTTPResponse {
+        guard request.method == "GET" else { return BackendResponses.methodNotAllowed(allow: ["GET"]) }
+        let verified: VerifiedDeviceSignature
+        switch verifiedSignature(request) {
+        case .success(let signature): verified = signature
+        case .failure(let refusal): return refusal.response
+        }
+        guard state.target(verified.dispatchTargetId)?.deviceId == deviceId else {
+            return BackendResponses.error(401, "UNKNOWN_DISPATCH_TARGET", "The dispatch target is not registered for device \(deviceId.prefix(64)).")
+        }
+        let pending = state.pendingOperations(for: deviceId, nowMillis: clock.nowMillis())
+        return HTTPResponse.json(status: 200, Data(StoredOperation.answer(pending)))
+    }
+
+    // MARK: Redemption
+
+    private func redeem(_ request: HTTPRequest, kindText: String) -> HTTPResponse {
+        guard let kind = OperationKind(rawValue: kindText) else { return BackendResponses.notFound }
+        guard request.method == "POST" else { return BackendResponses.methodNotAllowed(allow: ["POST"]) }
+        guard let body = BackendResponses.object(from: request), let token = body["token"] as? String, !token.isEmpty else {
+            return BackendResponses.malformed("The body must be {\"token\": \"…\"}.")
+        }
+        switch state.redeem(token: token, kind: kind, nowMillis: clock.nowMillis()) {
+        case .redeemed(let lifetime, let kind):
+            let op = ["registration": "Reg", "authentication": "Auth", "deregistration": "Dereg"][kind.rawValue] ?? "Auth"
+            let uafRequest = #"[{"header":{"upv":{"major":1,"minor":1},"op":"\#(op)","appID":"emulator"},"challenge":"\#(BackendResponses.randomIdentifier())"}]"#
+            return BackendResponses.json(200, ["statusCode": 1200, "uafRequest": uafRequest, "op": op, "lifetimeMillis": lifetime])
+        case .alreadyRedeemed:
+            return BackendResponses.error(410, "TOKEN_ALREADY_REDEEMED", "This token was redeemed before; every operation is redeemed once.")
+        case .expired:
+            return BackendResponses.error(410, "TOKEN_EXPIRED", "The operation's lifetime is over; start a new operation.")
+        case .unknownToken:
+            return BackendResponses.error(400, "UNKNOWN_TOKEN", "No operation has this token.")
+        case .wrongKind:
+            return BackendResponses.malformed("The token belongs to another operation kind; use the redeemUrl of the operation.")
+        }
+    }
+
+    // MARK: Control API
+
+    private func control(_ request: HTTPRequest) -> HTTPResponse {
+        switch (request.method, request.path) {
+        case ("POST", "/_emulator/dispatch"):
+            guard let body = BackendResponses.object(from: request) else {
+                return BackendResponses.malformed("The body must be a JSON object.")
+            }
+            switch dispatch(body) {
+            case .success(let operation): return HTTPResponse.json(status: 201, Data(operation.json))
+            case .failure(let refusal): return refusal.response
+            }
+        case ("POST", "/_emulator/clock"):
+            guard let body = BackendResponses.object(from: request), let seconds = (body["offsetSeconds"] as? NSNumber)?.doubleValue,
+                  seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400 else {
+                return BackendResponses.malformed("The body must be {\"offsetSeconds\": number} (at most ten years either way).")
+            }
+            clock.offsetMillis = Int64((seconds * 1000).rounded())
+            return BackendResponses.json(200, ["offsetSeconds": seconds])
+        case ("POST", "/_emulator/faults"):
+            guard let body = BackendResponses.object(from: request) else {
+                return BackendResponses.malformed("The body must be a JSON object.")
+            }
+            guard let endpoint = (body["endpoint"] as? String).flatMap(EmulatorEndpoint.init(rawValue:)),
+                  let kind = (body["kind"] as? String).flatMap(EmulatorFault.Kind.init(rawValue:)) else {
+                let endpoints = EmulatorEndpoint.allCases.map(\.rawValue).joined(separator: ", ")
+                let kinds = EmulatorFault.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+                return BackendResponses.malformed("endpoint must be one of \(endpoints); kind one of \(kinds).")
+            }
+            let fault = EmulatorFault(endpoint: endpoint, kind: kind, seconds: (body["seconds"] as? NSNumber)?.doubleValue,
+                                      status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
+            if let problem = fault.validationProblem() { return BackendResponses.malformed(problem) }
+            state.addFault(fault)
+            return BackendResponses.json(200, [:])
+        case ("DELETE", "/_emulator/faults"):
+            state.clearFaults()
+            return BackendResponses.json(200, [:])
+        case ("GET", "/_emulator/stats"):
+            let statistics = state.statistics
+            return BackendResponses.json(200, ["requests": statistics.requests, "redemptions": statistics.redemptions])
+        case (_, "/_emulator/dispatch"), (_, "/_emulator/clock"):
+            return BackendResponses.methodNotAllowed(allow: ["POST"])
+        case (_, "/_emulator/faults"):
+            return BackendResponses.methodNotAllowed(allow: ["POST", "DELETE"])
+        case (_, "/_emulator/stats"):
+            return BackendResponses.methodNotAllowed(allow: ["GET"])
+        default:
+            return BackendResponses.notFound
+        }
+    }
+
+    /// Creates an operation for a device (control API and in-process control share this).
+    func dispatch(_ body: [String: Any]) -> Result<StoredOperation, BackendResponses.Refusal> {
+        guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")))
+        }
+        guard let channel = body["channel"] as? String, !channel.isEmpty, channel.utf8.count <= 64 else {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("channel must be a non-empty string (firebase-cloud-messaging, png-qr-code, link, or any other).")))
+        }
+        let lifetimeSeconds = (body["lifetimeSeconds"] as? NSNumber)?.doubleValue ?? configuration.defaultLifetimeSeconds
+        guard lifetimeSeconds.isFinite, lifetimeSeconds > 0, lifetimeSeconds <= 30 * 86_400 else {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("lifetimeSeconds must be in (0, 2592000].")))
+        }
+        let kindText = (body["operation"] as? String) ?? OperationKind.authentication.rawValue
+        guard let kind = OperationKind(rawValue: kindText) else {
+            return .failure(BackendResponses.Refusal(BackendResponses.malformed("operation must be registration, authentication or deregistration.")))
+        }
+        let data = body["data"].map(JSONObjectText.init(object:))
+        let now = lastCreationMillis.withLock { last in
+            last = Swift.max(clock.nowMillis(), last == .max ? last : last + 1)
+            return last
+        }
+        let token = BackendResponses.randomIdentifier()
+        let operation = StoredOperation(
+            deviceId: deviceId, kind: kind, creationTimeMillis: now,
+            expiresAtMillis: now + Int64((lifetimeSeconds * 1000).rounded()),
+            channel: channel, token: token,
+            redeemURL: baseURL.withLock { $0 } + configuration.basePath + "/token/redeem/" + kind.rawValue,
+            data: data)
+        guard state.add(operation, nowMillis: now) else {
+            return .failure(BackendResponses.Refusal(BackendResponses.error(507, "TOO_MANY_OPERATIONS", "The emulator holds the most operations it keeps.")))
+        }
+        return .success(operation)
+    }
+}

@@ -1,0 +1,131 @@
+import DeviceSigning
+import Foundation
+
+/// Everything the emulated backend remembers, behind one lock: dispatch targets, operations,
+/// redemptions, faults and counters. Every method is one critical section, so a redemption is
+/// atomic: two concurrent redeems of one token give exactly one success.
+final class BackendState: Sendable {
+    enum RedeemOutcome: Equatable {
+        case redeemed(lifetimeMillis: Int64, kind: OperationKind)
+        case alreadyRedeemed
+        case expired
+        case unknownToken
+        case wrongKind
+    }
+
+    private struct Storage {
+        var targets: [String: DispatchTargetRecord] = [:]
+        var operationsByToken: [String: StoredOperation] = [:]
+        var tokensByDevice: [String: [String]] = [:]
+        var faults: [EmulatorFault] = []
+        var statistics = EmulatorStatistics()
+    }
+
+    /// Bounds that keep a long-running emulator's memory flat.
+    static let maximumTargets = 100_000
+    static let maximumOperations = 200_000
+
+    private let storage = Locked(Storage())
+
+    // MARK: Dispatch targets
+
+    func register(_ record: DispatchTargetRecord) -> Bool {
+        storage.withLock { storage in
+            guard storage.targets.count < Self.maximumTargets else { return false }
+            storage.targets[record.id] = record
+            return true
+        }
+    }
+
+    func target(_ id: String) -> DispatchTargetRecord? {
+        storage.withLock { $0.targets[id] }
+    }
+
+    func updateKey(of id: String, to key: P256.Signing.PublicKey) -> Bool {
+        storage.withLock { storage in
+            guard storage.targets[id] != nil else { return false }
+            storage.targets[id]?.signatureKey = key
+            return true
+        }
+    }
+
+    // MARK: Operations
+
+    func add(_ operation: StoredOperation, nowMillis: Int64) -> Bool {
+        storage.withLock { storage in
+            if storage.operationsByToken.count >= Self.maximumOperations {
+                Self.purge(&storage, nowMillis: nowMillis)
+                guard storage.operationsByToken.count < Self.maximumOperations else { return false }
+            }
+            storage.operationsByToken[operation.token] = operation
+            storage.tokensByDevice[operation.deviceId, default: []].append(operation.token)
+            return true
+        }
+    }
+
+    /// Operations for the device that are neither redeemed nor expired, oldest first.
+    func pendingOperations(for deviceId: String, nowMillis: Int64) -> [StoredOperation] {
+        storage.withLock { storage in
+            (storage.tokensByDevice[deviceId] ?? [])
+                .compactMap { storage.operationsByToken[$0] }
+                .filter { !$0.redeemed && $0.expiresAtMillis > nowMillis }
+                .sorted { $0.creationTimeMillis < $1.creationTimeMillis }
+        }
+    }
+
+    func redeem(token: String, kind: OperationKind, nowMillis: Int64) -> RedeemOutcome {
+        storage.withLock { storage in
+            guard let operation = storage.operationsByToken[token] else { return .unknownToken }
+            guard operation.kind == kind else { return .wrongKind }
+            if operation.redeemed { return .alreadyRedeemed }
+            guard operation.expiresAtMillis > nowMillis else { return .expired }
+            storage.operationsByToken[token]?.redeemed = true
+            storage.statistics.redemptions[token, default: 0] += 1
+            return .redeemed(lifetimeMillis: operation.expiresAtMillis - operation.creationTimeMillis, kind: operation.kind)
+        }
+    }
+
+    /// Drops operations that expired or were redeemed more than an hour ago (emulator time).
+    private static func purge(_ storage: inout Storage, nowMillis: Int64) {
+        let horizon = nowMillis - 3_600_000
+        let stale = storage.operationsByToken.filter { $0.value.expiresAtMillis < horizon }.map(\.key)
+        for token in stale {
+            if let deviceId = storage.operationsByToken.removeValue(forKey: token)?.deviceId {
+                storage.tokensByDevice[deviceId]?.removeAll { $0 == token }
+            }
+        }
+    }
+
+    // MARK: Faults and counters
+
+    func addFault(_ fault: EmulatorFault) {
+        storage.withLock { $0.faults.append(fault) }
+    }
+
+    func clearFaults() {
+        storage.withLock { $0.faults.removeAll() }
+    }
+
+    /// Counts a request to `endpoint` and returns the fault to apply to it, if any (the first
+    /// matching fault; a counted fault is used up).
+    func recordRequest(to endpoint: EmulatorEndpoint) -> EmulatorFault? {
+        storage.withLock { storage in
+            storage.statistics.requests[endpoint.rawValue, default: 0] += 1
+            guard let index = storage.faults.firstIndex(where: { $0.endpoint == endpoint }) else { return nil }
+            let fault = storage.faults[index]
+            if let count = fault.count {
+                if count <= 1 {
+                    storage.faults.remove(at: index)
+                } else {
+                    storage.faults[index] = EmulatorFault(endpoint: fault.endpoint, kind: fault.kind, seconds: fault.seconds,
+                                                          status: fault.status, count: count - 1)
+                }
+            }
+            return fault
+        }
+    }
+
+    var statistics: EmulatorStatistics {
+        storage.withLock { $0.statistics }
+    }
+}

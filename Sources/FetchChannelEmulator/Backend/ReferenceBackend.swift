@@ -1,0 +1,157 @@
+import DeviceSigning
+import Foundation
+
+/// The reference backend: an emulator of the backend's device endpoints on loopback, for tests,
+/// the demo and development. It speaks the same HTTP, verifies the same Device-Signatures and
+/// fails in the same ways as ARCHITECTURE.md describes; `/_emulator/…` controls it.
+///
+/// Starting one takes one line: `let backend = try ReferenceBackend.start()`; stop it with `stop()`.
+/// All state is in memory, behind one lock; time comes from the configured clock plus an
+/// adjustable offset, so tests control skew and expiry without sleeping.
+public final class ReferenceBackend: Sendable {
+    public struct Configuration: Sendable {
+        /// 127.0.0.1 or ::1 (the server refuses other hosts).
+        public var host: String
+        /// 0 picks an ephemeral port.
+        public var port: Int
+        /// Allowed |device time − server time| for a Device-Signature.
+        public var toleranceMillis: Int64
+        /// The clock the server offset is added to.
+        public var clock: any WallClock
+        /// The server clock's initial offset (positive: the server is ahead).
+        public var clockOffsetMillis: Int64
+        /// Request ids remembered for replay detection (each for up to two tolerances).
+        public var replayCacheCapacity: Int
+        /// The path prefix of the device endpoints.
+        public var basePath: String
+        /// Lifetime of an operation dispatched without one.
+        public var defaultLifetimeSeconds: Double
+        /// The HTTP server's settings (host, port and clock are taken from the fields above).
+        public var http: HTTPServer.Configuration
+
+        public init(host: String = "127.0.0.1", port: Int = 0, toleranceMillis: Int64 = 60_000,
+                    clock: any WallClock = SystemWallClock(), clockOffsetMillis: Int64 = 0,
+                    replayCacheCapacity: Int = 1_000_000, basePath: String = "/nevisfido",
+                    defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration()) {
+            self.host = host
+            self.port = port
+            self.toleranceMillis = toleranceMillis
+            self.clock = clock
+            self.clockOffsetMillis = clockOffsetMillis
+            self.replayCacheCapacity = replayCacheCapacity
+            self.basePath = basePath
+            self.defaultLifetimeSeconds = defaultLifetimeSeconds
+            self.http = http
+        }
+    }
+
+    public let configuration: Configuration
+    /// Where the backend listens, e.g. `http://127.0.0.1:49152`.
+    public let baseURL: URL
+    private let server: HTTPServer
+    private let router: BackendRouter
+
+    /// Starts a backend and returns it, listening.
+    public static func start(_ configuration: Configuration = Configuration()) throws -> ReferenceBackend {
+        try ReferenceBackend(configuration: configuration)
+    }
+
+    /// Creates and starts a backend.
+    public init(configuration: Configuration = Configuration()) throws {
+        self.configuration = configuration
+        let clock = ServerClock(base: configuration.clock, offsetMillis: configuration.clockOffsetMillis)
+        let state = BackendState()
+        let verifier = try DeviceSignatureVerifier(
+            toleranceMillis: configuration.toleranceMillis, clock: clock,
+            replayCacheCapacity: configuration.replayCacheCapacity,
+            keyLookup: { state.target($0)?.signatureKey })
+        let router = BackendRouter(configuration: configuration, state: state, clock: clock, verifier: verifier,
+                                   baseURL: Locked(""))
+        var http = configuration.http
+        http.host = configuration.host
+        http.port = configuration.port
+        http.clock = { clock.nowMillis() }
+        let server = HTTPServer(configuration: http, handler: { router.handle($0) })
+        let address = try server.start()
+        router.baseURL.withLock { $0 = address.baseURL.absoluteString }
+        self.server = server
+        self.router = router
+        self.baseURL = address.baseURL
+    }
+
+    /// Stops listening, closes every connection and joins the server's threads. Idempotent.
+    public func stop() {
+        server.stop()
+    }
+
+    deinit {
+        server.stop()
+    }
+
+    // MARK: In-process control (the same code as the `/_emulator/` API)
+
+    /// Registers a dispatch target for `deviceId` with the device's public key; returns its id.
+    public func registerDispatchTarget(deviceId: String, signatureKey: P256.Signing.PublicKey,
+                                       username: String = "user", name: String = "device") throws -> String {
+        let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
+                                          username: username, deviceId: deviceId, name: name, target: "emulator",
+                                          dispatcher: "emulator", signatureKey: signatureKey)
+        guard router.state.register(record) else {
+            throw EmulatorError("The emulator holds the most dispatch targets it keeps.")
+        }
+        return record.id
+    }
+
+    /// Dispatches an operation to `deviceId` through `channel` (a wire name such as
+    /// `firebase-cloud-messaging`, `png-qr-code`, `link`, or any other).
+    @discardableResult
+    public func dispatch(deviceId: String, channel: String, lifetimeSeconds: Double? = nil,
+                         operation: String = "authentication") throws -> DispatchedOperation {
+        var body: [String: Any] = ["deviceId": deviceId, "channel": channel, "operation": operation]
+        if let lifetimeSeconds { body["lifetimeSeconds"] = lifetimeSeconds }
+        switch router.dispatch(body) {
+        case .success(let stored):
+            return DispatchedOperation(token: stored.token, redeemURL: stored.redeemURL, channel: stored.channel,
+                                       creationTimeInEpochMillis: stored.creationTimeMillis)
+        case .failure(let refusal):
+            throw EmulatorError(String(decoding: refusal.response.body, as: UTF8.self))
+        }
+    }
+
+    /// The server clock's offset from the configured clock (positive: the server is ahead).
+    public var clockOffsetMillis: Int64 {
+        get { router.clock.offsetMillis }
+        set { router.clock.offsetMillis = newValue }
+    }
+
+    /// The server's current time (configured clock plus offset).
+    public var serverTimeMillis: Int64 { router.clock.nowMillis() }
+
+    public func injectFault(_ fault: EmulatorFault) throws {
+        if let problem = fault.validationProblem() { throw EmulatorError(problem) }
+        router.state.addFault(fault)
+    }
+
+    public func clearFaults() {
+        router.state.clearFaults()
+    }
+
+    public var statistics: EmulatorStatistics { router.state.statistics }
+
+    /// The HTTP server's connection counters.
+    public var serverStatistics: HTTPServerStatistics { server.statistics }
+}
+
+/// An operation the emulator dispatched, as the in-process control returns it.
+public struct DispatchedOperation: Sendable, Hashable {
+    public let token: String
+    public let redeemURL: String
+    public let channel: String
+    public let creationTimeInEpochMillis: Int64
+}
+
+/// A refused in-process control call.
+public struct EmulatorError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,1 +1,0 @@
-// The reference backend (issue 4) is built on the HTTP server in HTTP/.

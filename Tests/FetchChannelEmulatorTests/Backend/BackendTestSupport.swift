@@ -1,0 +1,81 @@
+import DeviceSigning
+@testable import FetchChannelEmulator
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A device for backend tests: a key, a registered dispatch target, and a signer on a shared clock.
+struct TestDevice {
+    let deviceId: String
+    let key: P256.Signing.PrivateKey
+    let dispatchTargetId: String
+    let signer: DeviceSignatureSigner
+
+    init(deviceId: String, key: P256.Signing.PrivateKey, dispatchTargetId: String, signer: DeviceSignatureSigner) {
+        self.deviceId = deviceId
+        self.key = key
+        self.dispatchTargetId = dispatchTargetId
+        self.signer = signer
+    }
+
+    init(backend: ReferenceBackend, clock: any WallClock, deviceId: String = "device-\(UUID().uuidString.prefix(8))") throws {
+        self.deviceId = deviceId
+        key = try P256.Signing.PrivateKey()
+        dispatchTargetId = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
+        signer = try DeviceSignatureSigner(key: key, dispatchTargetId: dispatchTargetId, clock: clock)
+    }
+}
+
+/// A small HTTP client over URLSession for the backend tests.
+enum BackendClient {
+    struct Answer {
+        let status: Int
+        let headers: [String: String]
+        let body: Data
+
+        var json: [String: Any] { ((try? JSONSerialization.jsonObject(with: body)) as? [String: Any]) ?? [:] }
+        var errorCode: String? { json["errorCode"] as? String }
+        var operations: [[String: Any]] { (json["operations"] as? [[String: Any]]) ?? [] }
+        var tokens: [String] {
+            operations.compactMap { (($0["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["token"] as? String }
+        }
+        func header(_ name: String) -> String? {
+            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+        }
+    }
+
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 10
+        return URLSession(configuration: configuration)
+    }()
+
+    static func send(_ method: String, _ url: URL, json: Any? = nil, headers: [String: String] = [:]) async throws -> Answer {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { fields[name] = value }
+        }
+        return Answer(status: http.statusCode, headers: fields, body: data)
+    }
+
+    static func fetch(_ backend: ReferenceBackend, _ device: TestDevice, signature: String? = nil) async throws -> Answer {
+        let header = try signature ?? device.signer.headerValue()
+        return try await send("GET", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"),
+                              headers: [DeviceSignatureSigner.headerName: header])
+    }
+
+    static func redeem(_ redeemURL: String, token: String) async throws -> Answer {
+        guard let url = URL(string: redeemURL) else { throw URLError(.badURL) }
+        return try await send("POST", url, json: ["token": token])
+    }
+}

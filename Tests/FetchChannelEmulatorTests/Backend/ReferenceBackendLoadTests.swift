@@ -1,0 +1,46 @@
+import DeviceSigning
+@testable import FetchChannelEmulator
+import Foundation
+import Testing
+
+extension HTTPServerTests {
+    /// Under the serialized HTTP parent suite because it counts the process's descriptors.
+    @Suite struct ReferenceBackendLoadTests {
+        @Test func sixteenClientsFiveHundredSignedFetchesEach() throws {
+            let clients = 16
+            let fetchesPerClient = 500
+            let descriptorsBefore = HTTPTestSupport.openDescriptorCount()
+            let clock = ManualWallClock(millis: 1_700_000_000_000)
+            let backend = try ReferenceBackend.start(.init(clock: clock))
+            let devices = try (0..<clients).map { _ in try TestDevice(backend: backend, clock: clock) }
+            for device in devices {
+                try backend.dispatch(deviceId: device.deviceId, channel: "firebase-cloud-messaging")
+            }
+            let port = backend.baseURL.port ?? 0
+
+            let correct = HTTPTestSupport.onThreads(clients) { index -> Int in
+                let device = devices[index]
+                guard let client = try? RawHTTPClient(port: port) else { return 0 }
+                var answered = 0
+                for _ in 0..<fetchesPerClient {
+                    guard let signature = try? device.signer.headerValue() else { break }
+                    let request = "GET /nevisfido/devices/outofbandoperations/\(device.deviceId) HTTP/1.1\r\n"
+                        + "Host: 127.0.0.1\r\n\(DeviceSignatureSigner.headerName): \(signature)\r\n\r\n"
+                    guard let response = try? client.roundTrip(request), response.status == 200,
+                          let json = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                          (json["operations"] as? [Any])?.count == 1 else { break }
+                    answered += 1
+                }
+                client.close()
+                return answered
+            }
+            #expect(correct == Array(repeating: fetchesPerClient, count: clients))
+            #expect(backend.statistics.requests(to: .operations) == clients * fetchesPerClient)
+            backend.stop()
+            #expect(backend.serverStatistics.openConnections == 0)
+            #expect(backend.serverStatistics.liveThreads == 0)
+            #expect(HTTPTestSupport.waitUntil { HTTPTestSupport.openDescriptorCount() <= descriptorsBefore },
+                    "descriptors before: \(descriptorsBefore), after: \(HTTPTestSupport.openDescriptorCount())")
+        }
+    }
+}
