@@ -55,7 +55,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "DeviceSigning"],
+            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         .testTarget(
