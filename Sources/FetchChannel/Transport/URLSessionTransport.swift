@@ -61,7 +61,6 @@ final class URLSessionTransport: HTTPTransport {
         private struct Exchange {
             var continuation: CheckedContinuation<TransportResult, Never>
             var body = Data()
-            var cutOff = false
         }
 
         private let exchanges = Locked<[Int: Exchange]>([:])
@@ -79,7 +78,7 @@ final class URLSessionTransport: HTTPTransport {
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
             if response.expectedContentLength > Int64(HTTPAnswer.maximumBodyBytes) {
-                exchanges.withLock { $0[dataTask.taskIdentifier]?.cutOff = true }
+                finishCutOff(dataTask, response: response, body: Data())
                 completionHandler(.cancel)
                 return
             }
@@ -87,37 +86,53 @@ final class URLSessionTransport: HTTPTransport {
         }
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-            let overflowed = exchanges.withLock { exchanges -> Bool in
-                guard var exchange = exchanges[dataTask.taskIdentifier], !exchange.cutOff else { return false }
+            let overflow = exchanges.withLock { exchanges -> Data? in
+                guard var exchange = exchanges[dataTask.taskIdentifier] else { return nil }
                 let room = HTTPAnswer.maximumBodyBytes - exchange.body.count
-                if data.count > room {
-                    exchange.body.append(data.prefix(room))
-                    exchange.cutOff = true
-                } else {
+                guard data.count > room else {
                     exchange.body.append(data)
+                    exchanges[dataTask.taskIdentifier] = exchange
+                    return nil
                 }
-                exchanges[dataTask.taskIdentifier] = exchange
-                return exchange.cutOff
+                exchange.body.append(data.prefix(room))
+                return exchange.body
             }
-            if overflowed { dataTask.cancel() }
+            if let body = overflow, let response = dataTask.response {
+                finishCutOff(dataTask, response: response, body: body)
+                dataTask.cancel()
+            }
+        }
+
+        /// Answers at once with what was read: the rest of the body is never waited for.
+        private func finishCutOff(_ task: URLSessionTask, response: URLResponse, body: Data) {
+            guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+            guard let response = response as? HTTPURLResponse else {
+                exchange.continuation.resume(returning: .notHTTP("the answer has no HTTP status"))
+                return
+            }
+            exchange.continuation.resume(returning: .answer(Self.answer(response, body: body, cutOff: true)))
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+            // Nothing left when the answer was already given (cut off).
             guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
             let result: TransportResult
-            if let response = task.response as? HTTPURLResponse, exchange.cutOff || error == nil {
-                var headers: [String: String] = [:]
-                for (name, value) in response.allHeaderFields {
-                    if let name = name as? String, let value = value as? String { headers[name] = value }
-                }
-                result = .answer(HTTPAnswer(status: response.statusCode, headers: headers, body: exchange.body,
-                                            bodyWasCutOff: exchange.cutOff))
-            } else if let error {
+            if let error {
                 result = .from(urlSessionError: error)
+            } else if let response = task.response as? HTTPURLResponse {
+                result = .answer(Self.answer(response, body: exchange.body, cutOff: false))
             } else {
                 result = .notHTTP("the answer has no HTTP status")
             }
             exchange.continuation.resume(returning: result)
+        }
+
+        private static func answer(_ response: HTTPURLResponse, body: Data, cutOff: Bool) -> HTTPAnswer {
+            var headers: [String: String] = [:]
+            for (name, value) in response.allHeaderFields {
+                if let name = name as? String, let value = value as? String { headers[name] = value }
+            }
+            return HTTPAnswer(status: response.statusCode, headers: headers, body: body, bodyWasCutOff: cutOff)
         }
     }
 }
