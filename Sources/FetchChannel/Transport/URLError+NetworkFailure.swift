@@ -23,9 +23,10 @@ extension TransportResult {
             return .failure(NetworkFailure(.cancelled, detail: detail))
         case NSURLErrorNetworkConnectionLost, NSURLErrorBadServerResponse, NSURLErrorZeroByteResource:
             return .failure(NetworkFailure(.connectionLost, detail: detail))
-        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateUntrusted,
-             NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid,
-             NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired:
+        case -1207 ... -1200:
+            // The TLS codes (secure connection failed, certificate bad date, untrusted, unknown root,
+            // not yet valid, client certificate rejected or required) as one range, −1200…−1207: FoundationNetworking's
+            // constants are not numbered as Apple's are (its SecureConnectionFailed is −1201, ClientCertificateRequired −1207).
             return .failure(NetworkFailure(.tls, detail: detail))
         case NSURLErrorUnsupportedURL, NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeRawData,
              NSURLErrorCannotDecodeContentData:
