@@ -65,8 +65,17 @@ final class URLSessionTransport: HTTPTransport {
 
         private let exchanges = Locked<[Int: Exchange]>([:])
 
+        /// Called in the requesting task. A cancellation handler that ran before the exchange was
+        /// registered cancelled the task with nobody to tell: that case is answered here.
         func start(_ task: URLSessionDataTask, continuation: CheckedContinuation<TransportResult, Never>) {
             exchanges.withLock { $0[task.taskIdentifier] = Exchange(continuation: continuation) }
+            if Task.isCancelled {
+                if let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
+                    exchange.continuation.resume(returning: .failure(NetworkFailure(.cancelled, detail: "cancelled before sending")))
+                }
+                task.cancel()
+                return
+            }
             task.resume()
         }
 

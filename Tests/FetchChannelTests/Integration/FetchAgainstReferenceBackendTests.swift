@@ -159,6 +159,23 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(10), "the client's own timeout ends the request")
     }
 
+    @Test func cancellingTheFetchCancelsTheURLSessionRequest() async throws {
+        let (slow, registration) = try backend()
+        defer { slow.stop() }
+        try slow.injectFault(EmulatorFault(endpoint: .operations, kind: .delay, seconds: 60))
+        let started = ContinuousClock.now
+        let fetch = Task { await FetchClient().pendingOutOfBandOperations([registration]) }
+        // Cancel once the backend holds the request (yielding, not sleeping; bounded).
+        while slow.statistics.requests(to: .operations) == 0, ContinuousClock.now - started < .seconds(10) {
+            await Task.yield()
+        }
+        #expect(slow.statistics.requests(to: .operations) == 1)
+        fetch.cancel()
+        let result = await fetch.value
+        #expect(result.errors.map { $0.networkFailure?.kind } == [.cancelled])
+        #expect(ContinuousClock.now - started < .seconds(10), "cancellation does not wait for the 60 s answer")
+    }
+
     @Test func plainHTTPToAnotherHostIsRefusedWithoutARequest() async throws {
         let (healthy, registration) = try backend()
         defer { healthy.stop() }
