@@ -48,9 +48,15 @@ let package = Package(
             dependencies: ["FetchChannelBenchmarks"],
             swiftSettings: strict
         ),
+        // Test-only child process for the key store's crash-safety test (killed with SIGKILL).
+        .executableTarget(
+            name: "keystore-crash-child",
+            dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "DeviceSigningTests",
-            dependencies: ["DeviceSigning"],
+            dependencies: ["DeviceSigning", "keystore-crash-child"],
             swiftSettings: strict
         ),
         .testTarget(
