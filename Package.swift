@@ -61,7 +61,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "DeviceSigning"],
+            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         .testTarget(
