@@ -48,14 +48,20 @@ let package = Package(
             dependencies: ["FetchChannelBenchmarks"],
             swiftSettings: strict
         ),
-        .testTarget(
-            name: "DeviceSigningTests",
+        // Test-only child process for the key store's crash-safety test (killed with SIGKILL).
+        .executableTarget(
+            name: "keystore-crash-child",
             dependencies: ["DeviceSigning"],
             swiftSettings: strict
         ),
         .testTarget(
+            name: "DeviceSigningTests",
+            dependencies: ["DeviceSigning", "keystore-crash-child"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "DeviceSigning"],
+            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         .testTarget(
