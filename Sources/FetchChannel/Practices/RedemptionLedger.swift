@@ -27,20 +27,23 @@ package struct RedemptionLedger: Sendable {
     }
 
     /// Ends the redemption `begin` started and says what became of the token.
-    package mutating func finish(_ token: String, with outcome: RedemptionOutcome) -> RedemptionReport {
+    package mutating func finish(_ token: String, with outcome: Result<RedeemedOperation, RedemptionError>) -> RedemptionReport {
         let wasInProgress = inProgress.remove(token) != nil
         precondition(wasInProgress, "finish(\(token)) without a matching begin")
         switch outcome {
-        case .redeemed(let answer):
+        case .success(let operation):
             redeemed.insert(token)
-            return .redeemed(token: token, answer: answer)
-        case .tokenAlreadyRedeemed:
-            redeemed.insert(token)
-            return .alreadyRedeemed(token: token)
-        case .tokenExpired:
-            return .expired(token: token)
-        case .failed(let failure):
-            return .released(token: token, failure: failure)
+            return .redeemed(token: token, operation: operation)
+        case .failure(let error):
+            switch error {
+            case .tokenAlreadyRedeemed:
+                redeemed.insert(token)
+                return .alreadyRedeemed(token: token)
+            case .tokenExpired:
+                return .expired(token: token, error: error)
+            case .networkError, .unknown:
+                return .released(token: token, error: error)
+            }
         }
     }
 }

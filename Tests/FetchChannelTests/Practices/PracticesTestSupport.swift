@@ -10,7 +10,7 @@ import Testing
 
     static func payload(_ token: String) -> PendingOutOfBandOperation.Payload {
         .init(contentType: "application/json", version: "1",
-              redeemData: .init(token: token, redeemUrl: server + "/nevisfido/token/redeem/authentication"))
+              redeemData: .init(token: token, redeemUrl: redeemURL))
     }
 
     static func operation(_ token: String, created: Int64, channel: DispatchChannel = .pushNotification,
@@ -19,8 +19,17 @@ import Testing
                                   payload: payload(token), server: server)
     }
 
-    static let answer = RedemptionAnswer(statusCode: 1200, uafRequest: "[]", op: "Auth", lifetimeMillis: 300_000)
-    static let networkFailure = RedemptionFailure(.networkError, message: "injected: connection refused")
+    static let redeemURL = server + "/nevisfido/token/redeem/authentication"
+    static let answer = RedeemedOperation(body: ["statusCode": .integer(1200), "uafRequest": .string("[]"),
+                                                 "op": .string("Auth"), "lifetimeMillis": .integer(300_000)])
+    static let networkFailure = RedemptionError.networkError(url: redeemURL, cause: NetworkFailure(.connectionRefused, detail: "injected"))
+    static let serverFailure = RedemptionError.unknown(url: redeemURL, httpError: HTTPErrorInfo(status: 503, bodyExcerpt: ""),
+                                                       reason: "The backend did not accept the token.")
+    static let alreadyRedeemed = RedemptionError.tokenAlreadyRedeemed(
+        url: redeemURL, httpError: HTTPErrorInfo(status: 410, bodyExcerpt: #"{"errorCode":"TOKEN_ALREADY_REDEEMED"}"#))
+    static let expired = RedemptionError.tokenExpired(
+        url: redeemURL, httpError: HTTPErrorInfo(status: 410, bodyExcerpt: #"{"errorCode":"TOKEN_EXPIRED"}"#))
+    static let cancelled = RedemptionError.networkError(url: redeemURL, cause: NetworkFailure(.cancelled, detail: "cancelled"))
 
     /// A private temporary directory, removed by `body`'s end.
     @discardableResult
@@ -31,6 +40,9 @@ import Testing
         return try await body(directory)
     }
 }
+
+/// What a redeemer answers.
+typealias RedemptionResult = Result<RedeemedOperation, RedemptionError>
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator, so every randomized test
 /// reproduces from the seed it prints.
@@ -50,15 +62,15 @@ struct SeededRandom: RandomNumberGenerator {
 
 /// A redeemer that answers from a closure at once, and counts calls per token.
 final class ImmediateRedeemer: OperationRedeeming {
-    private let answer: @Sendable (String, Int) -> RedemptionOutcome
+    private let answer: @Sendable (String, Int) -> RedemptionResult
     private let counts = Locked([String: Int]())
 
     /// `answer(token, attempt)`: attempt is 1 for the first call for that token.
-    init(_ answer: @escaping @Sendable (String, Int) -> RedemptionOutcome = { _, _ in .redeemed(Practices.answer) }) {
+    init(_ answer: @escaping @Sendable (String, Int) -> RedemptionResult = { _, _ in .success(Practices.answer) }) {
         self.answer = answer
     }
 
-    func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionOutcome {
+    func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionResult {
         let token = payload.redeemData.token
         let attempt = counts.withLock { counts -> Int in
             counts[token, default: 0] += 1
@@ -82,7 +94,7 @@ final class GatedRedeemer: OperationRedeeming {
     private struct Waiting {
         let id: Int
         let token: String
-        let continuation: CheckedContinuation<RedemptionOutcome, Never>
+        let continuation: CheckedContinuation<RedemptionResult, Never>
     }
 
     private struct State {
@@ -100,7 +112,7 @@ final class GatedRedeemer: OperationRedeeming {
 
     private let state = Locked(State())
 
-    func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionOutcome {
+    func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionResult {
         let token = payload.redeemData.token
         let id = state.withLock { state -> Int in
             state.nextId += 1
@@ -128,7 +140,7 @@ final class GatedRedeemer: OperationRedeeming {
                     return ready
                 }
                 guard let ready else {
-                    continuation.resume(returning: .failed(RedemptionFailure(.networkError, message: "cancelled")))
+                    continuation.resume(returning: RedemptionResult.failure(Practices.cancelled))
                     return
                 }
                 for watcher in ready { watcher.resume() }
@@ -142,7 +154,7 @@ final class GatedRedeemer: OperationRedeeming {
                 state.active[token]! -= 1
                 return state.waiting.remove(at: index)
             }
-            cancelled?.continuation.resume(returning: .failed(RedemptionFailure(.networkError, message: "cancelled")))
+            cancelled?.continuation.resume(returning: RedemptionResult.failure(Practices.cancelled))
         }
     }
 
@@ -166,14 +178,14 @@ final class GatedRedeemer: OperationRedeeming {
     /// Returns false when no call for `token` waits.
     @discardableResult
     func resolve(_ token: String, succeed: Bool) -> Bool {
-        let call = state.withLock { state -> (Waiting, RedemptionOutcome)? in
+        let call = state.withLock { state -> (Waiting, RedemptionResult)? in
             guard let index = state.waiting.firstIndex(where: { $0.token == token }) else { return nil }
             let call = state.waiting.remove(at: index)
             state.active[token]! -= 1
-            guard succeed else { return (call, .failed(Practices.networkFailure)) }
-            if state.redeemedAtBackend[token] != nil { return (call, .tokenAlreadyRedeemed) }
+            guard succeed else { return (call, .failure(Practices.networkFailure)) }
+            if state.redeemedAtBackend[token] != nil { return (call, .failure(Practices.alreadyRedeemed)) }
             state.redeemedAtBackend[token] = 1
-            return (call, .redeemed(Practices.answer))
+            return (call, .success(Practices.answer))
         }
         guard let (waiting, outcome) = call else { return false }
         waiting.continuation.resume(returning: outcome)
@@ -182,10 +194,10 @@ final class GatedRedeemer: OperationRedeeming {
 
     /// Answers the oldest waiting call for `token` with `outcome`, whatever the fake backend holds.
     @discardableResult
-    func resolve(_ token: String, with outcome: RedemptionOutcome) -> Bool {
+    func resolve(_ token: String, with outcome: RedemptionResult) -> Bool {
         let call = state.withLock { state -> Waiting? in
             guard let index = state.waiting.firstIndex(where: { $0.token == token }) else { return nil }
-            if case .redeemed = outcome { state.redeemedAtBackend[token, default: 0] += 1 }
+            if case .success = outcome { state.redeemedAtBackend[token, default: 0] += 1 }
             state.active[token]! -= 1
             return state.waiting.remove(at: index)
         }

@@ -23,9 +23,9 @@ extension Practices {
         @Test func onlyTokensThatReachedTheRedeemedSetAreWritten() async throws {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory)
-                let outcomes: [String: RedemptionOutcome] = [
-                    "ok": .redeemed(Practices.answer), "gone": .tokenAlreadyRedeemed,
-                    "old": .tokenExpired, "down": .failed(Practices.networkFailure),
+                let outcomes: [String: RedemptionResult] = [
+                    "ok": .success(Practices.answer), "gone": .failure(Practices.alreadyRedeemed),
+                    "old": .failure(Practices.expired), "down": .failure(Practices.networkFailure),
                 ]
                 let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer { token, _ in outcomes[token]! }, persistingTo: file)
                 for token in ["ok", "old", "gone", "down"] { _ = await pipeline.redeem(Practices.payload(token)) }

@@ -7,7 +7,7 @@ extension Practices {
         @Test func successRedeemsOnceAndLaterDeliveriesAreDuplicates() async {
             let redeemer = ImmediateRedeemer()
             let pipeline = RedemptionPipeline(redeemer: redeemer)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", answer: Practices.answer))
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", operation: Practices.answer))
             #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .redeemed))
             #expect(await pipeline.redeem(Practices.operation("t1", created: 1)) == .duplicate(token: "t1", state: .redeemed))
             #expect(redeemer.calls("t1") == 1)
@@ -23,7 +23,7 @@ extension Practices {
             #expect(await pipeline.state(of: "t1") == .inProgress)
             #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .inProgress))
             #expect(redeemer.resolve("t1", succeed: true))
-            #expect(await first.value == .redeemed(token: "t1", answer: Practices.answer))
+            #expect(await first.value == .redeemed(token: "t1", operation: Practices.answer))
             #expect(redeemer.calls("t1") == 1)
             #expect(redeemer.violations.isEmpty)
         }
@@ -42,20 +42,19 @@ extension Practices {
             #expect(await slow.value.code == "redeemed")
         }
 
-        @Test(arguments: [RedemptionFailure.Kind.networkError, .serverError, .unknown])
-        func aFailureReleasesTheTokenForARetry(kind: RedemptionFailure.Kind) async {
-            let failure = RedemptionFailure(kind, message: "injected")
-            let redeemer = ImmediateRedeemer { _, attempt in attempt == 1 ? .failed(failure) : .redeemed(Practices.answer) }
+        @Test(arguments: [Practices.networkFailure, Practices.serverFailure, Practices.cancelled])
+        func aFailureReleasesTheTokenForARetry(failure: RedemptionError) async {
+            let redeemer = ImmediateRedeemer { _, attempt in attempt == 1 ? .failure(failure) : .success(Practices.answer) }
             let pipeline = RedemptionPipeline(redeemer: redeemer)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .released(token: "t1", failure: failure))
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .released(token: "t1", error: failure))
             #expect(await pipeline.state(of: "t1") == .unseen)
             #expect(await pipeline.redeemedCount == 0)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", answer: Practices.answer))
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", operation: Practices.answer))
             #expect(redeemer.calls("t1") == 2)
         }
 
         @Test func tokenAlreadyRedeemedMovesTheTokenToTheRedeemedSet() async {
-            let redeemer = ImmediateRedeemer { _, _ in .tokenAlreadyRedeemed }
+            let redeemer = ImmediateRedeemer { _, _ in .failure(Practices.alreadyRedeemed) }
             let pipeline = RedemptionPipeline(redeemer: redeemer)
             #expect(await pipeline.redeem(Practices.payload("t1")) == .alreadyRedeemed(token: "t1"))
             #expect(await pipeline.state(of: "t1") == .redeemed)
@@ -64,10 +63,10 @@ extension Practices {
         }
 
         @Test func tokenExpiredIsDroppedAndReported() async {
-            let redeemer = ImmediateRedeemer { _, _ in .tokenExpired }
+            let redeemer = ImmediateRedeemer { _, _ in .failure(Practices.expired) }
             let pipeline = RedemptionPipeline(redeemer: redeemer)
             let report = await pipeline.redeem(Practices.payload("t1"))
-            #expect(report == .expired(token: "t1"))
+            #expect(report == .expired(token: "t1", error: Practices.expired))
             #expect(!report.movedToRedeemed)
             #expect(await pipeline.state(of: "t1") == .unseen)
             #expect(await pipeline.redeemedCount == 0)
@@ -112,9 +111,9 @@ extension Practices {
             var ledger = RedemptionLedger(capacity: 10)
             #expect(ledger.begin("a") == .unseen)
             #expect(ledger.begin("a") == .inProgress)
-            #expect(ledger.finish("a", with: .tokenExpired) == .expired(token: "a"))
+            #expect(ledger.finish("a", with: .failure(Practices.expired)) == .expired(token: "a", error: Practices.expired))
             #expect(ledger.begin("a") == .unseen)
-            #expect(ledger.finish("a", with: .redeemed(Practices.answer)).movedToRedeemed)
+            #expect(ledger.finish("a", with: .success(Practices.answer)).movedToRedeemed)
             #expect(ledger.begin("a") == .redeemed)
             #expect(ledger.inProgress.isEmpty)
         }
