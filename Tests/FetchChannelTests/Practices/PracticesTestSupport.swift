@@ -4,8 +4,10 @@ import Foundation
 import Testing
 
 /// The fetch-practices tests (`swift test --filter Practices`): every suite of this folder is
-/// nested in this one, which also holds the builders they share.
-@Suite enum Practices {
+/// nested in this one, which also holds the builders they share. Many tests wait for the code
+/// under test to reach a point (a call held by a fake); if a broken rule means it never does, the
+/// time limit turns the hang into a failure.
+@Suite(.timeLimit(.minutes(2))) enum Practices {
     static let server = "https://backend.example"
 
     static func payload(_ token: String) -> PendingOutOfBandOperation.Payload {
@@ -106,6 +108,7 @@ final class GatedRedeemer: OperationRedeeming {
         var active: [String: Int] = [:]
         var redeemedAtBackend: [String: Int] = [:]
         var violations: [Violation] = []
+        var failures: [String: Int] = [:]
         /// Calls cancelled before they started waiting.
         var cancelledEarly: Set<Int> = []
     }
@@ -182,7 +185,10 @@ final class GatedRedeemer: OperationRedeeming {
             guard let index = state.waiting.firstIndex(where: { $0.token == token }) else { return nil }
             let call = state.waiting.remove(at: index)
             state.active[token]! -= 1
-            guard succeed else { return (call, .failure(Practices.networkFailure)) }
+            guard succeed else {
+                state.failures[token, default: 0] += 1
+                return (call, .failure(Practices.networkFailure))
+            }
             if state.redeemedAtBackend[token] != nil { return (call, .failure(Practices.alreadyRedeemed)) }
             state.redeemedAtBackend[token] = 1
             return (call, .success(Practices.answer))
@@ -206,6 +212,8 @@ final class GatedRedeemer: OperationRedeeming {
     }
 
     func calls(_ token: String) -> Int { state.withLock { $0.calls[token] ?? 0 } }
+    /// Calls for `token` answered with an injected failure.
+    func failures(_ token: String) -> Int { state.withLock { $0.failures[token] ?? 0 } }
     var redeemedAtBackend: Set<String> { state.withLock { Set($0.redeemedAtBackend.keys) } }
     var violations: [Violation] { state.withLock { $0.violations } }
 }
