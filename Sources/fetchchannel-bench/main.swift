@@ -47,6 +47,7 @@ do {
     rows.append(contentsOf: try EmulatorBenchmarks.rows(.init(seconds: seconds, residentRequests: emulatorRequests)))
     rows.append(try KeyStoreBenchmarks.loadRow())
     rows.append(try SigningBenchmarks.memoryRow(signatures: signatures))
+    rows.append(contentsOf: try await PracticesBenchmarks.rows(seconds: seconds))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))
