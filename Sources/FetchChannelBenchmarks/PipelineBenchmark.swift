@@ -45,11 +45,11 @@ enum PipelineBenchmark {
         let before = Measurement.residentBytes()
         for _ in 0..<(200 * capacity / batch) { candidate() }  // 2,000,000 more tokens
         let growthMiB = Double(Measurement.residentBytes() - before) / 1_048_576
-        let bounded = ledger.redeemed.count == capacity && ledger.inProgress.isEmpty && growthMiB < 4
+        let bounded = ledger.redeemedCount == capacity && ledger.inProgress.isEmpty && growthMiB < 4
         let rate = rates.candidate
         return BenchmarkRow(
             name: "pipeline-tokens", value: rate.rounded(),
-            unit: "tokens/s: dedupe check, duplicate refused, bookkeeping (baseline: Set<String>.insert/s); after 2,000,000 more tokens the set holds \(ledger.redeemed.count) (capacity \(capacity)), resident growth \(String(format: "%.2f", growthMiB)) MiB",
+            unit: "tokens/s: dedupe check, duplicate refused, bookkeeping (baseline: Set<String>.insert/s); after 2,000,000 more tokens the set holds \(ledger.redeemedCount) (capacity \(capacity)), resident growth \(String(format: "%.2f", growthMiB)) MiB",
             baseline: rates.baseline.rounded(), ratio: rates.baseline > 0 ? (rate / rates.baseline * 1000).rounded() / 1000 : nil,
             target: ">= 1000000/s", met: rate >= 1_000_000 && bounded && refused > 0)
     }
