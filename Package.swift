@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "DeviceSigning", targets: ["DeviceSigning"]),
         .library(name: "FetchChannel", targets: ["FetchChannel"]),
         .library(name: "FetchChannelEmulator", targets: ["FetchChannelEmulator"]),
+        .library(name: "FetchChannelVectors", targets: ["FetchChannelVectors"]),
     ],
     targets: [
         // System OpenSSL 3 (libssl-dev); the header only includes OpenSSL's own headers.
@@ -43,6 +44,13 @@ let package = Package(
             dependencies: ["DeviceSigning"],
             swiftSettings: strict
         ),
+        // The per-file checks of Vectors/ and the Wycheproof suites: run by the tests and by
+        // `fetchchannel vectors verify`.
+        .target(
+            name: "FetchChannelVectors",
+            dependencies: ["DeviceSigning", "FetchChannel"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "fetchchannel-bench",
             dependencies: ["FetchChannelBenchmarks"],
@@ -50,12 +58,12 @@ let package = Package(
         ),
         .testTarget(
             name: "DeviceSigningTests",
-            dependencies: ["DeviceSigning"],
+            dependencies: ["DeviceSigning", "FetchChannelVectors"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "DeviceSigning"],
+            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelVectors"],
             swiftSettings: strict
         ),
         .testTarget(
