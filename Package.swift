@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FetchChannel", targets: ["FetchChannel"]),
         .library(name: "FetchChannelEmulator", targets: ["FetchChannelEmulator"]),
         .library(name: "FetchChannelVectors", targets: ["FetchChannelVectors"]),
+        .executable(name: "fetchchannel", targets: ["fetchchannel"]),
     ],
     targets: [
         // System OpenSSL 3 (libssl-dev); the header only includes OpenSSL's own headers.
@@ -49,6 +50,17 @@ let package = Package(
         .target(
             name: "FetchChannelVectors",
             dependencies: ["DeviceSigning", "FetchChannel"],
+            swiftSettings: strict
+        ),
+        // The command-line tool's parser and commands, as a library so that tests can call them.
+        .target(
+            name: "FetchChannelCLI",
+            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator", "FetchChannelVectors", "FetchChannelBenchmarks"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "fetchchannel",
+            dependencies: ["FetchChannelCLI"],
             swiftSettings: strict
         ),
         .executableTarget(
