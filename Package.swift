@@ -42,7 +42,7 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning"],
+            dependencies: ["DeviceSigning", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         // The per-file checks of Vectors/ and the Wycheproof suites: run by the tests and by
@@ -68,9 +68,15 @@ let package = Package(
             dependencies: ["FetchChannelBenchmarks"],
             swiftSettings: strict
         ),
+        // Test-only child process for the key store's crash-safety test (killed with SIGKILL).
+        .executableTarget(
+            name: "keystore-crash-child",
+            dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "DeviceSigningTests",
-            dependencies: ["DeviceSigning", "FetchChannelVectors"],
+            dependencies: ["DeviceSigning", "FetchChannelVectors", "keystore-crash-child"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,13 +1,14 @@
 import FetchChannelBenchmarks
 import Foundation
 
-// Release-mode benchmark: `swift run -c release fetchchannel-bench [--seconds S] [--signatures N] [--json]`.
+// Release-mode benchmark: `swift run -c release fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]`.
 // The same rows as `fetchchannel bench` (both run BenchmarkSuite); kept as its own small product
 // because CI builds and runs it on its own.
 // Every rate is compared with a baseline measured in this same process.
 
 var seconds = 4.0
 var signatures = 1_000_000
+var emulatorRequests: Int?
 var json = false
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -22,13 +23,18 @@ while let argument = arguments.popFirst() {
             FileHandle.standardError.write(Data("Error: --signatures needs a positive integer\n".utf8)); exit(64)
         }
         signatures = value
+    case "--emulator-requests":
+        guard let value = arguments.popFirst().flatMap(Int.init), value >= 1_000 else {
+            FileHandle.standardError.write(Data("Error: --emulator-requests needs an integer of at least 1000\n".utf8)); exit(64)
+        }
+        emulatorRequests = value
     case "--json":
         json = true
     case "-h", "--help":
-        print("USAGE: fetchchannel-bench [--seconds S] [--signatures N] [--json]")
+        print("USAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]")
         exit(0)
     default:
-        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nUSAGE: fetchchannel-bench [--seconds S] [--signatures N] [--json]\n".utf8))
+        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nUSAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]\n".utf8))
         exit(64)
     }
 }
@@ -38,7 +44,7 @@ FileHandle.standardError.write(Data("warning: debug build; run with `swift run -
 #endif
 
 do {
-    let rows = try BenchmarkSuite.rows(seconds: seconds, signatures: signatures)
+    let rows = try BenchmarkSuite.rows(.init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

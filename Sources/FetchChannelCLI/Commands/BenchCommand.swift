@@ -11,19 +11,21 @@ enum BenchCommand {
         discussion: "Meaningful in release builds only: swift run -c release fetchchannel bench. Rows: \(BenchmarkSuite.rowNames.joined(separator: ", ")). A target that is not met is reported in the row (met: false), not as a failure of the command. --json prints one array of {\"name\", \"value\", \"unit\", \"baseline\", \"ratio\", \"target\", \"met\"}.",
         options: [
             .value("seconds", "S", help: "Measuring time for the rate rows (default: 4)."),
-            .value("signatures", "N", help: "Signatures for the resident-memory row (default: 1000000)."),
+            .value("signatures", "N", help: "Signatures for the signing resident-memory row (default: 1000000)."),
+            .value("emulator-requests", "N", help: "Requests for the emulator's resident-memory row, at least 1000 (default: derived from --seconds)."),
             CommonOptions.json,
         ]
     )) { invocation in
         let seconds = try invocation.arguments.decimal("seconds", in: 0.01...3600) ?? 4
         let signatures = try invocation.arguments.integer("signatures", in: 1...100_000_000) ?? 1_000_000
+        let emulatorRequests = try invocation.arguments.integer("emulator-requests", in: 1_000...100_000_000)
         #if DEBUG
         invocation.note("warning: debug build; run 'swift run -c release fetchchannel bench' for meaningful numbers")
         #endif
         invocation.note("Measuring (about \(Int(seconds.rounded(.up)) + 2) s and \(signatures) signatures)…")
         let rows: [BenchmarkRow]
         do {
-            rows = try BenchmarkSuite.rows(seconds: seconds, signatures: Int(signatures))
+            rows = try BenchmarkSuite.rows(.init(seconds: seconds, signatures: Int(signatures), emulatorRequests: emulatorRequests.map { Int($0) }))
         } catch {
             throw CLIFailure("the benchmark failed: \(error)")
         }

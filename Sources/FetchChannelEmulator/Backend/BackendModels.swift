@@ -1,4 +1,5 @@
 import DeviceSigning
+import Foundation
 
 /// A registered dispatch target: where the backend sends a device's out-of-band operations and
 /// the key that signs the device's requests.
@@ -29,23 +30,45 @@ struct StoredOperation: Sendable {
     let channel: String
     let token: String
     let redeemURL: String
-    let data: JSONObjectText?
     var redeemed: Bool
+    /// The serialized `Op` JSON, made once at dispatch: operations are immutable and listed often.
+    let json: [UInt8]
 
-    /// The `Op` JSON object of ARCHITECTURE.md.
-    var jsonObject: [String: Any] {
+    init(deviceId: String, kind: OperationKind, creationTimeMillis: Int64, expiresAtMillis: Int64, channel: String,
+         token: String, redeemURL: String, data: JSONObjectText?) {
+        self.deviceId = deviceId
+        self.kind = kind
+        self.creationTimeMillis = creationTimeMillis
+        self.expiresAtMillis = expiresAtMillis
+        self.channel = channel
+        self.token = token
+        self.redeemURL = redeemURL
+        self.redeemed = false
         var payload: [String: Any] = [
             "contentType": "application/json",
             "version": "1",
             "redeemData": ["token": token, "redeemUrl": redeemURL],
         ]
         if let data { payload["data"] = data.object }
-        return [
+        let object: [String: Any] = [
             "creationTimeInEpochMillis": creationTimeMillis,
             "dispatchChannel": channel,
             "payload": payload,
             "additionalInformation": ["operation": kind.rawValue, "lifetimeMillis": expiresAtMillis - creationTimeMillis],
         ]
+        // Only strings, numbers and the dispatcher's already-parsed JSON: always serializable.
+        self.json = Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
+    }
+
+    /// `{"operations":[Op…]}` for a list of operations, from their cached JSON.
+    static func answer(_ operations: [StoredOperation]) -> [UInt8] {
+        var body = Array(#"{"operations":["#.utf8)
+        for (index, operation) in operations.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body.append(contentsOf: operation.json)
+        }
+        body.append(contentsOf: Array("]}".utf8))
+        return body
     }
 }
 

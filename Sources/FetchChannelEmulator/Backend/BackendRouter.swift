@@ -168,7 +168,7 @@ struct BackendRouter: Sendable {
             return BackendResponses.error(401, "UNKNOWN_DISPATCH_TARGET", "The dispatch target is not registered for device \(deviceId.prefix(64)).")
         }
         let pending = state.pendingOperations(for: deviceId, nowMillis: clock.nowMillis())
-        return BackendResponses.json(200, ["operations": pending.map(\.jsonObject)])
+        return HTTPResponse.json(status: 200, Data(StoredOperation.answer(pending)))
     }
 
     // MARK: Redemption
@@ -204,7 +204,7 @@ struct BackendRouter: Sendable {
                 return BackendResponses.malformed("The body must be a JSON object.")
             }
             switch dispatch(body) {
-            case .success(let operation): return BackendResponses.json(201, operation.jsonObject)
+            case .success(let operation): return HTTPResponse.json(status: 201, Data(operation.json))
             case .failure(let refusal): return refusal.response
             }
         case ("POST", "/_emulator/clock"):
@@ -273,7 +273,7 @@ struct BackendRouter: Sendable {
             expiresAtMillis: now + Int64((lifetimeSeconds * 1000).rounded()),
             channel: channel, token: token,
             redeemURL: baseURL.withLock { $0 } + configuration.basePath + "/token/redeem/" + kind.rawValue,
-            data: data, redeemed: false)
+            data: data)
         guard state.add(operation, nowMillis: now) else {
             return .failure(BackendResponses.Refusal(BackendResponses.error(507, "TOO_MANY_OPERATIONS", "The emulator holds the most operations it keeps.")))
         }

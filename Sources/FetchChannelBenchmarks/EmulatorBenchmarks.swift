@@ -1,0 +1,149 @@
+import DeviceSigning
+import FetchChannelEmulator
+import Foundation
+
+/// The reference backend under load: signed fetches over loopback keep-alive connections from
+/// concurrent clients, against the same HTTP server answering a trivial handler as the baseline.
+public enum EmulatorBenchmarks {
+    public struct Options: Sendable {
+        public var seconds: Double
+        public var clients: Int
+        /// Requests for the resident-memory row; nil derives a count from `seconds`.
+        public var residentRequests: Int?
+
+        public init(seconds: Double, clients: Int = 8, residentRequests: Int? = nil) {
+            self.seconds = seconds
+            self.clients = clients
+            self.residentRequests = residentRequests
+        }
+    }
+
+    public static func rows(_ options: Options) throws -> [BenchmarkRow] {
+        let perPhase = max(0.5, options.seconds / 3)
+        let baseline = try plainServerRate(clients: options.clients, seconds: perPhase)
+
+        // A short tolerance keeps the replay cache (entries live two tolerances) at a steady size.
+        let backend = try ReferenceBackend.start(.init(toleranceMillis: 10_000, replayCacheCapacity: 4_000_000,
+                                                       http: .init(maxConnections: 64)))
+        defer { backend.stop() }
+        let devices = try (0..<options.clients).map { index -> (String, DeviceSignatureSigner) in
+            let key = try P256.Signing.PrivateKey()
+            let deviceId = "bench-device-\(index)"
+            let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
+            try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging", lifetimeSeconds: 3_600)
+            return (deviceId, try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock()))
+        }
+        let port = backend.baseURL.port ?? 0
+        let makeRequests = { (client: Int, count: Int) -> [[UInt8]] in
+            let (deviceId, signer) = devices[client]
+            return (0..<count).compactMap { _ in
+                (try? signer.headerValue()).map {
+                    Array("GET /nevisfido/devices/outofbandoperations/\(deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\nDevice-Signature: \($0)\r\n\r\n".utf8)
+                }
+            }
+        }
+
+        let estimate = max(1_000, Int(baseline * perPhase / 4))
+        let measured = try LoadRun.run(port: port, clients: options.clients, requestsPerClient: estimate / options.clients,
+                                       makeRequests: makeRequests)
+        let rate = Double(measured.completed) / measured.seconds
+        let latencies = measured.latencies.sorted()
+        let p50 = percentile(latencies, 0.50) * 1000
+        let p99 = percentile(latencies, 0.99) * 1000
+
+        let residentTotal = options.residentRequests ?? max(20_000, Int(rate * perPhase))
+        let warmup = residentTotal / 4
+        _ = try LoadRun.run(port: port, clients: options.clients, requestsPerClient: warmup / options.clients, makeRequests: makeRequests)
+        let before = Measurement.residentBytes()
+        var remaining = residentTotal - warmup
+        let chunk = 50_000
+        while remaining > 0 {
+            let count = min(chunk, remaining)
+            _ = try LoadRun.run(port: port, clients: options.clients, requestsPerClient: max(1, count / options.clients), makeRequests: makeRequests)
+            remaining -= count
+        }
+        let after = Measurement.residentBytes()
+        let growth = Double(after - before) / 1_048_576
+
+        return [
+            BenchmarkRow(name: "emulator-fetches", value: rate.rounded(), unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
+                         baseline: baseline.rounded(), ratio: baseline > 0 ? ((rate / baseline) * 1000).rounded() / 1000 : nil,
+                         target: ">= 5000/s", met: rate >= 5_000 && measured.failures == 0),
+            BenchmarkRow(name: "emulator-latency-p50", value: (p50 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
+                         target: "-", met: true),
+            BenchmarkRow(name: "emulator-latency-p99", value: (p99 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
+                         target: "< 20 ms", met: p99 < 20),
+            BenchmarkRow(name: "emulator-resident-growth", value: (growth * 100).rounded() / 100,
+                         unit: "MiB over requests \(warmup)...\(residentTotal)", baseline: Double(before / 1_048_576), ratio: nil,
+                         target: "< 16 MiB", met: growth < 16),
+        ]
+    }
+
+    /// Requests/s of the HTTP server with a handler that does nothing.
+    private static func plainServerRate(clients: Int, seconds: Double) throws -> Double {
+        let server = HTTPServer(configuration: .init(maxConnections: 64), handler: { _ in
+            .respond(HTTPResponse.json(status: 200, Data(#"{"operations":[]}"#.utf8)))
+        })
+        let address = try server.start()
+        defer { server.stop() }
+        let request = Array("GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        // Calibrate: a short run, then one sized to last about `seconds`.
+        let probe = try LoadRun.run(port: address.port, clients: clients, requestsPerClient: 500) { _, count in
+            Array(repeating: request, count: count)
+        }
+        let perClient = max(500, Int(Double(probe.completed) / probe.seconds * seconds) / clients)
+        let run = try LoadRun.run(port: address.port, clients: clients, requestsPerClient: perClient) { _, count in
+            Array(repeating: request, count: count)
+        }
+        return Double(run.completed) / run.seconds
+    }
+
+    static func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+    }
+}
+
+/// Concurrent keep-alive clients on dedicated threads; requests are built before the clock starts.
+enum LoadRun {
+    struct Result {
+        let completed: Int
+        let failures: Int
+        let seconds: Double
+        let latencies: [Double]
+    }
+
+    static func run(port: Int, clients: Int, requestsPerClient: Int,
+                    makeRequests: (Int, Int) -> [[UInt8]]) throws -> Result {
+        let prepared = (0..<clients).map { makeRequests($0, requestsPerClient) }
+        let outcomes = Locked<[(Int, Int, [Double])]>([])
+        let group = DispatchGroup()
+        let start = Measurement.monotonicSeconds()
+        for index in 0..<clients {
+            group.enter()
+            let requests = prepared[index]
+            Thread {
+                var ok = 0
+                var failed = 0
+                var latencies: [Double] = []
+                latencies.reserveCapacity(requests.count)
+                if let client = try? LoopbackHTTPClient(port: port) {
+                    for request in requests {
+                        let began = Measurement.monotonicSeconds()
+                        if let status = try? client.roundTrip(request), status == 200 { ok += 1 } else { failed += 1; break }
+                        latencies.append(Measurement.monotonicSeconds() - began)
+                    }
+                } else {
+                    failed += 1
+                }
+                outcomes.withLock { $0.append((ok, failed, latencies)) }
+                group.leave()
+            }.start()
+        }
+        guard group.wait(timeout: .now() + 600) == .success else { throw BenchmarkError("load clients did not finish in 10 minutes") }
+        let seconds = Measurement.monotonicSeconds() - start
+        let all = outcomes.withLock { $0 }
+        return Result(completed: all.reduce(0) { $0 + $1.0 }, failures: all.reduce(0) { $0 + $1.1 },
+                      seconds: seconds, latencies: all.flatMap(\.2))
+    }
+}
