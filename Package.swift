@@ -89,5 +89,12 @@ let package = Package(
             dependencies: ["FetchChannelEmulator", "DeviceSigning"],
             swiftSettings: strict
         ),
+        // Parser unit tests, and tests that run the built `fetchchannel` binary as a subprocess
+        // (the dependency on the executable target makes `swift test` build it first).
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["FetchChannelCLI", "fetchchannel", "FetchChannelEmulator", "FetchChannelVectors", "DeviceSigning"],
+            swiftSettings: strict
+        ),
     ]
 )
