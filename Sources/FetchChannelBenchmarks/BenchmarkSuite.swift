@@ -1,6 +1,6 @@
 /// Every benchmark row, in report order: the one list that `fetchchannel bench` and
 /// `fetchchannel-bench` both run, so a row added here appears in both.
-public enum BenchmarkSuite {
+public enum BenchmarkSuite: Sendable {
     /// The row names, in order (stable: checks outside the test suite read them).
     public static let rowNames = [
         "sign", "verify", "device-signature",

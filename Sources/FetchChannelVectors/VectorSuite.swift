@@ -6,7 +6,7 @@ import Foundation
 /// A file in the directory without a checker is reported as failed ("no checker"), so a vector
 /// file cannot be added without the code that checks it. `README.md` (the documentation of the
 /// files) and hidden files are not vector files.
-public enum VectorSuite {
+public enum VectorSuite: Sendable {
     /// A vector file this package knows how to check.
     public struct Checker: Sendable {
         public let fileName: String

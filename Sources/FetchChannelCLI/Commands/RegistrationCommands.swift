@@ -7,6 +7,14 @@ enum RegistrationCommands {
 
     static let targetsPath = BackendHTTPClient.basePath + "/token/dispatch/targets"
 
+    /// This machine's host name from gethostname(2) (no DNS lookup, unlike ProcessInfo.hostName).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this device" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "this device" : name
+    }
+
     // MARK: register
 
     static let register = Command(spec: CommandSpec(
@@ -29,7 +37,7 @@ enum RegistrationCommands {
             throw UsageError("--device-id needs a non-empty id of at most 256 bytes")
         }
         let username = try arguments.nonEmpty("username") ?? invocation.context.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "user"
-        let name = try arguments.nonEmpty("name") ?? "fetchchannel on \(ProcessInfo.processInfo.hostName)"
+        let name = try arguments.nonEmpty("name") ?? "fetchchannel on \(hostName())"
         let access = KeyStoreAccess(invocation: invocation)
         let store = try access.open(create: false)
         let keyId = try access.resolve(arguments.value("key") ?? "", in: store)

@@ -13,7 +13,7 @@
 ///
 /// Error messages name the option but never repeat a value given with it, so a secret typed by
 /// mistake is not echoed.
-public enum ArgumentParser {
+public enum ArgumentParser: Sendable {
     /// Option names that would carry a secret on the command line, where other users can read
     /// it in the process list and it stays in the shell history.
     public static let forbiddenSecretOptions: Set<String> = ["passphrase", "password", "pass", "passin", "passout", "secret"]

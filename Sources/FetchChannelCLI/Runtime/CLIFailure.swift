@@ -11,7 +11,7 @@ public struct CLIFailure: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The exit statuses of `fetchchannel`.
-public enum ExitCode {
+public enum ExitCode: Sendable {
     public static let success: Int32 = 0
     /// A runtime failure: `Error: …` on standard error.
     public static let failure: Int32 = 1

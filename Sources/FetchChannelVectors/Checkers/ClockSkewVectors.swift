@@ -3,7 +3,7 @@ import Foundation
 
 /// `Vectors/clock-skew.json`: every row runs through the real sample → estimator →
 /// classification → policy pipeline; every failure names the row id.
-public enum ClockSkewVectors {
+public enum ClockSkewVectors: Sendable {
     public static let fileName = "clock-skew.json"
     public static let minimumRows = 20
 

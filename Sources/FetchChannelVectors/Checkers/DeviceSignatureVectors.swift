@@ -8,7 +8,7 @@ import Foundation
 /// - `DeviceSignatureVerifier` accepts every positive case, and the file's (RFC 6979) signature
 ///   verifies through the public key API;
 /// - every verification case gets its expected outcome (sessions share one verifier, in order).
-public enum DeviceSignatureVectors {
+public enum DeviceSignatureVectors: Sendable {
     public static let fileName = "device-signature.json"
     public static let minimumPositiveCases = 5
     public static let minimumRejections = 12

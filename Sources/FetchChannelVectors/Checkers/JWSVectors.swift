@@ -3,7 +3,7 @@ import Foundation
 
 /// `Vectors/jws-es256.json`: the RFC 7515 A.3 example verifies with its key and yields its
 /// payload; every invalid case is rejected with its `expectedError` code.
-public enum JWSVectors {
+public enum JWSVectors: Sendable {
     public static let fileName = "jws-es256.json"
     /// The file must hold at least this many negative cases (issue: "at least 15").
     public static let minimumInvalidCases = 15

@@ -3,7 +3,7 @@ import Foundation
 
 /// `Vectors/pending-operations.json`: answer bodies of the pending-operations endpoint → the
 /// operations after decoding and ordering, or `invalidResponse`.
-public enum PendingOperationsVectors {
+public enum PendingOperationsVectors: Sendable {
     public static let fileName = "pending-operations.json"
     public static let minimumCases = 20
     /// The server every case's operations are attributed to.

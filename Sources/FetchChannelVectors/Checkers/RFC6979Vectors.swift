@@ -4,7 +4,7 @@ import Foundation
 /// `Vectors/rfc6979-p256.json`: RFC 6979 A.2.5 (P-256, SHA-256) signatures, verify-only. The
 /// RFC's public point must belong to its private scalar, and every case must verify (or not)
 /// as its `valid` says.
-public enum RFC6979Vectors {
+public enum RFC6979Vectors: Sendable {
     public static let fileName = "rfc6979-p256.json"
     public static let minimumCases = 4
 

@@ -4,7 +4,7 @@ import Foundation
 /// The Wycheproof ECDSA P-256 / SHA-256 suites (not copied into Vectors/): every `valid` case
 /// verifies, every `invalid` one is rejected; each disagreement names its `tcId`. (`acceptable`
 /// cases, none in these suites, must be rejected too: this package is strict.)
-public enum WycheproofVectors {
+public enum WycheproofVectors: Sendable {
     /// How a suite encodes its signatures.
     public enum Encoding: Sendable { case der, p1363 }
 
