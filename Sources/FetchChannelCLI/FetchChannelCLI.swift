@@ -9,13 +9,13 @@ import Foundation
 /// <cmd> --help'` to standard error and exits 64; a runtime failure prints `Error: …` to
 /// standard error and exits 1. Data goes to standard output, progress and diagnostics to
 /// standard error.
-public enum FetchChannelCLI {
+public enum FetchChannelCLI: Sendable {
     public static let version = "0.1.0"
     static let abstract = "Device keys, Device-Signatures and the fetch channel's reference backend."
 
     /// Every command, in the order of the help.
     static let commands: [Command] = KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
-        + FetchCommands.all + VectorCommands.all + ServeCommand.all + BenchCommand.all
+        + FetchCommands.all + SkewCommand.all + VectorCommands.all + ServeCommand.all + BenchCommand.all
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
     static let groups: [String: String] = [

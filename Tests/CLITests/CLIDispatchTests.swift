@@ -160,7 +160,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [["fetch"], ["redeem", "TOKEN", "--redeem-url", "https://b.example/r"], ["skew", "--server", "https://b.example"], ["demo"]])
+    @Test(arguments: [["fetch"], ["redeem", "TOKEN", "--redeem-url", "https://b.example/r"], ["demo"]])
     func pendingCommandsFailAsNotAvailableYet(_ arguments: [String]) async {
         let result = await run(arguments)
         #expect(result.status == 1)
@@ -172,6 +172,8 @@ import Testing
         #expect(await run(["fetch", "--policy"]).status == 64)
         #expect(await run(["redeem"]).status == 64)
         #expect(await run(["skew"]).status == 64)
+        #expect(await run(["skew", "--server", "http://backend.example"]).status == 64, "https only, except on loopback")
+        #expect(await run(["skew", "--server", "https://b.example", "--samples", "0"]).status == 64)
         #expect(await run(["demo", "extra"]).status == 64)
     }
 

@@ -1,8 +1,8 @@
-/// `fetchchannel fetch`, `redeem`, `skew` and `demo`: registered so that their help and usage
-/// exist, waiting for the fetch client and the coordinator (issues 5 and 6). Until then each one
-/// parses its arguments strictly and then fails with a runtime error that says so.
+/// `fetchchannel fetch`, `redeem` and `demo`: registered so that their help and usage exist,
+/// waiting for the fetch client and the coordinator (issues 5 and 6). Until then each one parses
+/// its arguments strictly and then fails with a runtime error that says so.
 enum FetchCommands {
-    static let all = [fetch, redeem, skew, demo]
+    static let all = [fetch, redeem, demo]
 
     static let fetch = pending(CommandSpec(
         path: ["fetch"],
@@ -25,15 +25,6 @@ enum FetchCommands {
             CommonOptions.json,
         ],
         positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]), waitingFor: "the fetch client")
-
-    static let skew = pending(CommandSpec(
-        path: ["skew"],
-        abstract: "Measure the clock offset to a backend and say what it means (not available yet).",
-        discussion: "Waits for the fetch client.",
-        options: [
-            .value("server", "URL", help: "The backend's base URL.", required: true),
-            CommonOptions.json,
-        ]), waitingFor: "the fetch client")
 
     static let demo = pending(CommandSpec(
         path: ["demo"],
