@@ -22,7 +22,7 @@ enum BenchCommand {
         #if DEBUG
         invocation.note("warning: debug build; run 'swift run -c release fetchchannel bench' for meaningful numbers")
         #endif
-        invocation.note("Measuring (about \(Int(seconds.rounded(.up)) + 2) s and \(signatures) signatures)…")
+        invocation.note("Measuring \(BenchmarkSuite.rowNames.count) rows (\(format(seconds)) s per rate row, then \(signatures) signatures for the memory row; this takes a while)…")
         let rows: [BenchmarkRow]
         do {
             rows = try BenchmarkSuite.rows(.init(seconds: seconds, signatures: Int(signatures), emulatorRequests: emulatorRequests.map { Int($0) }))
@@ -31,5 +31,9 @@ enum BenchCommand {
         }
         invocation.standardOutput.line(invocation.json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
         return ExitCode.success
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 }
