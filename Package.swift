@@ -40,7 +40,7 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning", "FetchChannelEmulator"],
+            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         .executableTarget(

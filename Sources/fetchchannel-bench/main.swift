@@ -45,6 +45,7 @@ do {
     var rows = try SigningBenchmarks.rows(seconds: seconds)
     rows.append(try DeviceSignatureBenchmarks.row(seconds: seconds))
     rows.append(contentsOf: try EmulatorBenchmarks.rows(.init(seconds: seconds, residentRequests: emulatorRequests)))
+    rows.append(contentsOf: try await FetchBenchmarks.rows())
     rows.append(try KeyStoreBenchmarks.loadRow())
     rows.append(try SigningBenchmarks.memoryRow(signatures: signatures))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
