@@ -42,7 +42,7 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning", "FetchChannelEmulator"],
+            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         // The per-file checks of Vectors/ and the Wycheproof suites: run by the tests and by
@@ -81,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelVectors"],
+            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelEmulator", "FetchChannelVectors"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -5,6 +5,7 @@ public enum BenchmarkSuite: Sendable {
     public static let rowNames = [
         "sign", "verify", "device-signature",
         "emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth",
+        "fetch-8-backends", "fetch-client-cpu",
         "keystore-load", "sign-resident-growth",
     ]
 
@@ -23,10 +24,11 @@ public enum BenchmarkSuite: Sendable {
         }
     }
 
-    public static func rows(_ options: Options) throws -> [BenchmarkRow] {
+    public static func rows(_ options: Options) async throws -> [BenchmarkRow] {
         var rows = try SigningBenchmarks.rows(seconds: options.seconds)
         rows.append(try DeviceSignatureBenchmarks.row(seconds: options.seconds))
         rows.append(contentsOf: try EmulatorBenchmarks.rows(.init(seconds: options.seconds, residentRequests: options.emulatorRequests)))
+        rows.append(contentsOf: try await FetchBenchmarks.rows())
         rows.append(try KeyStoreBenchmarks.loadRow())
         rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures))
         return rows

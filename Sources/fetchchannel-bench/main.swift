@@ -44,7 +44,7 @@ FileHandle.standardError.write(Data("warning: debug build; run with `swift run -
 #endif
 
 do {
-    let rows = try BenchmarkSuite.rows(.init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests))
+    let rows = try await BenchmarkSuite.rows(.init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

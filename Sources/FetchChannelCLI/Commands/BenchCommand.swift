@@ -25,7 +25,7 @@ enum BenchCommand {
         invocation.note("Measuring \(BenchmarkSuite.rowNames.count) rows (\(format(seconds)) s per rate row, then \(signatures) signatures for the memory row; this takes a while)…")
         let rows: [BenchmarkRow]
         do {
-            rows = try BenchmarkSuite.rows(.init(seconds: seconds, signatures: Int(signatures), emulatorRequests: emulatorRequests.map { Int($0) }))
+            rows = try await BenchmarkSuite.rows(.init(seconds: seconds, signatures: Int(signatures), emulatorRequests: emulatorRequests.map { Int($0) }))
         } catch {
             throw CLIFailure("the benchmark failed: \(error)")
         }
