@@ -17,6 +17,7 @@ public enum VectorSuite: Sendable {
 
     public static let checkers: [Checker] = [
         Checker(fileName: ClockSkewVectors.fileName, summary: "clock-skew decision table", check: ClockSkewVectors.check),
+        Checker(fileName: ErrorMappingVectors.fileName, summary: "fetch error mapping table", check: ErrorMappingVectors.check),
         Checker(fileName: DeviceSignatureVectors.fileName, summary: "Device-Signature known answers and verification", check: DeviceSignatureVectors.check),
         Checker(fileName: JWSVectors.fileName, summary: "ES256 compact JWS, RFC 7515 A.3 and negative cases", check: JWSVectors.check),
         Checker(fileName: PendingOperationsVectors.fileName, summary: "pending-operations answer bodies", check: PendingOperationsVectors.check),

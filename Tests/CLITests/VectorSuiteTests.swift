@@ -78,6 +78,19 @@ import Testing
         #expect(report.failures.contains { $0.hasPrefix("vector \(id) ") && $0.contains("must be invalidResponse") }, "\(report.failures)")
     }
 
+    @Test func errorMappingCodeChange() throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["code"] as? String == "serverError" })
+        let id = try #require(rows[index]["id"] as? String)
+        var expected = try #require(rows[index]["expected"] as? JSONObject)
+        expected["code"] = "unknown"
+        rows[index]["expected"] = expected
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(report.failures.contains { $0.hasPrefix("\(id): got serverError, expected unknown") }, "\(report.failures)")
+    }
+
     @Test func rfc6979ValidityChange() throws {
         var file = try load(RFC6979Vectors.fileName)
         var cases = try #require(file["cases"] as? [JSONObject])
