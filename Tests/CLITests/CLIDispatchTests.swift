@@ -160,17 +160,19 @@ import Testing
         }
     }
 
-    @Test(arguments: [["fetch"], ["redeem", "TOKEN", "--redeem-url", "https://b.example/r"], ["demo"]])
-    func pendingCommandsFailAsNotAvailableYet(_ arguments: [String]) async {
-        let result = await run(arguments)
+    @Test func demoFailsAsNotAvailableYet() async {
+        let result = await run(["demo"])
         #expect(result.status == 1)
-        #expect(result.err.hasPrefix("Error: 'fetchchannel \(arguments[0])' is not available yet"))
+        #expect(result.err.hasPrefix("Error: 'fetchchannel demo' is not available yet"))
         #expect(result.out.isEmpty)
     }
 
-    @Test func pendingCommandsStillParseStrictly() async {
+    @Test func fetchRedeemSkewAndDemoParseStrictly() async {
         #expect(await run(["fetch", "--policy"]).status == 64)
+        #expect(await run(["fetch", "--policy", "everything"]).status == 64)
         #expect(await run(["redeem"]).status == 64)
+        #expect(await run(["redeem", "TOKEN"]).status == 64, "--redeem-url is required")
+        #expect(await run(["redeem", "TOKEN", "--redeem-url", "http://backend.example/r"]).status == 64, "https only, except on loopback")
         #expect(await run(["skew"]).status == 64)
         #expect(await run(["skew", "--server", "http://backend.example"]).status == 64, "https only, except on loopback")
         #expect(await run(["skew", "--server", "https://b.example", "--samples", "0"]).status == 64)
