@@ -16,21 +16,37 @@ public enum BenchmarkSuite: Sendable {
         public var signatures: Int
         /// Requests for the emulator's resident-memory row; nil derives a count from `seconds`.
         public var emulatorRequests: Int?
+        /// Only these rows (names from `rowNames`); nil runs every row. Rows measured together
+        /// (sign and verify; the emulator's four; the fetch client's two) run as a group.
+        public var only: Set<String>?
 
-        public init(seconds: Double = 4, signatures: Int = 1_000_000, emulatorRequests: Int? = nil) {
+        public init(seconds: Double = 4, signatures: Int = 1_000_000, emulatorRequests: Int? = nil, only: Set<String>? = nil) {
             self.seconds = seconds
             self.signatures = signatures
             self.emulatorRequests = emulatorRequests
+            self.only = only
         }
     }
 
     public static func rows(_ options: Options) async throws -> [BenchmarkRow] {
-        var rows = try SigningBenchmarks.rows(seconds: options.seconds)
-        rows.append(try DeviceSignatureBenchmarks.row(seconds: options.seconds))
-        rows.append(contentsOf: try EmulatorBenchmarks.rows(.init(seconds: options.seconds, residentRequests: options.emulatorRequests)))
-        rows.append(contentsOf: try await FetchBenchmarks.rows())
-        rows.append(try KeyStoreBenchmarks.loadRow())
-        rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures))
+        func wanted(_ names: String...) -> Bool {
+            options.only.map { !$0.isDisjoint(with: names) } ?? true
+        }
+        var rows: [BenchmarkRow] = []
+        if wanted("sign", "verify") { rows += try SigningBenchmarks.rows(seconds: options.seconds) }
+        if wanted("device-signature") { rows.append(try DeviceSignatureBenchmarks.row(seconds: options.seconds)) }
+        if wanted("emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth") {
+            rows += try EmulatorBenchmarks.rows(.init(seconds: options.seconds, residentRequests: options.emulatorRequests))
+        }
+        if wanted("fetch-8-backends", "fetch-client-cpu") { rows += try await FetchBenchmarks.rows() }
+        if wanted("keystore-load") { rows.append(try KeyStoreBenchmarks.loadRow()) }
+        if wanted("sign-resident-growth") { rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures)) }
+        if let only = options.only { rows = rows.filter { only.contains($0.name) } }
+        // The names are a contract: a row renamed or added without updating `rowNames` fails here.
+        let expected = rowNames.filter { options.only?.contains($0) ?? true }
+        guard rows.map(\.name) == expected else {
+            throw BenchmarkError("the benchmark produced rows \(rows.map(\.name)), but BenchmarkSuite.rowNames lists \(expected)")
+        }
         return rows
     }
 }
