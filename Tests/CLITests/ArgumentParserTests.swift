@@ -64,6 +64,20 @@ import Testing
         #expect(try arguments(["--offset", "-30", "K"]).value("offset") == "-30")
     }
 
+    @Test func base64urlValuesMayStartWithDashes() throws {
+        // Key ids and tokens are base64url: one in 64 starts with "-", one in 4096 with "--".
+        let keyId = "-d6RBYstHz_6MuzMPYJQaC0dM0VPRv9cidfTpNu8-0c"
+        let other = "--RBYstHz_6MuzMPYJQaC0dM0VPRv9cidfTpNu8-0cx"
+        #expect(try arguments([keyId]).positionals == [keyId])
+        #expect(try arguments([other, "--json"]).positionals == [other])
+        #expect(try arguments(["--store", other, "K"]).value("store") == other)
+        #expect(try arguments(["--key", keyId, "K"]).allValues("key") == [keyId])
+        // Short words that start with dashes are still options, known or not.
+        #expect(usageError(["--js0n", "K"]) == "unknown option '--js0n'")
+        #expect(usageError(["-d6RB", "K"]) == "unknown option '-d6RB'")
+        #expect(usageError(["--store", "--short", "K"]) == "option '--store' needs a value (DIR)")
+    }
+
     @Test func doubleDashEndsOptions() throws {
         let parsed = try arguments(["--json", "--", "--not-an-option", "-h"])
         #expect(parsed.flag("json"))

@@ -44,8 +44,8 @@ import Testing
         #expect(Set(listedJSON.compactMap { $0["keyId"] as? String }) == [keyId, secondId])
         #expect(listedJSON.allSatisfy { $0["dispatchTargetId"] is NSNull && $0["server"] is NSNull })
 
-        // show, by a unique prefix.
-        let shown = try await sandbox.run(["key", "show", String(keyId.prefix(8))] + store)
+        // show, by a unique prefix (after `--`: a short prefix may start with "-").
+        let shown = try await sandbox.run(["key", "show"] + store + ["--", String(keyId.prefix(8))])
         #expect(shown.status == 0 && shown.out.contains("Key id:           \(keyId)"), "\(shown.summary)")
         #expect(shown.out.contains("scrypt(N=16384, r=8, p=1), AES-256-CBC"))
         let shownJSON = try #require(try await sandbox.run(["key", "show", "--json", keyId] + store).json() as? [String: Any])
@@ -82,7 +82,7 @@ import Testing
         #expect(!publicDER.standardOutput.base64EncodedString().contains(d))
 
         // delete: the full id only; then the key is gone.
-        let byPrefix = try await sandbox.run(["key", "delete", String(keyId.prefix(8))] + store)
+        let byPrefix = try await sandbox.run(["key", "delete"] + store + ["--", String(keyId.prefix(8))])
         #expect(byPrefix.status == 64, "\(byPrefix.summary)")
         let deleted = try await sandbox.run(["key", "delete", keyId] + store)
         #expect(deleted.status == 0 && deleted.out == keyId + "\n", "\(deleted.summary)")

@@ -10,6 +10,9 @@
 ///   `--password`, …), with the reason.
 /// - `--` ends the options: every later word is positional. A lone `-` is positional (standard
 ///   input, where a command supports it).
+/// - A word of 20 or more base64url characters (`A–Z a–z 0–9 - _`) that does not name an option
+///   of the command is a value even when it starts with `-` or `--`, as a key id or a token may
+///   (one in 64 starts with "-"), so such values need no `--`.
 ///
 /// Error messages name the option but never repeat a value given with it, so a secret typed by
 /// mistake is not echoed.
@@ -35,7 +38,7 @@ public enum ArgumentParser: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
+            if onlyPositionals || argument == "-" || !argument.hasPrefix("-") || isValueWord(argument, spec) {
                 parsed.positionals.append(argument)
                 continue
             }
@@ -75,7 +78,7 @@ public enum ArgumentParser: Sendable {
                 let value: String
                 if let inlineValue {
                     value = inlineValue
-                } else if index < arguments.count, !arguments[index].hasPrefix("--") {
+                } else if index < arguments.count, !arguments[index].hasPrefix("--") || isValueWord(arguments[index], spec) {
                     value = arguments[index]
                     index += 1
                 } else {
@@ -101,6 +104,20 @@ public enum ArgumentParser: Sendable {
             throw UsageError("unexpected argument '\(shown(parsed.positionals[spec.positionals.count]))'")
         }
         return .arguments(parsed)
+    }
+
+    /// At least 20 base64url characters that do not name an option of `spec` (nor a forbidden
+    /// one): a key id, token or similar value.
+    static func isValueWord(_ argument: String, _ spec: CommandSpec) -> Bool {
+        let name = String(argument.drop { $0 == "-" })
+        guard spec.option(named: name) == nil, !forbiddenSecretOptions.contains(name.lowercased()) else { return false }
+        return argument.utf8.count >= 20 && argument.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            default: false
+            }
+        }
     }
 
     /// An argument as it may appear in a message: at most 64 characters, control characters

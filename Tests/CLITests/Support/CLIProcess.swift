@@ -17,9 +17,17 @@ struct CLIResult: Sendable {
     /// Standard output's lines, without the trailing empty one.
     var lines: [String] { out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty } }
 
-    /// Standard output parsed as JSON.
+    /// Standard output parsed as JSON; the error names the whole run when it is not JSON.
     func json() throws -> Any {
-        try JSONSerialization.jsonObject(with: standardOutput)
+        do {
+            return try JSONSerialization.jsonObject(with: standardOutput)
+        } catch {
+            throw NotJSON(description: "standard output is not JSON (\(error.localizedDescription)): \(summary)")
+        }
+    }
+
+    struct NotJSON: Error, CustomStringConvertible {
+        let description: String
     }
 
     var summary: String { "exit \(status)\n--- stdout:\n\(out)\n--- stderr:\n\(err)" }
