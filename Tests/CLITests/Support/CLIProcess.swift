@@ -104,9 +104,13 @@ final class CLIProcess: @unchecked Sendable {
         return await waitForExit(timeout: timeout)
     }
 
-    /// Starts the child without waiting.
+    /// Starts the child without waiting, then closes this process's copies of the child's
+    /// standard streams (the child has its own): tests elsewhere in this process count descriptors.
     func start() throws {
         try process.run()
+        for handle in [process.standardInput, process.standardOutput, process.standardError] {
+            if let handle = handle as? FileHandle, handle !== FileHandle.nullDevice { try? handle.close() }
+        }
     }
 
     /// Waits for a child started with `start()`; kills it after `timeout` seconds.
