@@ -96,14 +96,17 @@ struct HTTPRequestParser {
 
             case .requestLine:
                 let uncheckedFrom = start + scanned
-                guard let lineFeed = findLineFeed() else {
-                    if let error = checkPartialMethod(from: uncheckedFrom) {
-                        return fail(error)
-                    }
-                    let pending = buffer.count - start
-                    if pending > limits.maxRequestLineLength + 1 {
-                        return fail(classifyLongRequestLine(buffer[start..<buffer.count]))
-                    }
+                let lineFeed = findLineFeed()
+                if lineFeed == nil, let error = checkPartialMethod(from: uncheckedFrom) {
+                    return fail(error)
+                }
+                // Too long once more than the limit plus CR precede the line feed (or are buffered
+                // without one), judged on the same first bytes either way, so that the answer does
+                // not depend on how the bytes were split into reads.
+                if (lineFeed ?? buffer.count) - start > limits.maxRequestLineLength + 1 {
+                    return fail(classifyLongRequestLine(buffer[start..<(start + limits.maxRequestLineLength + 1)]))
+                }
+                guard let lineFeed else {
                     return .needMore
                 }
                 guard let line = takeLine(endingAt: lineFeed) else {
@@ -112,9 +115,6 @@ struct HTTPRequestParser {
                 partialMethodEnded = false
                 if line.isEmpty {
                     continue
-                }
-                if line.count > limits.maxRequestLineLength {
-                    return fail(classifyLongRequestLine(line))
                 }
                 if let error = parseRequestLine(line) {
                     return fail(error)
@@ -213,8 +213,9 @@ struct HTTPRequestParser {
         return nil
     }
 
-    /// 414 when a valid method is followed by a target that takes up most of the over-long line
-    /// (or has not ended yet); 400 for any other over-long line.
+    /// 414 when a valid method is followed by a target that takes up most of `line` (the first
+    /// `maxRequestLineLength + 1` bytes of an over-long request line; the target may not have ended
+    /// there); 400 for any other over-long line.
     private func classifyLongRequestLine(_ line: ArraySlice<UInt8>) -> HTTPRequestParseError {
         let tooLong = HTTPRequestParseError(400, "request line exceeds \(limits.maxRequestLineLength) bytes")
         guard let firstSpace = line.firstIndex(of: HTTPSyntax.space),

@@ -1,0 +1,62 @@
+@testable import FetchChannelEmulator
+import Testing
+
+/// Inputs found by the `http-request` fuzz target (scripts/fuzz.sh), kept as regression tests.
+///
+/// The target feeds one input to the parser whole, byte by byte and in random chunks, and requires
+/// the same requests and the same final answer each way: how TCP splits a request into reads must
+/// not change what the server answers.
+extension HTTPServerTests {
+    @Suite struct RequestParserFuzzRegressionTests {
+        /// The fuzz target's limits.
+        static let limits = HTTPServer.Limits(maxRequestLineLength: 128, maxHeaderCount: 8, maxHeaderBytes: 256, maxBodyBytes: 64)
+
+        /// Feeds `bytes` in chunks ending at `chunkEnds` (then the rest); the status of the refusal,
+        /// or nil if the parser is still waiting for bytes. Requests before the refusal are counted.
+        static func refusal(_ bytes: [UInt8], chunkEnds: [Int]) -> (requests: Int, status: Int?) {
+            var parser = HTTPRequestParser(limits: limits, peer: HTTPPeerAddress(host: "127.0.0.1", port: 1))
+            var requests = 0
+            var offset = 0
+            for end in chunkEnds + [bytes.count] where end > offset {
+                parser.append(bytes[offset..<end])
+                offset = end
+                while true {
+                    switch parser.next() {
+                    case .needMore: break
+                    case .request: requests += 1; continue
+                    case .failure(let error): return (requests, error.status)
+                    }
+                    break
+                }
+            }
+            return (requests, nil)
+        }
+
+        /// An over-long request line that ends in a bare LF was 400 ("does not end with CRLF") when
+        /// the LF arrived with the rest of the line, and 414 when the first 130 bytes arrived first.
+        /// Crash input `crash-2fa4dfef…` (fuzz target http-request, 2026-11-30).
+        @Test func overLongRequestLineGetsOneAnswerHoweverItIsSplit() {
+            let input = Array("POST /".utf8) + [UInt8](repeating: 0x85, count: 117)
+                + Array("nevisfido/t\nExpect: 100-continue\r\n\r\n{\"token\":\"t\"}GET /again HTTP/1.\r\n".utf8)
+            let whole = Self.refusal(input, chunkEnds: [])
+            #expect(whole.requests == 0 && whole.status == 414)
+            let found = Self.refusal(input, chunkEnds: [21, 33, 51, 97, 108, 132, 180, 192])
+            #expect(found.requests == whole.requests && found.status == whole.status)
+            let byByte = Self.refusal(input, chunkEnds: Array(0..<input.count))
+            #expect(byByte.requests == whole.requests && byByte.status == whole.status)
+        }
+
+        /// The same rule for a well-formed CRLF: the classification reads the same first bytes
+        /// whether the rest of the line (here, a long version part) has arrived or not.
+        @Test func longLineClassificationDoesNotDependOnWhatFollows() {
+            for (target, rest, status) in [(100, 200, 414), (20, 200, 400)] {
+                let input = Array(("GET /" + String(repeating: "a", count: target) + " HTTP/1.1"
+                    + String(repeating: "x", count: rest) + "\r\nHost: a\r\n\r\n").utf8)
+                for split in [0, 130, 131, 140, 200] where split < input.count {
+                    let outcome = Self.refusal(input, chunkEnds: split == 0 ? [] : [split])
+                    #expect(outcome.requests == 0 && outcome.status == status, "target \(target), split at \(split)")
+                }
+            }
+        }
+    }
+}
