@@ -194,12 +194,15 @@ struct HTTPRequestParser {
     /// Refuses an unfinished request line as soon as its method part holds a byte that is neither a
     /// token character nor the space after it, so that binary garbage without a line feed (a TLS
     /// hello, say) is answered 400 at once instead of waiting for the request timeout. Only bytes
-    /// not examined before are looked at.
+    /// not examined before are looked at, and a CR that was the last byte last time.
     private mutating func checkPartialMethod(from index: Int) -> HTTPRequestParseError? {
         if partialMethodEnded {
             return nil   // The target and version are checked once the line is complete.
         }
-        for position in index..<buffer.count {
+        // A CR let through as the last byte (it may be the CR of a CRLF) is looked at again now
+        // that bytes follow it: otherwise the answer would depend on where a read ended.
+        let from = index > start && buffer[index - 1] == HTTPSyntax.carriageReturn ? index - 1 : index
+        for position in from..<buffer.count {
             let byte = buffer[position]
             if byte == HTTPSyntax.space {
                 partialMethodEnded = true

@@ -46,6 +46,28 @@ extension HTTPServerTests {
             #expect(byByte.requests == whole.requests && byByte.status == whole.status)
         }
 
+        /// A CR inside an unfinished method was refused at once when the bytes after it arrived
+        /// with it, but let through for good when it was the last byte of a read (as the possible
+        /// CR of a CRLF) and never looked at again: the connection then waited for the request
+        /// timeout instead of getting its 400. Crash input `crash-6c0d7be5…` (2026-11-30).
+        @Test func crInsideAnUnfinishedMethodIsRefusedHoweverItIsSplit() {
+            let input = Array("EE\r--v\r".utf8)
+            let whole = Self.refusal(input, chunkEnds: [])
+            #expect(whole.requests == 0 && whole.status == 400)
+            for split in 1..<input.count {
+                let outcome = Self.refusal(input, chunkEnds: [split])
+                #expect(outcome.requests == 0 && outcome.status == 400, "split after \(split) bytes")
+            }
+            let byByte = Self.refusal(input, chunkEnds: Array(0..<input.count))
+            #expect(byByte.requests == 0 && byByte.status == 400)
+            // A CR that does end the line is still fine, however the CRLF is split.
+            let request = Array("GET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+            for split in 1..<request.count {
+                let outcome = Self.refusal(request, chunkEnds: [split])
+                #expect(outcome.requests == 1 && outcome.status == nil, "split after \(split) bytes")
+            }
+        }
+
         /// The same rule for a well-formed CRLF: the classification reads the same first bytes
         /// whether the rest of the line (here, a long version part) has arrived or not.
         @Test func longLineClassificationDoesNotDependOnWhatFollows() {
