@@ -122,14 +122,24 @@ struct HTTPRequestParser {
                 state = .headerFields
 
             case .headerFields:
+                // The size limit is checked before anything else about a line, and the same way
+                // whether its line feed has arrived or not, so that the answer does not depend on
+                // where reads ended. The empty line that ends the head does not count.
                 guard let lineFeed = findLineFeed() else {
-                    // The unfinished line will be at least one byte (LF) longer than what is buffered.
-                    if headerBytes + (buffer.count - start) + 1 > limits.maxHeaderBytes {
+                    // The unfinished line will be at least one byte (LF) longer than what is
+                    // buffered, unless it is still a prefix of the final CRLF.
+                    let pending = buffer.count - start
+                    let mayEndHead = pending == 0 || (pending == 1 && buffer[start] == HTTPSyntax.carriageReturn)
+                    if !mayEndHead && headerBytes + pending + 1 > limits.maxHeaderBytes {
                         return fail(HTTPRequestParseError(431, "header section exceeds \(limits.maxHeaderBytes) bytes"))
                     }
                     return .needMore
                 }
                 let lineLength = lineFeed + 1 - start
+                let endsHead = lineLength == 2 && buffer[start] == HTTPSyntax.carriageReturn
+                if !endsHead && headerBytes + lineLength > limits.maxHeaderBytes {
+                    return fail(HTTPRequestParseError(431, "header section exceeds \(limits.maxHeaderBytes) bytes"))
+                }
                 guard let line = takeLine(endingAt: lineFeed) else {
                     return fail(HTTPRequestParseError(400, "header line does not end with CRLF"))
                 }
@@ -140,9 +150,6 @@ struct HTTPRequestParser {
                     continue
                 }
                 headerBytes += lineLength
-                if headerBytes > limits.maxHeaderBytes {
-                    return fail(HTTPRequestParseError(431, "header section exceeds \(limits.maxHeaderBytes) bytes"))
-                }
                 if headers.count >= limits.maxHeaderCount {
                     return fail(HTTPRequestParseError(431, "more than \(limits.maxHeaderCount) header fields"))
                 }

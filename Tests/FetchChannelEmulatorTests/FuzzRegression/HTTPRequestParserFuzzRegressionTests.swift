@@ -1,4 +1,5 @@
 @testable import FetchChannelEmulator
+import Foundation
 import Testing
 
 /// Inputs found by the `http-request` fuzz target (scripts/fuzz.sh), kept as regression tests.
@@ -65,6 +66,50 @@ extension HTTPServerTests {
             for split in 1..<request.count {
                 let outcome = Self.refusal(request, chunkEnds: [split])
                 #expect(outcome.requests == 1 && outcome.status == nil, "split after \(split) bytes")
+            }
+        }
+
+        /// An over-long header line ending in a bare LF was 400 ("does not end with CRLF") when its
+        /// LF arrived with it, and 431 when the limit was crossed before the LF arrived.
+        /// Crash input `crash-2bcd79a4…` (2026-11-30), then the same with readable bytes.
+        @Test func overLongHeaderLineGetsOneAnswerHoweverItIsSplit() throws {
+            let found = try #require(Data(base64Encoded: """
+                UE9TVCAvIEhUVFAvMS4xDQpIb3N0OiBhDQogICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICBDb///////\
+                //////////////////////+AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICA\
+                gICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgID/////////////////////////////////////////////\
+                //////////////////////////////////////////////////////////////////////////////////////////9udGU6\
+                IGENAAAAAApDb250ZW50LUxlbmd0aDogUE9TVCAvIEhUVFAvMi4xDQpIb3N0OjINCm5ndGg6IDIsYDAyIGENClRyYW5zZmVy\
+                LUVuY29kaW5nOiBnemlwLCBDaHVuDQprZQ0=
+                """))
+            let readable = Array("GET / HTTP/1.1\r\nHost: a\r\nX: \(String(repeating: "v", count: 300))\n\r\n".utf8)
+            for input in [Array(found), readable] {
+                let whole = Self.refusal(input, chunkEnds: [])
+                #expect(whole.requests == 0 && whole.status == 431)
+                for ends in [[31, 62, 101, 113, 136, 137, 182, 206, 221, 255, 285, 296, 337, 374], Array(0..<input.count)] {
+                    let outcome = Self.refusal(input, chunkEnds: ends)
+                    #expect(outcome.requests == 0 && outcome.status == 431)
+                }
+            }
+        }
+
+        /// Field lines of exactly `maxHeaderBytes` in all are within the limit; they were refused
+        /// with 431 when a read ended right after the last field line or inside the final CRLF,
+        /// because the unfinished empty line was counted as a field line to come.
+        @Test func headAtExactlyTheLimitIsAcceptedHoweverItIsSplit() {
+            let fields = "Host: a\r\nX: \(String(repeating: "v", count: Self.limits.maxHeaderBytes - 14))\r\n"
+            #expect(fields.utf8.count == Self.limits.maxHeaderBytes)
+            let requestLine = "GET / HTTP/1.1\r\n"
+            let input = Array((requestLine + fields + "\r\n").utf8)
+            for split in [0, requestLine.utf8.count + fields.utf8.count, requestLine.utf8.count + fields.utf8.count + 1] {
+                let outcome = Self.refusal(input, chunkEnds: split == 0 ? [] : [split])
+                #expect(outcome.requests == 1 && outcome.status == nil, "split after \(split) bytes")
+            }
+            let byByte = Self.refusal(input, chunkEnds: Array(0..<input.count))
+            #expect(byByte.requests == 1 && byByte.status == nil)
+            // One byte more is 431, however it is split.
+            let over = Array((requestLine + "Host: a\r\nX: \(String(repeating: "v", count: Self.limits.maxHeaderBytes - 13))\r\n\r\n").utf8)
+            for ends in [[], [over.count - 2], [over.count - 1], Array(0..<over.count)] {
+                #expect(Self.refusal(over, chunkEnds: ends).status == 431, "chunk ends \(ends)")
             }
         }
 
