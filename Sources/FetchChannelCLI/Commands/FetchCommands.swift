@@ -3,9 +3,9 @@ import FetchChannel
 import Foundation
 
 /// `fetchchannel fetch` and `fetchchannel redeem`: the fetch client and the redemption client
-/// on the command line; `demo` waits for the fetch coordinator.
+/// on the command line.
 enum FetchCommands {
-    static let all = [fetch, redeem, demo]
+    static let all = [fetch, redeem]
 
     // MARK: fetch
 
@@ -170,15 +170,5 @@ enum FetchCommands {
             }
             throw CLIFailure(error.message)
         }
-    }
-
-    // MARK: demo
-
-    static let demo = Command(spec: CommandSpec(
-        path: ["demo"],
-        abstract: "Walk through the fetch channel against in-process reference backends (not available yet).",
-        discussion: "Waits for the fetch coordinator (throttling, single flight, channel policies, exactly-once redemption)."
-    )) { invocation in
-        throw CLIFailure("'\(invocation.spec.commandLine)' is not available yet: it needs the fetch coordinator, which this build does not include")
     }
 }
