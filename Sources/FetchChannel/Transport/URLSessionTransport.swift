@@ -96,11 +96,12 @@ final class URLSessionTransport: HTTPTransport {
 
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
             let overflow = exchanges.withLock { exchanges -> Data? in
-                guard var exchange = exchanges[dataTask.taskIdentifier] else { return nil }
+                // Taken out and put back, so appending does not copy the body held by the dictionary.
+                guard var exchange = exchanges.removeValue(forKey: dataTask.taskIdentifier) else { return nil }
+                defer { exchanges[dataTask.taskIdentifier] = exchange }
                 let room = HTTPAnswer.maximumBodyBytes - exchange.body.count
                 guard data.count > room else {
                     exchange.body.append(data)
-                    exchanges[dataTask.taskIdentifier] = exchange
                     return nil
                 }
                 exchange.body.append(data.prefix(room))

@@ -96,14 +96,17 @@ struct HTTPRequestParser {
 
             case .requestLine:
                 let uncheckedFrom = start + scanned
-                guard let lineFeed = findLineFeed() else {
-                    if let error = checkPartialMethod(from: uncheckedFrom) {
-                        return fail(error)
-                    }
-                    let pending = buffer.count - start
-                    if pending > limits.maxRequestLineLength + 1 {
-                        return fail(classifyLongRequestLine(buffer[start..<buffer.count]))
-                    }
+                let lineFeed = findLineFeed()
+                if lineFeed == nil, let error = checkPartialMethod(from: uncheckedFrom) {
+                    return fail(error)
+                }
+                // Too long once more than the limit plus CR precede the line feed (or are buffered
+                // without one), judged on the same first bytes either way, so that the answer does
+                // not depend on how the bytes were split into reads.
+                if (lineFeed ?? buffer.count) - start > limits.maxRequestLineLength + 1 {
+                    return fail(classifyLongRequestLine(buffer[start..<(start + limits.maxRequestLineLength + 1)]))
+                }
+                guard let lineFeed else {
                     return .needMore
                 }
                 guard let line = takeLine(endingAt: lineFeed) else {
@@ -113,23 +116,30 @@ struct HTTPRequestParser {
                 if line.isEmpty {
                     continue
                 }
-                if line.count > limits.maxRequestLineLength {
-                    return fail(classifyLongRequestLine(line))
-                }
                 if let error = parseRequestLine(line) {
                     return fail(error)
                 }
                 state = .headerFields
 
             case .headerFields:
+                // The size limit is checked before anything else about a line, and the same way
+                // whether its line feed has arrived or not, so that the answer does not depend on
+                // where reads ended. The empty line that ends the head does not count.
                 guard let lineFeed = findLineFeed() else {
-                    // The unfinished line will be at least one byte (LF) longer than what is buffered.
-                    if headerBytes + (buffer.count - start) + 1 > limits.maxHeaderBytes {
+                    // The unfinished line will be at least one byte (LF) longer than what is
+                    // buffered, unless it is still a prefix of the final CRLF.
+                    let pending = buffer.count - start
+                    let mayEndHead = pending == 0 || (pending == 1 && buffer[start] == HTTPSyntax.carriageReturn)
+                    if !mayEndHead && headerBytes + pending + 1 > limits.maxHeaderBytes {
                         return fail(HTTPRequestParseError(431, "header section exceeds \(limits.maxHeaderBytes) bytes"))
                     }
                     return .needMore
                 }
                 let lineLength = lineFeed + 1 - start
+                let endsHead = lineLength == 2 && buffer[start] == HTTPSyntax.carriageReturn
+                if !endsHead && headerBytes + lineLength > limits.maxHeaderBytes {
+                    return fail(HTTPRequestParseError(431, "header section exceeds \(limits.maxHeaderBytes) bytes"))
+                }
                 guard let line = takeLine(endingAt: lineFeed) else {
                     return fail(HTTPRequestParseError(400, "header line does not end with CRLF"))
                 }
@@ -140,9 +150,6 @@ struct HTTPRequestParser {
                     continue
                 }
                 headerBytes += lineLength
-                if headerBytes > limits.maxHeaderBytes {
-                    return fail(HTTPRequestParseError(431, "header section exceeds \(limits.maxHeaderBytes) bytes"))
-                }
                 if headers.count >= limits.maxHeaderCount {
                     return fail(HTTPRequestParseError(431, "more than \(limits.maxHeaderCount) header fields"))
                 }
@@ -194,12 +201,15 @@ struct HTTPRequestParser {
     /// Refuses an unfinished request line as soon as its method part holds a byte that is neither a
     /// token character nor the space after it, so that binary garbage without a line feed (a TLS
     /// hello, say) is answered 400 at once instead of waiting for the request timeout. Only bytes
-    /// not examined before are looked at.
+    /// not examined before are looked at, and a CR that was the last byte last time.
     private mutating func checkPartialMethod(from index: Int) -> HTTPRequestParseError? {
         if partialMethodEnded {
             return nil   // The target and version are checked once the line is complete.
         }
-        for position in index..<buffer.count {
+        // A CR let through as the last byte (it may be the CR of a CRLF) is looked at again now
+        // that bytes follow it: otherwise the answer would depend on where a read ended.
+        let from = index > start && buffer[index - 1] == HTTPSyntax.carriageReturn ? index - 1 : index
+        for position in from..<buffer.count {
             let byte = buffer[position]
             if byte == HTTPSyntax.space {
                 partialMethodEnded = true
@@ -213,8 +223,9 @@ struct HTTPRequestParser {
         return nil
     }
 
-    /// 414 when a valid method is followed by a target that takes up most of the over-long line
-    /// (or has not ended yet); 400 for any other over-long line.
+    /// 414 when a valid method is followed by a target that takes up most of `line` (the first
+    /// `maxRequestLineLength + 1` bytes of an over-long request line; the target may not have ended
+    /// there); 400 for any other over-long line.
     private func classifyLongRequestLine(_ line: ArraySlice<UInt8>) -> HTTPRequestParseError {
         let tooLong = HTTPRequestParseError(400, "request line exceeds \(limits.maxRequestLineLength) bytes")
         guard let firstSpace = line.firstIndex(of: HTTPSyntax.space),

@@ -32,13 +32,30 @@ import Testing
         }
     }
 
-    @Test func killedWritersNeverLoseOrCorruptAKey() throws {
+    /// Runs on a dedicated thread: the test blocks on pipes and processes for seconds, and must
+    /// not hold one of the few cooperative-pool threads the other (async) tests need meanwhile.
+    @Test func killedWritersNeverLoseOrCorruptAKey() async throws {
+        let outcome: Result<[String], any Error> = await withCheckedContinuation { continuation in
+            Thread {
+                continuation.resume(returning: Result { try Self.killChildrenAndCheck() })
+            }.start()
+        }
+        let failures = try outcome.get()
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
+    /// Returns the failed checks (expectations are evaluated by the test, on its own task).
+    static func killChildrenAndCheck() throws -> [String] {
+        var failures: [String] = []
+        func check(_ condition: Bool, _ message: @autoclosure () -> String) {
+            if !condition { failures.append(message()) }
+        }
         let seed = UInt64(ProcessInfo.processInfo.environment["CRASH_SAFETY_SEED"] ?? "") ?? 0x5EED_2026
         var random = SeededGenerator(state: seed)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-safety-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let child = Self.childURL
-        try #require(FileManager.default.isExecutableFile(atPath: child.path), "child not built at \(child.path)")
+        guard FileManager.default.isExecutableFile(atPath: child.path) else { return ["child not built at \(child.path)"] }
         let passphrase = SecureBytes(Array(Self.passphrase.utf8))
 
         var mustExist = Set<String>()
@@ -79,7 +96,7 @@ import Testing
             pending.append(reader.readDataToEndOfFile())
             lines += String(decoding: pending, as: UTF8.self).split(separator: "\n").map(String.init)
             try? reader.close()
-            #expect(process.terminationReason == .uncaughtSignal, "round \(round) (seed \(seed)): the child ended on its own")
+            check(process.terminationReason == .uncaughtSignal, "round \(round) (seed \(seed)): the child ended on its own")
 
             for line in lines {
                 let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
@@ -91,14 +108,15 @@ import Testing
             // Open (which removes stale temp files), then check every listed and every promised key.
             let store = try KeyStore(directory: directory)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            #expect(!names.contains { $0.hasPrefix(".tmp-") }, "round \(round) (seed \(seed)): a temp file survived the open: \(names)")
+            check(!names.contains { $0.hasPrefix(".tmp-") }, "round \(round) (seed \(seed)): a temp file survived the open: \(names)")
             let listed = Set(try store.list().map(\.keyId))
-            #expect(mustExist.isSubset(of: listed), "round \(round) (seed \(seed)): missing \(mustExist.subtracting(listed))")
+            check(mustExist.isSubset(of: listed), "round \(round) (seed \(seed)): missing \(mustExist.subtracting(listed))")
             for keyId in listed {
                 let key = try store.load(keyId, passphrase: passphrase)
-                #expect(key.publicKey.jwkThumbprint == keyId, "round \(round) (seed \(seed)): \(keyId) loads as another key")
+                check(key.publicKey.jwkThumbprint == keyId, "round \(round) (seed \(seed)): \(keyId) loads as another key")
             }
         }
-        #expect(!mustExist.isEmpty, "the child never completed a save: the test exercised nothing")
+        check(!mustExist.isEmpty, "the child never completed a save: the test exercised nothing")
+        return failures
     }
 }

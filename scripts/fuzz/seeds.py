@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of one fuzz target into a directory (scripts/fuzz.sh calls it).
+
+    python3 scripts/fuzz/seeds.py TARGET OUTDIR
+
+Seeds come from Vectors/*.json, Keys/*.pem and string literals of the test sources, laid out as
+the target's entry point (scripts/fuzz/Targets/TARGET.swift) reads its input. Nothing here is
+committed as a corpus: the seeds are rebuilt from the sources of truth at every run. Encrypted
+and converted keys are made with the `openssl` command when it is installed (skipped otherwise).
+Standard library only.
+"""
+
+import base64
+import glob
+import hashlib
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PASSPHRASE = "fuzz-passphrase"  # the key-import target's fixed passphrase
+
+
+def vector(name):
+    with open(os.path.join(ROOT, "Vectors", name), encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def test_sources():
+    for path in sorted(glob.glob(os.path.join(ROOT, "Tests", "**", "*.swift"), recursive=True)):
+        with open(path, encoding="utf-8") as handle:
+            yield handle.read()
+
+
+def swift_unescape(literal):
+    """The value of a single-line Swift string literal body (the escapes the tests use)."""
+    out, i = [], 0
+    simple = {"r": "\r", "n": "\n", "t": "\t", "0": "\0", '"': '"', "\\": "\\", "'": "'"}
+    while i < len(literal):
+        c = literal[i]
+        if c == "\\" and i + 1 < len(literal):
+            nxt = literal[i + 1]
+            if nxt in simple:
+                out.append(simple[nxt])
+                i += 2
+                continue
+            if nxt == "u" and literal[i + 2:i + 3] == "{":
+                end = literal.index("}", i)
+                out.append(chr(int(literal[i + 3:end], 16)))
+                i = end + 1
+                continue
+            if nxt == "(":  # interpolation: keep a plausible placeholder
+                depth, j = 1, i + 2
+                while j < len(literal) and depth:
+                    depth += {"(": 1, ")": -1}.get(literal[j], 0)
+                    j += 1
+                out.append("x")
+                i = j
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def i64(value):
+    return struct.pack("<q", max(-(2 ** 63), min(2 ** 63 - 1, value)))
+
+
+def short(data):
+    return bytes([min(len(data), 255)]) + data[:255]
+
+
+def openssl(*args, stdin=None):
+    try:
+        return subprocess.run(["openssl", *args], input=stdin, capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-target seeds
+
+
+def seeds_jws():
+    jws = vector("jws-es256.json")
+    for case in jws["valid"] + jws["invalid"]:
+        yield case["compact"].encode()
+    ds = vector("device-signature.json")
+    for case in ds["positive"] + ds["verification"]:
+        yield case["compact"].encode()
+
+
+def device_signature_payloads():
+    ds = vector("device-signature.json")
+    for case in ds["positive"]:
+        yield case["payloadJSON"].encode(), case["verifierTimeMillis"]
+    for case in ds["verification"]:
+        parts = case["compact"].split(".")
+        if len(parts) == 3:
+            try:
+                yield b64url_decode(parts[1]), case["verifierTimeMillis"]
+            except ValueError:
+                pass
+
+
+def seeds_device_signature():
+    ds = vector("device-signature.json")
+    for case in ds["positive"] + ds["verification"]:
+        yield b"\x00" + i64(case["verifierTimeMillis"]) + case["compact"].encode()
+    for payload, clock in device_signature_payloads():
+        yield b"\x01" + payload
+        yield b"\x02" + i64(clock) + payload
+    for case in ds["positive"]:
+        yield (b"\x03" + short(case["dispatchTargetId"].encode()) + short(case["requestId"].encode())
+               + i64(case["creationTimeInEpochMillis"]))
+
+
+def seeds_pending_operations():
+    for case in vector("pending-operations.json")["cases"]:
+        yield case["body"].encode()
+
+
+def seeds_http_request():
+    literal = re.compile(r'raw:\s*"((?:[^"\\]|\\.)*)"')
+    for source in test_sources():
+        for match in literal.finditer(source):
+            yield swift_unescape(match.group(1)).encode("utf-8")
+    ds = vector("device-signature.json")
+    compact = ds["positive"][0]["compact"]
+    body = vector("pending-operations.json")["cases"][1]["body"]
+    yield ("GET /nevisfido/devices/outofbandoperations/device-1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           f"Device-Signature: {compact}\r\nAccept: application/json\r\n\r\n").encode()
+    yield (f"POST /_emulator/dispatch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+           f"Content-Length: {len(body.encode())}\r\n\r\n{body}").encode()
+    yield (b"POST /nevisfido/token/redeem/authentication HTTP/1.1\r\nHost: a\r\nContent-Length: 13\r\n"
+           b"Expect: 100-continue\r\n\r\n{\"token\":\"t\"}GET /again HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+    yield b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+    yield b"\r\n\r\nGET http://a/p?q=1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
+
+
+def seeds_key_import():
+    pems = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "Keys", "*.pem"))):
+        with open(path, "rb") as handle:
+            pems.append(handle.read())
+    block = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----(.*?)-----END \1-----", re.S)
+    for source in test_sources():
+        for match in block.finditer(source):
+            lines = [line.strip() for line in match.group(0).splitlines()]
+            if all(re.fullmatch(r"[A-Za-z0-9+/=]*|-----.*-----", line) for line in lines):
+                pems.append(("\n".join(lines) + "\n").encode())
+
+    def pem_label(pem):
+        found = re.search(rb"-----BEGIN ([A-Z0-9 ]+)-----", pem)
+        return found.group(1).decode() if found else ""
+
+    for pem in pems:
+        label = pem_label(pem)
+        if label in ("PRIVATE KEY", "EC PRIVATE KEY"):
+            yield b"\x00" + pem
+            yield b"\x06" + pem
+        elif label == "PUBLIC KEY":
+            yield b"\x01" + pem
+        elif label == "ENCRYPTED PRIVATE KEY":
+            yield b"\x06" + pem
+
+    # Conversions and encrypted forms of the fixture keys, when the openssl command is there.
+    generated = []
+    for extra in (["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"],
+                  ["genpkey", "-algorithm", "ED25519"],
+                  ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024"],
+                  ["ecparam", "-name", "prime256v1", "-param_enc", "explicit", "-genkey", "-noout"]):
+        key = openssl(*extra)
+        if key:
+            generated.append(key)
+    for pem in [p for p in pems if pem_label(p) in ("PRIVATE KEY", "EC PRIVATE KEY")][:4] + generated:
+        with tempfile.NamedTemporaryFile(suffix=".pem") as handle:
+            handle.write(pem)
+            handle.flush()
+            name = handle.name
+            for converted, mode in (
+                (openssl("pkey", "-in", name, "-outform", "DER"), b"\x02"),
+                (openssl("ec", "-in", name, "-outform", "DER"), b"\x02"),
+                (openssl("pkey", "-in", name, "-pubout"), b"\x01"),
+                (openssl("pkey", "-in", name, "-pubout", "-outform", "DER"), b"\x03"),
+                (openssl("ec", "-in", name, "-pubout", "-conv_form", "compressed", "-outform", "DER"), b"\x03"),
+                # Cheap KDF costs, within the target's cap (2048): PBKDF2 1000, scrypt N=128 r=8.
+                (openssl("pkcs8", "-topk8", "-in", name, "-v2", "aes-256-cbc", "-v2prf", "hmacWithSHA256",
+                         "-iter", "1000", "-passout", "pass:" + PASSPHRASE), b"\x06"),
+                (openssl("pkcs8", "-topk8", "-in", name, "-v2", "aes-128-cbc", "-iter", "1",
+                         "-passout", "pass:" + PASSPHRASE), b"\x06"),
+                (openssl("pkcs8", "-topk8", "-in", name, "-scrypt", "-scrypt_N", "128", "-scrypt_r", "8",
+                         "-scrypt_p", "1", "-passout", "pass:" + PASSPHRASE), b"\x06"),
+                (openssl("pkcs8", "-topk8", "-in", name, "-v2", "aes-256-cbc", "-iter", "1000",
+                         "-passout", "pass:another-passphrase"), b"\x06"),
+            ):
+                if converted:
+                    yield mode + converted
+            if pem in generated:
+                yield b"\x00" + pem
+
+    # JWKs from the vectors.
+    for name in ("device-signature.json", "jws-es256.json"):
+        data = vector(name)
+        for key in (data.get("key"), data.get("otherKey")):
+            if not key:
+                continue
+            public = {k: key[k] for k in ("kty", "crv", "x", "y")}
+            yield b"\x05" + json.dumps(public, separators=(",", ":")).encode()
+            if "d" in key:
+                yield b"\x04" + json.dumps(dict(public, d=key["d"]), separators=(",", ":")).encode()
+                d, x, y = (b64url_decode(key[k]) for k in ("d", "x", "y"))
+                yield b"\x07\x00" + d
+                yield b"\x07\x01" + b"\x04" + x + y + d
+            x, y = b64url_decode(key["x"]), b64url_decode(key["y"])
+            yield b"\x07\x02" + x + y
+            yield b"\x07\x03" + b"\x04" + x + y
+            yield b"\x07\x04" + bytes([2 + (y[-1] & 1)]) + x
+
+    # Signatures (RFC 6979 A.2.5), raw and DER.
+    for case in vector("rfc6979-p256.json")["cases"]:
+        r, s = bytes.fromhex(case["rHex"]), bytes.fromhex(case["sHex"])
+        yield b"\x07\x06" + r + s
+        yield b"\x07\x05" + der_signature(r, s)
+
+
+def der_signature(r, s):
+    def integer(value):
+        value = value.lstrip(b"\x00") or b"\x00"
+        if value[0] & 0x80:
+            value = b"\x00" + value
+        return b"\x02" + bytes([len(value)]) + value
+    body = integer(r) + integer(s)
+    return b"\x30" + bytes([len(body)]) + body
+
+
+def seeds_http_date():
+    dates = set()
+    for row in vector("clock-skew.json")["rows"]:
+        if row["input"].get("dateHeader") is not None:
+            dates.add(row["input"]["dateHeader"])
+    literal = re.compile(r'"((?:Sun|Mon|Tue|Wed|Thu|Fri|Sat)[a-z]*[ ,][^"]*)"')
+    for source in test_sources():
+        for match in literal.finditer(source):
+            dates.add(swift_unescape(match.group(1)))
+    return (date.encode() for date in sorted(dates))
+
+
+SEEDS = {
+    "jws": seeds_jws,
+    "device-signature": seeds_device_signature,
+    "pending-operations": seeds_pending_operations,
+    "http-request": seeds_http_request,
+    "key-import": seeds_key_import,
+    "http-date": seeds_http_date,
+}
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in SEEDS:
+        sys.exit(f"usage: seeds.py {{{'|'.join(SEEDS)}}} OUTDIR")
+    target, outdir = sys.argv[1], sys.argv[2]
+    os.makedirs(outdir, exist_ok=True)
+    count = 0
+    for seed in SEEDS[target]():
+        name = hashlib.sha1(seed).hexdigest()
+        with open(os.path.join(outdir, name), "wb") as handle:
+            handle.write(seed)
+        count += 1
+    print(f"{count} seeds for {target} in {outdir}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
