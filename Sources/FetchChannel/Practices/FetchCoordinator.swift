@@ -52,6 +52,9 @@ public actor FetchCoordinator {
     }
 
     /// Acts on `trigger` and says what it did and why.
+    ///
+    /// A fetch runs in a task of its own, shared by every trigger that joins it: cancelling one
+    /// caller does not cancel it (the others are waiting for it) and that caller still gets its result.
     public func handle(_ trigger: FetchTrigger) async -> TriggerOutcome {
         if case .incoming(_, let payload) = trigger {
             statistics.incomingRedeemedDirectly += 1

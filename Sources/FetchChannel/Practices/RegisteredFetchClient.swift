@@ -1,7 +1,9 @@
 /// A ``FetchClient`` with the registrations it fetches from: the real ``PendingOperationsFetching``.
 ///
 /// The registrations are asked for at every trigger, so a device that registers or is
-/// deregistered while the app runs is fetched for (or not) from the next trigger on.
+/// deregistered while the app runs is fetched for (or not) from the next trigger on. A fetch that
+/// finds none left (deregistered between the check and the fetch) returns an empty result, and
+/// the coordinator then cancels the notifications of operations it can no longer start.
 public struct RegisteredFetchClient: PendingOperationsFetching {
     public let client: FetchClient
     private let registrations: @Sendable () async -> [FetchRegistration]
