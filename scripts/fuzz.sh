@@ -42,9 +42,15 @@ usage() {
     sed -n '4,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
+# A usage error (exit 64) and a runtime failure (exit 1).
 die() {
     echo "fuzz.sh: error: $*" >&2
     exit 64
+}
+
+fail() {
+    echo "fuzz.sh: error: $*" >&2
+    exit 1
 }
 
 is_target() {
@@ -127,13 +133,14 @@ swift_sources() {
 require_tools() {
     local tool
     for tool in swiftc clang python3 sha256sum; do
-        command -v "$tool" >/dev/null 2>&1 || die "'$tool' is not on PATH (needed to build and seed the fuzz targets)"
+        command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not on PATH (needed to build and seed the fuzz targets)"
     done
 }
 
 build_shim() {
     local sources stamp out
-    mapfile -t sources < <(find "$ROOT/Sources/CDeviceSigningShim" -name '*.[ch]' | LC_ALL=C sort)
+    # COpenSSL's module map and header too: every later stamp includes this one.
+    mapfile -t sources < <(find "$ROOT/Sources/CDeviceSigningShim" "$ROOT/Sources/COpenSSL" -type f | LC_ALL=C sort)
     stamp="$(digest "${sources[@]}")"
     out="$OUT/obj/CDeviceSigningShim"
     stale "$out.stamp" "$stamp" || return 0
