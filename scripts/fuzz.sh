@@ -238,7 +238,7 @@ run_target() {
     local file
     find "$artifacts" -type f -newer "$seeds" | while read -r file; do
         echo "   input kept: $file" >&2
-        echo "   reproduce:  scripts/fuzz.sh --reproduce $target '$file'" >&2
+        echo "   reproduce:  FUZZ_OPT=$OPT scripts/fuzz.sh --reproduce $target '$file'" >&2
     done
     return "$status"
 }
