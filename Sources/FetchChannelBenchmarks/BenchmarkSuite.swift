@@ -7,6 +7,7 @@ public enum BenchmarkSuite: Sendable {
         "emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth",
         "fetch-8-backends", "fetch-client-cpu",
         "keystore-load", "sign-resident-growth",
+        "trigger-day-requests", "pipeline-tokens",
     ]
 
     public struct Options: Sendable {
@@ -41,6 +42,8 @@ public enum BenchmarkSuite: Sendable {
         if wanted("fetch-8-backends", "fetch-client-cpu") { rows += try await FetchBenchmarks.rows() }
         if wanted("keystore-load") { rows.append(try KeyStoreBenchmarks.loadRow()) }
         if wanted("sign-resident-growth") { rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures)) }
+        if wanted("trigger-day-requests") { rows.append(try await TriggerDayBenchmark.row()) }
+        if wanted("pipeline-tokens") { rows.append(await PipelineBenchmark.row(seconds: options.seconds)) }
         if let only = options.only { rows = rows.filter { only.contains($0.name) } }
         // The names are a contract: a row renamed or added without updating `rowNames` fails here.
         let expected = rowNames.filter { options.only?.contains($0) ?? true }

@@ -83,15 +83,15 @@ public actor RedemptionPipeline {
     public var inProgressTokens: Set<String> { ledger.inProgress }
 
     /// The remembered redeemed tokens, oldest first (at most ``capacity``).
-    public var redeemedTokens: [String] { ledger.redeemed.oldestFirst }
+    public var redeemedTokens: [String] { ledger.redeemedOldestFirst }
 
     /// How many redeemed tokens are remembered.
-    public var redeemedCount: Int { ledger.redeemed.count }
+    public var redeemedCount: Int { ledger.redeemedCount }
 
     private func persist() {
         guard let storage else { return }
         do {
-            try storage.save(ledger.redeemed.oldestFirst)
+            try storage.save(ledger.redeemedOldestFirst)
             persistenceFailure = nil
         } catch {
             persistenceFailure = error

@@ -33,6 +33,16 @@ import Testing
         url: redeemURL, httpError: HTTPErrorInfo(status: 410, bodyExcerpt: #"{"errorCode":"TOKEN_EXPIRED"}"#))
     static let cancelled = RedemptionError.networkError(url: redeemURL, cause: NetworkFailure(.cancelled, detail: "cancelled"))
 
+    /// Yields until `condition` holds; false if it still does not after `attempts` yields. For
+    /// waiting on the code under test without sleeping and without hanging when it is broken.
+    static func eventually(attempts: Int = 100_000, _ condition: () async -> Bool) async -> Bool {
+        for _ in 0..<attempts {
+            if await condition() { return true }
+            await Task.yield()
+        }
+        return await condition()
+    }
+
     /// A private temporary directory, removed by `body`'s end.
     @discardableResult
     static func withTemporaryDirectory<R>(_ body: (URL) async throws -> R) async rethrows -> R {
@@ -117,18 +127,25 @@ final class GatedRedeemer: OperationRedeeming {
 
     func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionResult {
         let token = payload.redeemData.token
-        let id = state.withLock { state -> Int in
+        // A call the rules forbid is recorded and answered at once (a failure for a concurrent
+        // call, "already redeemed" after a success), so a broken pipeline fails a test instead of
+        // leaving it waiting for an answer nobody gives.
+        let (id, immediate) = state.withLock { state -> (Int, RedemptionResult?) in
             state.nextId += 1
             state.calls[token, default: 0] += 1
-            state.active[token, default: 0] += 1
-            if state.active[token]! > 1 {
-                state.violations.append(Violation(description: "two redeem calls for \(token) at once"))
-            }
             if state.redeemedAtBackend[token] != nil {
                 state.violations.append(Violation(description: "a redeem call for \(token), which this device redeemed"))
+                return (state.nextId, .failure(Practices.alreadyRedeemed))
             }
-            return state.nextId
+            if state.active[token, default: 0] > 0 {
+                state.violations.append(Violation(description: "two redeem calls for \(token) at once"))
+                state.failures[token, default: 0] += 1
+                return (state.nextId, .failure(Practices.networkFailure))
+            }
+            state.active[token, default: 0] += 1
+            return (state.nextId, nil)
         }
+        if let immediate { return immediate }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> [CheckedContinuation<Void, Never>]? in
@@ -196,19 +213,6 @@ final class GatedRedeemer: OperationRedeeming {
         guard let (waiting, outcome) = call else { return false }
         waiting.continuation.resume(returning: outcome)
         return true
-    }
-
-    /// Answers the oldest waiting call for `token` with `outcome`, whatever the fake backend holds.
-    @discardableResult
-    func resolve(_ token: String, with outcome: RedemptionResult) -> Bool {
-        let call = state.withLock { state -> Waiting? in
-            guard let index = state.waiting.firstIndex(where: { $0.token == token }) else { return nil }
-            if case .success = outcome { state.redeemedAtBackend[token, default: 0] += 1 }
-            state.active[token]! -= 1
-            return state.waiting.remove(at: index)
-        }
-        call?.continuation.resume(returning: outcome)
-        return call != nil
     }
 
     func calls(_ token: String) -> Int { state.withLock { $0.calls[token] ?? 0 } }

@@ -94,17 +94,27 @@ extension Practices {
             #expect(await pipeline.state(of: "t3") == .redeemed)
         }
 
-        @Test func boundedTokenSetKeepsInsertionOrderAcrossManyWraps() {
-            var set = BoundedTokenSet(capacity: 7)
-            var evicted: [String] = []
+        @Test func theLedgerForgetsTheOldestInOrderAcrossManyWraps() {
+            var ledger = RedemptionLedger(capacity: 7)
             for index in 0..<100 {
-                if let gone = set.insert("t\(index)") { evicted.append(gone) }
-                set.insert("t\(index)")  // a member keeps its place
+                #expect(ledger.begin("t\(index)") == .unseen)
+                _ = ledger.finish("t\(index)", with: .success(Practices.answer))
+                #expect(ledger.begin("t\(index)") == .redeemed)  // a member keeps its place
             }
-            #expect(set.count == 7)
-            #expect(set.oldestFirst == (93..<100).map { "t\($0)" })
-            #expect(evicted == (0..<93).map { "t\($0)" })
-            #expect(!set.contains("t92") && set.contains("t93"))
+            #expect(ledger.redeemedCount == 7)
+            #expect(ledger.redeemedOldestFirst == (93..<100).map { "t\($0)" })
+            #expect(ledger.state(of: "t92") == .unseen && ledger.state(of: "t93") == .redeemed)
+            // A forgotten token can be begun again; an eviction never touches one in progress.
+            #expect(ledger.begin("t0") == .unseen)
+            #expect(ledger.begin("busy") == .unseen)
+            for index in 100..<120 { _ = ledger.begin("t\(index)"); _ = ledger.finish("t\(index)", with: .success(Practices.answer)) }
+            #expect(ledger.inProgress == ["t0", "busy"])
+        }
+
+        @Test func aLoadedListKeepsItsNewestTokensAndIgnoresRepeats() {
+            let ledger = RedemptionLedger(capacity: 3, redeemedOldestFirst: ["a", "b", "a", "c", "d"])
+            #expect(ledger.redeemedOldestFirst == ["b", "c", "d"])
+            #expect(ledger.state(of: "a") == .unseen)
         }
 
         @Test func ledgerRefusesADuplicateBeginAndEndsEveryBegunToken() {
