@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "DeviceSigning", targets: ["DeviceSigning"]),
         .library(name: "FetchChannel", targets: ["FetchChannel"]),
         .library(name: "FetchChannelEmulator", targets: ["FetchChannelEmulator"]),
+        .library(name: "FetchChannelVectors", targets: ["FetchChannelVectors"]),
+        .executable(name: "fetchchannel", targets: ["fetchchannel"]),
     ],
     targets: [
         // System OpenSSL 3 (libssl-dev); the header only includes OpenSSL's own headers.
@@ -40,7 +42,25 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning", "FetchChannelEmulator"],
+            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator"],
+            swiftSettings: strict
+        ),
+        // The per-file checks of Vectors/ and the Wycheproof suites: run by the tests and by
+        // `fetchchannel vectors verify`.
+        .target(
+            name: "FetchChannelVectors",
+            dependencies: ["DeviceSigning", "FetchChannel"],
+            swiftSettings: strict
+        ),
+        // The command-line tool's parser and commands, as a library so that tests can call them.
+        .target(
+            name: "FetchChannelCLI",
+            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator", "FetchChannelVectors", "FetchChannelBenchmarks"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "fetchchannel",
+            dependencies: ["FetchChannelCLI"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -48,19 +68,32 @@ let package = Package(
             dependencies: ["FetchChannelBenchmarks"],
             swiftSettings: strict
         ),
-        .testTarget(
-            name: "DeviceSigningTests",
+        // Test-only child process for the key store's crash-safety test (killed with SIGKILL).
+        .executableTarget(
+            name: "keystore-crash-child",
             dependencies: ["DeviceSigning"],
             swiftSettings: strict
         ),
         .testTarget(
+            name: "DeviceSigningTests",
+            dependencies: ["DeviceSigning", "FetchChannelVectors", "keystore-crash-child"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "DeviceSigning"],
+            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelEmulator", "FetchChannelVectors"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "FetchChannelEmulatorTests",
             dependencies: ["FetchChannelEmulator", "DeviceSigning"],
+            swiftSettings: strict
+        ),
+        // Parser unit tests, and tests that run the built `fetchchannel` binary as a subprocess
+        // (the dependency on the executable target makes `swift test` build it first).
+        .testTarget(
+            name: "CLITests",
+            dependencies: ["FetchChannelCLI", "fetchchannel", "FetchChannelEmulator", "FetchChannelVectors", "DeviceSigning"],
             swiftSettings: strict
         ),
     ]

@@ -21,4 +21,21 @@ public struct BenchmarkRow: Sendable, Codable, Equatable {
         self.target = target
         self.met = met
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, value, unit, baseline, ratio, target, met
+    }
+
+    /// Every member is always present: a row without a baseline has `"baseline": null` and
+    /// `"ratio": null`, so each row of `--json` has exactly the same seven keys.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(value, forKey: .value)
+        try container.encode(unit, forKey: .unit)
+        try container.encode(baseline, forKey: .baseline)
+        try container.encode(ratio, forKey: .ratio)
+        try container.encode(target, forKey: .target)
+        try container.encode(met, forKey: .met)
+    }
 }

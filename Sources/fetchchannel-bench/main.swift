@@ -2,6 +2,8 @@ import FetchChannelBenchmarks
 import Foundation
 
 // Release-mode benchmark: `swift run -c release fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]`.
+// The same rows as `fetchchannel bench` (both run BenchmarkSuite); kept as its own small product
+// because CI builds and runs it on its own.
 // Every rate is compared with a baseline measured in this same process.
 
 var seconds = 4.0
@@ -42,11 +44,7 @@ FileHandle.standardError.write(Data("warning: debug build; run with `swift run -
 #endif
 
 do {
-    var rows = try SigningBenchmarks.rows(seconds: seconds)
-    rows.append(try DeviceSignatureBenchmarks.row(seconds: seconds))
-    rows.append(contentsOf: try EmulatorBenchmarks.rows(.init(seconds: seconds, residentRequests: emulatorRequests)))
-    rows.append(try KeyStoreBenchmarks.loadRow())
-    rows.append(try SigningBenchmarks.memoryRow(signatures: signatures))
+    let rows = try await BenchmarkSuite.rows(.init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

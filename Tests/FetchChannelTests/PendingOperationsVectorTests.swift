@@ -1,46 +1,20 @@
 import FetchChannel
+import FetchChannelVectors
 import Foundation
 import Testing
 
+/// Vectors/pending-operations.json through `PendingOperationsVectors` (also run by `fetchchannel
+/// vectors verify`): each body decodes to its ordered operations or is an invalidResponse; each
+/// failure names the vector id and name.
 @Suite struct PendingOperationsVectorTests {
-    struct File: Decodable { let cases: [Case] }
-    struct Case: Decodable {
-        let id: Int
-        let name: String
-        let body: String
-        let expected: Expected
-    }
-    struct Expected: Decodable {
-        let operations: [ExpectedOperation]?
-        let invalidResponse: Bool?
-    }
-    struct ExpectedOperation: Decodable, Equatable {
-        let creationTimeInEpochMillis: Int64
-        let dispatchChannel: String
-        let token: String
-    }
-
     @Test func everyVectorDecodesAsExpected() throws {
         let root = FetchTestSupport.packageRoot
-        let data = try Data(contentsOf: root.appendingPathComponent("Vectors/pending-operations.json"))
-        let file = try JSONDecoder().decode(File.self, from: data)
-        #expect(file.cases.count >= 20)
-        for vector in file.cases {
-            let label = "vector \(vector.id) \(vector.name)"
-            do {
-                let decoded = try PendingOperationsDecoder.decode(Data(vector.body.utf8), server: "https://backend.example")
-                let ordered = OperationOrdering.merged([decoded]).map {
-                    ExpectedOperation(creationTimeInEpochMillis: $0.creationTimeInEpochMillis, dispatchChannel: $0.dispatchChannel.wireValue, token: $0.token)
-                }
-                if vector.expected.invalidResponse == true {
-                    Issue.record("\(label): decoded \(ordered.count) operations but must be invalidResponse")
-                } else {
-                    #expect(ordered == vector.expected.operations, "\(label)")
-                }
-            } catch {
-                #expect(vector.expected.invalidResponse == true, "\(label): unexpected invalidResponse: \(error)")
-            }
-        }
+        let data = try Data(contentsOf: root.appendingPathComponent("Vectors").appendingPathComponent(PendingOperationsVectors.fileName))
+        let report = PendingOperationsVectors.check(data)
+        report.recordFailures()
+        let file = try JSONDecoder().decode(PendingOperationsVectors.File.self, from: data)
+        #expect(file.cases.count >= PendingOperationsVectors.minimumCases)
+        #expect(report.casesChecked == file.cases.count)
     }
 
     @Test func unknownChannelIsKeptAsOther() throws {

@@ -14,8 +14,11 @@ import Foundation
 /// Writers hold an exclusive lock (a mutex inside the process, `flock` on the directory across
 /// processes) for the whole life of their temporary files, so a temporary file found while
 /// holding the lock was left by a crash.
-final class KeyStoreDirectory: Sendable {
-    let path: String
+///
+/// `package`: FetchChannel's persisted redeemed-token set writes through it too, so the package
+/// has one atomic-write implementation.
+package final class KeyStoreDirectory: Sendable {
+    package let path: String
     private let descriptor: Int32
     private let writers = Locked<Void>(())
     /// Test hook: called with the target name just before each rename of `writeAtomically`;
@@ -25,7 +28,7 @@ final class KeyStoreDirectory: Sendable {
 
     static let temporaryPrefix = ".tmp-"
     /// No file of the store comes near this; anything larger is not one of its files.
-    static let maximumFileBytes = 64 * 1024
+    package static let maximumFileBytes = 64 * 1024
 
     private static let fileTypeMask: mode_t = 0o170000
     private static let regularFile: mode_t = 0o100000
@@ -36,7 +39,7 @@ final class KeyStoreDirectory: Sendable {
     /// and checks the directory: it must be owned by the effective user and have no group or
     /// other permission bits. A symbolic link to a directory is followed; the checks apply to
     /// the directory it leads to, which is the one kept open.
-    init(path: String, createIfMissing: Bool) throws {
+    package init(path: String, createIfMissing: Bool) throws {
         if createIfMissing { try Self.createDirectories(path) }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -71,15 +74,15 @@ final class KeyStoreDirectory: Sendable {
         close(descriptor)
     }
 
-    func filePath(_ name: String) -> String {
+    package func filePath(_ name: String) -> String {
         path.hasSuffix("/") ? path + name : path + "/" + name
     }
 
     // MARK: Reading
 
     /// The contents of `name`, which must be a regular file (not a symbolic link), owned by the
-    /// effective user, without group or other permission bits, and at most `maximumFileBytes`.
-    func readFile(_ name: String) throws -> SecureBytes {
+    /// effective user, without group or other permission bits, and at most `maximumBytes`.
+    package func readFile(_ name: String, maximumBytes: Int = maximumFileBytes) throws -> SecureBytes {
         let file = filePath(name)
         // O_NONBLOCK: opening a FIFO planted under a key's name must not hang; it is refused below.
         let fd = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
@@ -108,8 +111,8 @@ final class KeyStoreDirectory: Sendable {
         guard info.st_mode & Self.groupAndOtherBits == 0 else {
             throw DeviceSigningError(.insecureKeyFile, "\(file) is accessible by group or others (mode \(Self.octal(info.st_mode))); key files must be private. Run: chmod 600 \(file)")
         }
-        guard info.st_size <= Self.maximumFileBytes else {
-            throw DeviceSigningError(.corruptKeyFile, "\(file) is \(info.st_size) bytes; no key store file is larger than \(Self.maximumFileBytes).")
+        guard info.st_size <= maximumBytes else {
+            throw DeviceSigningError(.corruptKeyFile, "\(file) is \(info.st_size) bytes; no file of this kind is larger than \(maximumBytes).")
         }
         let size = Int(info.st_size)
         return try SecureBytes(count: size) { buffer in
@@ -155,7 +158,7 @@ final class KeyStoreDirectory: Sendable {
     }
 
     /// Whether `name` exists (any type; symbolic links are not followed).
-    func exists(_ name: String) -> Bool {
+    package func exists(_ name: String) -> Bool {
         var info = stat()
         return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0
     }
@@ -163,7 +166,7 @@ final class KeyStoreDirectory: Sendable {
     // MARK: Writing (call inside `withExclusiveLock`)
 
     /// Runs `body` holding the store's write lock (in this process and across processes).
-    func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
+    package func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
         try writers.withLock { _ in
             while flock(descriptor, LOCK_EX) != 0 {
                 guard errno == EINTR else { throw Self.failure("lock \(path)", errno) }
@@ -176,7 +179,7 @@ final class KeyStoreDirectory: Sendable {
     /// Replaces (or creates) `name` with `contents`: a new 0600 temporary file in this
     /// directory, written in full, fsync-ed, renamed over `name`, then the directory fsync-ed.
     /// After a crash `name` holds either its old or its new contents, never a part.
-    func writeAtomically(_ name: String, contents: UnsafeRawBufferPointer) throws {
+    package func writeAtomically(_ name: String, contents: UnsafeRawBufferPointer) throws {
         let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16) + String(UInt64.random(in: .min ... .max), radix: 16)
         let fd = openat(descriptor, temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("create a file in \(path)", errno) }
@@ -225,7 +228,7 @@ final class KeyStoreDirectory: Sendable {
     }
 
     /// Removes the temporary files of writes that never finished (the writer crashed).
-    func removeStaleTemporaryFiles() throws {
+    package func removeStaleTemporaryFiles() throws {
         try withExclusiveLock {
             var removed = false
             for name in try entries() where name.hasPrefix(Self.temporaryPrefix) {

@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelVectors
 import Foundation
 import Testing
 
@@ -48,28 +49,14 @@ import Testing
         }
     }
 
+    /// Vectors/rfc6979-p256.json through `RFC6979Vectors` (also run by `fetchchannel vectors
+    /// verify`): the RFC's point belongs to its scalar; each case verifies or not as it says.
     @Test func rfc6979VectorsVerify() throws {
-        struct File: Decodable {
-            let publicKeyXHex: String
-            let publicKeyYHex: String
-            let privateKeyHex: String
-            let cases: [Case]
-        }
-        struct Case: Decodable {
-            let id: Int
-            let message: String
-            let rHex: String
-            let sHex: String
-            let valid: Bool
-        }
-        let file = try JSONDecoder().decode(File.self, from: TestSupport.vectorFile("rfc6979-p256.json"))
-        let key = try P256.Signing.PublicKey(rawRepresentation: TestSupport.hex(file.publicKeyXHex) + TestSupport.hex(file.publicKeyYHex))
-        let privateKey = try P256.Signing.PrivateKey(rawRepresentation: TestSupport.hex(file.privateKeyHex))
-        #expect(privateKey.publicKey == key, "the RFC's public point must belong to its private key")
-        #expect(file.cases.count >= 4)
-        for testCase in file.cases {
-            let signature = try P256.Signing.ECDSASignature(rawRepresentation: TestSupport.hex(testCase.rHex) + TestSupport.hex(testCase.sHex))
-            #expect(key.isValidSignature(signature, for: Array(testCase.message.utf8)) == testCase.valid, "rfc6979 case \(testCase.id)")
-        }
+        let data = try TestSupport.vectorFile(RFC6979Vectors.fileName)
+        let report = RFC6979Vectors.check(data)
+        report.recordFailures()
+        let file = try JSONDecoder().decode(RFC6979Vectors.File.self, from: data)
+        #expect(file.cases.count >= RFC6979Vectors.minimumCases)
+        #expect(report.casesChecked == file.cases.count)
     }
 }

@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelVectors
 import Foundation
 import Synchronization
 import Testing
@@ -17,17 +18,18 @@ enum DeviceSignatureFixtures {
         return nil
     }()
 
-    static func loadVectors() throws -> DeviceSignatureVectorFile {
+    static func vectorData() throws -> Data {
         let root = try #require(packageRoot, "No Package.swift above \(#filePath)")
-        let data = try Data(contentsOf: root.appendingPathComponent("Vectors/device-signature.json"))
-        return try JSONDecoder().decode(DeviceSignatureVectorFile.self, from: data)
+        return try Data(contentsOf: root.appendingPathComponent("Vectors").appendingPathComponent(DeviceSignatureVectors.fileName))
+    }
+
+    static func loadVectors() throws -> DeviceSignatureVectors.File {
+        try DeviceSignatureVectors.decode(vectorData())
     }
 
     /// The RFC 7515 A.3 key, from the vector file (TEST ONLY).
     static func fixtureKey() throws -> P256.Signing.PrivateKey {
-        let key = try loadVectors().key
-        let json = #"{"kty":"\#(key.kty)","crv":"\#(key.crv)","x":"\#(key.x)","y":"\#(key.y)","d":"\#(key.d)"}"#
-        return try P256.Signing.PrivateKey(jwkRepresentation: Array(json.utf8))
+        try loadVectors().signingKey()
     }
 
     static let t0: Int64 = 1_767_225_600_000
@@ -95,46 +97,4 @@ final class CountingRequestIds: Sendable {
             return "request-\(value)"
         }
     }
-}
-
-struct DeviceSignatureVectorFile: Decodable {
-    struct PrivateJWK: Decodable {
-        let kty, crv, x, y, d, comment: String
-    }
-
-    struct Verifier: Decodable {
-        let toleranceMillis: Int64
-        let replayCacheCapacity: Int
-        let dispatchTargets: [String]
-    }
-
-    struct Positive: Decodable {
-        let name: String
-        let dispatchTargetId: String
-        let requestId: String
-        let creationTimeInEpochMillis: Int64
-        let headerJSON: String
-        let payloadJSON: String
-        let encodedHeader: String
-        let encodedPayload: String
-        let signingInput: String
-        let signature: String
-        let compact: String
-        let verifierTimeMillis: Int64
-    }
-
-    struct Verification: Decodable {
-        let name: String
-        let comment: String
-        let compact: String
-        let expected: String
-        let verifierTimeMillis: Int64
-        let session: String?
-    }
-
-    let testOnly: String
-    let key: PrivateJWK
-    let verifier: Verifier
-    let positive: [Positive]
-    let verification: [Verification]
 }

@@ -1,19 +1,12 @@
+import FetchChannelVectors
 import Foundation
 import Testing
 
 /// Locations and decoders shared by the tests.
 enum TestSupport {
     /// The package root: the nearest directory above this file that holds Package.swift.
-    static let packageRoot: URL = {
-        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-                return directory
-            }
-            directory.deleteLastPathComponent()
-        }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-    }()
+    static let packageRoot: URL = VectorSuite.packageRoot(from: URL(fileURLWithPath: #filePath))
+        ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 
     static func vectorFile(_ name: String) throws -> Data {
         try Data(contentsOf: packageRoot.appendingPathComponent("Vectors").appendingPathComponent(name))

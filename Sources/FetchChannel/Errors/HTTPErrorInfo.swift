@@ -1,0 +1,75 @@
+import Foundation
+
+/// A backend's HTTP error answer, as carried by a typed error: the status and a bounded excerpt
+/// of the body, for logs and support.
+///
+/// The excerpt is at most ``maximumExcerptBytes`` bytes of UTF-8, cut on a character (Unicode
+/// scalar) boundary; invalid UTF-8 becomes U+FFFD. It never contains the request's
+/// Device-Signature: a backend or proxy that echoes the request is redacted before the cut.
+public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
+    /// The largest excerpt kept, in UTF-8 bytes.
+    public static let maximumExcerptBytes = 1_024
+    /// What replaces an echoed Device-Signature (or its signature part) in the excerpt.
+    public static let redactionMarker = "[redacted]"
+
+    /// The HTTP status code.
+    public let status: Int
+    /// The start of the body as text, at most ``maximumExcerptBytes`` UTF-8 bytes.
+    public let bodyExcerpt: String
+    /// The size of the body as received (before redaction and cutting).
+    public let bodyByteCount: Int
+
+    /// Keeps `excerpt` as given except that it is cut to ``maximumExcerptBytes``.
+    public init(status: Int, bodyExcerpt: String, bodyByteCount: Int? = nil) {
+        self.status = status
+        self.bodyExcerpt = Self.prefix(of: bodyExcerpt, maximumUTF8Bytes: Self.maximumExcerptBytes)
+        self.bodyByteCount = bodyByteCount ?? bodyExcerpt.utf8.count
+    }
+
+    /// The excerpt of `body`, with every occurrence of each of `secrets` (and of a JWS secret's
+    /// signature part) replaced by ``redactionMarker`` before cutting.
+    public init(status: Int, body: some Collection<UInt8>, redacting secrets: [String] = []) {
+        self.status = status
+        self.bodyByteCount = body.count
+        // The whole body (the transport bounds it at 1 MiB) is redacted before the cut: redacting
+        // only a window could let the tail of a partly cut secret slide into the excerpt.
+        // Without secrets a few bytes past the limit are enough (a scalar cut there decodes as
+        // U+FFFD beyond the limit, so it never reaches the excerpt).
+        var text = secrets.isEmpty
+            ? String(decoding: body.prefix(Self.maximumExcerptBytes + 4), as: UTF8.self)
+            : String(decoding: body, as: UTF8.self)
+        for secret in Self.redactionTargets(secrets) {
+            text = text.replacingOccurrences(of: secret, with: Self.redactionMarker)
+        }
+        self.bodyExcerpt = Self.prefix(of: text, maximumUTF8Bytes: Self.maximumExcerptBytes)
+    }
+
+    /// Whether the excerpt is shorter than the body.
+    public var isTruncated: Bool { bodyExcerpt.utf8.count < bodyByteCount }
+
+    public var description: String {
+        bodyExcerpt.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(bodyExcerpt)\(isTruncated ? "…" : "")"
+    }
+
+    /// Longest first, so that the whole value is replaced before its signature part.
+    static func redactionTargets(_ secrets: [String]) -> [String] {
+        var targets: [String] = []
+        for secret in secrets where !secret.isEmpty {
+            targets.append(secret)
+            // A compact JWS: a body that echoes only the signature part must not leak it either.
+            let parts = secret.split(separator: ".", omittingEmptySubsequences: false)
+            if parts.count == 3, parts[2].utf8.count >= 16 { targets.append(String(parts[2])) }
+        }
+        return targets.sorted { $0.utf8.count > $1.utf8.count }
+    }
+
+    /// The longest prefix of `text` that is at most `limit` UTF-8 bytes and ends on a scalar boundary.
+    static func prefix(of text: String, maximumUTF8Bytes limit: Int) -> String {
+        let utf8 = text.utf8
+        guard utf8.count > limit else { return text }
+        var end = utf8.index(utf8.startIndex, offsetBy: limit)
+        // Step back over continuation bytes (10xxxxxx) to the start of the cut scalar.
+        while end > utf8.startIndex, utf8[end] & 0xC0 == 0x80 { end = utf8.index(before: end) }
+        return String(text[..<end])
+    }
+}

@@ -1,0 +1,167 @@
+import DeviceSigning
+
+/// Why one backend's pending operations could not be fetched.
+///
+/// A fetch returns one of these per failing backend next to the operations of the others (see
+/// ``PendingOutOfBandOperationsResult``). Every case that concerns a backend names it (`server`,
+/// its base URL) and, where there was an HTTP answer, carries ``HTTPErrorInfo`` (status and a
+/// bounded body excerpt, never the request's signature). ``code`` is stable for logs and JSON;
+/// ``message`` says what happened and what to do.
+///
+/// How answers map to cases: ``FetchErrorMapping``.
+public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The backend rejected (`CLOCK_SKEW_TOO_BIG`, definite) or very probably rejected (a 401/403
+    /// while the estimated offset exceeds the tolerance, probable) the request's creation time:
+    /// the device clock is off. `measuredOffsetMillis` is server − device time (positive: the
+    /// device clock is behind), nil when nothing measured it; `toleranceMillis` is what the backend
+    /// accepts. With ``ClockSkewPolicy/compensate(maximumOffsetMillis:)`` this is returned only when
+    /// the single compensated retry was not possible or failed too.
+    case clockSkewTooBig(server: String, measuredOffsetMillis: Int64?, toleranceMillis: Int64, httpError: HTTPErrorInfo)
+
+    /// No HTTP answer: connection refused, host not found, TLS failure, timeout, cancellation, a
+    /// lost connection; or the request was refused before it was sent (plain http:// to a host
+    /// that is not loopback, an unusable URL). `cause.kind` tells which.
+    case networkError(server: String, cause: NetworkFailure)
+
+    /// The backend does not provide the endpoint: HTTP 404, 405 or 501 (wrong server URL or path
+    /// template, or a backend without the fetch channel).
+    case operationNotSupportedByBackend(server: String, httpError: HTTPErrorInfo)
+
+    /// The backend rejected the signature, the key or the dispatch target (HTTP 401 or 403 that is
+    /// not clock skew): the device's registration there is no longer valid; register again.
+    case unauthorized(server: String, httpError: HTTPErrorInfo)
+
+    /// A success status whose answer cannot be used: not JSON, the wrong content type, wrong field
+    /// types or missing fields, truncated, larger than 1 MiB (cut off unread), or bytes that are
+    /// not an HTTP answer at all. `reason` names what was wrong.
+    case invalidResponse(server: String, reason: String)
+
+    /// The backend failed: any 5xx except 501.
+    case serverError(server: String, httpError: HTTPErrorInfo)
+
+    /// The device key for this backend cannot be loaded or used safely: missing, corrupt, unsafe
+    /// file permissions, wrong or missing passphrase, or the request could not be signed with it.
+    /// `server` is the registration the key belongs to (nil when not tied to one); nothing was sent.
+    case deviceProtectionError(server: String?, reason: String)
+
+    /// Anything else: a status with no defined meaning here (1xx, 3xx — redirects are not
+    /// followed —, 400, 409, 410, 429, other 4xx, or outside 100–599).
+    case unknown(server: String?, httpError: HTTPErrorInfo?)
+
+    /// The case name: `clockSkewTooBig`, `networkError`, `operationNotSupportedByBackend`,
+    /// `unauthorized`, `invalidResponse`, `serverError`, `deviceProtectionError` or `unknown`.
+    public var code: String {
+        switch self {
+        case .clockSkewTooBig: "clockSkewTooBig"
+        case .networkError: "networkError"
+        case .operationNotSupportedByBackend: "operationNotSupportedByBackend"
+        case .unauthorized: "unauthorized"
+        case .invalidResponse: "invalidResponse"
+        case .serverError: "serverError"
+        case .deviceProtectionError: "deviceProtectionError"
+        case .unknown: "unknown"
+        }
+    }
+
+    /// The backend's base URL, when the error concerns one.
+    public var server: String? {
+        switch self {
+        case .clockSkewTooBig(let server, _, _, _), .networkError(let server, _),
+             .operationNotSupportedByBackend(let server, _), .unauthorized(let server, _),
+             .invalidResponse(let server, _), .serverError(let server, _):
+            server
+        case .deviceProtectionError(let server, _), .unknown(let server, _):
+            server
+        }
+    }
+
+    /// The HTTP answer, when there was one.
+    public var httpError: HTTPErrorInfo? {
+        switch self {
+        case .clockSkewTooBig(_, _, _, let info), .operationNotSupportedByBackend(_, let info),
+             .unauthorized(_, let info), .serverError(_, let info):
+            info
+        case .unknown(_, let info):
+            info
+        case .networkError, .invalidResponse, .deviceProtectionError:
+            nil
+        }
+    }
+
+    /// The clock skew, for `clockSkewTooBig`.
+    public var clockSkew: ClockSkew? {
+        guard case .clockSkewTooBig(let server, let measured, let tolerance, _) = self else { return nil }
+        return ClockSkew(server: server, measuredOffsetMillis: measured, toleranceMillis: tolerance)
+    }
+
+    /// Server − device time in milliseconds, for `clockSkewTooBig` when it was measured.
+    public var measuredOffsetMillis: Int64? { clockSkew?.measuredOffsetMillis }
+
+    /// The backend's clock tolerance, for `clockSkewTooBig`.
+    public var toleranceMillis: Int64? { clockSkew?.toleranceMillis }
+
+    /// The network failure, for `networkError`.
+    public var networkFailure: NetworkFailure? {
+        guard case .networkError(_, let cause) = self else { return nil }
+        return cause
+    }
+
+    /// What happened and what to do, for a person.
+    public var message: String {
+        switch self {
+        case .clockSkewTooBig:
+            return clockSkew?.message ?? ""
+        case .networkError(let server, let cause):
+            return Self.networkMessage(server: server, cause: cause)
+        case .operationNotSupportedByBackend(let server, let info):
+            return "\(server) does not offer the pending-operations endpoint (HTTP \(info.status)). "
+                + "Check the server URL and the path template, or whether this backend supports the fetch channel."
+        case .unauthorized(let server, let info):
+            return "\(server) rejected the device's signature (HTTP \(info.status)): the device's registration "
+                + "there (dispatch target or signature key) is no longer valid. Register the device again."
+        case .invalidResponse(let server, let reason):
+            return "\(server) sent an answer that cannot be used: \(reason) "
+                + "Try again later; if it persists, the backend or a proxy in front of it is misconfigured."
+        case .serverError(let server, let info):
+            return "\(server) failed (HTTP \(info.status)). Try again later; if it persists, tell the backend's operators."
+        case .deviceProtectionError(let server, let reason):
+            let target = server.map { " for \($0)" } ?? ""
+            return "The device key\(target) cannot be used: \(reason) Until it is fixed (or the device "
+                + "is registered again with a new key), nothing is fetched from this backend."
+        case .unknown(let server, let info):
+            let who = server ?? "The backend"
+            guard let info else { return "\(who) could not be asked for pending operations for an unexpected reason." }
+            return "\(who) gave an unexpected answer (HTTP \(info.status)). Try again later; "
+                + "if it persists, check the server URL and tell the backend's operators."
+        }
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    private static func networkMessage(server: String, cause: NetworkFailure) -> String {
+        let detail = cause.detail.isEmpty ? "" : " (\(cause.detail))"
+        switch cause.kind {
+        case .connectionRefused:
+            return "Could not connect to \(server): nothing is listening there (connection refused). "
+                + "Check the server URL, or try again when the backend is up."
+        case .hostNotFound:
+            return "The host of \(server) was not found. Check the server URL and the network connection."
+        case .timedOut:
+            return "\(server) did not answer in time. Check the network connection and try again."
+        case .tls:
+            return "No secure connection to \(server) could be made\(detail). Check the device's date and time "
+                + "and whether the server's certificate is valid."
+        case .cancelled:
+            return "The request to \(server) was cancelled before it finished."
+        case .connectionLost:
+            return "The connection to \(server) was lost\(detail). Try again."
+        case .insecureTransport:
+            return "\(server) was not contacted: plain http:// is allowed only for loopback addresses "
+                + "(127.0.0.0/8, ::1, localhost), because the request's signature must not travel in clear. Use https://."
+        case .invalidURL:
+            return "\(server) is not a usable server URL\(detail). Use an https:// URL with a host name."
+        case .other:
+            return "Could not reach \(server)\(detail). Check the network connection and try again."
+        }
+    }
+}

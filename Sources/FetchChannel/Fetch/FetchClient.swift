@@ -1,0 +1,153 @@
+import DeviceSigning
+import Foundation
+
+/// Fetches the pending out-of-band operations of this device from every backend it is registered
+/// on, at once.
+///
+/// ``pendingOutOfBandOperations(_:)`` never throws for a backend's failure: every backend is asked
+/// concurrently (a task group), each failure becomes one typed error naming its server
+/// (``FetchErrorMapping``), and the operations of the others are returned, merged.
+///
+/// Each request is new: a fresh Device-Signature (new request id, creation time, signature), the
+/// configured timeout, `Accept: application/json`. Requests go only to `https://` or to plain
+/// `http://` on a loopback host; anything else fails with `networkError(insecureTransport)`
+/// before a request is made.
+///
+/// Clock skew: every answer's `Date` is a sample for ``estimator`` (one per client, or shared
+/// by injecting it). With `.report` a skewed request fails with `clockSkewTooBig`. With
+/// `.compensate(maximumOffsetMillis:)`:
+/// - the first request is already signed with device time + the current estimate, when that
+///   estimate is known, above the retry threshold and within the maximum;
+/// - a request that fails with clock skew is retried once, with a new request signed at device
+///   time + the new estimate, as ``ClockSkewPolicy/decision(for:signedWithOffsetMillis:newEstimateMillis:isRetry:thresholdMillis:)``
+///   decides (never twice; never when the offset did not move by more than the threshold).
+///
+/// Cancelling the calling task cancels every request; backends that had not answered report
+/// `networkError(cancelled)`.
+public final class FetchClient: Sendable {
+    public let configuration: FetchClientConfiguration
+    /// The clock offsets measured per server (keyed by ``FetchRegistration/serverName``).
+    public let estimator: ClockSkewEstimator
+    private let clock: any WallClock
+    private let transport: any HTTPTransport
+    private let timer: any RequestTimer
+
+    /// A client over URLSession.
+    ///
+    /// - Parameters:
+    ///   - clock: the device clock: creation times and the times of samples.
+    ///   - estimator: pass one to share clock estimates (for example with the redemption client).
+    public convenience init(configuration: FetchClientConfiguration = FetchClientConfiguration(),
+                            clock: any WallClock = SystemWallClock(),
+                            estimator: ClockSkewEstimator = ClockSkewEstimator()) {
+        self.init(configuration: configuration, clock: clock, estimator: estimator,
+                  transport: URLSessionTransport(), timer: ContinuousRequestTimer())
+    }
+
+    init(configuration: FetchClientConfiguration, clock: any WallClock, estimator: ClockSkewEstimator,
+         transport: any HTTPTransport, timer: any RequestTimer) {
+        self.configuration = configuration
+        self.clock = clock
+        self.estimator = estimator
+        self.transport = transport
+        self.timer = timer
+    }
+
+    /// The operations pending on all `registrations`, and one error per registration that failed.
+    public func pendingOutOfBandOperations(_ registrations: [FetchRegistration]) async -> PendingOutOfBandOperationsResult {
+        let outcomes = await withTaskGroup(
+            of: (Int, Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>).self
+        ) { group in
+            for (index, registration) in registrations.enumerated() {
+                group.addTask { (index, await self.fetch(registration)) }
+            }
+            var outcomes = [Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>?](repeating: nil, count: registrations.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes
+        }
+        var lists: [[PendingOutOfBandOperation]] = []
+        var errors: [PendingOutOfBandOperationsError] = []
+        for outcome in outcomes {
+            switch outcome {
+            case .success(let operations)?: lists.append(operations)
+            case .failure(let error)?: errors.append(error)
+            case nil: break  // every task reports; kept total for the compiler
+            }
+        }
+        return PendingOutOfBandOperationsResult(operations: OperationOrdering.merged(lists), errors: errors)
+    }
+
+    /// One registration: at most two requests (the second only as the compensated retry).
+    func fetch(_ registration: FetchRegistration) async -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError> {
+        let server = registration.serverName
+        guard let url = registration.pendingOperationsURL else {
+            return .failure(.networkError(server: server, cause: NetworkFailure(.invalidURL, detail: "the server URL and path do not form a URL")))
+        }
+        if let refusal = TransportSecurity.refusal(for: url) {
+            return .failure(.networkError(server: server, cause: refusal))
+        }
+        let signer: DeviceSignatureSigner
+        do {
+            signer = try DeviceSignatureSigner(key: try registration.signingKey.key(),
+                                               dispatchTargetId: registration.dispatchTargetId, clock: clock)
+        } catch {
+            return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
+        }
+
+        let policy = configuration.clockSkewPolicy
+        var offset = initialOffset(for: server)
+        var isRetry = false
+        while true {
+            if Task.isCancelled {
+                return .failure(.networkError(server: server, cause: NetworkFailure(.cancelled, detail: "the fetch was cancelled")))
+            }
+            let creation = clock.nowMillis()
+            let signature: String
+            do {
+                signature = try signer.headerValue(offsetMillis: offset)
+            } catch {
+                return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
+            }
+            let request = TransportRequest(
+                method: "GET", url: url,
+                headers: [DeviceSignatureSigner.headerName: signature, "Accept": "application/json"],
+                body: nil, timeout: configuration.requestTimeout)
+            let sent = clock.nowMillis()
+            let result = await transport.send(request, timer: timer)
+            let received = clock.nowMillis()
+            if case .answer(let answer) = result {
+                FetchErrorMapping.recordSample(of: answer, sentAtMillis: sent, receivedAtMillis: received, server: server, into: estimator)
+            }
+            let estimate = estimator.estimatedOffsetMillis(for: server)
+            let context = FetchErrorMapping.Context(server: server, estimatedOffsetMillis: estimate,
+                                                    toleranceMillis: registration.toleranceMillis,
+                                                    requestCreationMillis: creation, deviceSignature: signature)
+            let (mapped, classification) = FetchErrorMapping.evaluate(result, context: context)
+            let decision = policy.decision(for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
+                                           isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
+            guard case .retry(let newOffset) = decision, !Task.isCancelled else { return mapped }
+            offset = newOffset
+            isRetry = true
+        }
+    }
+
+    /// With `.compensate`, the first request is signed with the known estimate when it is worth
+    /// it (beyond the retry threshold) and allowed (within the maximum); otherwise with none.
+    private func initialOffset(for server: String) -> Int64 {
+        guard case .compensate(let maximum) = configuration.clockSkewPolicy,
+            let estimate = estimator.estimatedOffsetMillis(for: server),
+            estimate.magnitude > UInt64(max(0, configuration.retryThresholdMillis)),
+            estimate.magnitude <= UInt64(max(0, maximum))
+        else { return 0 }
+        return estimate
+    }
+
+    /// A key or signing failure in words for `deviceProtectionError`.
+    static func reason(_ error: any Error) -> String {
+        if let error = error as? DeviceSigningError {
+            let text = error.reason.hasSuffix(".") ? error.reason : error.reason + "."
+            return "\(text) (\(error.code))"
+        }
+        return "\(error)."
+    }
+}

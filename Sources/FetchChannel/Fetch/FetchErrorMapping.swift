@@ -1,0 +1,138 @@
+import DeviceSigning
+import Foundation
+
+/// Turns what one pending-operations request came to into the operations or one typed error.
+///
+/// Pure: the caller supplies the clock-skew state. The client records the answer's `Date`
+/// sample first (``recordSample(of:sentAtMillis:receivedAtMillis:server:into:)``), then maps
+/// with the estimate that includes it. Checked row by row by `Vectors/error-mapping.json`.
+///
+/// The rules, in order:
+/// 1. No answer (``TransportResult/failure(_:)``) → `networkError` with that cause.
+/// 2. Bytes that are not HTTP (``TransportResult/notHTTP(_:)``) → `invalidResponse`.
+/// 3. A body larger than 1 MiB, cut off by the transport → `invalidResponse`, whatever the status:
+///    the answer was not read, so nothing in it is trusted.
+/// 4. Clock skew (``ClockSkewClassification/classify(status:body:estimatedOffsetMillis:toleranceMillis:server:requestCreationMillis:)``):
+///    definite (status ≥ 400 with `errorCode` `CLOCK_SKEW_TOO_BIG`, any status) or probable
+///    (401/403 while |estimate| > tolerance) → `clockSkewTooBig` with the measured offset.
+/// 5. 2xx → the body must have a JSON content type (`application/json` or `application/*+json`,
+///    parameters allowed) and decode strictly (``PendingOperationsDecoder``) → the operations;
+///    otherwise `invalidResponse`. This includes 204 and other 2xx without a usable body: the
+///    endpoint always answers `{"operations":[…]}`, even when there are none.
+/// 6. 401, 403 → `unauthorized`.
+/// 7. 404, 405, 501 → `operationNotSupportedByBackend`.
+/// 8. Any other 5xx → `serverError`.
+/// 9. Everything else (1xx, 3xx — redirects are never followed —, 400, other 4xx, < 100, ≥ 600)
+///    → `unknown` with the status and excerpt.
+public enum FetchErrorMapping {
+    /// What the mapping needs besides the transport's result.
+    public struct Context: Sendable, Hashable {
+        /// The backend's base URL, named by every error.
+        public var server: String
+        /// The estimator's offset for `server` after recording this answer's sample.
+        public var estimatedOffsetMillis: Int64?
+        /// The backend's clock tolerance.
+        public var toleranceMillis: Int64
+        /// The device clock (without any compensation offset) when the request was signed.
+        public var requestCreationMillis: Int64?
+        /// The request's Device-Signature value: redacted from every body excerpt.
+        public var deviceSignature: String?
+
+        public init(server: String, estimatedOffsetMillis: Int64?, toleranceMillis: Int64,
+                    requestCreationMillis: Int64? = nil, deviceSignature: String? = nil) {
+            self.server = server
+            self.estimatedOffsetMillis = estimatedOffsetMillis
+            self.toleranceMillis = toleranceMillis
+            self.requestCreationMillis = requestCreationMillis
+            self.deviceSignature = deviceSignature
+        }
+    }
+
+    /// The operations of a usable answer (in the order sent, each tagged with the server), or the error.
+    public static func map(_ result: TransportResult, context: Context)
+        -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
+    {
+        evaluate(result, context: context).result
+    }
+
+    /// Records the sample that `answer`'s `Date` gives (none with an `Age` header or no usable
+    /// `Date`) and returns it; the estimate for `server` then includes it.
+    @discardableResult
+    public static func recordSample(of answer: HTTPAnswer, sentAtMillis: Int64, receivedAtMillis: Int64,
+                                    server: String, into estimator: ClockSkewEstimator) -> ClockSkewSample? {
+        guard let sample = ClockSkewSample.from(dateHeader: answer.header("date"), ageHeader: answer.header("age"),
+                                                sentAtMillis: sentAtMillis, receivedAtMillis: receivedAtMillis)
+        else { return nil }
+        estimator.record(sample, for: server)
+        return sample
+    }
+
+    /// The mapping and the clock-skew classification it was based on (for the retry policy).
+    static func evaluate(_ result: TransportResult, context: Context)
+        -> (result: Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>, classification: ClockSkewClassification)
+    {
+        let server = context.server
+        let answer: HTTPAnswer
+        switch result {
+        case .failure(let cause):
+            return (.failure(.networkError(server: server, cause: cause)), .notSkew)
+        case .notHTTP(let detail):
+            return (.failure(.invalidResponse(server: server, reason: "The answer is not HTTP (\(detail)).")), .notSkew)
+        case .answer(let received):
+            answer = received
+        }
+        guard !answer.bodyWasCutOff else {
+            let reason = "The answer (HTTP \(answer.status)) is larger than \(HTTPAnswer.maximumBodyBytes) bytes; it was cut off and not used."
+            return (.failure(.invalidResponse(server: server, reason: reason)), .notSkew)
+        }
+
+        let classification = ClockSkewClassification.classify(
+            status: answer.status, body: answer.body, estimatedOffsetMillis: context.estimatedOffsetMillis,
+            toleranceMillis: context.toleranceMillis, server: server, requestCreationMillis: context.requestCreationMillis)
+        let info = { HTTPErrorInfo(status: answer.status, body: answer.body, redacting: context.deviceSignature.map { [$0] } ?? []) }
+        if let skew = classification.clockSkew {
+            let error = PendingOutOfBandOperationsError.clockSkewTooBig(
+                server: server, measuredOffsetMillis: skew.measuredOffsetMillis, toleranceMillis: skew.toleranceMillis, httpError: info())
+            return (.failure(error), classification)
+        }
+
+        switch answer.status {
+        case 200...299:
+            return (decode(answer, server: server), .notSkew)
+        case 401, 403:
+            return (.failure(.unauthorized(server: server, httpError: info())), .notSkew)
+        case 404, 405, 501:
+            return (.failure(.operationNotSupportedByBackend(server: server, httpError: info())), .notSkew)
+        case 500...599:
+            return (.failure(.serverError(server: server, httpError: info())), .notSkew)
+        default:
+            return (.failure(.unknown(server: server, httpError: info())), .notSkew)
+        }
+    }
+
+    private static func decode(_ answer: HTTPAnswer, server: String)
+        -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
+    {
+        guard let contentType = answer.header("content-type") else {
+            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) has no Content-Type; application/json was expected."))
+        }
+        guard isJSON(contentType) else {
+            let shown = String(contentType.prefix(100))
+            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) is \(shown), not application/json."))
+        }
+        do {
+            return .success(try PendingOperationsDecoder.decode(answer.body, server: server))
+        } catch {
+            return .failure(.invalidResponse(server: server, reason: error.reason))
+        }
+    }
+
+    /// `application/json` or `application/<anything>+json`, any case, parameters ignored.
+    static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
+            .trimmingCharacters(in: .whitespaces).lowercased()
+        if mediaType == "application/json" { return true }
+        guard mediaType.hasPrefix("application/"), mediaType.hasSuffix("+json") else { return false }
+        return mediaType.count > "application/".count + "+json".count
+    }
+}

@@ -1,0 +1,51 @@
+import DeviceSigning
+import Foundation
+
+/// One backend this device is registered on: where it is, who the device is there, and the key
+/// that signs for its dispatch target. A device may be registered on several backends.
+public struct FetchRegistration: Sendable {
+    /// The clock difference a backend accepts unless configured otherwise (60 s).
+    public static let defaultToleranceMillis: Int64 = 60_000
+
+    /// The backend's base URL: `https://…`, or `http://` to a loopback host only. A path prefix is
+    /// kept (`https://host/prefix` + the endpoint path).
+    public var server: URL
+    public var deviceId: String
+    /// The id the backend gave the dispatch target; the Device-Signature's `kid`.
+    public var dispatchTargetId: String
+    public var signingKey: SigningKeySource
+    public var paths: FetchPaths
+    /// The backend's clock tolerance: an estimated offset beyond it turns a 401/403 into
+    /// `clockSkewTooBig` (probable skew).
+    public var toleranceMillis: Int64
+
+    public init(server: URL, deviceId: String, dispatchTargetId: String, signingKey: SigningKeySource,
+                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis) {
+        self.server = server
+        self.deviceId = deviceId
+        self.dispatchTargetId = dispatchTargetId
+        self.signingKey = signingKey
+        self.paths = paths
+        self.toleranceMillis = toleranceMillis
+    }
+
+    /// With a key already loaded.
+    public init(server: URL, deviceId: String, dispatchTargetId: String, key: P256.Signing.PrivateKey,
+                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis) {
+        self.init(server: server, deviceId: deviceId, dispatchTargetId: dispatchTargetId, signingKey: SigningKeySource(key),
+                  paths: paths, toleranceMillis: toleranceMillis)
+    }
+
+    /// The base URL as errors, operations and the clock-skew estimator name it: as given, without
+    /// a trailing `/`.
+    public var serverName: String {
+        var text = server.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        return text
+    }
+
+    /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL.
+    public var pendingOperationsURL: URL? {
+        URL(string: serverName + paths.pendingOperationsPath(deviceId: deviceId))
+    }
+}

@@ -1,0 +1,38 @@
+/// Waits out a request timeout. Internal so that tests can expire (or never expire) timeouts
+/// without waiting.
+protocol RequestTimer: Sendable {
+    /// Returns after `duration`; throws when the calling task is cancelled first.
+    func sleep(for duration: Duration) async throws
+}
+
+/// Real time: `Task.sleep` on the continuous clock.
+struct ContinuousRequestTimer: RequestTimer {
+    func sleep(for duration: Duration) async throws {
+        try await Task.sleep(for: duration)
+    }
+}
+
+extension HTTPTransport {
+    /// `send`, but a `timedOut` failure when `timer` expires first (the request is then cancelled).
+    func send(_ request: TransportRequest, timer: any RequestTimer) async -> TransportResult {
+        await withTaskGroup(of: TransportResult?.self) { group in
+            group.addTask { await self.send(request) }
+            group.addTask {
+                do {
+                    try await timer.sleep(for: request.timeout)
+                } catch {
+                    return nil  // cancelled: the request finished first, or the fetch was cancelled
+                }
+                return .failure(NetworkFailure(.timedOut, detail: "no complete answer within \(request.timeout)"))
+            }
+            var outcome: TransportResult = .failure(NetworkFailure(.cancelled, detail: "cancelled"))
+            while let next = await group.next() {
+                guard let result = next else { continue }
+                outcome = result
+                break
+            }
+            group.cancelAll()
+            return outcome
+        }
+    }
+}

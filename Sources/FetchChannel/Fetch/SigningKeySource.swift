@@ -1,0 +1,61 @@
+import DeviceSigning
+import Foundation
+
+/// Where a registration's signing key comes from: a key already loaded, or a loader run at the
+/// first fetch that needs it (typically ``keyStore(_:keyId:passphrase:)``).
+///
+/// A loader that fails makes that registration's fetch fail with `deviceProtectionError` and is
+/// tried again at the next fetch; other registrations are unaffected. After the first success the
+/// key is kept and the loader (with any passphrase it captured) is released. Concurrent fetches
+/// share one load.
+public final class SigningKeySource: Sendable, CustomStringConvertible {
+    private enum State {
+        case loaded(P256.Signing.PrivateKey)
+        case pending(@Sendable () throws -> P256.Signing.PrivateKey)
+    }
+
+    private let state: Locked<State>
+    /// For descriptions and error texts: never secret.
+    private let label: String
+
+    /// A key already in memory.
+    public init(_ key: P256.Signing.PrivateKey) {
+        state = Locked(.loaded(key))
+        label = "key \(key.publicKey.jwkThumbprint)"
+    }
+
+    /// A key loaded by `load` when first needed; `label` names it in errors (no secrets).
+    public init(label: String, load: @escaping @Sendable () throws -> P256.Signing.PrivateKey) {
+        state = Locked(.pending(load))
+        self.label = label
+    }
+
+    /// The key `keyId` of `store`, opened with `passphrase` when first needed. Its failures
+    /// (missing, corrupt, unsafe permissions, wrong or missing passphrase) become `deviceProtectionError`.
+    public static func keyStore(_ store: KeyStore, keyId: String, passphrase: SecureBytes?) -> SigningKeySource {
+        SigningKeySource(label: "key \(keyId) in \(store.directory.path)") {
+            try store.load(keyId, passphrase: passphrase)
+        }
+    }
+
+    /// The key, loading it now if needed; rethrows the loader's error.
+    public func key() throws -> P256.Signing.PrivateKey {
+        try state.withLock { state throws -> P256.Signing.PrivateKey in
+            switch state {
+            case .loaded(let key):
+                return key
+            case .pending(let load):
+                let key = try load()
+                state = .loaded(key)
+                return key
+            }
+        }
+    }
+
+    /// Whether the key has been loaded.
+    public var isLoaded: Bool {
+        state.withLock { if case .loaded = $0 { true } else { false } }
+    }
+
+    public var description: String { "SigningKeySource(\(label))" }
+}

@@ -1,0 +1,125 @@
+import DeviceSigning
+
+/// Decides when this device fetches its pending operations and which one it starts: the fetch
+/// practices of a well-behaved fetch channel, as one actor per app.
+///
+/// A fetch happens only on a trigger (``FetchTrigger``); there is no timer. For each trigger,
+/// in this order:
+/// 1. `.incoming`: the operation goes straight to the ``pipeline``; nothing is fetched (no
+///    registration is needed either: a registration QR code is how a device gets one).
+/// 2. No registration: nothing is fetched (``TriggerOutcome/noRegistration``).
+/// 3. A fetch under way: the trigger waits for it and shares its result (single flight).
+/// 4. The last fetch returned less than ``throttleWindowMillis`` ago: its cached result.
+/// 5. Otherwise a fetch. Its operations are filtered by the ``policy`` and by the pipeline
+///    (redeemed and in-progress tokens are left out); local notifications whose token is no
+///    longer pending are cancelled; and, unless turned off, the latest eligible operation is
+///    started through the pipeline.
+///
+/// Time comes from the injected clock, so tests and simulations move it without sleeping.
+public actor FetchCoordinator {
+    /// The default throttle window: 5 s.
+    public static let defaultThrottleWindowMillis: Int64 = 5_000
+
+    /// Which fetched operations may be started; fixed for the coordinator's life.
+    public nonisolated let policy: ChannelPolicy
+    /// How long a fetch's result is served to later triggers instead of fetching again.
+    public nonisolated let throttleWindowMillis: Int64
+    /// Whether a fetch starts its chosen operation through the pipeline (otherwise the app does).
+    public nonisolated let startsChosenOperation: Bool
+    /// The one redemption path, shared with whatever else redeems (push handlers, the app).
+    public nonisolated let pipeline: RedemptionPipeline
+
+    private let fetcher: any PendingOperationsFetching
+    private let notifications: (any LocalNotifications)?
+    private let clock: any WallClock
+    private var inFlight: Task<FetchSnapshot, Never>?
+    private var lastFetch: FetchSnapshot?
+    /// How the triggers were decided so far.
+    public private(set) var statistics = FetchCoordinatorStatistics()
+
+    public init(fetcher: any PendingOperationsFetching, pipeline: RedemptionPipeline, policy: ChannelPolicy,
+                notifications: (any LocalNotifications)? = nil,
+                throttleWindowMillis: Int64 = FetchCoordinator.defaultThrottleWindowMillis,
+                startsChosenOperation: Bool = true, clock: any WallClock = SystemWallClock()) {
+        precondition(throttleWindowMillis >= 0, "the throttle window cannot be negative")
+        self.fetcher = fetcher
+        self.pipeline = pipeline
+        self.policy = policy
+        self.notifications = notifications
+        self.throttleWindowMillis = throttleWindowMillis
+        self.startsChosenOperation = startsChosenOperation
+        self.clock = clock
+    }
+
+    /// Acts on `trigger` and says what it did and why.
+    public func handle(_ trigger: FetchTrigger) async -> TriggerOutcome {
+        if case .incoming(_, let payload) = trigger {
+            statistics.incomingRedeemedDirectly += 1
+            return .incomingRedeemedDirectly(await pipeline.redeem(payload))
+        }
+        guard await fetcher.hasRegistration() else {
+            statistics.noRegistration += 1
+            return .noRegistration
+        }
+        // Decided without a suspension from here until the task is stored: two triggers that both
+        // passed the registration check cannot both start a fetch.
+        if let inFlight {
+            statistics.joinedInFlight += 1
+            return .joinedInFlight(await inFlight.value)
+        }
+        if let lastFetch, isWithinThrottleWindow(lastFetch) {
+            statistics.throttled += 1
+            return .throttled(lastFetch)
+        }
+        statistics.fetched += 1
+        let sequence = statistics.fetched
+        let task = Task { await self.fetchAndSettle(sequence: sequence) }
+        inFlight = task
+        return .fetched(await task.value)
+    }
+
+    /// The last completed fetch, if any.
+    public var latestFetch: FetchSnapshot? { lastFetch }
+
+    /// Whether a fetch is under way.
+    public var isFetching: Bool { inFlight != nil }
+
+    private func isWithinThrottleWindow(_ snapshot: FetchSnapshot) -> Bool {
+        let elapsed = clock.nowMillis() - snapshot.completedAtMillis
+        // A clock that went back is not a reason to stop fetching until it catches up.
+        return elapsed >= 0 && elapsed < throttleWindowMillis
+    }
+
+    /// One fetch and what follows from it; the result becomes the cached one as the in-flight
+    /// task ends, in one step, so a trigger always finds one or the other.
+    private func fetchAndSettle(sequence: Int) async -> FetchSnapshot {
+        let startedAt = clock.nowMillis()
+        let result = await fetcher.fetch()
+        let completedAt = clock.nowMillis()
+
+        var cancelled: [LocalNotification] = []
+        if let notifications {
+            let stale = NotificationReconciliation.stale(await notifications.current(), operations: result.operations,
+                                                         failedServers: result.errors.map(\.server),
+                                                         fetchStartedAtMillis: startedAt)
+            if !stale.isEmpty {
+                await notifications.cancel(identifiers: stale.map(\.identifier))
+                cancelled = stale
+            }
+        }
+
+        let states = await pipeline.states(of: result.operations.map(\.token))
+        let eligible = OperationSelection.eligible(result.operations, policy: policy, states: states)
+        var started: RedemptionReport?
+        if startsChosenOperation, let chosen = eligible.last {
+            started = await pipeline.redeem(chosen)
+        }
+
+        let snapshot = FetchSnapshot(sequence: sequence, startedAtMillis: startedAt, completedAtMillis: completedAt,
+                                     operations: result.operations, errors: result.errors, policy: policy,
+                                     eligible: eligible, started: started, cancelledNotifications: cancelled)
+        lastFetch = snapshot
+        inFlight = nil
+        return snapshot
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Where a ``RedemptionPipeline`` keeps its redeemed set across restarts, so that a restart does
+/// not start an operation twice. Off unless the app passes one.
+///
+/// The file is `directory/fileName`, JSON `{"version":1,"tokens":[…]}` with the tokens oldest
+/// first. It is written the way the key store writes keys (the same code): a new 0600 temporary
+/// file in the directory, fsync, rename over the old file, fsync of the directory; so after a
+/// crash it holds the previous or the new set, never a part. The directory is created with
+/// mode 0700 if missing and, like the key store's, refused when it is not the user's own or is
+/// open to group or others: whoever can write the file decides which operations this device
+/// skips.
+///
+/// Each change of the redeemed set rewrites the whole file (at the default capacity of 10,000
+/// tokens, a few hundred KiB and two fsyncs per redemption). Redemptions follow a person's
+/// actions, so this is rare; a redemption's report is returned only after the write.
+public struct RedeemedTokenFile: Sendable, Hashable {
+    /// The default file name.
+    public static let defaultFileName = "redeemed-tokens.json"
+    /// A larger file is refused on loading: it is not one this package wrote at any sane capacity.
+    public static let maximumBytes = 64 << 20
+
+    public let directory: URL
+    public let fileName: String
+
+    /// `fileName` must be a plain name: no `/`, not `.` or `..`, not starting with `.tmp-` (the
+    /// prefix of the temporary files).
+    public init(directory: URL, fileName: String = RedeemedTokenFile.defaultFileName) {
+        self.directory = directory.standardizedFileURL
+        self.fileName = fileName
+    }
+
+    /// The file's path.
+    public var path: String { directory.appendingPathComponent(fileName).path }
+
+    var nameProblem: String? {
+        if fileName.isEmpty || fileName == "." || fileName == ".." || fileName.contains("/") {
+            return "the file name '\(fileName)' is not a plain file name"
+        }
+        if fileName.hasPrefix(".tmp-") { return "the file name '\(fileName)' uses the prefix of temporary files (.tmp-)" }
+        return nil
+    }
+}

@@ -1,0 +1,27 @@
+/// A ``FetchClient`` with the registrations it fetches from: the real ``PendingOperationsFetching``.
+///
+/// The registrations are asked for at every trigger, so a device that registers or is
+/// deregistered while the app runs is fetched for (or not) from the next trigger on.
+public struct RegisteredFetchClient: PendingOperationsFetching {
+    public let client: FetchClient
+    private let registrations: @Sendable () async -> [FetchRegistration]
+
+    /// Fetches from whatever `registrations` returns at the time.
+    public init(client: FetchClient, registrations: @escaping @Sendable () async -> [FetchRegistration]) {
+        self.client = client
+        self.registrations = registrations
+    }
+
+    /// Fetches from a fixed list.
+    public init(client: FetchClient, registrations: [FetchRegistration]) {
+        self.init(client: client, registrations: { registrations })
+    }
+
+    public func hasRegistration() async -> Bool {
+        !(await registrations()).isEmpty
+    }
+
+    public func fetch() async -> PendingOutOfBandOperationsResult {
+        await client.pendingOutOfBandOperations(await registrations())
+    }
+}

@@ -1,0 +1,53 @@
+/// What a ``FetchCoordinator`` did for one trigger, and why: every guard is visible.
+public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
+    /// This trigger started a fetch (one request per registration).
+    case fetched(FetchSnapshot)
+    /// A fetch was under way: this trigger waited for it and shares its result; no request.
+    case joinedInFlight(FetchSnapshot)
+    /// The last fetch returned within the throttle window: its result; no request.
+    case throttled(FetchSnapshot)
+    /// No user or key is registered: nothing fetched.
+    case noRegistration
+    /// A push, link or QR code carried the operation: it went straight to the pipeline; nothing fetched.
+    case incomingRedeemedDirectly(RedemptionReport)
+
+    /// Why, in one word: stable, for logs and tests.
+    public enum Reason: String, Sendable, Hashable, CaseIterable {
+        case fetched, joinedInFlight, throttled, noRegistration, incomingRedeemedDirectly
+    }
+
+    public var reason: Reason {
+        switch self {
+        case .fetched: .fetched
+        case .joinedInFlight: .joinedInFlight
+        case .throttled: .throttled
+        case .noRegistration: .noRegistration
+        case .incomingRedeemedDirectly: .incomingRedeemedDirectly
+        }
+    }
+
+    /// The fetch result this trigger got (fresh, shared or cached), if any.
+    public var snapshot: FetchSnapshot? {
+        switch self {
+        case .fetched(let snapshot), .joinedInFlight(let snapshot), .throttled(let snapshot): snapshot
+        case .noRegistration, .incomingRedeemedDirectly: nil
+        }
+    }
+
+    /// What the pipeline did with an incoming operation.
+    public var incomingReport: RedemptionReport? {
+        if case .incomingRedeemedDirectly(let report) = self { return report }
+        return nil
+    }
+
+    public var description: String {
+        switch self {
+        case .fetched(let snapshot), .joinedInFlight(let snapshot), .throttled(let snapshot):
+            "\(reason.rawValue)(fetch #\(snapshot.sequence))"
+        case .noRegistration:
+            reason.rawValue
+        case .incomingRedeemedDirectly(let report):
+            "\(reason.rawValue)(\(report))"
+        }
+    }
+}

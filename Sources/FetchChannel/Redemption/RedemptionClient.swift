@@ -1,0 +1,87 @@
+import DeviceSigning
+import Foundation
+
+/// Redeems an operation's token: `POST {"token": …}` to the operation's `redeemUrl`.
+///
+/// Never throws: the outcome is the backend's answer or a ``RedemptionError``. The same transport
+/// rules as the fetch: `https://`, or plain `http://` to a loopback host only (otherwise
+/// `networkError(insecureTransport)` without a request); no redirects, no cookies or caches;
+/// bodies bounded at 1 MiB; a per-request timeout; cancellation honoured. Redemption is not
+/// retried here: whether a failed redemption may be retried is the pipeline's decision.
+public final class RedemptionClient: Sendable {
+    public let requestTimeout: Duration
+    private let transport: any HTTPTransport
+    private let timer: any RequestTimer
+
+    public convenience init(requestTimeout: Duration = .seconds(15)) {
+        self.init(requestTimeout: requestTimeout, transport: URLSessionTransport(), timer: ContinuousRequestTimer())
+    }
+
+    init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer) {
+        self.requestTimeout = requestTimeout
+        self.transport = transport
+        self.timer = timer
+    }
+
+    /// Redeems the token of an operation's payload (from a fetch, a push, a link or a QR code).
+    public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> Result<RedeemedOperation, RedemptionError> {
+        await redeem(payload.redeemData)
+    }
+
+    /// Redeems `redeemData.token` at `redeemData.redeemUrl`.
+    public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData) async -> Result<RedeemedOperation, RedemptionError> {
+        let urlText = redeemData.redeemUrl
+        guard let url = URL(string: urlText) else {
+            return .failure(.networkError(url: urlText, cause: NetworkFailure(.invalidURL, detail: "not a URL")))
+        }
+        if let refusal = TransportSecurity.refusal(for: url) {
+            return .failure(.networkError(url: urlText, cause: refusal))
+        }
+        if Task.isCancelled {
+            return .failure(.networkError(url: urlText, cause: NetworkFailure(.cancelled, detail: "the redemption was cancelled")))
+        }
+        // JSONSerialization escapes the token correctly whatever it holds.
+        let body = (try? JSONSerialization.data(withJSONObject: ["token": redeemData.token])) ?? Data()
+        let request = TransportRequest(method: "POST", url: url,
+                                       headers: ["Content-Type": "application/json", "Accept": "application/json"],
+                                       body: body, timeout: requestTimeout)
+        return Self.outcome(of: await transport.send(request, timer: timer), url: urlText, token: redeemData.token)
+    }
+
+    /// The error codes of a redemption error body (`errorCode`).
+    public static let alreadyRedeemedErrorCode = "TOKEN_ALREADY_REDEEMED"
+    public static let expiredErrorCode = "TOKEN_EXPIRED"
+
+    /// Maps what the redeem request came to. Pure.
+    ///
+    /// 1. No answer → `networkError`. Not HTTP, or a body over 1 MiB → `unknown`.
+    /// 2. Status ≥ 400 with `errorCode` `TOKEN_ALREADY_REDEEMED` / `TOKEN_EXPIRED` (the emulator
+    ///    and the backend use 410; the body decides, whatever the 4xx/5xx) → `tokenAlreadyRedeemed` /
+    ///    `tokenExpired`.
+    /// 3. 2xx with a JSON content type and a JSON object body → success; otherwise `unknown`.
+    /// 4. Anything else → `unknown` with the status and excerpt.
+    static func outcome(of result: TransportResult, url: String, token: String) -> Result<RedeemedOperation, RedemptionError> {
+        let answer: HTTPAnswer
+        switch result {
+        case .failure(let cause): return .failure(.networkError(url: url, cause: cause))
+        case .notHTTP(let detail): return .failure(.unknown(url: url, httpError: nil, reason: "The answer is not HTTP (\(detail))."))
+        case .answer(let received): answer = received
+        }
+        let info = HTTPErrorInfo(status: answer.status, body: answer.body, redacting: [token])
+        guard !answer.bodyWasCutOff else {
+            return .failure(.unknown(url: url, httpError: info, reason: "The answer is larger than \(HTTPAnswer.maximumBodyBytes) bytes."))
+        }
+        let object = answer.body.count <= 64 * 1_024 ? try? JSONDecoder().decode([String: JSONValue].self, from: answer.body) : nil
+        if answer.status >= 400, case .string(let errorCode)? = object?["errorCode"] {
+            if errorCode == alreadyRedeemedErrorCode { return .failure(.tokenAlreadyRedeemed(url: url, httpError: info)) }
+            if errorCode == expiredErrorCode { return .failure(.tokenExpired(url: url, httpError: info)) }
+        }
+        guard (200...299).contains(answer.status) else {
+            return .failure(.unknown(url: url, httpError: info, reason: "The backend did not accept the token."))
+        }
+        guard let contentType = answer.header("content-type"), FetchErrorMapping.isJSON(contentType), let object else {
+            return .failure(.unknown(url: url, httpError: info, reason: "The answer is not a JSON object."))
+        }
+        return .success(RedeemedOperation(body: object))
+    }
+}

@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Which URLs a device request may go to: HTTPS anywhere, plain HTTP only to loopback.
+///
+/// A Device-Signature (and a redeem token) in clear text could be read and replayed by anyone on
+/// the path, so `http://` is refused before any connection unless the host is a loopback address:
+/// `localhost` (any case, optionally with a trailing dot), an IPv4 literal in 127.0.0.0/8 written
+/// as four decimal parts, or the IPv6 literal `::1` (any spelling, also `::ffff:127.x.y.z`). Host
+/// names that merely resolve to loopback are not trusted, and short IPv4 forms such as `127.1`
+/// are refused: the rule errs on the side of refusing.
+enum TransportSecurity {
+    /// Nil when a request to `url` may be sent; otherwise why not (`insecureTransport` or `invalidURL`).
+    static func refusal(for url: URL) -> NetworkFailure? {
+        guard let scheme = url.scheme?.lowercased() else {
+            return NetworkFailure(.invalidURL, detail: "\(url.absoluteString) has no scheme")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            return NetworkFailure(.invalidURL, detail: "\(url.absoluteString) has no host")
+        }
+        switch scheme {
+        case "https":
+            return nil
+        case "http":
+            if isLoopback(host: host) { return nil }
+            return NetworkFailure(.insecureTransport, detail: "http:// to \(host), which is not a loopback address")
+        default:
+            return NetworkFailure(.invalidURL, detail: "the scheme \(scheme) is neither https nor http")
+        }
+    }
+
+    /// Whether `host` (as `URL.host` gives it; IPv6 with or without brackets) is a loopback address.
+    static func isLoopback(host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name == "localhost" || name == "localhost." { return true }
+
+        var v4 = in_addr()
+        if inet_pton(AF_INET, name, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { $0[0] == 127 }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, name, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in
+                let loopback = bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1
+                let mapped = bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+                return loopback || mapped
+            }
+        }
+        return false
+    }
+}

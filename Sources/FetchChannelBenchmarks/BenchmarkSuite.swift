@@ -1,0 +1,55 @@
+/// Every benchmark row, in report order: the one list that `fetchchannel bench` and
+/// `fetchchannel-bench` both run, so a row added here appears in both.
+public enum BenchmarkSuite: Sendable {
+    /// The row names, in order (stable: checks outside the test suite read them).
+    public static let rowNames = [
+        "sign", "verify", "device-signature",
+        "emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth",
+        "fetch-8-backends", "fetch-client-cpu",
+        "keystore-load", "sign-resident-growth",
+        "trigger-day-requests", "pipeline-tokens",
+    ]
+
+    public struct Options: Sendable {
+        /// Measuring time of the rate rows.
+        public var seconds: Double
+        /// Signatures made for the signing resident-memory row.
+        public var signatures: Int
+        /// Requests for the emulator's resident-memory row; nil derives a count from `seconds`.
+        public var emulatorRequests: Int?
+        /// Only these rows (names from `rowNames`); nil runs every row. Rows measured together
+        /// (sign and verify; the emulator's four; the fetch client's two) run as a group.
+        public var only: Set<String>?
+
+        public init(seconds: Double = 4, signatures: Int = 1_000_000, emulatorRequests: Int? = nil, only: Set<String>? = nil) {
+            self.seconds = seconds
+            self.signatures = signatures
+            self.emulatorRequests = emulatorRequests
+            self.only = only
+        }
+    }
+
+    public static func rows(_ options: Options) async throws -> [BenchmarkRow] {
+        func wanted(_ names: String...) -> Bool {
+            options.only.map { !$0.isDisjoint(with: names) } ?? true
+        }
+        var rows: [BenchmarkRow] = []
+        if wanted("sign", "verify") { rows += try SigningBenchmarks.rows(seconds: options.seconds) }
+        if wanted("device-signature") { rows.append(try DeviceSignatureBenchmarks.row(seconds: options.seconds)) }
+        if wanted("emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth") {
+            rows += try EmulatorBenchmarks.rows(.init(seconds: options.seconds, residentRequests: options.emulatorRequests))
+        }
+        if wanted("fetch-8-backends", "fetch-client-cpu") { rows += try await FetchBenchmarks.rows() }
+        if wanted("keystore-load") { rows.append(try KeyStoreBenchmarks.loadRow()) }
+        if wanted("sign-resident-growth") { rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures)) }
+        if wanted("trigger-day-requests") { rows.append(try await TriggerDayBenchmark.row()) }
+        if wanted("pipeline-tokens") { rows.append(await PipelineBenchmark.row(seconds: options.seconds)) }
+        if let only = options.only { rows = rows.filter { only.contains($0.name) } }
+        // The names are a contract: a row renamed or added without updating `rowNames` fails here.
+        let expected = rowNames.filter { options.only?.contains($0) ?? true }
+        guard rows.map(\.name) == expected else {
+            throw BenchmarkError("the benchmark produced rows \(rows.map(\.name)), but BenchmarkSuite.rowNames lists \(expected)")
+        }
+        return rows
+    }
+}

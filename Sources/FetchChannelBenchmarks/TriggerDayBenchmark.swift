@@ -1,0 +1,105 @@
+import DeviceSigning
+import FetchChannel
+import FetchChannelEmulator
+import Foundation
+
+/// A scripted day of triggers replayed through a ``FetchCoordinator`` against the reference
+/// backend, on a simulated clock: the fetch requests the backend counted against the minimum the
+/// rules allow, computed from the script alone (``TriggerDayScript/minimumRequests(throttleWindowMillis:)``).
+///
+/// The clock jumps from event to event (the backend runs on the same clock); each fetch takes the
+/// script's simulated latency: its answer is held until the clock reaches its end, and triggers
+/// in between join it. The run also checks that every pushed operation was redeemed exactly once.
+enum TriggerDayBenchmark {
+    static let dayStartMillis: Int64 = 1_800_000_000_000 - 1_800_000_000_000 % 86_400_000 + 7 * 3_600_000
+
+    static func row(seed: UInt64 = 0x0DA7_5EED) async throws -> BenchmarkRow {
+        let script = TriggerDayScript.make(seed: seed)
+        let window = FetchCoordinator.defaultThrottleWindowMillis
+        let minimum = script.minimumRequests(throttleWindowMillis: window)
+
+        let clock = ManualWallClock(millis: dayStartMillis)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let key = try P256.Signing.PrivateKey()
+        let deviceId = "bench-day-device"
+        let registration = FetchRegistration(
+            server: backend.baseURL, deviceId: deviceId,
+            dispatchTargetId: try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey), key: key)
+        let registered = Locked(true)
+        let fetcher = GatedFetcher(RegisteredFetchClient(client: FetchClient(clock: clock), registrations: {
+            registered.withLock { $0 } ? [registration] : []
+        }))
+        let coordinator = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: RedemptionClient()),
+                                           policy: .pushOnly, throttleWindowMillis: window, clock: clock)
+
+        var waiting: [Task<TriggerOutcome, Never>] = []
+        var heldUntil: Int64?
+        var launched = 0
+        var pushed: [String] = []
+        func finishHeldFetch() async {
+            guard let end = heldUntil else { return }
+            clock.set(millis: end)
+            fetcher.release()
+            for task in waiting { _ = await task.value }
+            waiting.removeAll()
+            heldUntil = nil
+        }
+
+        for timed in script.events {
+            let now = dayStartMillis + timed.offsetMillis
+            if let end = heldUntil, end <= now { await finishHeldFetch() }
+            clock.set(millis: now)
+            let trigger: FetchTrigger
+            switch timed.event {
+            case .deregister:
+                registered.withLock { $0 = false }
+                continue
+            case .register:
+                registered.withLock { $0 = true }
+                continue
+            case .silentDispatch(let channel):
+                try backend.dispatch(deviceId: deviceId, channel: channel)
+                continue
+            case .push:
+                let operation = try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging")
+                pushed.append(operation.token)
+                trigger = .incoming(.pushNotification, .init(contentType: "application/json", version: "1",
+                                                             redeemData: .init(token: operation.token, redeemUrl: operation.redeemURL)))
+            case .foreground:
+                trigger = .foreground
+            case .userAction:
+                trigger = .userAction
+            }
+            let fetchedBefore = await coordinator.statistics.fetched
+            launched += 1
+            let task = Task { await coordinator.handle(trigger) }
+            // Wait until the coordinator has decided this trigger (a joiner keeps waiting for the fetch).
+            var statistics = await coordinator.statistics
+            while statistics.decided < launched {
+                await Task.yield()
+                statistics = await coordinator.statistics
+            }
+            if statistics.fetched > fetchedBefore {
+                await fetcher.waitUntilHeld()
+                heldUntil = now + script.fetchLatenciesMillis[statistics.fetched - 1]
+            }
+            if heldUntil == nil || timed.event == .push {
+                _ = await task.value
+            } else {
+                waiting.append(task)
+            }
+        }
+        await finishHeldFetch()
+
+        let counters = backend.statistics
+        let requests = counters.requests(to: .operations)
+        let exactlyOnce = pushed.allSatisfy { counters.redemptions[$0] == 1 } && counters.redemptions.values.allSatisfy { $0 == 1 }
+        let counts = script.count
+        return BenchmarkRow(
+            name: "trigger-day-requests", value: Double(requests),
+            unit: "fetch requests at the backend over a scripted day (\(counts.foregrounds) foregrounds, \(counts.userActions) user actions, \(counts.pushes) pushes; pushes redeemed once: \(exactlyOnce ? "yes" : "NO")); baseline: the minimum the rules allow, from the script",
+            baseline: Double(minimum), ratio: minimum > 0 ? (Double(requests) / Double(minimum) * 1000).rounded() / 1000 : nil,
+            target: "= baseline", met: requests == minimum && exactlyOnce)
+    }
+}

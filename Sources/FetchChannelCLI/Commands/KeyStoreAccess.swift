@@ -1,0 +1,93 @@
+import DeviceSigning
+import Foundation
+
+/// Opening the key store of a command and finding keys in it.
+struct KeyStoreAccess {
+    let invocation: Invocation
+
+    /// `--store DIR`, else the default directory for this environment.
+    var directory: URL {
+        if let path = invocation.arguments.value("store") {
+            return invocation.context.fileURL(path, isDirectory: true)
+        }
+        return KeyStore.defaultDirectory(environment: invocation.context.environment)
+    }
+
+    /// Whether the store directory exists (a fresh machine has none until a key is made).
+    var exists: Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// Opens the store; `create` makes the directory (mode 0700) when it is missing.
+    func open(create: Bool) throws -> KeyStore {
+        if !create && !exists {
+            throw CLIFailure("the key store \(directory.path) does not exist; create a key with 'fetchchannel key generate' or give --store DIR")
+        }
+        return try KeyStore(directory: directory, createIfMissing: create)
+    }
+
+    /// A key id as typed: the full id, or a prefix of at least 4 characters that matches one key.
+    func resolve(_ text: String, in store: KeyStore) throws -> String {
+        if KeyStore.isValidKeyId(text) { return text }
+        guard text.count >= 4, text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw UsageError("'\(ArgumentParser.shown(text))' is not a key id: give the 43-character id 'fetchchannel key list' shows, or at least its first 4 characters")
+        }
+        let matches = try store.list().map(\.keyId).filter { $0.hasPrefix(text) }
+        switch matches.count {
+        case 1: return matches[0]
+        case 0: throw CLIFailure("no key in \(store.directory.path) has an id starting with '\(text)'; 'fetchchannel key list' shows the keys")
+        default: throw CLIFailure("'\(text)' matches \(matches.count) keys (\(matches.joined(separator: ", "))); give more of the key id")
+        }
+    }
+
+    /// Loads a private key, asking for its passphrase only when the key is encrypted. Returns
+    /// the key and the passphrase that opened it (nil for an unencrypted key).
+    func loadPrivateKey(_ keyId: String, from store: KeyStore) throws -> (P256.Signing.PrivateKey, SecureBytes?) {
+        do {
+            return (try store.load(keyId, passphrase: nil), nil)
+        } catch let error as DeviceSigningError where error.code == .passphraseRequired {
+            let passphrase = try invocation.passphrases.passphrase(for: .open(keyId: keyId))
+            do {
+                return (try store.load(keyId, passphrase: passphrase), passphrase)
+            } catch let error as DeviceSigningError where error.code == .wrongPassphrase {
+                throw CLIFailure("the passphrase does not open key \(keyId); check --passphrase-file or FETCHCHANNEL_PASSPHRASE")
+            }
+        }
+    }
+}
+
+/// The public description of a stored key, as `key list`, `key show` and `--json` print it.
+/// Nothing here is secret.
+enum KeyDescription {
+    static func created(_ metadata: KeyMetadata) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: metadata.created)
+    }
+
+    static func jwkObject(_ jwk: JWK) -> [String: Any] {
+        ["kty": jwk.kty, "crv": jwk.crv, "x": jwk.x, "y": jwk.y]
+    }
+
+    static func jsonObject(_ metadata: KeyMetadata) -> [String: Any] {
+        [
+            "keyId": metadata.keyId,
+            "publicJwk": jwkObject(metadata.jwk),
+            "created": created(metadata),
+            "protection": JSONOutput.orNull(metadata.kdf),
+            "dispatchTargetId": JSONOutput.orNull(metadata.dispatchTargetId),
+            "deviceId": JSONOutput.orNull(metadata.deviceId),
+            "server": JSONOutput.orNull(metadata.server),
+        ]
+    }
+
+    /// `registered as <id> on <server> (device <deviceId>)` or `not registered`.
+    static func registration(_ metadata: KeyMetadata) -> String {
+        guard let target = metadata.dispatchTargetId else { return "not registered" }
+        var text = "dispatch target \(target)"
+        if let server = metadata.server { text += " on \(server)" }
+        if let device = metadata.deviceId { text += " (device \(device))" }
+        return text
+    }
+}

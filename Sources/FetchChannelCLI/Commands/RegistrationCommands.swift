@@ -1,0 +1,150 @@
+import DeviceSigning
+import Foundation
+
+/// `fetchchannel register` and `fetchchannel rotate`: a key's dispatch target on a backend.
+enum RegistrationCommands {
+    static let all = [register, rotate]
+
+    static let targetsPath = BackendHTTPClient.basePath + "/token/dispatch/targets"
+
+    /// This machine's host name from gethostname(2) (no DNS lookup, unlike ProcessInfo.hostName).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this device" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "this device" : name
+    }
+
+    // MARK: register
+
+    static let register = Command(spec: CommandSpec(
+        path: ["register"],
+        abstract: "Register a key with a backend as a dispatch target and store the target id with the key.",
+        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id in the key's metadata. No passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
+        options: [
+            .value("server", "URL", help: "The backend's base URL, e.g. https://backend.example.", required: true),
+            .value("device-id", "ID", help: "This device's id at the backend.", required: true),
+            .value("key", "KEYID", help: "The key to register (its id or at least 4 characters of it).", required: true),
+            .value("username", "U", help: "The user the device belongs to (default: $USER, else \"user\")."),
+            .value("name", "N", help: "A name for the device (default: \"fetchchannel on <host name>\")."),
+            CommonOptions.store,
+            CommonOptions.json,
+        ]
+    )) { invocation in
+        let arguments = invocation.arguments
+        let server = try BackendURL(parsing: arguments.value("server") ?? "")
+        guard let deviceId = try arguments.nonEmpty("device-id"), deviceId.utf8.count <= 256 else {
+            throw UsageError("--device-id needs a non-empty id of at most 256 bytes")
+        }
+        let username = try arguments.nonEmpty("username") ?? invocation.context.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "user"
+        let name = try arguments.nonEmpty("name") ?? "fetchchannel on \(hostName())"
+        let access = KeyStoreAccess(invocation: invocation)
+        let store = try access.open(create: false)
+        let keyId = try access.resolve(arguments.value("key") ?? "", in: store)
+        let metadata = try store.metadata(keyId)
+        if let existing = metadata.dispatchTargetId {
+            throw CLIFailure("key \(keyId) is already registered as dispatch target \(existing)\(metadata.server.map { " on " + $0 } ?? ""); generate a new key for another registration, or 'rotate' to replace this one")
+        }
+
+        let body: [String: Any] = [
+            "username": username, "deviceId": deviceId, "name": name,
+            "target": deviceId, "dispatcher": "fetchchannel",
+            "signatureKey": KeyDescription.jwkObject(metadata.jwk),
+        ]
+        invocation.note("Registering key \(keyId) for device \(deviceId) with \(server)…")
+        let answer = try await BackendHTTPClient().send("POST", server.appending(path: targetsPath), json: body)
+        guard answer.status == 201 || answer.status == 200 else {
+            throw CLIFailure("the backend refused the registration: \(answer.summary)")
+        }
+        guard let object = answer.object, let targetId = object["id"] as? String else {
+            throw CLIFailure("the backend accepted the registration but its answer has no dispatch target id: \(answer.summary)")
+        }
+        // The id becomes the JWS kid of every request: check it with the signer's own rules.
+        do {
+            _ = try DeviceSignatureSigner(key: P256.Signing.PrivateKey(), dispatchTargetId: targetId, clock: SystemWallClock())
+        } catch let error as DeviceSigningError {
+            throw CLIFailure("the backend returned an unusable dispatch target id: \(error.reason)")
+        }
+        let extId = object["extId"] as? String
+        try store.updateMetadata(keyId) { record in
+            record.dispatchTargetId = targetId
+            record.server = server.description
+            record.deviceId = deviceId
+        }
+        if invocation.json {
+            invocation.standardOutput.line(try JSONOutput.text([
+                "keyId": keyId, "dispatchTargetId": targetId, "extId": JSONOutput.orNull(extId),
+                "server": server.description, "deviceId": deviceId,
+            ]))
+        } else {
+            invocation.standardOutput.line(targetId)
+        }
+        invocation.note("Registered: dispatch target \(targetId) on \(server), stored with key \(keyId).")
+        return ExitCode.success
+    }
+
+    // MARK: rotate
+
+    static let rotate = Command(spec: CommandSpec(
+        path: ["rotate"],
+        abstract: "Replace a registered key: new key, backend update signed with the old key, then delete the old key.",
+        discussion: "Generates a new key (protected with the old key's passphrase), stores it, then PATCHes <server>/nevisfido/token/dispatch/targets/<id> with {signatureKey: <new public JWK>} carrying a Device-Signature made with the OLD key. Only when the backend accepts is the registration moved to the new key and the old key deleted. If the backend refuses, the new key is deleted and the old one kept. If no answer arrives, both keys are kept and the message says how to tell which one the backend holds. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
+        options: [
+            .value("key", "KEYID", help: "The registered key to replace.", required: true),
+            CommonOptions.store,
+            CommonOptions.passphraseFile,
+            CommonOptions.json,
+        ]
+    )) { invocation in
+        let access = KeyStoreAccess(invocation: invocation)
+        let store = try access.open(create: false)
+        let oldKeyId = try access.resolve(invocation.arguments.value("key") ?? "", in: store)
+        let oldMetadata = try store.metadata(oldKeyId)
+        guard let targetId = oldMetadata.dispatchTargetId, let serverText = oldMetadata.server else {
+            throw CLIFailure("key \(oldKeyId) is not registered with a backend; there is nothing to rotate ('register' it first)")
+        }
+        let server: BackendURL
+        do {
+            server = try BackendURL(parsing: serverText)
+        } catch {
+            throw CLIFailure("key \(oldKeyId) records an unusable server '\(serverText)': \(error)")
+        }
+        let (oldKey, passphrase) = try access.loadPrivateKey(oldKeyId, from: store)
+
+        // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
+        let newKey = try P256.Signing.PrivateKey()
+        var newMetadata = KeyMetadata(publicKey: newKey.publicKey)
+        newMetadata.deviceId = oldMetadata.deviceId
+        newMetadata.server = oldMetadata.server
+        let newKeyId = try store.save(newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
+        invocation.note("Generated new key \(newKeyId); asking \(server) to replace key \(oldKeyId) of dispatch target \(targetId)…")
+
+        // 2. The backend update, signed with the old key.
+        let signature = try DeviceSignatureSigner(key: oldKey, dispatchTargetId: targetId, clock: SystemWallClock()).headerValue()
+        let url = server.appending(path: targetsPath + "/" + BackendURL.segment(targetId))
+        let answer: BackendHTTPClient.Answer
+        do {
+            answer = try await BackendHTTPClient().send("PATCH", url, json: ["signatureKey": KeyDescription.jwkObject(newKey.publicKey.jwk)],
+                                                        headers: [DeviceSignatureSigner.headerName: signature])
+        } catch let failure as CLIFailure {
+            throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds the new key: then delete the old key and register the new one.")
+        }
+        guard (200..<300).contains(answer.status) else {
+            // 3a. Refused: the old key stays in charge; the new key goes.
+            try? store.delete(newKeyId)
+            throw CLIFailure("the backend refused the new key: \(answer.summary). Key \(oldKeyId) is unchanged and still registered; the new key was deleted.")
+        }
+        // 3b. Accepted: the registration moves to the new key, then the old key goes.
+        try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
+        try store.delete(oldKeyId)
+        if invocation.json {
+            invocation.standardOutput.line(try JSONOutput.text([
+                "oldKeyId": oldKeyId, "newKeyId": newKeyId, "dispatchTargetId": targetId, "server": server.description,
+            ]))
+        } else {
+            invocation.standardOutput.line(newKeyId)
+        }
+        invocation.note("Rotated: dispatch target \(targetId) now verifies with key \(newKeyId); key \(oldKeyId) was deleted.")
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,53 @@
+import DeviceSigning
+import FetchChannelEmulator
+import Foundation
+
+/// `fetchchannel serve`: the reference backend in the foreground until SIGINT or SIGTERM.
+enum ServeCommand {
+    static let all = [serve]
+
+    static let serve = Command(spec: CommandSpec(
+        path: ["serve"],
+        abstract: "Run the reference backend (the emulator of the backend's device endpoints) on loopback.",
+        discussion: "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under /nevisfido, the emulator's control API under /_emulator (dispatch, clock, faults, stats). Plain HTTP, loopback only. --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL.",
+        options: [
+            .value("host", "HOST", help: "The loopback address to listen on: 127.0.0.1 (default) or ::1."),
+            .value("port", "PORT", help: "The port; 0 (default) picks a free one."),
+            .value("tolerance-seconds", "S", help: "Allowed difference between the device's and the server's clock (default: 60)."),
+            .value("clock-offset-seconds", "S", help: "Run the server clock this far ahead (negative: behind) to provoke clock skew (default: 0)."),
+            CommonOptions.json,
+        ]
+    )) { invocation in
+        let arguments = invocation.arguments
+        let host = try arguments.nonEmpty("host") ?? "127.0.0.1"
+        let port = try arguments.integer("port", in: 0...65_535) ?? 0
+        let tolerance = try arguments.decimal("tolerance-seconds", in: 0...86_400) ?? 60
+        let offset = try arguments.decimal("clock-offset-seconds", in: -315_360_000...315_360_000) ?? 0
+        let configuration = ReferenceBackend.Configuration(
+            host: host, port: Int(port), toleranceMillis: Int64((tolerance * 1000).rounded()),
+            clockOffsetMillis: Int64((offset * 1000).rounded()))
+        let backend: ReferenceBackend
+        do {
+            backend = try ReferenceBackend.start(configuration)
+        } catch {
+            throw CLIFailure("cannot start the reference backend on \(host) port \(port): \(error)")
+        }
+        let url = backend.baseURL.absoluteString
+        let received = await SignalWaiter.waitForTermination {
+            if invocation.json,
+               let text = try? JSONOutput.text(["url": url, "toleranceSeconds": tolerance, "clockOffsetSeconds": offset]) {
+                invocation.standardOutput.line(text)
+            } else {
+                invocation.standardOutput.line(url)
+            }
+            invocation.note("Reference backend listening on \(url) (tolerance \(format(tolerance)) s, clock offset \(format(offset)) s). Stop with Ctrl-C or SIGTERM.")
+        }
+        backend.stop()
+        invocation.note("Received \(received == SIGINT ? "SIGINT" : "SIGTERM"); the reference backend stopped.")
+        return ExitCode.success
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+}

@@ -1,0 +1,137 @@
+import DeviceSigning
+import Foundation
+
+/// The `fetchchannel` command-line tool: dispatch, help, version and error reporting. The
+/// executable calls `run(_:context:)` and exits with its result.
+///
+/// Conventions (STYLE.md, "CLI conventions"): `-h`/`--help` and `--version` print to standard
+/// output and exit 0; a usage error prints `Error: …`, the usage line and `See 'fetchchannel
+/// <cmd> --help'` to standard error and exits 64; a runtime failure prints `Error: …` to
+/// standard error and exits 1. Data goes to standard output, progress and diagnostics to
+/// standard error.
+public enum FetchChannelCLI: Sendable {
+    public static let version = "0.1.0"
+    static let abstract = "Device keys, Device-Signatures and the fetch channel's reference backend."
+
+    /// Every command, in the order of the help.
+    static let commands: [Command] = KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
+        + FetchCommands.all + DemoCommand.all + SkewCommand.all + VectorCommands.all + ServeCommand.all + BenchCommand.all
+
+    /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
+    static let groups: [String: String] = [
+        "key": "Generate, list, show, export, import and delete device keys.",
+        "vectors": "Check the test vectors.",
+    ]
+
+    /// Every command's spec (for tests and documentation).
+    public static var commandSpecs: [CommandSpec] { commands.map(\.spec) }
+
+    /// Runs the tool with `arguments` (without the program name) and returns the exit status.
+    public static func run(_ arguments: [String], context: CLIContext) async -> Int32 {
+        let output = context.standardOutput
+        let errors = context.standardError
+        guard let first = arguments.first else {
+            return usageFailure(UsageError("no command given"), usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
+        }
+        if first == "-h" || first == "--help" || first == "help" {
+            output.write(HelpFormatter.toolHelp(abstract: abstract, commands: commandSpecs))
+            return ExitCode.success
+        }
+        if first == "--version" {
+            output.line("fetchchannel \(version)")
+            return ExitCode.success
+        }
+        if first.hasPrefix("-") {
+            return usageFailure(ArgumentParser.forbiddenSecretOptions.contains(optionName(first).lowercased())
+                                    ? UsageError("--\(optionName(first)) is not an option: \(ArgumentParser.secretOnCommandLineMessage).")
+                                    : UsageError("unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
+                                usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
+        }
+
+        // A group: `key generate …`.
+        if let groupAbstract = groups[first] {
+            let members = commands.filter { $0.spec.path.first == first }
+            let rest = Array(arguments.dropFirst())
+            guard let second = rest.first, !second.hasPrefix("-") else {
+                if rest.first == "-h" || rest.first == "--help" {
+                    output.write(HelpFormatter.groupHelp(name: first, abstract: groupAbstract, commands: members.map(\.spec)))
+                    return ExitCode.success
+                }
+                if rest.first == "--version" {
+                    output.line("fetchchannel \(version)")
+                    return ExitCode.success
+                }
+                let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
+                return usageFailure(UsageError("'fetchchannel \(first)' needs a subcommand: \(names)"),
+                                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)", errors: errors)
+            }
+            guard let command = members.first(where: { $0.spec.path[1] == second }) else {
+                let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
+                return usageFailure(UsageError("unknown subcommand '\(ArgumentParser.shown(second))' of '\(first)'; expected one of \(names)"),
+                                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)", errors: errors)
+            }
+            return await run(command, Array(rest.dropFirst()), context: context)
+        }
+        guard let command = commands.first(where: { $0.spec.path == [first] }) else {
+            return usageFailure(UsageError("unknown command '\(ArgumentParser.shown(first))'"),
+                                usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
+        }
+        return await run(command, Array(arguments.dropFirst()), context: context)
+    }
+
+    private static func run(_ command: Command, _ arguments: [String], context: CLIContext) async -> Int32 {
+        let spec = command.spec
+        let errors = context.standardError
+        let parsed: ParsedArguments
+        do {
+            switch try ArgumentParser.parse(arguments, spec: spec) {
+            case .help:
+                context.standardOutput.write(HelpFormatter.help(for: spec))
+                return ExitCode.success
+            case .version:
+                context.standardOutput.line("fetchchannel \(version)")
+                return ExitCode.success
+            case .arguments(let arguments):
+                parsed = arguments
+            }
+        } catch {
+            return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
+        }
+        let status: Int32
+        do {
+            status = try await command.run(Invocation(spec: spec, arguments: parsed, context: context))
+        } catch let error as UsageError {
+            return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
+        } catch {
+            errors.line("Error: \(describe(error))")
+            return ExitCode.failure
+        }
+        if context.standardOutput.hasFailed && status == ExitCode.success {
+            errors.line("Error: cannot write to standard output")
+            return ExitCode.failure
+        }
+        return status
+    }
+
+    static func usageFailure(_ error: UsageError, usage: String, helpCommand: String, errors: OutputChannel) -> Int32 {
+        errors.write("Error: \(error.message)\nUsage: \(usage)\n  See '\(helpCommand) --help' for more information.\n")
+        return ExitCode.usage
+    }
+
+    /// The message of a runtime failure: what happened and what to do, never key material.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let failure as CLIFailure:
+            return failure.message
+        case let error as DeviceSigningError:
+            return error.openSSLErrors.isEmpty ? error.reason : "\(error.reason) (OpenSSL: \(error.openSSLErrors.joined(separator: "; ")))"
+        default:
+            return String(describing: error)
+        }
+    }
+
+    private static func optionName(_ argument: String) -> String {
+        let body = argument.drop { $0 == "-" }
+        return String(body.prefix { $0 != "=" })
+    }
+}

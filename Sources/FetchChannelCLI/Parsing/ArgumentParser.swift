@@ -1,0 +1,131 @@
+/// A small, strict command-line parser.
+///
+/// - Long options only: `--name VALUE` or `--name=VALUE`, and flags `--name`. The only short
+///   option is `-h`. No abbreviations, no bundling.
+/// - `-h`/`--help` and `--version` anywhere before `--` win over everything else.
+/// - Refused (a `UsageError`): an unknown option; a flag given a value; an option without its
+///   value (a following word that starts with `--` is not taken as a value: write `--name=--x`);
+///   a non-repeatable option given twice; a missing required option; too few or too many
+///   positional arguments; any option that looks like a passphrase (`--passphrase`,
+///   `--password`, …), with the reason.
+/// - `--` ends the options: every later word is positional. A lone `-` is positional (standard
+///   input, where a command supports it).
+/// - A word of 20 or more base64url characters (`A–Z a–z 0–9 - _`) that does not name an option
+///   of the command is a value even when it starts with `-` or `--`, as a key id or a token may
+///   (one in 64 starts with "-"), so such values need no `--`.
+///
+/// Error messages name the option but never repeat a value given with it, so a secret typed by
+/// mistake is not echoed.
+public enum ArgumentParser: Sendable {
+    /// Option names that would carry a secret on the command line, where other users can read
+    /// it in the process list and it stays in the shell history.
+    public static let forbiddenSecretOptions: Set<String> = ["passphrase", "password", "pass", "passin", "passout", "secret"]
+
+    public static let secretOnCommandLineMessage =
+        "a passphrase is never taken from the command line: other users can read it in the process list and it stays in the shell history. Use --passphrase-file FILE, the FETCHCHANNEL_PASSPHRASE environment variable, or the prompt (when standard input is a terminal)"
+
+    public static func parse(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParseOutcome {
+        // Help and version first, so that `--help` works whatever else is on the line.
+        for argument in arguments {
+            if argument == "--" { break }
+            if argument == "-h" || argument == "--help" { return .help }
+            if argument == "--version" { return .version }
+        }
+
+        var parsed = ParsedArguments()
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || argument == "-" || !argument.hasPrefix("-") || isValueWord(argument, spec) {
+                parsed.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            guard argument.hasPrefix("--") else {
+                throw UsageError("unknown option '\(shown(argument))'")
+            }
+            let body = argument.dropFirst(2)
+            let name: String
+            let inlineValue: String?
+            if let equals = body.firstIndex(of: "=") {
+                name = String(body[..<equals])
+                inlineValue = String(body[body.index(after: equals)...])
+            } else {
+                name = String(body)
+                inlineValue = nil
+            }
+            if forbiddenSecretOptions.contains(name.lowercased()) {
+                throw UsageError("--\(name) is not an option: \(secretOnCommandLineMessage).")
+            }
+            guard let option = spec.option(named: name) else {
+                throw UsageError("unknown option '--\(shown(name))'")
+            }
+            if !option.isRepeatable, parsed.flags.contains(name) || parsed.values[name] != nil {
+                throw UsageError("option '--\(name)' was given more than once")
+            }
+            switch option.kind {
+            case .flag:
+                guard inlineValue == nil else {
+                    throw UsageError("option '--\(name)' takes no value")
+                }
+                parsed.flags.insert(name)
+            case .value(let placeholder):
+                let value: String
+                if let inlineValue {
+                    value = inlineValue
+                } else if index < arguments.count, !arguments[index].hasPrefix("--") || isValueWord(arguments[index], spec) {
+                    value = arguments[index]
+                    index += 1
+                } else {
+                    throw UsageError("option '--\(name)' needs a value (\(placeholder))")
+                }
+                parsed.values[name, default: []].append(value)
+            }
+        }
+
+        for option in spec.options where option.isRequired {
+            if parsed.values[option.name] == nil && !parsed.flags.contains(option.name) {
+                switch option.kind {
+                case .flag: throw UsageError("missing option '--\(option.name)'")
+                case .value(let placeholder): throw UsageError("missing option '--\(option.name) \(placeholder)'")
+                }
+            }
+        }
+        let required = spec.positionals.filter { !$0.isOptional }
+        if parsed.positionals.count < required.count {
+            throw UsageError("missing argument \(required[parsed.positionals.count].name)")
+        }
+        if parsed.positionals.count > spec.positionals.count {
+            throw UsageError("unexpected argument '\(shown(parsed.positionals[spec.positionals.count]))'")
+        }
+        return .arguments(parsed)
+    }
+
+    /// At least 20 base64url characters that do not name an option of `spec` (nor a forbidden
+    /// one): a key id, token or similar value.
+    static func isValueWord(_ argument: String, _ spec: CommandSpec) -> Bool {
+        let name = String(argument.drop { $0 == "-" })
+        guard spec.option(named: name) == nil, !forbiddenSecretOptions.contains(name.lowercased()) else { return false }
+        return argument.utf8.count >= 20 && argument.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+            default: false
+            }
+        }
+    }
+
+    /// An argument as it may appear in a message: at most 64 characters, control characters
+    /// replaced, so that a message is always one readable line.
+    static func shown(_ text: some StringProtocol) -> String {
+        let cleaned = String(text.unicodeScalars.prefix(64).map { scalar -> Character in
+            scalar.properties.generalCategory == .control ? "?" : Character(scalar)
+        })
+        return text.unicodeScalars.count > 64 ? cleaned + "…" : cleaned
+    }
+}

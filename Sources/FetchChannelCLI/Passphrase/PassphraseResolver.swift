@@ -1,0 +1,102 @@
+import DeviceSigning
+import Foundation
+
+/// Finds the passphrase of a command, from (in this order) `--passphrase-file FILE`, the
+/// `FETCHCHANNEL_PASSPHRASE` environment variable, or a prompt without echo when standard
+/// input is a terminal. Never from an argument. With none of them: a `UsageError` (exit 64)
+/// that says how to give one.
+struct PassphraseResolver {
+    static let environmentVariable = "FETCHCHANNEL_PASSPHRASE"
+    static let maximumFileBytes = 4096
+
+    static let option = OptionSpec.value(
+        "passphrase-file", "FILE",
+        help: "Read the passphrase from FILE (its first line). Otherwise FETCHCHANNEL_PASSPHRASE is used, else a prompt when standard input is a terminal. Never on the command line.")
+
+    /// What the passphrase is for, in the words of the prompt and the error messages.
+    enum Purpose {
+        /// Opening an existing encrypted key.
+        case open(keyId: String)
+        /// Protecting a key about to be stored (a prompt asks twice).
+        case protect(what: String)
+        /// Opening an encrypted key file being imported.
+        case openFile(path: String)
+
+        var phrase: String {
+            switch self {
+            case .open(let keyId): "open key \(keyId)"
+            case .protect(let what): "protect \(what)"
+            case .openFile(let path): "open the encrypted key in \(path)"
+            }
+        }
+    }
+
+    let arguments: ParsedArguments
+    let context: CLIContext
+
+    func passphrase(for purpose: Purpose, allowsNoEncryption: Bool = false) throws -> SecureBytes {
+        if let path = arguments.value("passphrase-file") {
+            return try fromFile(path)
+        }
+        if let value = context.environment[Self.environmentVariable] {
+            guard !value.isEmpty else {
+                throw UsageError("\(Self.environmentVariable) is set but empty; give it the passphrase, or unset it to be prompted")
+            }
+            return SecureBytes(value.utf8)
+        }
+        if let prompt = context.passphrasePrompt {
+            return try fromPrompt(prompt, purpose: purpose)
+        }
+        var message = "a passphrase is needed to \(purpose.phrase), and standard input is not a terminal to prompt on: use --passphrase-file FILE or set \(Self.environmentVariable)"
+        if allowsNoEncryption {
+            message += ", or add --no-encryption to store the key unencrypted (not recommended)"
+        }
+        throw UsageError(message)
+    }
+
+    private func fromFile(_ path: String) throws -> SecureBytes {
+        let url = context.fileURL(path)
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CLIFailure("cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: Self.maximumFileBytes + 1)
+        defer { buffer.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+        var length = 0
+        while length < buffer.count {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress.map { $0 + length }, $0.count - length) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                throw CLIFailure("cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { break }
+            length += count
+        }
+        guard length <= Self.maximumFileBytes else {
+            throw CLIFailure("the passphrase file \(url.path) is larger than \(Self.maximumFileBytes) bytes; it must hold the passphrase on its first line")
+        }
+        // The first line: up to the first newline (a trailing CR of CRLF dropped).
+        var end = buffer[0..<length].firstIndex(of: UInt8(ascii: "\n")) ?? length
+        if end > 0 && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        guard end > 0 else {
+            throw UsageError("the passphrase file \(url.path) is empty; its first line must hold the passphrase")
+        }
+        return SecureBytes(buffer[0..<end])
+    }
+
+    private func fromPrompt(_ prompt: @Sendable (String) throws -> [UInt8], purpose: Purpose) throws -> SecureBytes {
+        var first = try prompt("Passphrase to \(purpose.phrase): ")
+        defer { first.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+        guard !first.isEmpty else { throw CLIFailure("the passphrase is empty") }
+        let passphrase = SecureBytes(first)
+        if case .protect = purpose {
+            var second = try prompt("Repeat the passphrase: ")
+            defer { second.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+            guard passphrase.constantTimeEquals(SecureBytes(second)) else {
+                throw CLIFailure("the two passphrases differ; nothing was stored")
+            }
+        }
+        return passphrase
+    }
+}

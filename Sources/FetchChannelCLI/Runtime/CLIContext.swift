@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Everything a command may touch of its surroundings, so tests can run commands in-process:
+/// the environment, the working directory, the output channels and standard input.
+public struct CLIContext: Sendable {
+    public var environment: [String: String]
+    /// Relative paths in arguments are resolved against this directory.
+    public var currentDirectory: URL
+    public var standardOutput: OutputChannel
+    public var standardError: OutputChannel
+    /// Whether standard input is a terminal (a passphrase may then be prompted for).
+    public var standardInputIsTerminal: Bool
+    /// Reads all of standard input (for arguments given as `-`).
+    public var readStandardInput: @Sendable () -> [UInt8]
+    /// Asks for a passphrase without echo; nil when there is no terminal to ask on.
+    public var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
+
+    public init(environment: [String: String], currentDirectory: URL, standardOutput: OutputChannel,
+                standardError: OutputChannel, standardInputIsTerminal: Bool,
+                readStandardInput: @escaping @Sendable () -> [UInt8],
+                passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?) {
+        self.environment = environment
+        self.currentDirectory = currentDirectory
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.standardInputIsTerminal = standardInputIsTerminal
+        self.readStandardInput = readStandardInput
+        self.passphrasePrompt = passphrasePrompt
+    }
+
+    /// The real process: its environment, working directory, standard streams and terminal.
+    public static func process() -> CLIContext {
+        let isTerminal = isatty(STDIN_FILENO) == 1
+        var prompt: (@Sendable (String) throws -> [UInt8])?
+        if isTerminal {
+            prompt = { text in try TerminalPrompt.readSecret(prompt: text) }
+        }
+        return CLIContext(
+            environment: ProcessInfo.processInfo.environment,
+            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true),
+            standardOutput: .standardOutput, standardError: .standardError,
+            standardInputIsTerminal: isTerminal,
+            readStandardInput: { Array(FileHandle.standardInput.readDataToEndOfFile()) },
+            passphrasePrompt: prompt)
+    }
+
+    /// An in-memory context for tests: no terminal, empty standard input unless given.
+    public static func inMemory(environment: [String: String] = [:], currentDirectory: URL = URL(fileURLWithPath: "/"),
+                                standardInput: [UInt8] = []) -> CLIContext {
+        CLIContext(environment: environment, currentDirectory: currentDirectory,
+                   standardOutput: .inMemory(), standardError: .inMemory(), standardInputIsTerminal: false,
+                   readStandardInput: { standardInput }, passphrasePrompt: nil)
+    }
+
+    /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME.
+    public func fileURL(_ path: String, isDirectory: Bool = false) -> URL {
+        if path.hasPrefix("/") {
+            return URL(fileURLWithPath: path, isDirectory: isDirectory).standardizedFileURL
+        }
+        if path == "~" || path.hasPrefix("~/"), let home = environment["HOME"], home.hasPrefix("/") {
+            return URL(fileURLWithPath: home + path.dropFirst(), isDirectory: isDirectory).standardizedFileURL
+        }
+        return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: currentDirectory).standardizedFileURL
+    }
+}

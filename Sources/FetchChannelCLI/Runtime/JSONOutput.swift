@@ -1,0 +1,23 @@
+import Foundation
+
+/// JSON for `--json`: one document, keys sorted, slashes unescaped, `null` for absent values.
+enum JSONOutput {
+    /// Serializes a tree of `[String: Any]`, `[Any]`, String, numbers, Bool and `NSNull`.
+    static func text(_ object: Any) throws -> String {
+        guard JSONSerialization.isValidJSONObject(object) else {
+            throw CLIFailure("internal error: the output is not JSON-serializable")
+        }
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A value or JSON null.
+    static func orNull(_ value: Any?) -> Any {
+        value ?? NSNull()
+    }
+
+    /// JSON text parsed into a tree (for embedding a payload); nil when it is not JSON.
+    static func parse(_ data: Data) -> Any? {
+        try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+    }
+}

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+#if canImport(Glibc)
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+private let systemWrite = Darwin.write
+#endif
+
+/// Where a command writes: standard output or standard error (unbuffered `write(2)`, so a line
+/// is out before the next step starts, even into a pipe), or memory for in-process tests.
+public final class OutputChannel: Sendable {
+    private let descriptor: Int32?
+    private let memory = Mutex<[UInt8]>([])
+    private let writeFailed = Atomic<Bool>(false)
+
+    private init(descriptor: Int32?) {
+        self.descriptor = descriptor
+    }
+
+    public static let standardOutput = OutputChannel(descriptor: STDOUT_FILENO)
+    public static let standardError = OutputChannel(descriptor: STDERR_FILENO)
+
+    /// A channel that keeps everything written to it (see `captured`).
+    public static func inMemory() -> OutputChannel {
+        OutputChannel(descriptor: nil)
+    }
+
+    /// Whether the channel is a terminal (never for memory).
+    public var isTerminal: Bool {
+        descriptor.map { isatty($0) == 1 } ?? false
+    }
+
+    /// True once a write failed (for example standard output closed by the reader).
+    public var hasFailed: Bool { writeFailed.load(ordering: .relaxed) }
+
+    /// What an in-memory channel received.
+    public var captured: [UInt8] { memory.withLock { $0 } }
+
+    public var capturedText: String { String(decoding: captured, as: UTF8.self) }
+
+    public func write(_ text: String) {
+        write(bytes: Array(text.utf8))
+    }
+
+    /// Writes `text` followed by a newline.
+    public func line(_ text: String) {
+        write(text + "\n")
+    }
+
+    public func write(bytes: [UInt8]) {
+        guard let descriptor else {
+            memory.withLock { $0.append(contentsOf: bytes) }
+            return
+        }
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = systemWrite(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if written > 0 {
+                    offset += written
+                } else if written < 0 && errno == EINTR {
+                    continue
+                } else {
+                    writeFailed.store(true, ordering: .relaxed)
+                    return
+                }
+            }
+        }
+    }
+}

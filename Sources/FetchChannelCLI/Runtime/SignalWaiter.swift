@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+import Synchronization
+
+/// Waits for SIGINT or SIGTERM with Dispatch signal sources: the default action (terminating the
+/// process) is switched off, so the caller can stop cleanly and exit 0.
+enum SignalWaiter {
+    /// The first signal to arrive and the waiter to hand it to, whichever comes first.
+    private final class Arrival: Sendable {
+        private let state = Mutex<(signal: Int32?, continuation: CheckedContinuation<Int32, Never>?)>((nil, nil))
+
+        func deliver(_ number: Int32) {
+            let continuation = state.withLock { state -> CheckedContinuation<Int32, Never>? in
+                guard state.signal == nil else { return nil }
+                state.signal = number
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(returning: number)
+        }
+
+        func wait() async -> Int32 {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+                let already = state.withLock { state -> Int32? in
+                    if let signal = state.signal { return signal }
+                    state.continuation = continuation
+                    return nil
+                }
+                if let already { continuation.resume(returning: already) }
+            }
+        }
+    }
+
+    /// Returns the signal that arrived. `onInstalled` runs once the handlers are in place.
+    static func waitForTermination(onInstalled: () -> Void = {}) async -> Int32 {
+        let arrival = Arrival()
+        let queue = DispatchQueue(label: "fetchchannel.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            // Ignore the default disposition first, then let Dispatch deliver the signal.
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { arrival.deliver(number) }
+            source.resume()
+            sources.append(source)
+        }
+        onInstalled()
+        let number = await arrival.wait()
+        for source in sources { source.cancel() }
+        return number
+    }
+}

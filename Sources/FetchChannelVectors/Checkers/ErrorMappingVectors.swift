@@ -1,0 +1,209 @@
+import DeviceSigning
+import FetchChannel
+import Foundation
+
+/// `Vectors/error-mapping.json`: every row runs through the real sample recording
+/// (`FetchErrorMapping.recordSample`) and `FetchErrorMapping.map`; every failure names the row id.
+public enum ErrorMappingVectors: Sendable {
+    public static let fileName = "error-mapping.json"
+    public static let minimumRows = 25
+    /// Every outcome the table must show at least once.
+    public static let requiredCodes = ["success", "clockSkewTooBig", "networkError", "operationNotSupportedByBackend",
+                                       "unauthorized", "invalidResponse", "serverError", "unknown"]
+
+    public struct File: Decodable, Sendable {
+        public var server: String
+        public var rows: [Row]
+
+        public init(server: String, rows: [Row]) {
+            self.server = server
+            self.rows = rows
+        }
+    }
+
+    public struct Row: Decodable, Sendable {
+        public var id: String
+        public var comment: String
+        public var input: Input
+        public var expected: Expected
+    }
+
+    public struct Input: Decodable, Sendable {
+        public var sentAtMillis: Int64
+        public var receivedAtMillis: Int64
+        public var toleranceMillis: Int64
+        public var previousSamples: [Int64]?
+        public var requestCreationMillis: Int64?
+        public var deviceSignature: String?
+        public var answer: Answer?
+        public var transportFailure: Failure?
+        public var notHTTP: String?
+    }
+
+    public struct Answer: Decodable, Sendable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: String
+        public var bodyWasCutOff: Bool?
+    }
+
+    public struct Failure: Decodable, Sendable {
+        public var kind: String
+        public var detail: String
+    }
+
+    /// A member that may be absent (not checked), null (must be nil) or a value.
+    public enum Checked<Value: Decodable & Equatable & Sendable>: Equatable, Sendable {
+        case absent
+        case value(Value?)
+    }
+
+    public struct Expected: Decodable, Sendable {
+        public var code: String
+        public var tokens: [String]?
+        public var status: Int?
+        public var networkKind: String?
+        public var excerpt: String?
+        public var excerptUTF8Bytes: Int?
+        public var bodyByteCount: Int?
+        public var toleranceMillis: Int64?
+        public var measuredOffsetMillis: Checked<Int64>
+        public var estimatedOffsetMillis: Checked<Int64>
+
+        private enum CodingKeys: String, CodingKey {
+            case code, tokens, status, networkKind, excerpt, excerptUTF8Bytes, bodyByteCount, toleranceMillis
+            case measuredOffsetMillis, estimatedOffsetMillis
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            code = try c.decode(String.self, forKey: .code)
+            tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
+            status = try c.decodeIfPresent(Int.self, forKey: .status)
+            networkKind = try c.decodeIfPresent(String.self, forKey: .networkKind)
+            excerpt = try c.decodeIfPresent(String.self, forKey: .excerpt)
+            excerptUTF8Bytes = try c.decodeIfPresent(Int.self, forKey: .excerptUTF8Bytes)
+            bodyByteCount = try c.decodeIfPresent(Int.self, forKey: .bodyByteCount)
+            toleranceMillis = try c.decodeIfPresent(Int64.self, forKey: .toleranceMillis)
+            func checked(_ key: CodingKeys) throws -> Checked<Int64> {
+                c.contains(key) ? .value(try c.decodeIfPresent(Int64.self, forKey: key)) : .absent
+            }
+            measuredOffsetMillis = try checked(.measuredOffsetMillis)
+            estimatedOffsetMillis = try checked(.estimatedOffsetMillis)
+        }
+    }
+
+    public static func decode(_ data: Data) throws -> File {
+        try VectorDecoding.decode(File.self, from: data).get()
+    }
+
+    public static func check(_ data: Data) -> VectorFileReport {
+        var report = VectorFileReport(file: fileName)
+        let file: File
+        switch VectorDecoding.decode(File.self, from: data) {
+        case .success(let decoded): file = decoded
+        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
+        }
+        report.failures += tableProblems(file)
+        for row in file.rows {
+            report.casesChecked += 1
+            report.failures += problems(of: row, in: file)
+        }
+        return report
+    }
+
+    /// What is wrong with the table as a whole: too few rows, duplicate ids, an outcome no row shows.
+    public static func tableProblems(_ file: File) -> [String] {
+        var problems: [String] = []
+        if file.rows.count < minimumRows {
+            problems.append("the table has \(file.rows.count) rows; at least \(minimumRows) are required")
+        }
+        if Set(file.rows.map(\.id)).count != file.rows.count {
+            problems.append("row ids must be unique")
+        }
+        let codes = Set(file.rows.map(\.expected.code))
+        for code in requiredCodes where !codes.contains(code) {
+            problems.append("no row expects \(code)")
+        }
+        return problems
+    }
+
+    /// Runs one row; each disagreement starts with the row id.
+    public static func problems(of row: Row, in file: File) -> [String] {
+        var report = VectorFileReport(file: fileName)
+        let id = row.id
+        let server = file.server
+        let input = row.input
+
+        let estimator = ClockSkewEstimator()
+        for offset in input.previousSamples ?? [] {
+            estimator.record(ClockSkewSample(offsetMillis: offset), for: server)
+        }
+        let transport: TransportResult
+        if let answer = input.answer {
+            let received = HTTPAnswer(status: answer.status, headers: answer.headers, body: Data(answer.body.utf8),
+                                      bodyWasCutOff: answer.bodyWasCutOff ?? false)
+            FetchErrorMapping.recordSample(of: received, sentAtMillis: input.sentAtMillis, receivedAtMillis: input.receivedAtMillis,
+                                           server: server, into: estimator)
+            transport = .answer(received)
+        } else if let failure = input.transportFailure {
+            guard let kind = NetworkFailure.Kind(rawValue: failure.kind) else {
+                return ["\(id): unknown transport failure kind \(failure.kind)"]
+            }
+            transport = .failure(NetworkFailure(kind, detail: failure.detail))
+        } else if let notHTTP = input.notHTTP {
+            transport = .notHTTP(notHTTP)
+        } else {
+            return ["\(id): the input has no answer, transportFailure or notHTTP"]
+        }
+        let estimate = estimator.estimatedOffsetMillis(for: server)
+        if case .value(let expected) = row.expected.estimatedOffsetMillis {
+            report.expect(estimate == expected, "\(id): estimate is \(text(estimate)), expected \(text(expected))")
+        }
+
+        let context = FetchErrorMapping.Context(server: server, estimatedOffsetMillis: estimate, toleranceMillis: input.toleranceMillis,
+                                                requestCreationMillis: input.requestCreationMillis, deviceSignature: input.deviceSignature)
+        let expected = row.expected
+        switch FetchErrorMapping.map(transport, context: context) {
+        case .success(let operations):
+            report.expect(expected.code == "success", "\(id): got \(operations.count) operations, expected \(expected.code)")
+            if let tokens = expected.tokens {
+                report.expect(operations.map(\.token) == tokens, "\(id): tokens \(operations.map(\.token)), expected \(tokens)")
+            }
+            report.expect(operations.allSatisfy { $0.server == server }, "\(id): operations name their server")
+        case .failure(let error):
+            report.expect(error.code == expected.code, "\(id): got \(error.code), expected \(expected.code) (\(error))")
+            report.expect(error.server == server, "\(id): the error names its server")
+            report.expect(!error.message.isEmpty, "\(id): message")
+            if let status = expected.status {
+                report.expect(error.httpError?.status == status, "\(id): status \(error.httpError.map { String($0.status) } ?? "none"), expected \(status)")
+            }
+            if let kind = expected.networkKind {
+                report.expect(error.networkFailure?.kind.rawValue == kind, "\(id): network kind \(error.networkFailure?.kind.rawValue ?? "none"), expected \(kind)")
+            }
+            if let excerpt = expected.excerpt { report.expect(error.httpError?.bodyExcerpt == excerpt, "\(id): excerpt") }
+            if let bytes = expected.excerptUTF8Bytes {
+                report.expect(error.httpError?.bodyExcerpt.utf8.count == bytes, "\(id): excerpt size")
+            }
+            if let count = expected.bodyByteCount { report.expect(error.httpError?.bodyByteCount == count, "\(id): body size") }
+            if expected.code == "clockSkewTooBig" {
+                report.expect(error.toleranceMillis == input.toleranceMillis, "\(id): tolerance")
+            }
+            if let tolerance = expected.toleranceMillis { report.expect(error.toleranceMillis == tolerance, "\(id): tolerance") }
+            if case .value(let measured) = expected.measuredOffsetMillis {
+                report.expect(error.measuredOffsetMillis == measured,
+                              "\(id): measured offset \(text(error.measuredOffsetMillis)), expected \(text(measured))")
+            }
+            if let signature = input.deviceSignature, let excerpt = error.httpError?.bodyExcerpt {
+                report.expect(!excerpt.contains(signature), "\(id): the excerpt holds the signature")
+                let signaturePart = String(signature.split(separator: ".").last ?? "")
+                report.expect(!excerpt.contains(signaturePart), "\(id): the excerpt holds the signature part")
+            }
+        }
+        return report.failures
+    }
+
+    private static func text(_ value: Int64?) -> String {
+        value.map(String.init) ?? "null"
+    }
+}

@@ -1,0 +1,73 @@
+import DeviceSigning
+import Foundation
+
+/// `Vectors/jws-es256.json`: the RFC 7515 A.3 example verifies with its key and yields its
+/// payload; every invalid case is rejected with its `expectedError` code.
+public enum JWSVectors: Sendable {
+    public static let fileName = "jws-es256.json"
+    /// The file must hold at least this many negative cases (issue: "at least 15").
+    public static let minimumInvalidCases = 15
+
+    public struct File: Decodable, Sendable {
+        public let key: Key
+        public let valid: [Valid]
+        public let invalid: [Invalid]
+    }
+    public struct Key: Decodable, Sendable { public let x: String; public let y: String }
+    public struct Valid: Decodable, Sendable {
+        public let id: Int; public let name: String; public let compact: String; public let expectedPayloadBase64url: String
+    }
+    public struct Invalid: Decodable, Sendable {
+        public let id: Int; public let name: String; public let compact: String; public let expectedError: String
+    }
+
+    /// Parses and verifies; the payload or the `DeviceSigningError` code.
+    enum Outcome { case success(Data), failure(String) }
+
+    static func outcome(_ compact: String, key: P256.Signing.PublicKey) -> Outcome {
+        do {
+            return .success(try CompactJWS(parsing: compact).verifiedPayload(with: key))
+        } catch let error as DeviceSigningError {
+            return .failure(error.code.rawValue)
+        } catch {
+            return .failure("unexpected \(error)")
+        }
+    }
+
+    public static func check(_ data: Data) -> VectorFileReport {
+        var report = VectorFileReport(file: fileName)
+        let file: File
+        switch VectorDecoding.decode(File.self, from: data) {
+        case .success(let decoded): file = decoded
+        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
+        }
+        let key: P256.Signing.PublicKey
+        do {
+            key = try P256.Signing.PublicKey(jwk: JWK(x: file.key.x, y: file.key.y))
+        } catch {
+            return .unusable(fileName, "the file's key is not a P-256 public key: \(error)")
+        }
+        for vector in file.valid {
+            report.casesChecked += 1
+            guard case .success(let payload) = outcome(vector.compact, key: key) else {
+                report.fail("vector \(vector.id) \(vector.name) did not verify")
+                continue
+            }
+            report.expect(VectorDecoding.base64url(vector.expectedPayloadBase64url) == payload,
+                          "vector \(vector.id) \(vector.name): the payload differs from expectedPayloadBase64url")
+        }
+        report.expect(file.invalid.count >= minimumInvalidCases,
+                      "the file has \(file.invalid.count) invalid cases; at least \(minimumInvalidCases) are required")
+        for vector in file.invalid {
+            report.casesChecked += 1
+            switch outcome(vector.compact, key: key) {
+            case .success:
+                report.fail("vector \(vector.id) \(vector.name) verified but must fail with \(vector.expectedError)")
+            case .failure(let code):
+                report.expect(code == vector.expectedError,
+                              "vector \(vector.id) \(vector.name): failed with \(code), expected \(vector.expectedError)")
+            }
+        }
+        return report
+    }
+}

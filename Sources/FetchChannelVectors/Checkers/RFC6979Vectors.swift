@@ -1,0 +1,55 @@
+import DeviceSigning
+import Foundation
+
+/// `Vectors/rfc6979-p256.json`: RFC 6979 A.2.5 (P-256, SHA-256) signatures, verify-only. The
+/// RFC's public point must belong to its private scalar, and every case must verify (or not)
+/// as its `valid` says.
+public enum RFC6979Vectors: Sendable {
+    public static let fileName = "rfc6979-p256.json"
+    public static let minimumCases = 4
+
+    public struct File: Decodable, Sendable {
+        public let publicKeyXHex: String
+        public let publicKeyYHex: String
+        public let privateKeyHex: String
+        public let cases: [Case]
+    }
+    public struct Case: Decodable, Sendable {
+        public let id: Int
+        public let message: String
+        public let rHex: String
+        public let sHex: String
+        public let valid: Bool
+    }
+
+    public static func check(_ data: Data) -> VectorFileReport {
+        var report = VectorFileReport(file: fileName)
+        let file: File
+        switch VectorDecoding.decode(File.self, from: data) {
+        case .success(let decoded): file = decoded
+        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
+        }
+        guard let x = VectorDecoding.hex(file.publicKeyXHex), let y = VectorDecoding.hex(file.publicKeyYHex),
+              let key = try? P256.Signing.PublicKey(rawRepresentation: x + y) else {
+            return .unusable(fileName, "publicKeyXHex/publicKeyYHex are not a P-256 point")
+        }
+        guard let scalar = VectorDecoding.hex(file.privateKeyHex),
+              let privateKey = try? P256.Signing.PrivateKey(rawRepresentation: scalar) else {
+            return .unusable(fileName, "privateKeyHex is not a P-256 private scalar")
+        }
+        report.expect(privateKey.publicKey == key, "the RFC's public point must belong to its private key")
+        report.expect(file.cases.count >= minimumCases, "the file has \(file.cases.count) cases; at least \(minimumCases) are required")
+        for testCase in file.cases {
+            report.casesChecked += 1
+            guard let r = VectorDecoding.hex(testCase.rHex), let s = VectorDecoding.hex(testCase.sHex),
+                  let signature = try? P256.Signing.ECDSASignature(rawRepresentation: r + s) else {
+                report.fail("rfc6979 case \(testCase.id): rHex/sHex are not a 64-byte r||s signature")
+                continue
+            }
+            let verified = key.isValidSignature(signature, for: Array(testCase.message.utf8))
+            report.expect(verified == testCase.valid,
+                          "rfc6979 case \(testCase.id): \(verified ? "verifies" : "does not verify") but valid is \(testCase.valid)")
+        }
+        return report
+    }
+}

@@ -1,0 +1,103 @@
+import DeviceSigning
+import Foundation
+
+/// The Wycheproof ECDSA P-256 / SHA-256 suites (not copied into Vectors/): every `valid` case
+/// verifies, every `invalid` one is rejected; each disagreement names its `tcId`. (`acceptable`
+/// cases, none in these suites, must be rejected too: this package is strict.)
+public enum WycheproofVectors: Sendable {
+    /// How a suite encodes its signatures.
+    public enum Encoding: Sendable { case der, p1363 }
+
+    /// A suite this package runs: its file, encoding and the number of cases it must hold.
+    public struct Suite: Sendable {
+        public let fileName: String
+        public let encoding: Encoding
+        public let expectedCases: Int
+    }
+
+    public static let suites = [
+        Suite(fileName: "ecdsa_secp256r1_sha256_test.json", encoding: .der, expectedCases: 484),
+        Suite(fileName: "ecdsa_secp256r1_sha256_p1363_test.json", encoding: .p1363, expectedCases: 262),
+    ]
+
+    struct File: Decodable {
+        let numberOfTests: Int
+        let testGroups: [Group]
+    }
+
+    struct Group: Decodable {
+        let publicKeyDer: String
+        let sha: String
+        let tests: [Case]
+    }
+
+    struct Case: Decodable {
+        let tcId: Int
+        let comment: String
+        let msg: String
+        let sig: String
+        let result: String
+    }
+
+    /// Checks one suite's file contents.
+    public static func check(_ data: Data, suite: Suite) -> VectorFileReport {
+        let name = "wycheproof/" + suite.fileName
+        var report = VectorFileReport(file: name)
+        let file: File
+        switch VectorDecoding.decode(File.self, from: data) {
+        case .success(let decoded): file = decoded
+        case .failure(let error): return .unusable(name, "\(suite.fileName) cannot be read: \(error)")
+        }
+        for group in file.testGroups {
+            report.expect(group.sha == "SHA-256", "a test group uses \(group.sha), not SHA-256")
+            guard let der = VectorDecoding.hex(group.publicKeyDer),
+                  let key = try? P256.Signing.PublicKey(derRepresentation: der) else {
+                report.fail("a test group's publicKeyDer is not a P-256 public key; its \(group.tests.count) tests did not run")
+                continue
+            }
+            for test in group.tests {
+                report.casesChecked += 1
+                let signatureBytes = VectorDecoding.hex(test.sig) ?? []
+                let signature: P256.Signing.ECDSASignature?
+                switch suite.encoding {
+                case .der: signature = try? P256.Signing.ECDSASignature(derRepresentation: signatureBytes)
+                case .p1363: signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
+                }
+                let message = VectorDecoding.hex(test.msg)
+                let verified = message.flatMap { message in signature.map { key.isValidSignature($0, for: message) } } ?? false
+                let expected = test.result == "valid"
+                report.expect(verified == expected,
+                              "tcId \(test.tcId) (\(test.comment)): expected \(test.result), got \(verified ? "valid" : "invalid")")
+            }
+        }
+        let count = report.casesChecked
+        report.expect(count == file.numberOfTests, "ran \(count) cases but the file says numberOfTests = \(file.numberOfTests)")
+        report.expect(count == suite.expectedCases, "ran \(count) cases; this suite has \(suite.expectedCases)")
+        return report
+    }
+
+    /// Checks every suite in `directory`; a suite file that is missing is a failed report.
+    public static func verify(directory: URL) -> [VectorFileReport] {
+        suites.map { suite in
+            let url = directory.appendingPathComponent(suite.fileName)
+            guard let data = try? Data(contentsOf: url) else {
+                return .unusable("wycheproof/" + suite.fileName, "\(url.path) cannot be read")
+            }
+            return check(data, suite: suite)
+        }
+    }
+
+    /// Where the suites are looked for when no directory is given: `$WYCHEPROOF_DIR`, else
+    /// `../shared/vectors/wycheproof` next to the package root. Nil when neither exists.
+    public static func defaultDirectory(packageRoot: URL, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
+        var candidates: [URL] = []
+        if let path = environment["WYCHEPROOF_DIR"], !path.isEmpty {
+            candidates.append(URL(fileURLWithPath: path, isDirectory: true))
+        }
+        candidates.append(packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof", isDirectory: true))
+        return candidates.first { url in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Small decoders shared by the checkers. They use Foundation, not the package's own codecs, so a
+/// bug in `DeviceSigning`'s base64 cannot hide itself.
+enum VectorDecoding {
+    /// Decodes `type` from `data`, or describes why not (the JSON path where decoding stopped).
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data) -> Result<T, VectorDecodingError> {
+        do {
+            return .success(try JSONDecoder().decode(type, from: data))
+        } catch let error as DecodingError {
+            return .failure(VectorDecodingError(describe(error)))
+        } catch {
+            return .failure(VectorDecodingError("not valid JSON"))
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return text.isEmpty ? "the top level" : String(text.drop { $0 == "." })
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "missing member \(key.stringValue) at \(path(context.codingPath))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "wrong type at \(path(context.codingPath))"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context.codingPath))"
+        @unknown default:
+            return "cannot be decoded"
+        }
+    }
+
+    /// Hex to bytes; nil for an odd length or a non-hex character.
+    static func hex(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// base64url (padding optional) through Foundation; nil when it is not base64url.
+    static func base64url(_ text: some StringProtocol) -> Data? {
+        guard !text.contains("+"), !text.contains("/") else { return nil }
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.count % 4 != 0 { standard += "=" }
+        return Data(base64Encoded: standard)
+    }
+}
+
+struct VectorDecodingError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

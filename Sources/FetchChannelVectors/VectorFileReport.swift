@@ -1,0 +1,33 @@
+/// The outcome of checking one vector file: how many cases ran and every disagreement, each
+/// naming its case (`id`, `name` or `tcId`) so a failure can be found in the file.
+public struct VectorFileReport: Sendable, Hashable {
+    /// The file's name, e.g. `jws-es256.json` (Wycheproof suites: `wycheproof/<name>`).
+    public let file: String
+    /// The number of vector cases (rows, tests) that were run.
+    public internal(set) var casesChecked: Int
+    /// Every disagreement, in file order; empty when the file passed.
+    public internal(set) var failures: [String]
+
+    public init(file: String, casesChecked: Int = 0, failures: [String] = []) {
+        self.file = file
+        self.casesChecked = casesChecked
+        self.failures = failures
+    }
+
+    /// True when no check failed.
+    public var passed: Bool { failures.isEmpty }
+
+    /// Records `message` as a failure unless `condition` holds.
+    mutating func expect(_ condition: Bool, _ message: @autoclosure () -> String) {
+        if !condition { failures.append(message()) }
+    }
+
+    mutating func fail(_ message: String) {
+        failures.append(message)
+    }
+
+    /// A report for a file that could not be checked at all (unreadable, undecodable, no checker).
+    static func unusable(_ file: String, _ reason: String) -> VectorFileReport {
+        VectorFileReport(file: file, casesChecked: 0, failures: [reason])
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Every vector file of `Vectors/` and the code that checks it: one place that both the test
+/// suite and `fetchchannel vectors verify` run.
+///
+/// A file in the directory without a checker is reported as failed ("no checker"), so a vector
+/// file cannot be added without the code that checks it. `README.md` (the documentation of the
+/// files) and hidden files are not vector files.
+public enum VectorSuite: Sendable {
+    /// A vector file this package knows how to check.
+    public struct Checker: Sendable {
+        public let fileName: String
+        /// One line: what the file pins down.
+        public let summary: String
+        public let check: @Sendable (Data) -> VectorFileReport
+    }
+
+    public static let checkers: [Checker] = [
+        Checker(fileName: ClockSkewVectors.fileName, summary: "clock-skew decision table", check: ClockSkewVectors.check),
+        Checker(fileName: ErrorMappingVectors.fileName, summary: "fetch error mapping table", check: ErrorMappingVectors.check),
+        Checker(fileName: DeviceSignatureVectors.fileName, summary: "Device-Signature known answers and verification", check: DeviceSignatureVectors.check),
+        Checker(fileName: JWSVectors.fileName, summary: "ES256 compact JWS, RFC 7515 A.3 and negative cases", check: JWSVectors.check),
+        Checker(fileName: PendingOperationsVectors.fileName, summary: "pending-operations answer bodies", check: PendingOperationsVectors.check),
+        Checker(fileName: RFC6979Vectors.fileName, summary: "RFC 6979 A.2.5 P-256 signatures (verify-only)", check: RFC6979Vectors.check),
+    ]
+
+    /// Files in the vector directory that are not vectors.
+    public static let documentationFiles: Set<String> = ["README.md"]
+
+    /// The checker for a file name, if there is one.
+    public static func checker(for fileName: String) -> Checker? {
+        checkers.first { $0.fileName == fileName }
+    }
+
+    /// Checks `data` as the file `fileName`; a name without a checker fails with "no checker".
+    public static func check(fileName: String, data: Data) -> VectorFileReport {
+        guard let checker = checker(for: fileName) else {
+            return .unusable(fileName, "no checker: \(fileName) is not a vector file this package knows; add a checker to FetchChannelVectors or remove the file")
+        }
+        return checker.check(data)
+    }
+
+    /// Checks every file in `directory`, sorted by name. Throws when the directory cannot be listed.
+    /// Subdirectories are reported as failed like any unknown entry.
+    public static func verify(directory: URL) throws -> [VectorFileReport] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { !$0.hasPrefix(".") && !documentationFiles.contains($0) }
+            .sorted()
+        return names.map { name in
+            let url = directory.appendingPathComponent(name)
+            guard checker(for: name) != nil else { return check(fileName: name, data: Data()) }
+            guard let data = try? Data(contentsOf: url) else {
+                return .unusable(name, "\(url.path) cannot be read")
+            }
+            return check(fileName: name, data: data)
+        }
+    }
+
+    /// The package root: the nearest directory at or above `start` that holds Package.swift and
+    /// Vectors/ (for tests, which start from `#filePath`).
+    public static func packageRoot(from start: URL) -> URL? {
+        var directory = start.standardizedFileURL
+        let fileManager = FileManager.default
+        while true {
+            var isDirectory: ObjCBool = false
+            if fileManager.fileExists(atPath: directory.appendingPathComponent("Package.swift").path),
+               fileManager.fileExists(atPath: directory.appendingPathComponent("Vectors").path, isDirectory: &isDirectory),
+               isDirectory.boolValue {
+                return directory
+            }
+            if directory.path == "/" { return nil }
+            directory.deleteLastPathComponent()
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import FetchChannelCLI
+import Testing
+
+@Suite struct ArgumentParserTests {
+    static let spec = CommandSpec(
+        path: ["key", "export"], abstract: "Export.",
+        options: [
+            .value("store", "DIR", help: "Store."),
+            .value("format", "pem|jwk|der", help: "Format."),
+            .value("key", "KEYID", help: "Repeatable key.", repeatable: true),
+            .value("offset", "S", help: "A number that may be negative."),
+            .flag("json", help: "JSON."),
+            .flag("private", help: "Private."),
+        ],
+        positionals: [PositionalSpec("KEYID", help: "Key."), PositionalSpec("EXTRA", help: "Optional.", optional: true)])
+
+    static let required = CommandSpec(
+        path: ["register"], abstract: "Register.",
+        options: [.value("server", "URL", help: "Server.", required: true), .flag("json", help: "JSON.")])
+
+    func parse(_ arguments: [String], _ spec: CommandSpec = spec) throws(UsageError) -> ParseOutcome {
+        try ArgumentParser.parse(arguments, spec: spec)
+    }
+
+    func arguments(_ arguments: [String], _ spec: CommandSpec = spec) throws -> ParsedArguments {
+        guard case .arguments(let parsed) = try parse(arguments, spec) else {
+            Issue.record("expected arguments for \(arguments)")
+            return ParsedArguments()
+        }
+        return parsed
+    }
+
+    /// The message of the usage error `arguments` cause, or nil when they parse.
+    func usageError(_ arguments: [String], _ spec: CommandSpec = spec) -> String? {
+        do {
+            _ = try parse(arguments, spec)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test func valuesFlagsAndPositionals() throws {
+        let parsed = try arguments(["--store", "/tmp/s", "--json", "ABCD", "--format=jwk", "more"])
+        #expect(parsed.value("store") == "/tmp/s")
+        #expect(parsed.value("format") == "jwk")
+        #expect(parsed.flag("json"))
+        #expect(!parsed.flag("private"))
+        #expect(parsed.positionals == ["ABCD", "more"])
+    }
+
+    @Test func inlineValueMayBeEmptyOrContainEquals() throws {
+        let parsed = try arguments(["--store=a=b", "--format=", "K"])
+        #expect(parsed.value("store") == "a=b")
+        #expect(parsed.value("format") == "")
+    }
+
+    @Test func repeatableOptionKeepsEveryValueInOrder() throws {
+        let parsed = try arguments(["--key", "a", "K", "--key=b", "--key", "c"])
+        #expect(parsed.allValues("key") == ["a", "b", "c"])
+    }
+
+    @Test func negativeNumberIsAValue() throws {
+        #expect(try arguments(["--offset", "-30", "K"]).value("offset") == "-30")
+    }
+
+    @Test func base64urlValuesMayStartWithDashes() throws {
+        // Key ids and tokens are base64url: one in 64 starts with "-", one in 4096 with "--".
+        let keyId = "-d6RBYstHz_6MuzMPYJQaC0dM0VPRv9cidfTpNu8-0c"
+        let other = "--RBYstHz_6MuzMPYJQaC0dM0VPRv9cidfTpNu8-0cx"
+        #expect(try arguments([keyId]).positionals == [keyId])
+        #expect(try arguments([other, "--json"]).positionals == [other])
+        #expect(try arguments(["--store", other, "K"]).value("store") == other)
+        #expect(try arguments(["--key", keyId, "K"]).allValues("key") == [keyId])
+        // Short words that start with dashes are still options, known or not.
+        #expect(usageError(["--js0n", "K"]) == "unknown option '--js0n'")
+        #expect(usageError(["-d6RB", "K"]) == "unknown option '-d6RB'")
+        #expect(usageError(["--store", "--short", "K"]) == "option '--store' needs a value (DIR)")
+    }
+
+    @Test func doubleDashEndsOptions() throws {
+        let parsed = try arguments(["--json", "--", "--not-an-option", "-h"])
+        #expect(parsed.flag("json"))
+        #expect(parsed.positionals == ["--not-an-option", "-h"])
+    }
+
+    @Test func loneDashIsPositional() throws {
+        #expect(try arguments(["-"]).positionals == ["-"])
+    }
+
+    @Test func helpAndVersionWinOverErrors() throws {
+        #expect(try parse(["--bogus", "-h"]) == .help)
+        #expect(try parse(["--help"]) == .help)
+        #expect(try parse(["--version", "--bogus"]) == .version)
+        #expect(usageError([], Self.required) == "missing option '--server URL'")
+        #expect(try parse(["--help"], Self.required) == .help, "help needs no required option")
+        // After `--`, "-h" is a positional, not help.
+        #expect(try arguments(["--", "-h"]).positionals == ["-h"])
+    }
+
+    @Test func unknownOptionsAreRefused() {
+        #expect(usageError(["--bogus", "K"]) == "unknown option '--bogus'")
+        #expect(usageError(["-x", "K"]) == "unknown option '-x'")
+        #expect(usageError(["--jsn", "K"]) == "unknown option '--jsn'", "no abbreviations")
+        #expect(usageError(["-json", "K"]) == "unknown option '-json'", "no single-dash long options")
+    }
+
+    @Test func unknownOptionMessageNeverRepeatsItsValue() throws {
+        let message = try #require(usageError(["--token=s3cr3t-value", "K"]))
+        #expect(!message.contains("s3cr3t-value"))
+    }
+
+    @Test func flagsTakeNoValue() {
+        #expect(usageError(["--json=yes", "K"]) == "option '--json' takes no value")
+    }
+
+    @Test func optionsNeedTheirValue() throws {
+        #expect(usageError(["K", "--store"]) == "option '--store' needs a value (DIR)")
+        #expect(usageError(["--store", "--json", "K"]) == "option '--store' needs a value (DIR)",
+                "a following option is not taken as the value")
+        #expect(try arguments(["--store=--odd", "K"]).value("store") == "--odd", "but --name=VALUE takes anything")
+    }
+
+    @Test func nonRepeatableOptionsOnce() {
+        #expect(usageError(["--store", "a", "--store", "b", "K"]) == "option '--store' was given more than once")
+        #expect(usageError(["--json", "--json", "K"]) == "option '--json' was given more than once")
+    }
+
+    @Test func positionalCountIsChecked() {
+        #expect(usageError([]) == "missing argument KEYID")
+        #expect(usageError(["a", "b", "c"]) == "unexpected argument 'c'")
+    }
+
+    @Test func requiredOptionsAreChecked() throws {
+        #expect(usageError(["--json"], Self.required) == "missing option '--server URL'")
+        #expect(try arguments(["--server", "https://b.example"], Self.required).value("server") == "https://b.example")
+    }
+
+    @Test(arguments: ["--passphrase", "--passphrase=hunter2", "--password", "--PASSPHRASE=x", "--pass", "--passin", "--secret=x"])
+    func passphraseOptionsAreRefusedWithTheReason(_ argument: String) throws {
+        let message = try #require(usageError(["K", argument, "hunter2"]))
+        #expect(message.contains("never taken from the command line"), "\(message)")
+        #expect(message.contains("--passphrase-file"))
+        #expect(message.contains("FETCHCHANNEL_PASSPHRASE"))
+        #expect(!message.contains("hunter2"), "the secret is not echoed")
+    }
+
+    @Test func passphraseIsRefusedEvenWhenOtherwiseValid() {
+        // Any command, whatever else is on the line.
+        #expect(usageError(["--server", "https://b.example", "--passphrase", "x"], Self.required)?.contains("never taken") == true)
+    }
+
+    @Test func controlCharactersInMessagesAreReplaced() throws {
+        let message = try #require(usageError(["a", "b", "c\u{1b}[31m"]))
+        #expect(!message.contains("\u{1b}"))
+    }
+
+    @Test func usageLineListsEveryOption() {
+        #expect(Self.spec.usage == "fetchchannel key export [--store DIR] [--format pem|jwk|der] [--key KEYID] [--offset S] [--json] [--private] KEYID [EXTRA]")
+        #expect(Self.required.usage == "fetchchannel register --server URL [--json]")
+    }
+
+    @Test func typedValuesAreValidated() throws {
+        let spec = CommandSpec(path: ["serve"], abstract: "Serve.", options: [
+            .value("port", "PORT", help: ""), .value("seconds", "S", help: ""), .value("format", "F", help: ""),
+        ])
+        let good = try arguments(["--port", "8080", "--seconds", "-1.5", "--format", "jwk"], spec)
+        #expect(try good.integer("port", in: 0...65_535) == 8080)
+        #expect(try good.decimal("seconds", in: -10...10) == -1.5)
+        #expect(try good.choice("format", from: ["pem", "jwk"]) == "jwk")
+        #expect(try good.integer("absent", in: 0...1) == nil)
+
+        let bad = try arguments(["--port", "70000", "--seconds", "nan", "--format", "xml"], spec)
+        #expect(throws: UsageError("invalid value '70000' for '--port': expected an integer in 0...65535")) {
+            try bad.integer("port", in: 0...65_535)
+        }
+        #expect(throws: UsageError.self) { try bad.decimal("seconds", in: -10...10) }
+        #expect(throws: UsageError("invalid value 'xml' for '--format': expected one of pem, jwk")) {
+            try bad.choice("format", from: ["pem", "jwk"])
+        }
+        let notANumber = try arguments(["--port", "12abc"], spec)
+        #expect(throws: UsageError.self) { try notANumber.integer("port", in: 0...65_535) }
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+
+extension CLISubprocessTests {
+    /// `fetchchannel demo`, the README's first command, as a newcomer runs it.
+    @Suite struct DemoProcessTests {
+        @Test func demoWalksThroughAndExitsZero() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let began = ContinuousClock.now
+            let result = try await sandbox.run(["demo"], passphrase: nil)
+            #expect(result.status == 0, "\(result.summary)")
+            #expect(ContinuousClock.now - began < .seconds(10), "the demo must finish in under 10 s")
+            for expected in ["-> fetched: 3 operations, 2 errors", "-> throttled", ".pushOnly       -> firebase-cloud-messaging",
+                             ".accessibility  -> link", "redeemed it 1 time(s)", "-> released; tried again -> redeemed",
+                             "clockSkewTooBig", "7 min 12 s behind", "networkError", "connection refused"] {
+                #expect(result.out.contains(expected), "missing \"\(expected)\" in:\n\(result.out)")
+            }
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
+                .filter { $0.hasPrefix("fetchchannel-demo-") }
+            #expect(leftovers.isEmpty, "temporary stores left behind: \(leftovers)")
+        }
+    }
+}

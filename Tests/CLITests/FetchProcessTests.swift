@@ -1,0 +1,101 @@
+import FetchChannelEmulator
+import Foundation
+import Testing
+
+extension CLISubprocessTests {
+    /// `fetchchannel fetch` and `redeem` against three reference backends in this process: one
+    /// healthy, one ten minutes ahead, one stopped.
+    @Suite struct FetchProcessTests {
+        /// Registers a new key of the sandbox with `backend` for `deviceId`; returns the key id.
+        func register(_ sandbox: CLISandbox, _ backend: ReferenceBackend, deviceId: String) async throws -> String {
+            let keyId = try await sandbox.generateKey()
+            let result = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString, "--device-id", deviceId,
+                                                "--key", keyId] + sandbox.storeArguments)
+            try #require(result.status == 0, "\(result.summary)")
+            return keyId
+        }
+
+        @Test func partialResultsAndTypedErrors() async throws {
+            let healthy = try ReferenceBackend.start()
+            defer { healthy.stop() }
+            let skewed = try ReferenceBackend.start(.init(clockOffsetMillis: 600_000))
+            defer { skewed.stop() }
+            let gone = try ReferenceBackend.start()
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let healthyKey = try await register(sandbox, healthy, deviceId: "phone")
+            _ = try await register(sandbox, skewed, deviceId: "phone")
+            let goneKey = try await register(sandbox, gone, deviceId: "phone")
+            gone.stop()
+            let push = try healthy.dispatch(deviceId: "phone", channel: "firebase-cloud-messaging")
+            let qr = try healthy.dispatch(deviceId: "phone", channel: "png-qr-code")
+            let link = try healthy.dispatch(deviceId: "phone", channel: "link")
+            _ = try healthy.dispatch(deviceId: "phone", channel: "sms")
+
+            // Every registered key: the healthy backend's operations plus one typed error per failing backend.
+            let all = try await sandbox.run(["fetch", "--json"] + sandbox.storeArguments)
+            #expect(all.status == 2, "partial: \(all.summary)")
+            let object = try #require(try all.json() as? [String: Any], "\(all.summary)")
+            let operations = try #require(object["operations"] as? [[String: Any]])
+            let tokens = operations.compactMap { ($0["payload"] as? [String: Any]).flatMap { $0["redeemData"] as? [String: Any] }?["token"] as? String }
+            #expect(tokens == [push.token, qr.token, link.token], "oldest first, the unknown channel outside the accessibility policy")
+            #expect(operations.allSatisfy { $0["server"] as? String == healthy.baseURL.absoluteString })
+            let errors = try #require(object["errors"] as? [[String: Any]])
+            #expect(Set(errors.compactMap { $0["code"] as? String }) == ["clockSkewTooBig", "networkError"])
+            let skew = try #require(errors.first { $0["code"] as? String == "clockSkewTooBig" })
+            #expect(skew["server"] as? String == skewed.baseURL.absoluteString)
+            let measured = try #require(skew["measuredOffsetMillis"] as? Int)
+            #expect(abs(measured - 600_000) <= 2_000, "\(measured)")
+            #expect(skew["toleranceMillis"] as? Int == 60_000)
+            #expect((skew["message"] as? String)?.contains("10 min behind") == true)
+            let network = try #require(errors.first { $0["code"] as? String == "networkError" })
+            #expect(network["server"] as? String == gone.baseURL.absoluteString && network["networkKind"] as? String == "connectionRefused")
+
+            // The same as a table, errors on standard error.
+            let text = try await sandbox.run(["fetch"] + sandbox.storeArguments)
+            #expect(text.status == 2)
+            #expect(text.lines.first?.hasPrefix("CREATED") == true && text.lines.count == 4, "\(text.summary)")
+            #expect(text.lines[1].contains("firebase-cloud-messaging") && text.lines[1].contains(String(push.token.prefix(8)) + "…"))
+            #expect(!text.out.contains(push.token), "only a token prefix in the table")
+            #expect(text.err.contains("error: clockSkewTooBig from \(skewed.baseURL.absoluteString)"), "\(text.summary)")
+            #expect(text.err.contains("error: networkError from \(gone.baseURL.absoluteString)"))
+
+            // One healthy key: exit 0; push-only shows only the push operation.
+            let pushOnly = try await sandbox.run(["fetch", "--json", "--policy", "push-only", "--key", healthyKey] + sandbox.storeArguments)
+            #expect(pushOnly.status == 0, "\(pushOnly.summary)")
+            let pushOperations = try #require((try pushOnly.json() as? [String: Any])?["operations"] as? [[String: Any]])
+            #expect(pushOperations.count == 1 && pushOperations.first?["dispatchChannel"] as? String == "firebase-cloud-messaging")
+
+            // Only the stopped backend: everything failed, exit 1.
+            let none = try await sandbox.run(["fetch", "--key", goneKey] + sandbox.storeArguments)
+            #expect(none.status == 1 && none.out.isEmpty, "\(none.summary)")
+        }
+
+        @Test func redeemOnceThenAlreadyRedeemed() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let operation = try backend.dispatch(deviceId: "phone", channel: "link")
+
+            let first = try await sandbox.run(["redeem", operation.token, "--redeem-url", operation.redeemURL, "--json"], passphrase: nil)
+            #expect(first.status == 0, "\(first.summary)")
+            let answer = try #require(try first.json() as? [String: Any])
+            #expect(answer["redeemed"] as? Bool == true && answer["op"] as? String == "Auth" && answer["statusCode"] as? Int == 1200)
+
+            let second = try await sandbox.run(["redeem", operation.token, "--redeem-url", operation.redeemURL], passphrase: nil)
+            #expect(second.status == 1 && second.out.isEmpty, "\(second.summary)")
+            #expect(second.err.hasPrefix("Error: This operation was already started"), "\(second.summary)")
+            #expect(!second.err.contains(operation.token), "the token is not echoed")
+            #expect(backend.statistics.redemptions[operation.token] == 1, "redeemed exactly once")
+        }
+
+        @Test func nothingRegistered() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            _ = try await sandbox.generateKey()
+            let result = try await sandbox.run(["fetch"] + sandbox.storeArguments)
+            #expect(result.status == 1 && result.err.contains("is registered with a backend"), "\(result.summary)")
+        }
+    }
+}

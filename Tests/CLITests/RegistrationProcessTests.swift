@@ -1,0 +1,137 @@
+import DeviceSigning
+import FetchChannelEmulator
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+extension CLISubprocessTests {
+    /// `fetchchannel register` and `rotate` against a reference backend started in this process.
+    @Suite struct RegistrationProcessTests {
+        /// GET the pending operations of `deviceId` with `signature`; (status, body).
+        func fetch(_ backend: ReferenceBackend, deviceId: String, signature: String) async throws -> (Int, String) {
+            var request = URLRequest(url: backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(deviceId)"))
+            request.setValue(signature, forHTTPHeaderField: "Device-Signature")
+            let (data, response) = try await URLSession(configuration: .ephemeral).data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+
+        func keyJSON(_ sandbox: CLISandbox, _ keyId: String) async throws -> [String: Any] {
+            let shown = try await sandbox.run(["key", "show", "--json", keyId] + sandbox.storeArguments)
+            return try #require(try shown.json() as? [String: Any], "\(shown.summary)")
+        }
+
+        @Test func registerStoresTheDispatchTargetAndTheBackendAcceptsItsSignatures() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let server = backend.baseURL.absoluteString
+
+            let registered = try await sandbox.run(["register", "--server", server, "--device-id", "device-1", "--key", keyId,
+                                                    "--username", "alice", "--json"] + sandbox.storeArguments, passphrase: nil)
+            #expect(registered.status == 0, "\(registered.summary)")
+            let answer = try #require(try registered.json() as? [String: Any])
+            let targetId = try #require(answer["dispatchTargetId"] as? String)
+            #expect(answer["keyId"] as? String == keyId && answer["server"] as? String == server && answer["deviceId"] as? String == "device-1")
+            #expect(answer["extId"] is String)
+
+            let metadata = try await keyJSON(sandbox, keyId)
+            #expect(metadata["dispatchTargetId"] as? String == targetId)
+            #expect(metadata["server"] as? String == server)
+            #expect(metadata["deviceId"] as? String == "device-1")
+
+            // A signature from `sign` (dispatch target taken from the metadata) fetches the device's operations.
+            let operation = try backend.dispatch(deviceId: "device-1", channel: "png-qr-code")
+            let signature = try #require(try await sandbox.run(["sign", "--key", keyId] + sandbox.storeArguments).lines.first)
+            let (status, body) = try await fetch(backend, deviceId: "device-1", signature: signature)
+            #expect(status == 200, "\(body)")
+            #expect(body.contains(operation.token))
+
+            // Registering the same key again is refused before any request.
+            let requestsBefore = backend.statistics.requests(to: .targets)
+            let again = try await sandbox.run(["register", "--server", server, "--device-id", "device-1", "--key", keyId] + sandbox.storeArguments)
+            #expect(again.status == 1 && again.err.contains("already registered"), "\(again.summary)")
+            #expect(backend.statistics.requests(to: .targets) == requestsBefore)
+        }
+
+        @Test func rotateReplacesTheKeyOnlyAfterTheBackendAccepted() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let store = sandbox.storeArguments
+            let oldKeyId = try await sandbox.generateKey()
+            let registered = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString, "--device-id", "device-2",
+                                                    "--key", oldKeyId] + store)
+            let targetId = try #require(registered.lines.first, "\(registered.summary)")
+            // Signed with the old key before the rotation, sent after it.
+            let oldSignature = try #require(try await sandbox.run(["sign", "--key", oldKeyId] + store).lines.first)
+
+            let rotated = try await sandbox.run(["rotate", "--key", oldKeyId, "--json"] + store)
+            #expect(rotated.status == 0, "\(rotated.summary)")
+            let answer = try #require(try rotated.json() as? [String: Any])
+            let newKeyId = try #require(answer["newKeyId"] as? String)
+            #expect(answer["oldKeyId"] as? String == oldKeyId && answer["dispatchTargetId"] as? String == targetId)
+            #expect(newKeyId != oldKeyId)
+
+            // The store holds only the new key, registered as the same dispatch target.
+            let listed = try #require(try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
+            #expect(listed.count == 1)
+            #expect(listed.first?["keyId"] as? String == newKeyId)
+            #expect(listed.first?["dispatchTargetId"] as? String == targetId)
+            #expect(listed.first?["deviceId"] as? String == "device-2")
+
+            // The backend verifies with the new key and no longer with the old one.
+            let (oldStatus, oldBody) = try await fetch(backend, deviceId: "device-2", signature: oldSignature)
+            #expect(oldStatus == 401 && oldBody.contains("INVALID_SIGNATURE"), "\(oldBody)")
+            let newSignature = try #require(try await sandbox.run(["sign", "--key", newKeyId] + store).lines.first)
+            let (newStatus, newBody) = try await fetch(backend, deviceId: "device-2", signature: newSignature)
+            #expect(newStatus == 200, "\(newBody)")
+        }
+
+        @Test func refusedRotationKeepsTheOldKey() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let store = sandbox.storeArguments
+            let keyId = try await sandbox.generateKey()
+            let registered = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString, "--device-id", "device-3",
+                                                    "--key", keyId] + store)
+            #expect(registered.status == 0, "\(registered.summary)")
+
+            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .status, status: 500, count: 1))
+            let refused = try await sandbox.run(["rotate", "--key", keyId] + store)
+            #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
+            #expect(refused.err.contains("refused the new key") && refused.err.contains("500"), "\(refused.summary)")
+            let listed = try #require(try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
+            #expect(listed.compactMap { $0["keyId"] as? String } == [keyId], "the new key was removed, the old one kept")
+            let signature = try #require(try await sandbox.run(["sign", "--key", keyId] + store).lines.first)
+            let (status, body) = try await fetch(backend, deviceId: "device-3", signature: signature)
+            #expect(status == 200, "the backend still holds the old key: \(body)")
+        }
+
+        @Test func unregisteredKeysAndUnreachableBackends() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let store = sandbox.storeArguments
+            let keyId = try await sandbox.generateKey()
+            let rotate = try await sandbox.run(["rotate", "--key", keyId] + store)
+            #expect(rotate.status == 1 && rotate.err.contains("not registered"), "\(rotate.summary)")
+
+            // A backend that is gone: nothing is stored.
+            let backend = try ReferenceBackend.start()
+            let server = backend.baseURL.absoluteString
+            backend.stop()
+            let register = try await sandbox.run(["register", "--server", server, "--device-id", "d", "--key", keyId] + store)
+            #expect(register.status == 1 && register.err.contains("no answer from"), "\(register.summary)")
+            #expect(try await keyJSON(sandbox, keyId)["dispatchTargetId"] is NSNull)
+
+            let plainHTTP = try await sandbox.run(["register", "--server", "http://backend.example", "--device-id", "d", "--key", keyId] + store)
+            #expect(plainHTTP.status == 64 && plainHTTP.err.contains("https"), "\(plainHTTP.summary)")
+        }
+    }
+}

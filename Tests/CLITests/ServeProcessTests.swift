@@ -1,0 +1,73 @@
+import DeviceSigning
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+extension CLISubprocessTests {
+    /// `fetchchannel serve` as a child process: prints its URL, serves, stops cleanly on a signal.
+    @Suite struct ServeProcessTests {
+        /// Starts `serve` and waits for the first line of standard output.
+        func startServe(_ arguments: [String], sandbox: CLISandbox) async throws -> (CLIProcess, String) {
+            let child = try CLIProcess(["serve"] + arguments, environment: sandbox.environment(passphrase: nil))
+            try child.start()
+            let deadline = Date().addingTimeInterval(20)
+            while !child.outputSoFar.contains("\n") && child.process.isRunning && Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let line = child.outputSoFar.split(separator: "\n").first.map(String.init) ?? ""
+            return (child, line)
+        }
+
+        func get(_ url: URL) async throws -> (Int, HTTPURLResponse?) {
+            let (_, response) = try await URLSession(configuration: .ephemeral).data(from: url)
+            let http = response as? HTTPURLResponse
+            return (http?.statusCode ?? 0, http)
+        }
+
+        @Test func printsItsURLAndStopsOnSIGTERM() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (child, line) = try await startServe(["--port", "0"], sandbox: sandbox)
+            let url = try #require(URL(string: line), "no URL on stdout: \(line)")
+            #expect(line.hasPrefix("http://127.0.0.1:") && url.port != 0, "\(line)")
+            let (status, _) = try await get(url.appendingPathComponent("_emulator/stats"))
+            #expect(status == 200)
+
+            child.process.terminate()  // SIGTERM
+            let result = await child.waitForExit()
+            #expect(result.status == 0, "\(result.summary)")
+            #expect(child.process.terminationReason == .exit, "it exited, it was not killed by the signal")
+            #expect(result.err.contains("Received SIGTERM") && result.err.contains("stopped"), "\(result.summary)")
+            #expect(result.lines == [line], "stdout holds the URL only")
+            // Nothing listens any more.
+            await #expect(throws: (any Error).self) { _ = try await get(url.appendingPathComponent("_emulator/stats")) }
+        }
+
+        @Test func jsonAndClockOffsetAndSIGINT() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (child, line) = try await startServe(["--json", "--clock-offset-seconds", "600", "--tolerance-seconds", "30"], sandbox: sandbox)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            #expect(object["toleranceSeconds"] as? Double == 30 && object["clockOffsetSeconds"] as? Double == 600)
+            let url = try #require((object["url"] as? String).flatMap(URL.init(string:)))
+            // The server's Date header runs ten minutes ahead of this clock.
+            let (_, response) = try await get(url.appendingPathComponent("_emulator/stats"))
+            let date = try #require(response?.value(forHTTPHeaderField: "Date").flatMap(HTTPDate.parseMillis))
+            let offset = Double(date - SystemWallClock().nowMillis()) / 1000
+            #expect(abs(offset - 600) < 5, "Date is \(offset) s ahead")
+
+            child.process.interrupt()  // SIGINT, as Ctrl-C
+            let result = await child.waitForExit()
+            #expect(result.status == 0 && result.err.contains("Received SIGINT"), "\(result.summary)")
+        }
+
+        @Test func refusesANonLoopbackHostAtRuntime() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(["serve", "--host", "0.0.0.0"], passphrase: nil)
+            #expect(result.status == 1 && result.out.isEmpty && result.err.hasPrefix("Error: cannot start the reference backend"), "\(result.summary)")
+        }
+    }
+}

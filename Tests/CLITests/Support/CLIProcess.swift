@@ -1,0 +1,191 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Testing
+
+/// What a finished `fetchchannel` run left behind.
+struct CLIResult: Sendable {
+    let status: Int32
+    let standardOutput: Data
+    let standardError: Data
+
+    var out: String { String(decoding: standardOutput, as: UTF8.self) }
+    var err: String { String(decoding: standardError, as: UTF8.self) }
+    /// Standard output's lines, without the trailing empty one.
+    var lines: [String] { out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty } }
+
+    /// Standard output parsed as JSON; the error names the whole run when it is not JSON.
+    func json() throws -> Any {
+        do {
+            return try JSONSerialization.jsonObject(with: standardOutput)
+        } catch {
+            throw NotJSON(description: "standard output is not JSON (\(error.localizedDescription)): \(summary)")
+        }
+    }
+
+    struct NotJSON: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    var summary: String { "exit \(status)\n--- stdout:\n\(out)\n--- stderr:\n\(err)" }
+}
+
+/// Runs the built `fetchchannel` binary as a child process: arguments, an environment of its
+/// own (never this process's, so no passphrase leaks in), standard input from /dev/null (not a
+/// terminal) unless given, standard output and error captured in files (no pipe can fill up).
+final class CLIProcess: @unchecked Sendable {
+    // @unchecked: `process` is configured before run() and afterwards only read for its pid and
+    // status, which Foundation synchronizes; the file URLs are immutable.
+
+    /// The binary SwiftPM built next to the test bundle (CLITests depends on the executable
+    /// target, so `swift test` builds it). `FETCHCHANNEL_BINARY` overrides.
+    static let binary: URL = {
+        if let path = ProcessInfo.processInfo.environment["FETCHCHANNEL_BINARY"], !path.isEmpty {
+            return URL(fileURLWithPath: path)
+        }
+        let testBinary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = testBinary.deletingLastPathComponent()
+        // On Linux the bundle is a file in the build directory; on Darwin a directory tree in it.
+        while directory.path != "/" {
+            let candidate = directory.appendingPathComponent("fetchchannel")
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+               FileManager.default.isExecutableFile(atPath: candidate.path) {
+                return candidate
+            }
+            directory.deleteLastPathComponent()
+        }
+        return testBinary.deletingLastPathComponent().appendingPathComponent("fetchchannel")
+    }()
+
+    /// The environment every run starts from: PATH and a HOME of its own.
+    static func baseEnvironment(home: URL) -> [String: String] {
+        ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home.path, "LANG": "C.UTF-8"]
+    }
+
+    let process = Process()
+    let outputURL: URL
+    let errorURL: URL
+    private let scratch: URL
+
+    init(_ arguments: [String], environment: [String: String], standardInput: Data? = nil,
+         currentDirectory: URL? = nil) throws {
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cli-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        outputURL = scratch.appendingPathComponent("stdout")
+        errorURL = scratch.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = environment
+        if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        if let standardInput {
+            let inputURL = scratch.appendingPathComponent("stdin")
+            _ = FileManager.default.createFile(atPath: inputURL.path, contents: standardInput)
+            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: scratch)
+    }
+
+    /// Starts the child and returns once it has exited (killed after `timeout` seconds).
+    func runToCompletion(timeout: Double = 60) async throws -> CLIResult {
+        try start()
+        return await waitForExit(timeout: timeout)
+    }
+
+    /// Starts the child without waiting, then closes this process's copies of the child's
+    /// standard streams (the child has its own): tests elsewhere in this process count descriptors.
+    func start() throws {
+        try process.run()
+        for handle in [process.standardInput, process.standardOutput, process.standardError] {
+            if let handle = handle as? FileHandle, handle !== FileHandle.nullDevice { try? handle.close() }
+        }
+    }
+
+    /// Waits for a child started with `start()`; kills it after `timeout` seconds.
+    func waitForExit(timeout: Double = 30) async -> CLIResult {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            if Date() > deadline {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                Issue.record("fetchchannel \(process.arguments ?? []) did not exit within \(timeout) s; killed")
+                break
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return result()
+    }
+
+    /// What the child wrote to standard output so far.
+    var outputSoFar: String {
+        (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+    }
+
+    private func result() -> CLIResult {
+        CLIResult(status: process.terminationStatus,
+                  standardOutput: (try? Data(contentsOf: outputURL)) ?? Data(),
+                  standardError: (try? Data(contentsOf: errorURL)) ?? Data())
+    }
+}
+
+/// A temporary directory per test, with a key store path inside and an environment that
+/// gives the passphrase (or not).
+struct CLISandbox: Sendable {
+    let root: URL
+    static let passphrase = "correct horse battery staple"
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("cli-test-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    }
+
+    /// `--store` for this sandbox.
+    var store: String { root.appendingPathComponent("keys").path }
+    var storeArguments: [String] { ["--store", store] }
+
+    /// HOME inside the sandbox, and FETCHCHANNEL_PASSPHRASE when `passphrase` is given.
+    func environment(passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:]) -> [String: String] {
+        var environment = CLIProcess.baseEnvironment(home: root.appendingPathComponent("home"))
+        if let passphrase { environment["FETCHCHANNEL_PASSPHRASE"] = passphrase }
+        environment.merge(extra) { _, new in new }
+        return environment
+    }
+
+    /// Runs `fetchchannel arguments…` to completion.
+    func run(_ arguments: [String], passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:],
+             standardInput: Data? = nil, currentDirectory: URL? = nil) async throws -> CLIResult {
+        try await CLIProcess(arguments, environment: environment(passphrase: passphrase, extra: extra),
+                             standardInput: standardInput, currentDirectory: currentDirectory).runToCompletion()
+    }
+
+    /// Generates a key in the sandbox store and returns its id.
+    func generateKey(_ extraArguments: [String] = []) async throws -> String {
+        let result = try await run(["key", "generate"] + storeArguments + extraArguments)
+        try #require(result.status == 0, "\(result.summary)")
+        return try #require(result.lines.first)
+    }
+
+    func file(_ name: String) -> URL { root.appendingPathComponent(name) }
+
+    func write(_ name: String, _ text: String) throws -> URL {
+        let url = file(name)
+        try Data(text.utf8).write(to: url)
+        return url
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: root)
+    }
+}

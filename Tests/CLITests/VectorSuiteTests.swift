@@ -1,0 +1,123 @@
+import FetchChannelVectors
+import Foundation
+import Testing
+
+/// The checkers themselves can fail: a doctored expectation in each file is caught and the
+/// failure names the case; garbage and unknown files fail.
+@Suite struct VectorSuiteTests {
+    typealias JSONObject = [String: Any]
+
+    func load(_ name: String) throws -> JSONObject {
+        let data = try Data(contentsOf: TestPaths.vectors.appendingPathComponent(name))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? JSONObject)
+    }
+
+    func check(_ name: String, _ object: JSONObject) throws -> VectorFileReport {
+        VectorSuite.check(fileName: name, data: try JSONSerialization.data(withJSONObject: object))
+    }
+
+    @Test func everyFileOfThePackagePassesInProcess() throws {
+        let reports = try VectorSuite.verify(directory: TestPaths.vectors)
+        #expect(!reports.isEmpty)
+        for report in reports {
+            #expect(report.passed && report.casesChecked > 0, "\(report.file): \(report.failures)")
+        }
+        #expect(Set(reports.map(\.file)) == Set(VectorSuite.checkers.map(\.fileName)), "every checker has its file and every file its checker")
+    }
+
+    @Test func garbageAndUnknownFilesFail() {
+        for checker in VectorSuite.checkers {
+            let report = checker.check(Data("not json".utf8))
+            #expect(!report.passed && report.failures.first?.contains("cannot be read") == true, "\(checker.fileName)")
+        }
+        let unknown = VectorSuite.check(fileName: "new-vectors.json", data: Data("{}".utf8))
+        #expect(!unknown.passed && unknown.failures.first?.hasPrefix("no checker") == true)
+    }
+
+    @Test func clockSkewRowChange() throws {
+        var file = try load(ClockSkewVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        var expected = try #require(rows[0]["expected"] as? JSONObject)
+        let id = try #require(rows[0]["id"] as? String)
+        expected["classification"] = (expected["classification"] as? String) == "none" ? "definite" : "none"
+        rows[0]["expected"] = expected
+        file["rows"] = rows
+        let report = try check(ClockSkewVectors.fileName, file)
+        #expect(!report.passed && report.failures.contains { $0.hasPrefix("\(id): classification") }, "\(report.failures)")
+    }
+
+    @Test func deviceSignatureOutcomeChange() throws {
+        var file = try load(DeviceSignatureVectors.fileName)
+        var cases = try #require(file["verification"] as? [JSONObject])
+        let index = try #require(cases.firstIndex { $0["expected"] as? String == "MALFORMED_REQUEST" && $0["session"] == nil })
+        let name = try #require(cases[index]["name"] as? String)
+        cases[index]["expected"] = "ACCEPT"
+        file["verification"] = cases
+        let report = try check(DeviceSignatureVectors.fileName, file)
+        #expect(!report.passed && report.failures.contains { $0.hasPrefix("\(name): got MALFORMED_REQUEST, expected ACCEPT") }, "\(report.failures)")
+    }
+
+    @Test func deviceSignatureKnownAnswerChange() throws {
+        var file = try load(DeviceSignatureVectors.fileName)
+        var positive = try #require(file["positive"] as? [JSONObject])
+        let name = try #require(positive[0]["name"] as? String)
+        positive[0]["encodedHeader"] = "eyJhbGciOiJub25lIn0"
+        file["positive"] = positive
+        let report = try check(DeviceSignatureVectors.fileName, file)
+        #expect(report.failures.contains("\(name): encoded header"), "\(report.failures)")
+    }
+
+    @Test func pendingOperationsExpectationChange() throws {
+        var file = try load(PendingOperationsVectors.fileName)
+        var cases = try #require(file["cases"] as? [JSONObject])
+        let index = try #require(cases.firstIndex { (($0["expected"] as? JSONObject)?["operations"] as? [Any])?.isEmpty == false })
+        let id = try #require(cases[index]["id"] as? Int)
+        cases[index]["expected"] = ["invalidResponse": true]
+        file["cases"] = cases
+        let report = try check(PendingOperationsVectors.fileName, file)
+        #expect(report.failures.contains { $0.hasPrefix("vector \(id) ") && $0.contains("must be invalidResponse") }, "\(report.failures)")
+    }
+
+    @Test func errorMappingCodeChange() throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["code"] as? String == "serverError" })
+        let id = try #require(rows[index]["id"] as? String)
+        var expected = try #require(rows[index]["expected"] as? JSONObject)
+        expected["code"] = "unknown"
+        rows[index]["expected"] = expected
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(report.failures.contains { $0.hasPrefix("\(id): got serverError, expected unknown") }, "\(report.failures)")
+    }
+
+    @Test func rfc6979ValidityChange() throws {
+        var file = try load(RFC6979Vectors.fileName)
+        var cases = try #require(file["cases"] as? [JSONObject])
+        let id = try #require(cases[0]["id"] as? Int)
+        cases[0]["valid"] = !((cases[0]["valid"] as? Bool) ?? false)
+        file["cases"] = cases
+        let report = try check(RFC6979Vectors.fileName, file)
+        #expect(report.failures.contains { $0.hasPrefix("rfc6979 case \(id):") }, "\(report.failures)")
+    }
+
+    @Test func wycheproofResultChange() throws {
+        let suite = try #require(WycheproofVectors.suites.first)
+        guard let directory = TestPaths.wycheproof else {
+            if TestPaths.isCI { Issue.record("the Wycheproof suites are missing and CI=true") }
+            return
+        }
+        let data = try Data(contentsOf: directory.appendingPathComponent(suite.fileName))
+        var file = try #require(try JSONSerialization.jsonObject(with: data) as? JSONObject)
+        var groups = try #require(file["testGroups"] as? [JSONObject])
+        var tests = try #require(groups[0]["tests"] as? [JSONObject])
+        let tcId = try #require(tests[0]["tcId"] as? Int)
+        tests[0]["result"] = tests[0]["result"] as? String == "valid" ? "invalid" : "valid"
+        groups[0]["tests"] = tests
+        file["testGroups"] = groups
+        let intact = WycheproofVectors.check(data, suite: suite)
+        #expect(intact.passed && intact.casesChecked == suite.expectedCases, "\(intact.failures.prefix(3))")
+        let report = WycheproofVectors.check(try JSONSerialization.data(withJSONObject: file), suite: suite)
+        #expect(report.failures.count == 1 && report.failures.first?.hasPrefix("tcId \(tcId) (") == true, "\(report.failures.prefix(3))")
+    }
+}

@@ -1,0 +1,221 @@
+import DeviceSigning
+@testable import FetchChannel
+import Testing
+
+extension Practices {
+    /// The coordinator's rules over a scripted fetcher and redeemer; the same rules against the
+    /// reference backend are in ``CoordinatorAgainstReferenceBackendTests``.
+    @Suite struct FetchCoordinatorTests {
+        static let start: Int64 = 1_750_000_000_000
+
+        func coordinator(_ fetcher: ScriptedFetcher, redeemer: any OperationRedeeming = ImmediateRedeemer(),
+                         policy: ChannelPolicy = .pushOnly, notifications: (any LocalNotifications)? = nil,
+                         startsChosenOperation: Bool = true, clock: ManualWallClock) -> FetchCoordinator {
+            FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer), policy: policy,
+                             notifications: notifications, startsChosenOperation: startsChosenOperation, clock: clock)
+        }
+
+        @Test func withoutARegistrationNothingIsFetched() async {
+            let fetcher = ScriptedFetcher(operations: [Practices.operation("t1", created: 1)])
+            fetcher.registered = false
+            let coordinator = coordinator(fetcher, clock: ManualWallClock(millis: Self.start))
+            #expect(await coordinator.handle(.foreground) == .noRegistration)
+            #expect(await coordinator.handle(.userAction) == .noRegistration)
+            #expect(fetcher.calls == 0)
+            #expect(await coordinator.statistics.noRegistration == 2)
+        }
+
+        @Test func aTriggerInsideTheThrottleWindowGetsTheCachedResult() async throws {
+            let clock = ManualWallClock(millis: Self.start)
+            let fetcher = ScriptedFetcher()
+            let coordinator = coordinator(fetcher, clock: clock)
+            let first = try #require(await coordinator.handle(.foreground).snapshot)
+            #expect(first.completedAtMillis == Self.start)
+            clock.advance(byMillis: FetchCoordinator.defaultThrottleWindowMillis - 1)
+            #expect(await coordinator.handle(.userAction) == .throttled(first))
+            clock.advance(byMillis: 1)
+            let second = await coordinator.handle(.userAction)
+            #expect(second.reason == .fetched && second.snapshot?.sequence == 2)
+            #expect(fetcher.calls == 2)
+        }
+
+        @Test func aClockThatWentBackDoesNotThrottle() async {
+            let clock = ManualWallClock(millis: Self.start)
+            let fetcher = ScriptedFetcher()
+            let coordinator = coordinator(fetcher, clock: clock)
+            _ = await coordinator.handle(.foreground)
+            clock.advance(byMillis: -60_000)
+            #expect(await coordinator.handle(.foreground).reason == .fetched)
+            #expect(fetcher.calls == 2)
+        }
+
+        @Test func concurrentTriggersShareTheFetchUnderWay() async throws {
+            let fetcher = ScriptedFetcher(gated: true, operations: [Practices.operation("t1", created: 1)])
+            let coordinator = coordinator(fetcher, clock: ManualWallClock(millis: Self.start))
+            let first = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            let joiners = (0..<50).map { index in Task { await coordinator.handle(index % 2 == 0 ? .userAction : .foreground) } }
+            #expect(await Practices.eventually { await coordinator.statistics.decided == 51 })
+            #expect(await coordinator.statistics.joinedInFlight == 50)
+            #expect(await coordinator.isFetching)
+            fetcher.releaseAll()
+            let snapshot = try #require(await first.value.snapshot)
+            for joiner in joiners { #expect(await joiner.value == .joinedInFlight(snapshot)) }
+            #expect(await first.value == .fetched(snapshot))
+            #expect(fetcher.calls == 1 && fetcher.overlaps == 0)
+            #expect(await !coordinator.isFetching)
+        }
+
+        @Test func anIncomingOperationGoesStraightToThePipelineWithoutAFetch() async {
+            let fetcher = ScriptedFetcher()
+            fetcher.registered = false  // a registration QR code arrives before any registration
+            let redeemer = ImmediateRedeemer()
+            let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
+            let outcome = await coordinator.handle(.incoming(.qrCode, Practices.payload("t1")))
+            #expect(outcome == .incomingRedeemedDirectly(.redeemed(token: "t1", operation: Practices.answer)))
+            #expect(await coordinator.handle(.incoming(.pushNotification, Practices.payload("t1")))
+                    == .incomingRedeemedDirectly(.duplicate(token: "t1", state: .redeemed)))
+            #expect(fetcher.calls == 0 && redeemer.calls("t1") == 1)
+        }
+
+        @Test func theLatestEligibleOperationIsStartedAndTheFilteredListExposed() async throws {
+            let operations = [Practices.operation("old", created: 10), Practices.operation("done", created: 20),
+                              Practices.operation("latest", created: 30), Practices.operation("qr", created: 40, channel: .qrCode)]
+            let fetcher = ScriptedFetcher(operations: operations)
+            let redeemer = ImmediateRedeemer()
+            let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
+            _ = await coordinator.pipeline.redeem(Practices.payload("done"))
+            let snapshot = try #require(await coordinator.handle(.foreground).snapshot)
+            #expect(snapshot.operations == operations)
+            #expect(snapshot.eligible.map(\.token) == ["old", "latest"])
+            #expect(snapshot.chosen?.token == "latest")
+            #expect(snapshot.started == .redeemed(token: "latest", operation: Practices.answer))
+            #expect(redeemer.calls("old") == 0 && redeemer.calls("qr") == 0)
+        }
+
+        @Test func anAppThatStartsOperationsItselfGetsTheChoiceOnly() async throws {
+            let fetcher = ScriptedFetcher(operations: [Practices.operation("t1", created: 10)])
+            let redeemer = ImmediateRedeemer()
+            let coordinator = coordinator(fetcher, redeemer: redeemer, startsChosenOperation: false,
+                                          clock: ManualWallClock(millis: Self.start))
+            let snapshot = try #require(await coordinator.handle(.foreground).snapshot)
+            #expect(snapshot.chosen?.token == "t1" && snapshot.started == nil)
+            #expect(redeemer.totalCalls == 0)
+        }
+
+        /// Both policies over the same mix of channels.
+        @Test(arguments: [(ChannelPolicy.pushOnly, ["push-1", "push-2"], "push-2"),
+                          (ChannelPolicy.accessibility, ["push-1", "link", "push-2", "qr"], "qr")])
+        func eachPolicyStartsOnlyWhatItAdmits(policy: ChannelPolicy, eligible: [String], chosen: String) async throws {
+            let operations = [Practices.operation("push-1", created: 1), Practices.operation("link", created: 2, channel: .link),
+                              Practices.operation("push-2", created: 3), Practices.operation("qr", created: 4, channel: .qrCode),
+                              Practices.operation("sms", created: 5, channel: .other("sms"))]
+            let redeemer = ImmediateRedeemer()
+            let coordinator = coordinator(ScriptedFetcher(operations: operations), redeemer: redeemer, policy: policy,
+                                          clock: ManualWallClock(millis: Self.start))
+            let snapshot = try #require(await coordinator.handle(.userAction).snapshot)
+            #expect(snapshot.policy == policy)
+            #expect(snapshot.eligible.map(\.token) == eligible)
+            #expect(snapshot.started?.token == chosen)
+            #expect(redeemer.totalCalls == 1 && redeemer.calls(chosen) == 1)
+        }
+
+        @Test func reconciliationCancelsExactlyTheStaleNotifications() async throws {
+            let clock = ManualWallClock(millis: Self.start)
+            let notifications = InMemoryLocalNotifications(clock: clock)
+            let down = "https://down.example"
+            let pending = notifications.post(token: "pending", server: Practices.server)
+            let stale = notifications.post(token: "stale", server: Practices.server)
+            let staleNoServer = notifications.post(token: "stale-anywhere")
+            let onFailedBackend = notifications.post(token: "unknown-fate", server: down)
+            let fetcher = ScriptedFetcher(gated: true, operations: [Practices.operation("pending", created: 1)],
+                                          errors: [.networkError(server: down, cause: NetworkFailure(.connectionRefused, detail: ""))])
+            let coordinator = coordinator(fetcher, notifications: notifications, clock: clock)
+            let fetch = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            clock.advance(byMillis: 10)
+            let newer = notifications.post(token: "newer-push", server: Practices.server)  // after the fetch started
+            fetcher.releaseAll()
+            let snapshot = try #require(await fetch.value.snapshot)
+            #expect(snapshot.cancelledNotifications == [stale])
+            #expect(notifications.cancelled == [stale])
+            #expect(notifications.shown == [pending, staleNoServer, onFailedBackend, newer])
+
+            // A later fetch where every backend answers: the notification without a server goes too.
+            fetcher.set(operations: [Practices.operation("pending", created: 1), Practices.operation("newer-push", created: 2)])
+            clock.advance(byMillis: FetchCoordinator.defaultThrottleWindowMillis)
+            let second = Task { await coordinator.handle(.userAction) }
+            await fetcher.waitForHeld()
+            fetcher.releaseAll()
+            #expect(try #require(await second.value.snapshot).cancelledNotifications == [staleNoServer, onFailedBackend])
+            #expect(notifications.shown == [pending, newer])
+        }
+
+        @Test func theResultKeepsTheBackendErrors() async throws {
+            let skew = PendingOutOfBandOperationsError.clockSkewTooBig(
+                server: "https://skewed.example", measuredOffsetMillis: 600_000, toleranceMillis: 60_000,
+                httpError: HTTPErrorInfo(status: 401, bodyExcerpt: #"{"errorCode":"CLOCK_SKEW_TOO_BIG"}"#))
+            let fetcher = ScriptedFetcher(operations: [Practices.operation("t1", created: 1)], errors: [skew])
+            let clock = ManualWallClock(millis: Self.start)
+            let coordinator = coordinator(fetcher, clock: clock)
+            let snapshot = try #require(await coordinator.handle(.foreground).snapshot)
+            #expect(snapshot.errors == [skew])
+            #expect(snapshot.operations.map(\.token) == ["t1"])
+            #expect(await coordinator.handle(.foreground).snapshot?.errors == [skew])  // the cached result keeps them too
+        }
+
+        @Test func aThousandMixedTriggersInOneWindowMakeOneFetch() async throws {
+            let fetcher = ScriptedFetcher(operations: [Practices.operation("t", created: 1)])
+            let redeemer = ImmediateRedeemer()
+            let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
+            let outcomes = await withTaskGroup(of: TriggerOutcome.self) { group in
+                for index in 0..<1_000 {
+                    let trigger: FetchTrigger = switch index % 3 {
+                    case 0: .foreground
+                    case 1: .userAction
+                    default: .incoming(.pushNotification, Practices.payload("t"))
+                    }
+                    group.addTask { await coordinator.handle(trigger) }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(fetcher.calls == 1)
+            let snapshots = outcomes.compactMap(\.snapshot)
+            #expect(snapshots.count == 667)
+            #expect(Set(snapshots).count == 1)
+            #expect(outcomes.filter { $0.reason == .fetched }.count == 1)
+            #expect(redeemer.calls("t") == 1)
+            #expect(await coordinator.statistics.decided == 1_000)
+        }
+
+        /// A push for T arrives while a fetch that returns T is under way, at each point of the fetch.
+        @Test(arguments: [false, true])
+        func anIncomingTokenThatAFetchAlsoReturnsIsRedeemedOnce(pushWhileChosenIsRedeeming: Bool) async throws {
+            let fetcher = ScriptedFetcher(gated: true, operations: [Practices.operation("T", created: 1)])
+            let redeemer = GatedRedeemer()
+            let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
+            let fetch = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            let push: Task<TriggerOutcome, Never>
+            if pushWhileChosenIsRedeeming {
+                fetcher.releaseAll()
+                await redeemer.waitForWaiting(1)  // the fetch's choice, T, is in progress
+                push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
+                #expect(await push.value == .incomingRedeemedDirectly(.duplicate(token: "T", state: .inProgress)))
+                redeemer.resolve("T", succeed: true)
+                #expect(try #require(await fetch.value.snapshot).started?.code == "redeemed")
+            } else {
+                push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
+                await redeemer.waitForWaiting(1)  // the push's redemption is under way when the fetch returns T
+                fetcher.releaseAll()
+                let snapshot = try #require(await fetch.value.snapshot)
+                #expect(snapshot.eligible.isEmpty && snapshot.started == nil)
+                redeemer.resolve("T", succeed: true)
+                #expect(await push.value.incomingReport?.code == "redeemed")
+            }
+            #expect(redeemer.calls("T") == 1)
+            #expect(redeemer.redeemedAtBackend == ["T"])
+            #expect(redeemer.violations.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import DeviceSigning
+@testable import FetchChannel
+import Testing
+
+extension Practices {
+    @Suite struct NotificationReconciliationTests {
+        static let other = "https://other.example"
+
+        func note(_ token: String, server: String? = Practices.server, at time: Int64 = 10) -> LocalNotification {
+            LocalNotification(identifier: "n-\(token)", token: token, server: server, postedAtMillis: time)
+        }
+
+        @Test func cancelsExactlyTheNotificationsWhoseTokenIsNoLongerPending() {
+            let notifications = [note("pending"), note("redeemed-elsewhere"), note("expired", server: nil), note("also-pending", server: Self.other)]
+            let operations = [Practices.operation("pending", created: 1), Practices.operation("also-pending", created: 2, server: Self.other),
+                              Practices.operation("never-notified", created: 3)]
+            let stale = NotificationReconciliation.stale(notifications, operations: operations, failedServers: [], fetchStartedAtMillis: 100)
+            #expect(stale.map(\.token) == ["redeemed-elsewhere", "expired"])
+        }
+
+        @Test func aFailedBackendKeepsItsNotificationsAndThoseOfUnknownOrigin() {
+            let notifications = [note("a"), note("b", server: Self.other), note("c", server: nil)]
+            let stale = NotificationReconciliation.stale(notifications, operations: [], failedServers: [Self.other], fetchStartedAtMillis: 100)
+            #expect(stale.map(\.token) == ["a"])
+        }
+
+        @Test func aFailureThatNamesNoServerKeepsEverything() {
+            let stale = NotificationReconciliation.stale([note("a"), note("b", server: nil)], operations: [],
+                                                         failedServers: [nil], fetchStartedAtMillis: 100)
+            #expect(stale.isEmpty)
+        }
+
+        @Test func aNotificationPostedAfterTheFetchStartedIsKept() {
+            let stale = NotificationReconciliation.stale([note("old", at: 99), note("same", at: 100), note("new", at: 101)],
+                                                         operations: [], failedServers: [], fetchStartedAtMillis: 100)
+            #expect(stale.map(\.token) == ["old", "same"])
+        }
+
+        @Test func inMemoryNotificationsCancelByIdentifierAndKeepAHistory() async {
+            let clock = ManualWallClock(millis: 1_000)
+            let notifications = InMemoryLocalNotifications(clock: clock)
+            let first = notifications.post(token: "t1", server: Practices.server)
+            clock.advance(byMillis: 5)
+            let second = notifications.post(token: "t2")
+            #expect(first.postedAtMillis == 1_000 && second.postedAtMillis == 1_005)
+            #expect(first.identifier != second.identifier)
+            await notifications.cancel(identifiers: [first.identifier, "unknown"])
+            #expect(await notifications.current() == [second])
+            #expect(notifications.cancelled == [first])
+        }
+    }
+}

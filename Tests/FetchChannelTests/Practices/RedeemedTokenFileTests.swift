@@ -1,0 +1,106 @@
+@testable import FetchChannel
+import Foundation
+import Testing
+
+extension Practices {
+    @Suite struct RedeemedTokenFileTests {
+        @Test func aRestartedPipelineRemembersWhatWasRedeemed() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let first = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                _ = await first.redeem(Practices.payload("t1"))
+                _ = await first.redeem(Practices.payload("t2"))
+                #expect(await first.persistenceFailure == nil)
+
+                let redeemer = ImmediateRedeemer()
+                let restarted = try RedemptionPipeline(redeemer: redeemer, persistingTo: file)
+                #expect(await restarted.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .redeemed))
+                #expect(await restarted.redeemedTokens == ["t1", "t2"])
+                #expect(redeemer.totalCalls == 0)
+            }
+        }
+
+        @Test func onlyTokensThatReachedTheRedeemedSetAreWritten() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let outcomes: [String: RedemptionResult] = [
+                    "ok": .success(Practices.answer), "gone": .failure(Practices.alreadyRedeemed),
+                    "old": .failure(Practices.expired), "down": .failure(Practices.networkFailure),
+                ]
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer { token, _ in outcomes[token]! }, persistingTo: file)
+                for token in ["ok", "old", "gone", "down"] { _ = await pipeline.redeem(Practices.payload(token)) }
+                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(await restarted.redeemedTokens == ["ok", "gone"])
+            }
+        }
+
+        @Test func loadingKeepsTheNewestTokensThatFitTheCapacity() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                for index in 1...5 { _ = await pipeline.redeem(Practices.payload("t\(index)")) }
+                let smaller = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 2, persistingTo: file)
+                #expect(await smaller.redeemedTokens == ["t4", "t5"])
+            }
+        }
+
+        @Test func theFileIsPrivateAndItsDirectoryToo() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory.appendingPathComponent("state"))
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                _ = await pipeline.redeem(Practices.payload("t1"))
+                let fileMode = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int)
+                let directoryMode = try #require(try FileManager.default.attributesOfItem(atPath: file.directory.path)[.posixPermissions] as? Int)
+                #expect(fileMode == 0o600)
+                #expect(directoryMode == 0o700)
+                let text = try String(contentsOfFile: file.path, encoding: .utf8)
+                #expect(text == #"{"tokens":["t1"],"version":1}"# || text == #"{"version":1,"tokens":["t1"]}"#)
+            }
+        }
+
+        @Test func aCorruptFileIsRefusedWithItsPath() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)  // creates the directory
+                #expect(FileManager.default.createFile(atPath: file.path, contents: Data("not json".utf8), attributes: [.posixPermissions: 0o600]))
+                let error = #expect(throws: RedeemedTokenFileError.self) {
+                    _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                }
+                #expect(error?.path == file.path)
+                #expect(error?.reason.contains("Move it away") == true)
+            }
+        }
+
+        @Test func aDirectoryOpenToOthersIsRefused() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o755])
+                let error = #expect(throws: RedeemedTokenFileError.self) {
+                    _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: directory))
+                }
+                #expect(error?.reason.contains("chmod 700") == true)
+            }
+        }
+
+        @Test(arguments: ["", ".", "..", "a/b", ".tmp-x"])
+        func aFileNameThatIsNotAPlainNameIsRefused(name: String) async {
+            await Practices.withTemporaryDirectory { directory in
+                #expect(throws: RedeemedTokenFileError.self) {
+                    _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: directory, fileName: name))
+                }
+            }
+        }
+
+        @Test func aFailedWriteIsReportedAndTheSetInMemoryStaysRight() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                // A directory where the file should be: the rename over it fails.
+                try FileManager.default.createDirectory(atPath: file.path, withIntermediateDirectories: false)
+                #expect(await pipeline.redeem(Practices.payload("t1")).code == "redeemed")
+                #expect(await pipeline.persistenceFailure?.path == file.path)
+                #expect(await pipeline.state(of: "t1") == .redeemed)
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+@testable import FetchChannel
+import Foundation
+import Testing
+
+extension Practices {
+    @Suite struct RedemptionPipelineTests {
+        @Test func successRedeemsOnceAndLaterDeliveriesAreDuplicates() async {
+            let redeemer = ImmediateRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", operation: Practices.answer))
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .redeemed))
+            #expect(await pipeline.redeem(Practices.operation("t1", created: 1)) == .duplicate(token: "t1", state: .redeemed))
+            #expect(redeemer.calls("t1") == 1)
+            #expect(await pipeline.state(of: "t1") == .redeemed)
+            #expect(await pipeline.inProgressTokens.isEmpty)
+        }
+
+        @Test func aTokenIsInProgressBeforeTheRequestSoAConcurrentDeliveryIsADuplicate() async {
+            let redeemer = GatedRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            let first = Task { await pipeline.redeem(Practices.payload("t1")) }
+            await redeemer.waitForWaiting(1)
+            #expect(await pipeline.state(of: "t1") == .inProgress)
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .inProgress))
+            #expect(redeemer.resolve("t1", succeed: true))
+            #expect(await first.value == .redeemed(token: "t1", operation: Practices.answer))
+            #expect(redeemer.calls("t1") == 1)
+            #expect(redeemer.violations.isEmpty)
+        }
+
+        @Test func otherTokensAreNotHeldUpByARequestUnderWay() async {
+            let redeemer = GatedRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            let slow = Task { await pipeline.redeem(Practices.payload("slow")) }
+            await redeemer.waitForWaiting(1)
+            let fast = Task { await pipeline.redeem(Practices.payload("fast")) }
+            await redeemer.waitForWaiting(2)
+            redeemer.resolve("fast", succeed: true)
+            #expect(await fast.value.code == "redeemed")
+            #expect(await pipeline.state(of: "slow") == .inProgress)
+            redeemer.resolve("slow", succeed: true)
+            #expect(await slow.value.code == "redeemed")
+        }
+
+        @Test(arguments: [Practices.networkFailure, Practices.serverFailure, Practices.cancelled])
+        func aFailureReleasesTheTokenForARetry(failure: RedemptionError) async {
+            let redeemer = ImmediateRedeemer { _, attempt in attempt == 1 ? .failure(failure) : .success(Practices.answer) }
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .released(token: "t1", error: failure))
+            #expect(await pipeline.state(of: "t1") == .unseen)
+            #expect(await pipeline.redeemedCount == 0)
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", operation: Practices.answer))
+            #expect(redeemer.calls("t1") == 2)
+        }
+
+        @Test func tokenAlreadyRedeemedMovesTheTokenToTheRedeemedSet() async {
+            let redeemer = ImmediateRedeemer { _, _ in .failure(Practices.alreadyRedeemed) }
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .alreadyRedeemed(token: "t1"))
+            #expect(await pipeline.state(of: "t1") == .redeemed)
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .redeemed))
+            #expect(redeemer.calls("t1") == 1)
+        }
+
+        @Test func tokenExpiredIsDroppedAndReported() async {
+            let redeemer = ImmediateRedeemer { _, _ in .failure(Practices.expired) }
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            let report = await pipeline.redeem(Practices.payload("t1"))
+            #expect(report == .expired(token: "t1", error: Practices.expired))
+            #expect(!report.movedToRedeemed)
+            #expect(await pipeline.state(of: "t1") == .unseen)
+            #expect(await pipeline.redeemedCount == 0)
+            #expect(await pipeline.inProgressTokens.isEmpty)
+        }
+
+        @Test func aCancelledCallerReleasesItsTokenInsteadOfLeavingItInProgress() async {
+            let redeemer = GatedRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            let caller = Task { await pipeline.redeem(Practices.payload("t1")) }
+            await redeemer.waitForWaiting(1)
+            caller.cancel()
+            #expect(await caller.value.code == "released")
+            #expect(await pipeline.inProgressTokens.isEmpty)
+            #expect(await pipeline.state(of: "t1") == .unseen)
+        }
+
+        @Test func theRedeemedSetForgetsItsOldestBeyondTheCapacity() async {
+            let redeemer = ImmediateRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer, capacity: 3)
+            for index in 1...5 { _ = await pipeline.redeem(Practices.payload("t\(index)")) }
+            #expect(await pipeline.redeemedTokens == ["t3", "t4", "t5"])
+            #expect(await pipeline.redeemedCount == 3)
+            #expect(await pipeline.state(of: "t2") == .unseen)
+            #expect(await pipeline.state(of: "t3") == .redeemed)
+        }
+
+        @Test func theLedgerForgetsTheOldestInOrderAcrossManyWraps() {
+            var ledger = RedemptionLedger(capacity: 7)
+            for index in 0..<100 {
+                #expect(ledger.begin("t\(index)") == .unseen)
+                _ = ledger.finish("t\(index)", with: .success(Practices.answer))
+                #expect(ledger.begin("t\(index)") == .redeemed)  // a member keeps its place
+            }
+            #expect(ledger.redeemedCount == 7)
+            #expect(ledger.redeemedOldestFirst == (93..<100).map { "t\($0)" })
+            #expect(ledger.state(of: "t92") == .unseen && ledger.state(of: "t93") == .redeemed)
+            // A forgotten token can be begun again; an eviction never touches one in progress.
+            #expect(ledger.begin("t0") == .unseen)
+            #expect(ledger.begin("busy") == .unseen)
+            for index in 100..<120 { _ = ledger.begin("t\(index)"); _ = ledger.finish("t\(index)", with: .success(Practices.answer)) }
+            #expect(ledger.inProgress == ["t0", "busy"])
+        }
+
+        @Test func aLoadedListKeepsItsNewestTokensAndIgnoresRepeats() {
+            let ledger = RedemptionLedger(capacity: 3, redeemedOldestFirst: ["a", "b", "a", "c", "d"])
+            #expect(ledger.redeemedOldestFirst == ["b", "c", "d"])
+            #expect(ledger.state(of: "a") == .unseen)
+        }
+
+        @Test func ledgerRefusesADuplicateBeginAndEndsEveryBegunToken() {
+            var ledger = RedemptionLedger(capacity: 10)
+            #expect(ledger.begin("a") == .unseen)
+            #expect(ledger.begin("a") == .inProgress)
+            #expect(ledger.finish("a", with: .failure(Practices.expired)) == .expired(token: "a", error: Practices.expired))
+            #expect(ledger.begin("a") == .unseen)
+            #expect(ledger.finish("a", with: .success(Practices.answer)).movedToRedeemed)
+            #expect(ledger.begin("a") == .redeemed)
+            #expect(ledger.inProgress.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+@testable import FetchChannel
+
+/// The redemption client's mapping and request over a fake transport.
+@Suite struct RedemptionClientTests {
+    static let url = "https://backend.example/nevisfido/token/redeem/authentication"
+
+    func outcome(_ status: Int, _ body: String, contentType: String? = "application/json", token: String = "tok")
+        -> Result<RedeemedOperation, RedemptionError>
+    {
+        let headers = contentType.map { ["Content-Type": $0] } ?? [:]
+        return RedemptionClient.outcome(of: .answer(HTTPAnswer(status: status, headers: headers, body: Data(body.utf8))),
+                                        url: Self.url, token: token)
+    }
+
+    @Test func successReadsTheKnownFieldsLeniently() throws {
+        let ok = try outcome(200, #"{"statusCode":1200,"uafRequest":"[{\"op\":\"Auth\"}]","op":"Auth","lifetimeMillis":120000,"extra":true}"#).get()
+        #expect(ok.statusCode == 1200)
+        #expect(ok.uafRequest == #"[{"op":"Auth"}]"#)
+        #expect(ok.op == "Auth")
+        #expect(ok.lifetimeMillis == 120_000)
+        #expect(ok.body["extra"] == .bool(true))
+        let odd = try outcome(200, #"{"statusCode":"1200","op":7}"#).get()
+        #expect(odd.statusCode == nil && odd.op == nil && odd.uafRequest == nil && odd.lifetimeMillis == nil)
+    }
+
+    @Test func errorCodesDecideWhateverTheErrorStatus() {
+        #expect(outcome(410, #"{"errorCode":"TOKEN_ALREADY_REDEEMED"}"#).redemptionCode == "tokenAlreadyRedeemed")
+        #expect(outcome(410, #"{"errorCode":"TOKEN_EXPIRED","message":"over"}"#).redemptionCode == "tokenExpired")
+        #expect(outcome(409, #"{"errorCode":"TOKEN_ALREADY_REDEEMED"}"#).redemptionCode == "tokenAlreadyRedeemed")
+        #expect(outcome(410, "Gone", contentType: "text/plain").redemptionCode == "unknown")
+        #expect(outcome(400, #"{"errorCode":"UNKNOWN_TOKEN"}"#).redemptionCode == "unknown")
+        #expect(outcome(200, #"{"errorCode":"TOKEN_EXPIRED"}"#).redemptionCode == nil, "a 2xx is a success whatever its body says")
+    }
+
+    @Test func unusableSuccessAnswersAreUnknown() {
+        #expect(outcome(200, "<html>", contentType: "text/html").redemptionCode == "unknown")
+        #expect(outcome(200, "[1,2]").redemptionCode == "unknown")
+        #expect(outcome(200, #"{"statusCode":1200}"#, contentType: nil).redemptionCode == "unknown")
+        let cut = RedemptionClient.outcome(of: .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"],
+                                                                  body: Data("{}".utf8), bodyWasCutOff: true)), url: Self.url, token: "t")
+        #expect(cut.redemptionCode == "unknown")
+        #expect(RedemptionClient.outcome(of: .notHTTP("x"), url: Self.url, token: "t").redemptionCode == "unknown")
+        let network = RedemptionClient.outcome(of: .failure(NetworkFailure(.connectionRefused, detail: "")), url: Self.url, token: "t")
+        #expect(network.redemptionCode == "networkError")
+    }
+
+    @Test func theTokenNeverAppearsInAnExcerpt() {
+        let token = "secret-token-0123456789"
+        let result = outcome(500, #"{"error":"bad token secret-token-0123456789"}"#, token: token)
+        guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+        #expect(error.code == "unknown")
+        #expect(error.httpError?.bodyExcerpt == #"{"error":"bad token [redacted]"}"#)
+    }
+
+    @Test func postsTheTokenAsJSONToTheRedeemURL() async throws {
+        let transport = FakeTransport { _ in
+            .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"statusCode":1200}"#.utf8)))
+        }
+        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
+        let payload = PendingOutOfBandOperation.Payload(contentType: "c", version: "1",
+                                                        redeemData: .init(token: #"to"k\en"#, redeemUrl: Self.url))
+        let redeemed = try await client.redeem(payload).get()
+        #expect(redeemed.statusCode == 1200)
+        let request = try #require(transport.requests.first)
+        #expect(transport.requests.count == 1)
+        #expect(request.method == "POST")
+        #expect(request.url.absoluteString == Self.url)
+        #expect(request.headers["Content-Type"] == "application/json")
+        let sent = try JSONDecoder().decode([String: String].self, from: try #require(request.body))
+        #expect(sent == ["token": #"to"k\en"#])
+    }
+
+    @Test func insecureOrBrokenRedeemURLsAreRefusedWithoutARequest() async {
+        let transport = FakeTransport { _ in .answer(HTTPAnswer(status: 200)) }
+        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
+        let insecure = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "http://backend.example/redeem"))
+        let broken = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "not a url"))
+        let relative = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "/nevisfido/token/redeem/x"))
+        #expect(insecure.redemptionCode == "networkError")
+        #expect(broken.redemptionCode == "networkError")
+        #expect(relative.redemptionCode == "networkError")
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test func timeoutIsANetworkError() async {
+        let gate = Gate()
+        let transport = FakeTransport { _ in
+            _ = await gate.park("never")
+            return .failure(NetworkFailure(.cancelled, detail: ""))
+        }
+        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: ImmediateTimer())
+        let result = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: Self.url))
+        guard case .failure(.networkError(_, let cause)) = result else { Issue.record("\(result)"); return }
+        #expect(cause.kind == .timedOut)
+    }
+}
+
+extension Result where Failure == RedemptionError {
+    var redemptionCode: String? {
+        if case .failure(let error) = self { return error.code }
+        return nil
+    }
+}
