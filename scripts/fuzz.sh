@@ -112,9 +112,22 @@ digest() {
     { printf '%s\n' "${SWIFT_FLAGS[@]}" "${C_FLAGS[@]}" "$(swiftc --version 2>&1)"; cat "$@"; } | sha256sum | cut -d' ' -f1
 }
 
-# Sanitizer settings of every run: the leak suppressions (see the file), and symbolized reports.
+# Sanitizer settings of every run: the leak suppressions (see the file; merged with a
+# suppressions file already named in LSAN_OPTIONS, since LeakSanitizer reads only one), and
+# symbolized reports.
 sanitizer_env() {
-    export LSAN_OPTIONS="suppressions=$FUZZ_SRC/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+    local options=() option rest="" theirs=""
+    IFS=: read -ra options <<<"${LSAN_OPTIONS:-}"
+    for option in "${options[@]}"; do
+        case "$option" in
+            suppressions=*) theirs="${option#suppressions=}" ;;
+            "") ;;
+            *) rest+=":$option" ;;
+        esac
+    done
+    mkdir -p "$BUILD"
+    cat "$FUZZ_SRC/lsan.supp" ${theirs:+"$theirs"} >"$BUILD/lsan.supp"
+    export LSAN_OPTIONS="suppressions=$BUILD/lsan.supp:print_suppressions=0$rest"
     export ASAN_OPTIONS="${ASAN_OPTIONS:-symbolize=1}"
     # libFuzzer and ASan print the stack of a crash; Swift's own backtracer would only add time.
     export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
