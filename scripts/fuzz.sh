@@ -42,9 +42,15 @@ usage() {
     sed -n '4,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
+# A usage error (exit 64) and a runtime failure (exit 1).
 die() {
     echo "fuzz.sh: error: $*" >&2
     exit 64
+}
+
+fail() {
+    echo "fuzz.sh: error: $*" >&2
+    exit 1
 }
 
 is_target() {
@@ -106,9 +112,22 @@ digest() {
     { printf '%s\n' "${SWIFT_FLAGS[@]}" "${C_FLAGS[@]}" "$(swiftc --version 2>&1)"; cat "$@"; } | sha256sum | cut -d' ' -f1
 }
 
-# Sanitizer settings of every run: the leak suppressions (see the file), and symbolized reports.
+# Sanitizer settings of every run: the leak suppressions (see the file; merged with a
+# suppressions file already named in LSAN_OPTIONS, since LeakSanitizer reads only one), and
+# symbolized reports.
 sanitizer_env() {
-    export LSAN_OPTIONS="suppressions=$FUZZ_SRC/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+    local options=() option rest="" theirs=""
+    IFS=: read -ra options <<<"${LSAN_OPTIONS:-}"
+    for option in "${options[@]}"; do
+        case "$option" in
+            suppressions=*) theirs="${option#suppressions=}" ;;
+            "") ;;
+            *) rest+=":$option" ;;
+        esac
+    done
+    mkdir -p "$BUILD"
+    cat "$FUZZ_SRC/lsan.supp" ${theirs:+"$theirs"} >"$BUILD/lsan.supp"
+    export LSAN_OPTIONS="suppressions=$BUILD/lsan.supp:print_suppressions=0$rest"
     export ASAN_OPTIONS="${ASAN_OPTIONS:-symbolize=1}"
     # libFuzzer and ASan print the stack of a crash; Swift's own backtracer would only add time.
     export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
@@ -127,13 +146,14 @@ swift_sources() {
 require_tools() {
     local tool
     for tool in swiftc clang python3 sha256sum; do
-        command -v "$tool" >/dev/null 2>&1 || die "'$tool' is not on PATH (needed to build and seed the fuzz targets)"
+        command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not on PATH (needed to build and seed the fuzz targets)"
     done
 }
 
 build_shim() {
     local sources stamp out
-    mapfile -t sources < <(find "$ROOT/Sources/CDeviceSigningShim" -name '*.[ch]' | LC_ALL=C sort)
+    # COpenSSL's module map and header too: every later stamp includes this one.
+    mapfile -t sources < <(find "$ROOT/Sources/CDeviceSigningShim" "$ROOT/Sources/COpenSSL" -type f | LC_ALL=C sort)
     stamp="$(digest "${sources[@]}")"
     out="$OUT/obj/CDeviceSigningShim"
     stale "$out.stamp" "$stamp" || return 0
@@ -238,7 +258,7 @@ run_target() {
     local file
     find "$artifacts" -type f -newer "$seeds" | while read -r file; do
         echo "   input kept: $file" >&2
-        echo "   reproduce:  scripts/fuzz.sh --reproduce $target '$file'" >&2
+        echo "   reproduce:  FUZZ_OPT=$OPT scripts/fuzz.sh --reproduce $target '$file'" >&2
     done
     return "$status"
 }

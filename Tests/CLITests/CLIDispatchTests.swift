@@ -160,13 +160,6 @@ import Testing
         }
     }
 
-    @Test func demoFailsAsNotAvailableYet() async {
-        let result = await run(["demo"])
-        #expect(result.status == 1)
-        #expect(result.err.hasPrefix("Error: 'fetchchannel demo' is not available yet"))
-        #expect(result.out.isEmpty)
-    }
-
     @Test func fetchRedeemSkewAndDemoParseStrictly() async {
         #expect(await run(["fetch", "--policy"]).status == 64)
         #expect(await run(["fetch", "--policy", "everything"]).status == 64)
