@@ -20,18 +20,6 @@ import Testing
         return testBinary.deletingLastPathComponent().appendingPathComponent("keystore-crash-child")
     }
 
-    /// A small deterministic generator (SplitMix64) so a failure can be replayed from its seed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Runs on a dedicated thread: the test blocks on pipes and processes for seconds, and must
     /// not hold one of the few cooperative-pool threads the other (async) tests need meanwhile.
     @Test func killedWritersNeverLoseOrCorruptAKey() async throws {
@@ -51,7 +39,7 @@ import Testing
             if !condition { failures.append(message()) }
         }
         let seed = UInt64(ProcessInfo.processInfo.environment["CRASH_SAFETY_SEED"] ?? "") ?? 0x5EED_2026
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-safety-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let child = Self.childURL

@@ -1,22 +1,11 @@
+import DeviceSigning
 @testable import FetchChannelEmulator
 import Testing
 
-/// SplitMix64: a tiny deterministic generator, so that a failing input can be reproduced from its seed.
-struct HTTPTestRandom: RandomNumberGenerator {
-    private var state: UInt64
+/// The HTTP tests' seeded generator: a failing input reproduces from its seed.
+typealias HTTPTestRandom = SplitMix64
 
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// Bytes biased toward the ones HTTP parsing branches on.
     mutating func httpishBytes(count: Int) -> [UInt8] {
         let interesting: [UInt8] = Array("\r\n :\t/?#-,0123456789HTTPGETPOSTContent-LengthHostTransfer-Encodingchunked".utf8) + [0, 0x7F, 0x80, 0xFF]

@@ -53,24 +53,12 @@ import Testing
     }
 }
 
+/// The seeded generator of the randomized tests (SplitMix64): reproducible from the printed seed.
+typealias SeededRandom = SplitMix64
+
 /// What a redeemer answers.
 typealias RedemptionResult = Result<RedeemedOperation, RedemptionError>
 
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator, so every randomized test
-/// reproduces from the seed it prints.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// A redeemer that answers from a closure at once, and counts calls per token.
 final class ImmediateRedeemer: OperationRedeeming {

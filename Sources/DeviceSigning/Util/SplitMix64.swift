@@ -1,0 +1,18 @@
+/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator, so every randomized test,
+/// stress run and scripted benchmark of this package reproduces from the seed it prints.
+/// Not for secrets: keys and nonces come from OpenSSL's CSPRNG.
+package struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    package init(seed: UInt64) {
+        state = seed
+    }
+
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
