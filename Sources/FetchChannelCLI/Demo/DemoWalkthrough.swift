@@ -3,16 +3,23 @@ import FetchChannel
 import FetchChannelEmulator
 import Foundation
 
-/// The demo's narrative. Real HTTP on loopback, real signatures, a real key store; only the
-/// device's clock is simulated, so "a second later" takes no time.
+/// The demo's narrative. Real HTTP on loopback, real signatures, a real key store; the device's
+/// clock is the system clock plus simulated time, so "a second later" takes no time.
 struct DemoWalkthrough {
+    /// The system clock, moved forward on request.
+    final class SimulatedDeviceClock: WallClock {
+        private let advanced = Locked<Int64>(0)
+        func nowMillis() -> Int64 { SystemWallClock().nowMillis() + advanced.withLock { $0 } }
+        func advance(byMillis delta: Int64) { advanced.withLock { $0 += delta } }
+    }
+
     let output: OutputChannel
 
     private func say(_ text: String = "") { output.line(text) }
     private func step(_ number: Int, _ title: String) { say(); say("\(number). \(title)") }
 
     func run() async throws {
-        let clock = ManualWallClock(millis: SystemWallClock().nowMillis())
+        let clock = SimulatedDeviceClock()
         let storeDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("fetchchannel-demo-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: storeDirectory) }
