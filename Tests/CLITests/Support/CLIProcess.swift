@@ -63,7 +63,13 @@ final class CLIProcess: @unchecked Sendable {
 
     /// The environment every run starts from: PATH and a HOME of its own.
     static func baseEnvironment(home: URL) -> [String: String] {
-        ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home.path, "LANG": "C.UTF-8"]
+        var environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home.path, "LANG": "C.UTF-8"]
+        // Under a sanitizer run the child is instrumented too: it needs the same settings
+        // (suppressions for the toolchain's own leaks). These carry no secrets.
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] {
+            if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
+        }
+        return environment
     }
 
     let process = Process()
