@@ -47,20 +47,39 @@ struct HTTPSocket: ~Copyable {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 { return .received(count) }
             if count == 0 { return .endOfStream }
-            let code = errno
-            switch code {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                switch HTTPPoll.wait(fd: fd, events: Int16(POLLIN), stop: stop, deadline: deadline) {
-                case .ready: continue
-                case .timedOut: return .timedOut
-                case .stopped: return .stopped
-                case .failed(let pollErrno): return .failed(pollErrno)
-                }
-            default:
-                return .failed(code)
+            switch afterFailedCall(events: Int16(POLLIN), until: deadline, stop: stop) {
+            case .retry: continue
+            case .timedOut: return .timedOut
+            case .stopped: return .stopped
+            case .failed(let code): return .failed(code)
             }
+        }
+    }
+
+    /// What to do after a recv/send returned -1: retry on EINTR, wait for readiness on EAGAIN
+    /// (until `deadline` or a stop), fail on anything else. Shared by reading and writing.
+    private enum AfterFailure {
+        case retry
+        case timedOut
+        case stopped
+        case failed(Int32)
+    }
+
+    private func afterFailedCall(events: Int16, until deadline: ContinuousClock.Instant?,
+                                 stop: HTTPStopSignal) -> AfterFailure {
+        let code = errno
+        switch code {
+        case EINTR:
+            return .retry
+        case EAGAIN, EWOULDBLOCK:
+            switch HTTPPoll.wait(fd: fd, events: events, stop: stop, deadline: deadline) {
+            case .ready: return .retry
+            case .timedOut: return .timedOut
+            case .stopped: return .stopped
+            case .failed(let pollErrno): return .failed(pollErrno)
+            }
+        default:
+            return .failed(code)
         }
     }
 
@@ -83,19 +102,11 @@ struct HTTPSocket: ~Copyable {
                     offset += count
                     continue
                 }
-                let code = errno
-                switch code {
-                case EINTR:
-                    continue
-                case EAGAIN, EWOULDBLOCK:
-                    switch HTTPPoll.wait(fd: fd, events: Int16(POLLOUT), stop: stop, deadline: deadline) {
-                    case .ready: continue
-                    case .timedOut: return .timedOut
-                    case .stopped: return .stopped
-                    case .failed(let pollErrno): return .failed(pollErrno)
-                    }
-                default:
-                    return .failed(code)
+                switch afterFailedCall(events: Int16(POLLOUT), until: deadline, stop: stop) {
+                case .retry: continue
+                case .timedOut: return .timedOut
+                case .stopped: return .stopped
+                case .failed(let code): return .failed(code)
                 }
             }
             return .sent
