@@ -20,7 +20,9 @@ import Foundation
 package final class KeyStoreDirectory: Sendable {
     package let path: String
     private let descriptor: Int32
-    private let writers = Locked<Void>(())
+    /// Serializes writers in this process (flock serializes processes). A plain NSLock: a
+    /// `Locked<Void>` gave ThreadSanitizer a zero-sized stored value to report false races on.
+    private let writers = NSLock()
     /// Test hook: called with the target name just before each rename of `writeAtomically`;
     /// throwing from it interrupts the save there, as a crash would (except that the temporary
     /// file is removed at once instead of at the next open).
@@ -167,13 +169,13 @@ package final class KeyStoreDirectory: Sendable {
 
     /// Runs `body` holding the store's write lock (in this process and across processes).
     package func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
-        try writers.withLock { _ in
-            while flock(descriptor, LOCK_EX) != 0 {
-                guard errno == EINTR else { throw Self.failure("lock \(path)", errno) }
-            }
-            defer { flock(descriptor, LOCK_UN) }
-            return try body()
+        writers.lock()
+        defer { writers.unlock() }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw Self.failure("lock \(path)", errno) }
         }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
     }
 
     /// Replaces (or creates) `name` with `contents`: a new 0600 temporary file in this
