@@ -32,7 +32,7 @@ public final class FetchClient: Sendable {
     private let transport: any HTTPTransport
     private let timer: any RequestTimer
 
-    /// A client over URLSession.
+    /// A client over the package's one transport (``DefaultTransport``).
     ///
     /// - Parameters:
     ///   - clock: the device clock: creation times and the times of samples.
@@ -41,7 +41,7 @@ public final class FetchClient: Sendable {
                             clock: any WallClock = SystemWallClock(),
                             estimator: ClockSkewEstimator = ClockSkewEstimator()) {
         self.init(configuration: configuration, clock: clock, estimator: estimator,
-                  transport: URLSessionTransport(), timer: ContinuousRequestTimer())
+                  transport: DefaultTransport.make(), timer: ContinuousRequestTimer())
     }
 
     init(configuration: FetchClientConfiguration, clock: any WallClock, estimator: ClockSkewEstimator,

@@ -1,20 +1,22 @@
-/// Waits out a request timeout. Internal so that tests can expire (or never expire) timeouts
-/// without waiting.
-protocol RequestTimer: Sendable {
+/// Waits out a request timeout. `package` so that tests can expire (or never expire) timeouts
+/// without waiting, and so that the CLI's requests get the same exact timeouts.
+package protocol RequestTimer: Sendable {
     /// Returns after `duration`; throws when the calling task is cancelled first.
     func sleep(for duration: Duration) async throws
 }
 
 /// Real time: `Task.sleep` on the continuous clock.
-struct ContinuousRequestTimer: RequestTimer {
-    func sleep(for duration: Duration) async throws {
+package struct ContinuousRequestTimer: RequestTimer {
+    package init() {}
+
+    package func sleep(for duration: Duration) async throws {
         try await Task.sleep(for: duration)
     }
 }
 
 extension HTTPTransport {
     /// `send`, but a `timedOut` failure when `timer` expires first (the request is then cancelled).
-    func send(_ request: TransportRequest, timer: any RequestTimer) async -> TransportResult {
+    package func send(_ request: TransportRequest, timer: any RequestTimer) async -> TransportResult {
         await withTaskGroup(of: TransportResult?.self) { group in
             group.addTask { await self.send(request) }
             group.addTask {

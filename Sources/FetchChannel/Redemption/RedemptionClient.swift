@@ -14,7 +14,7 @@ public final class RedemptionClient: Sendable {
     private let timer: any RequestTimer
 
     public convenience init(requestTimeout: Duration = .seconds(15)) {
-        self.init(requestTimeout: requestTimeout, transport: URLSessionTransport(), timer: ContinuousRequestTimer())
+        self.init(requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer())
     }
 
     init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer) {

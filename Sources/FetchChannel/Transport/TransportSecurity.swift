@@ -9,13 +9,15 @@ import Foundation
 ///
 /// A Device-Signature (and a redeem token) in clear text could be read and replayed by anyone on
 /// the path, so `http://` is refused before any connection unless the host is a loopback address:
-/// `localhost` (any case, optionally with a trailing dot), an IPv4 literal in 127.0.0.0/8 written
+/// `localhost` (any case), an IPv4 literal in 127.0.0.0/8 written
 /// as four decimal parts, or the IPv6 literal `::1` (any spelling, also `::ffff:127.x.y.z`). Host
-/// names that merely resolve to loopback are not trusted, and short IPv4 forms such as `127.1`
-/// are refused: the rule errs on the side of refusing.
-enum TransportSecurity {
+/// names that merely resolve to loopback are not trusted, and neither is `localhost.` (a fully
+/// qualified name that a resolver may send to DNS) or a short IPv4 form such as `127.1`: the rule
+/// errs on the side of refusing. This is the package's one loopback rule: the CLI's `--server`
+/// check uses it too.
+package enum TransportSecurity {
     /// Nil when a request to `url` may be sent; otherwise why not (`insecureTransport` or `invalidURL`).
-    static func refusal(for url: URL) -> NetworkFailure? {
+    package static func refusal(for url: URL) -> NetworkFailure? {
         guard let scheme = url.scheme?.lowercased() else {
             return NetworkFailure(.invalidURL, detail: "\(url.absoluteString) has no scheme")
         }
@@ -34,10 +36,10 @@ enum TransportSecurity {
     }
 
     /// Whether `host` (as `URL.host` gives it; IPv6 with or without brackets) is a loopback address.
-    static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name == "localhost" || name == "localhost." { return true }
+        if name == "localhost" { return true }
 
         var v4 = in_addr()
         if inet_pton(AF_INET, name, &v4) == 1 {

@@ -1,7 +1,8 @@
+import FetchChannel
 import Foundation
 
 /// A backend's base URL as given with `--server`: `https://host[:port][/prefix]`, or `http://`
-/// for a loopback host only (127.0.0.0/8, ::1, localhost), as the fetch client requires. No
+/// for a loopback host only, by the fetch client's own rule (`TransportSecurity.isLoopback`). No
 /// user info, query or fragment; a trailing slash is dropped.
 struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     let url: URL
@@ -18,7 +19,7 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         case "https":
             break
         case "http":
-            guard Self.isLoopback(host) else {
+            guard TransportSecurity.isLoopback(host: host) else {
                 throw UsageError("--\(option) must use https://; plain http:// is only allowed for loopback hosts (127.0.0.0/8, ::1, localhost)")
             }
         default:
@@ -31,14 +32,6 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             throw UsageError("invalid value '\(ArgumentParser.shown(text))' for '--\(option)'")
         }
         self.url = url
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        if bare.lowercased() == "localhost" || bare == "::1" { return true }
-        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets.allSatisfy({ !$0.isEmpty && $0.count <= 3 && UInt8($0) != nil }) else { return false }
-        return octets[0] == "127"
     }
 
     /// The base URL followed by `path` (which starts with "/"), each segment given percent-encoded.
