@@ -103,15 +103,107 @@ extension CLISubprocessTests {
                                                     "--key", keyId] + store)
             #expect(registered.status == 0, "\(registered.summary)")
 
+            // A server error may come after the change was made: neither key may go.
             try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .status, status: 500, count: 1))
             let refused = try await sandbox.run(["rotate", "--key", keyId] + store)
             #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
             #expect(refused.err.contains("refused the new key") && refused.err.contains("500"), "\(refused.summary)")
+            #expect(refused.err.contains("Both keys are kept"), "\(refused.summary)")
             let listed = try #require(try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
-            #expect(listed.compactMap { $0["keyId"] as? String } == [keyId], "the new key was removed, the old one kept")
+            #expect(listed.count == 2, "both keys kept")
+            #expect(listed.contains { $0["keyId"] as? String == keyId && $0["dispatchTargetId"] is String })
             let signature = try #require(try await sandbox.run(["sign", "--key", keyId] + store).lines.first)
             let (status, body) = try await fetch(backend, deviceId: "device-3", signature: signature)
             #expect(status == 200, "the backend still holds the old key: \(body)")
+        }
+
+        /// A backend stand-in that registers any key as `target-1` and answers the rotation with
+        /// `rotationStatus`, `rotationHeaders` and `rotationBody`.
+        static func scriptedBackend(rotationStatus: Int, rotationHeaders: HTTPHeaders = [:],
+                                    rotationBody: String = "{}") throws -> (HTTPServer, URL) {
+            let server = HTTPServer { request in
+                if request.method == "POST" {
+                    return .respond(.json(status: 201, Data(#"{"id":"target-1","extId":"ext-1"}"#.utf8)))
+                }
+                return .respond(HTTPResponse(status: rotationStatus, headers: rotationHeaders, body: Array(rotationBody.utf8)))
+            }
+            let address = try server.start()
+            return (server, address.baseURL)
+        }
+
+        /// The keys of the store, by id.
+        func keyIds(_ sandbox: CLISandbox) async throws -> Set<String> {
+            let listed = try #require(try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments).json() as? [[String: Any]])
+            return Set(listed.compactMap { $0["keyId"] as? String })
+        }
+
+        /// Security review: a redirect must not carry the old key's signature away, and a rotation
+        /// that is not confirmed must not delete the old key.
+        @Test func aRedirectedRotationIsNotFollowedAndKeepsBothKeys() async throws {
+            let elsewhere = HTTPServer { _ in .respond(.json(status: 200, Data(#"{"id":"target-1"}"#.utf8))) }
+            let elsewhereAddress = try elsewhere.start()
+            defer { elsewhere.stop() }
+            let location = elsewhereAddress.baseURL.absoluteString + "/nevisfido/token/dispatch/targets/target-1"
+            let (backend, url) = try Self.scriptedBackend(rotationStatus: 307, rotationHeaders: ["Location": location])
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let registered = try await sandbox.run(["register", "--server", url.absoluteString, "--device-id", "phone-9",
+                                                    "--key", keyId] + sandbox.storeArguments)
+            #expect(registered.status == 0, "\(registered.summary)")
+
+            let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            #expect(rotated.status == 1, "\(rotated.summary)")
+            #expect(rotated.err.contains("307") && rotated.err.contains("not followed"), "\(rotated.summary)")
+            #expect(rotated.err.contains("still holds the old key"), "\(rotated.summary)")
+            #expect(elsewhere.totalAccepted == 0, "the redirect target received a connection")
+            let keys = try await keyIds(sandbox)
+            #expect(keys.count == 2 && keys.contains(keyId), "both keys remain: \(keys)")
+        }
+
+        @Test func anAcceptanceThatDoesNotNameTheTargetKeepsBothKeys() async throws {
+            let (backend, url) = try Self.scriptedBackend(rotationStatus: 200, rotationHeaders: ["Content-Type": "application/json"],
+                                                          rotationBody: #"{"id":"another-target"}"#)
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let registered = try await sandbox.run(["register", "--server", url.absoluteString, "--device-id", "phone-9",
+                                                    "--key", keyId] + sandbox.storeArguments)
+            #expect(registered.status == 0, "\(registered.summary)")
+            let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            #expect(rotated.status == 1 && rotated.err.contains("does not confirm dispatch target target-1"), "\(rotated.summary)")
+            let keys = try await keyIds(sandbox)
+            #expect(keys.count == 2 && keys.contains(keyId), "both keys remain: \(keys)")
+        }
+
+        /// Security review: a further dispatch target for a known device needs that device's signature.
+        @Test func aFurtherRegistrationIsSignedByTheDevicesOwnKey() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let server = backend.baseURL.absoluteString
+            let device = try CLISandbox()
+            defer { device.remove() }
+            let stranger = try CLISandbox()
+            defer { stranger.remove() }
+
+            let first = try await device.generateKey()
+            let registered = try await device.run(["register", "--server", server, "--device-id", "phone-1", "--key", first]
+                                                  + device.storeArguments)
+            #expect(registered.status == 0, "\(registered.summary)")
+
+            let strangerKey = try await stranger.generateKey()
+            let hijack = try await stranger.run(["register", "--server", server, "--device-id", "phone-1", "--key", strangerKey]
+                                                + stranger.storeArguments)
+            #expect(hijack.status == 1 && hijack.err.contains("401"), "\(hijack.summary)")
+            #expect(try await keyJSON(stranger, strangerKey)["dispatchTargetId"] is NSNull)
+
+            let second = try await device.generateKey()
+            let further = try await device.run(["register", "--server", server, "--device-id", "phone-1", "--key", second, "--json"]
+                                               + device.storeArguments)
+            #expect(further.status == 0, "\(further.summary)")
+            #expect(further.err.contains("Signing the registration with key \(first)"), "\(further.summary)")
         }
 
         @Test func unregisteredKeysAndUnreachableBackends() async throws {

@@ -1,29 +1,47 @@
+import FetchChannel
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-/// The few backend calls the CLI makes itself (registering a dispatch target, rotating its key):
-/// JSON over URLSession, ephemeral, no cookies or caches, bounded answers.
+/// The few backend calls the CLI makes itself (registering a dispatch target, rotating its key,
+/// reading a backend's clock): JSON through the library's one transport (`DefaultTransport`), so
+/// they follow its rules — never a redirect (a 3xx is an answer like any other, and a signature
+/// never travels to a URL the user did not name), bodies capped at 1 MiB while they stream,
+/// plain http only to loopback, an exact timeout.
 struct BackendHTTPClient: Sendable {
     /// The backend's device endpoints live under this prefix (ARCHITECTURE, "Endpoints").
     static let basePath = "/nevisfido"
-    static let maximumAnswerBytes = 1 << 20
 
     struct Answer: Sendable {
         let status: Int
         let body: Data
+        /// Header fields as the transport gives them (lowercased names).
+        let headers: [String: String]
+
+        init(status: Int, body: Data, headers: [String: String] = [:]) {
+            self.status = status
+            self.body = body
+            self.headers = headers
+        }
 
         /// The body as a JSON object, if it is one.
         var object: [String: Any]? {
             (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
         }
 
-        /// `401 INVALID_SIGNATURE: message` from an error body, or the status and a short excerpt.
+        /// The value of the header field `name` (any case), or nil.
+        func header(_ name: String) -> String? {
+            headers[name.lowercased()]
+        }
+
+        /// `401 INVALID_SIGNATURE: message` from an error body, or the status and a short excerpt;
+        /// a redirect says where it pointed, and that it was not followed.
         var summary: String {
             if let object, let code = object["errorCode"] as? String {
                 let message = (object["message"] as? String).map { ": " + Self.clean($0) } ?? ""
                 return "\(status) \(Self.clean(code))\(message)"
+            }
+            if (300..<400).contains(status) {
+                let target = header("location").map { " to \(Self.clean($0))" } ?? ""
+                return "\(status) redirect\(target), not followed"
             }
             let excerpt = Self.clean(String(decoding: body.prefix(200), as: UTF8.self))
             return excerpt.isEmpty ? "\(status)" : "\(status): \(excerpt)"
@@ -38,44 +56,44 @@ struct BackendHTTPClient: Sendable {
         }
     }
 
-    let timeoutSeconds: Double
+    let timeout: Duration
+    private let transport: any HTTPTransport
 
-    init(timeoutSeconds: Double = 15) {
-        self.timeoutSeconds = timeoutSeconds
+    init(timeout: Duration = .seconds(15), transport: any HTTPTransport = DefaultTransport.make()) {
+        self.timeout = timeout
+        self.transport = transport
     }
 
-    /// Sends `body` as JSON; returns the answer, whatever its status. Throws `CLIFailure` when
-    /// there is no answer (refused, DNS, TLS, timeout) or the answer is too large.
+    /// Sends `body` as JSON; returns the answer, whatever its status (a 3xx included).
+    /// Throws `CLIFailure` when there is no usable answer (refused, DNS, TLS, timeout, not HTTP,
+    /// larger than 1 MiB).
     func send(_ method: String, _ url: URL, json body: [String: Any], headers: [String: String] = [:]) async throws -> Answer {
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeoutSeconds)
-        request.httpMethod = method
-        request.httpBody = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+        var fields = headers
+        fields["Content-Type"] = "application/json"
+        fields["Accept"] = "application/json"
+        return try await send(method, url, body: data, headers: fields)
+    }
 
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
-        configuration.urlCache = nil
-        configuration.timeoutIntervalForRequest = timeoutSeconds
-        configuration.timeoutIntervalForResource = timeoutSeconds
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.data(for: request)
-        } catch {
-            throw CLIFailure("no answer from \(Self.origin(of: url)): \(Self.describe(error))")
+    /// A request without a body (the clock reading of `skew`).
+    func get(_ url: URL) async throws -> Answer {
+        try await send("GET", url, body: nil, headers: [:])
+    }
+
+    private func send(_ method: String, _ url: URL, body: Data?, headers: [String: String]) async throws -> Answer {
+        let request = TransportRequest(method: method, url: url, headers: headers, body: body, timeout: timeout)
+        let origin = Self.origin(of: url)
+        switch await transport.send(request, timer: ContinuousRequestTimer()) {
+        case .failure(let failure):
+            throw CLIFailure("no answer from \(origin): \(Self.describe(failure))")
+        case .notHTTP(let detail):
+            throw CLIFailure("\(origin) did not answer with HTTP (\(Answer.clean(detail)))")
+        case .answer(let answer):
+            guard !answer.bodyWasCutOff else {
+                throw CLIFailure("\(origin) answered with more than \(HTTPAnswer.maximumBodyBytes) bytes")
+            }
+            return Answer(status: answer.status, body: answer.body, headers: answer.headers)
         }
-        guard let http = response as? HTTPURLResponse else {
-            throw CLIFailure("\(Self.origin(of: url)) did not answer with HTTP")
-        }
-        guard data.count <= Self.maximumAnswerBytes else {
-            throw CLIFailure("\(Self.origin(of: url)) answered with more than \(Self.maximumAnswerBytes) bytes")
-        }
-        return Answer(status: http.statusCode, body: data)
     }
 
     static func origin(of url: URL) -> String {
@@ -86,14 +104,14 @@ struct BackendHTTPClient: Sendable {
         return components.string ?? url.absoluteString
     }
 
-    static func describe(_ error: any Error) -> String {
-        let error = error as NSError
-        switch (error.domain, error.code) {
-        case (NSURLErrorDomain, NSURLErrorCannotConnectToHost): return "connection refused (is the backend running?)"
-        case (NSURLErrorDomain, NSURLErrorTimedOut): return "timed out"
-        case (NSURLErrorDomain, NSURLErrorCannotFindHost): return "unknown host"
-        case (NSURLErrorDomain, NSURLErrorNetworkConnectionLost): return "the connection was closed without an answer"
-        default: return error.localizedDescription
+    /// What went wrong, in words a person can act on.
+    static func describe(_ failure: NetworkFailure) -> String {
+        switch failure.kind {
+        case .connectionRefused: return "connection refused (is the backend running?)"
+        case .timedOut: return "timed out"
+        case .hostNotFound: return "unknown host"
+        case .connectionLost: return "the connection was closed without an answer"
+        default: return failure.description
         }
     }
 }

@@ -20,7 +20,7 @@ enum RegistrationCommands {
     static let register = Command(spec: CommandSpec(
         path: ["register"],
         abstract: "Register a key with a backend as a dispatch target and store the target id with the key.",
-        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id in the key's metadata. No passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
+        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id in the key's metadata. When another key of the store is already registered for the same device at the same backend, the request carries a Device-Signature made with that key (the backend opens a further dispatch target of a known device only to the device itself), and that key's passphrase is needed; otherwise no passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
         options: [
             .value("server", "URL", help: "The backend's base URL, e.g. https://backend.example.", required: true),
             .value("device-id", "ID", help: "This device's id at the backend.", required: true),
@@ -28,6 +28,7 @@ enum RegistrationCommands {
             .value("username", "U", help: "The user the device belongs to (default: $USER, else \"user\")."),
             .value("name", "N", help: "A name for the device (default: \"fetchchannel on <host name>\")."),
             CommonOptions.store,
+            CommonOptions.passphraseFile,
             CommonOptions.json,
         ]
     )) { invocation in
@@ -51,8 +52,17 @@ enum RegistrationCommands {
             "target": deviceId, "dispatcher": "fetchchannel",
             "signatureKey": KeyDescription.jwkObject(metadata.jwk),
         ]
+        var headers: [String: String] = [:]
+        if let sibling = try registeredSibling(of: keyId, deviceId: deviceId, server: server, in: store),
+           let siblingTarget = sibling.dispatchTargetId {
+            // The backend opens a further dispatch target of a known device only to that device.
+            invocation.note("Signing the registration with key \(sibling.keyId), already dispatch target \(siblingTarget) of device \(deviceId)…")
+            let (siblingKey, _) = try access.loadPrivateKey(sibling.keyId, from: store)
+            let signer = try DeviceSignatureSigner(key: siblingKey, dispatchTargetId: siblingTarget, clock: SystemWallClock())
+            headers[DeviceSignatureSigner.headerName] = try signer.headerValue()
+        }
         invocation.note("Registering key \(keyId) for device \(deviceId) with \(server)…")
-        let answer = try await BackendHTTPClient().send("POST", server.appending(path: targetsPath), json: body)
+        let answer = try await BackendHTTPClient().send("POST", server.appending(path: targetsPath), json: body, headers: headers)
         guard answer.status == 201 || answer.status == 200 else {
             throw CLIFailure("the backend refused the registration: \(answer.summary)")
         }
@@ -83,12 +93,22 @@ enum RegistrationCommands {
         return ExitCode.success
     }
 
+    /// Another key of the store registered for the same device at the same backend, if any: its
+    /// signature lets the backend add a further dispatch target to a device it already knows.
+    static func registeredSibling(of keyId: String, deviceId: String, server: BackendURL,
+                                  in store: KeyStore) throws -> KeyMetadata? {
+        try store.list().first { metadata in
+            metadata.keyId != keyId && metadata.dispatchTargetId != nil && metadata.deviceId == deviceId
+                && metadata.server.flatMap { try? BackendURL(parsing: $0) } == server
+        }
+    }
+
     // MARK: rotate
 
     static let rotate = Command(spec: CommandSpec(
         path: ["rotate"],
         abstract: "Replace a registered key: new key, backend update signed with the old key, then delete the old key.",
-        discussion: "Generates a new key (protected with the old key's passphrase), stores it, then PATCHes <server>/nevisfido/token/dispatch/targets/<id> with {signatureKey: <new public JWK>} carrying a Device-Signature made with the OLD key. Only when the backend accepts is the registration moved to the new key and the old key deleted. If the backend refuses, the new key is deleted and the old one kept. If no answer arrives, both keys are kept and the message says how to tell which one the backend holds. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
+        discussion: "Generates a new key (protected with the old key's passphrase), stores it, then PATCHes <server>/nevisfido/token/dispatch/targets/<id> with {signatureKey: <new public JWK>} carrying a Device-Signature made with the OLD key. Only when the backend accepts (2xx) with an answer that names the same dispatch target is the registration moved to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never followed, an answer for another target, no answer) keeps both keys and says which one the backend may hold. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
         options: [
             .value("key", "KEYID", help: "The registered key to replace.", required: true),
             CommonOptions.store,
@@ -129,12 +149,11 @@ enum RegistrationCommands {
         } catch let failure as CLIFailure {
             throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds the new key: then delete the old key and register the new one.")
         }
-        guard (200..<300).contains(answer.status) else {
-            // 3a. Refused: the old key stays in charge; the new key goes.
-            try? store.delete(newKeyId)
-            throw CLIFailure("the backend refused the new key: \(answer.summary). Key \(oldKeyId) is unchanged and still registered; the new key was deleted.")
+        guard (200..<300).contains(answer.status), answer.object?["id"] as? String == targetId else {
+            // 3a. Anything but an acceptance that names this dispatch target: both keys stay.
+            throw CLIFailure(rotationNotConfirmed(answer, oldKeyId: oldKeyId, newKeyId: newKeyId, targetId: targetId))
         }
-        // 3b. Accepted: the registration moves to the new key, then the old key goes.
+        // 3b. Accepted, for this target: the registration moves to the new key, then the old key goes.
         try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
         try store.delete(oldKeyId)
         if invocation.json {
@@ -146,5 +165,24 @@ enum RegistrationCommands {
         }
         invocation.note("Rotated: dispatch target \(targetId) now verifies with key \(newKeyId); key \(oldKeyId) was deleted.")
         return ExitCode.success
+    }
+
+    /// Why a rotation was not confirmed, which key the backend may hold, and what to do.
+    static func rotationNotConfirmed(_ answer: BackendHTTPClient.Answer, oldKeyId: String, newKeyId: String,
+                                     targetId: String) -> String {
+        let kept = "Both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered)."
+        let check = "Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds"
+            + " the new key: then delete the old key and register the new one."
+        switch answer.status {
+        case 200..<300:
+            return "the backend answered \(answer.summary), which does not confirm dispatch target \(targetId). "
+                + "Whether it took the new key is unknown. \(kept) \(check)"
+        case 300..<500:
+            return "the backend did not take the new key: \(answer.summary). It most likely still holds the old key."
+                + " \(kept) Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry."
+        default:
+            return "the backend refused the new key: \(answer.summary). A server error can come after the change was"
+                + " made, so whether it took the new key is unknown. \(kept) \(check)"
+        }
     }
 }

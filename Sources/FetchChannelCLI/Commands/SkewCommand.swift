@@ -1,8 +1,5 @@
 import DeviceSigning
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// `fetchchannel skew`: how far this device's clock is from a backend's, from the `Date` headers
 /// of a few requests, and what that means for its Device-Signatures.
@@ -31,28 +28,13 @@ enum SkewCommand {
         let estimator = ClockSkewEstimator(samplesPerServer: Int(count))
         var samples: [Int64] = []
         var lastProblem = "no answer carried a usable Date header"
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpCookieStorage = nil
-        configuration.urlCache = nil
-        configuration.timeoutIntervalForRequest = 15
-        let session = URLSession(configuration: configuration)
-        defer { session.finishTasksAndInvalidate() }
+        let client = BackendHTTPClient()
         for _ in 0..<count {
-            var request = URLRequest(url: server.url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: 15)
-            request.httpMethod = "GET"
             let sent = clock.nowMillis()
-            let response: URLResponse
-            do {
-                (_, response) = try await session.data(for: request)
-            } catch {
-                throw CLIFailure("no answer from \(name): \(BackendHTTPClient.describe(error))")
-            }
+            let answer = try await client.get(server.url)
             let received = clock.nowMillis()
-            guard let http = response as? HTTPURLResponse else {
-                throw CLIFailure("\(name) did not answer with HTTP")
-            }
-            let date = http.value(forHTTPHeaderField: "Date")
-            let age = http.value(forHTTPHeaderField: "Age")
+            let date = answer.header("Date")
+            let age = answer.header("Age")
             guard let sample = ClockSkewSample.from(dateHeader: date, ageHeader: age, sentAtMillis: sent, receivedAtMillis: received) else {
                 lastProblem = date == nil ? "the answer had no Date header"
                     : age != nil ? "the answer came from a cache (Age header)"
