@@ -118,6 +118,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let empty = directory.appendingPathComponent("empty")
         try Data("\n".utf8).write(to: empty)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: empty.path)
         let store = directory.appendingPathComponent("keys").path
         let fromFile = await run(["key", "generate", "--store", store, "--passphrase-file", empty.path])
         #expect(fromFile.status == 64 && fromFile.err.contains("is empty"))
@@ -133,6 +134,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("pass")
         try Data("first line\r\nsecond line\n".utf8).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
         let store = directory.appendingPathComponent("keys").path
         let generated = await run(["key", "generate", "--store", store, "--passphrase-file", file.path])
         #expect(generated.status == 0, "\(generated.err)")

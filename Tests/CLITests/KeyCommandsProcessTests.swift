@@ -131,7 +131,7 @@ extension CLISubprocessTests {
         @Test func passphraseFromAFile() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let file = try sandbox.write("passphrase.txt", "from a file\n")
+            let file = try sandbox.writePrivate("passphrase.txt", "from a file\n")
             let generated = try await sandbox.run(["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments, passphrase: nil)
             #expect(generated.status == 0, "\(generated.summary)")
             let keyId = try #require(generated.lines.first)

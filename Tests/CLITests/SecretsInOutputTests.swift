@@ -35,7 +35,7 @@ extension CLISubprocessTests {
             let imported = try await sandbox.run(["key", "import", fixture.path] + store)
             #expect(imported.status == 0, "\(imported.summary)")
             let keyId = key.publicKey.jwkThumbprint
-            let wrongPassphrase = try sandbox.write("wrong.txt", "not the passphrase\n")
+            let wrongPassphrase = try sandbox.writePrivate("wrong.txt", "not the passphrase\n")
 
             let runs: [[String]] = [
                 ["key", "list"] + store, ["key", "list", "--json"] + store,

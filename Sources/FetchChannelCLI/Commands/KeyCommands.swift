@@ -106,7 +106,7 @@ enum KeyCommands {
     static let export = Command(spec: CommandSpec(
         path: ["key", "export"],
         abstract: "Export a key's public key (or, with --private, the private key) as PEM, JWK or DER.",
-        discussion: "The public key by default (PEM: SubjectPublicKeyInfo; JWK; DER). With --private the private key is exported as PKCS#8 ENCRYPTED PRIVATE KEY (PEM or DER) under the key's passphrase; only with --no-encryption as plain PKCS#8 or a private JWK. DER is binary: it is written only when standard output is not a terminal. --json prints {\"keyId\", \"format\", \"private\", \"encrypted\", \"data\"} (DER as base64).",
+        discussion: "The public key by default (PEM: SubjectPublicKeyInfo; JWK; DER). With --private the private key is exported as PKCS#8 ENCRYPTED PRIVATE KEY (PEM or DER) under the key's passphrase; only with --no-encryption as plain PKCS#8 or a private JWK, which is never printed to a terminal. A private key written to a regular file (> key.pem) makes that file 0600 before anything is written. DER is binary: it is written only when standard output is not a terminal. --json prints {\"keyId\", \"format\", \"private\", \"encrypted\", \"data\"} (DER as base64).",
         options: [
             CommonOptions.store,
             .value("format", "pem|jwk|der", help: "The output format (default: pem)."),
@@ -144,6 +144,13 @@ enum KeyCommands {
             default: bytes = Array(publicKey.pemRepresentation.utf8)
             }
         } else {
+            if unencrypted && invocation.standardOutput.isTerminal {
+                throw CLIFailure("refusing to print an unencrypted private key to a terminal, where it stays in the "
+                    + "scrollback; redirect standard output to a file (> key.pem, made 0600) or a program")
+            }
+            if let problem = invocation.standardOutput.restrictRegularFileToOwner() {
+                throw CLIFailure("cannot restrict the output file to its owner (\(problem)); nothing was written")
+            }
             let (key, storePassphrase) = try access.loadPrivateKey(keyId, from: store)
             if unencrypted {
                 let secret: SecureBytes
@@ -200,15 +207,7 @@ enum KeyCommands {
     )) { invocation in
         let arguments = invocation.arguments
         let url = invocation.context.fileURL(arguments.positionals[0])
-        let contents: Data
-        do {
-            contents = try Data(contentsOf: url)
-        } catch {
-            throw CLIFailure("cannot read \(url.path): \((error as NSError).localizedDescription)")
-        }
-        guard contents.count <= 64 * 1024 else {
-            throw CLIFailure("\(url.path) is larger than 64 KiB; it is not a key file")
-        }
+        let contents = try BoundedInput.read(url, what: "a key file")
         let text = String(decoding: contents, as: UTF8.self)
         let key: P256.Signing.PrivateKey
         var filePassphrase: SecureBytes?

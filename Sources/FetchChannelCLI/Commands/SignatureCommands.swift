@@ -78,7 +78,7 @@ enum SignatureCommands {
         let publicKey = try readPublicKey(keyURL)
         var compact = invocation.arguments.positionals[0]
         if compact == "-" {
-            let input = invocation.context.readStandardInput()
+            let input = invocation.context.readStandardInput(CompactJWS.maximumLength + 2)
             guard input.count <= CompactJWS.maximumLength + 2 else {
                 return rejected(invocation, code: "inputTooLarge", reason: "the JWS on standard input is longer than \(CompactJWS.maximumLength) bytes")
             }
@@ -118,13 +118,7 @@ enum SignatureCommands {
 
     /// A public key from a PEM `PUBLIC KEY` file or a JWK (a private JWK's public part is used).
     static func readPublicKey(_ url: URL) throws -> P256.Signing.PublicKey {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw CLIFailure("cannot read the public key \(url.path): \((error as NSError).localizedDescription)")
-        }
-        guard data.count <= 64 * 1024 else { throw CLIFailure("\(url.path) is larger than 64 KiB; it is not a key file") }
+        let data = try BoundedInput.read(url, what: "a key file")
         let text = String(decoding: data, as: UTF8.self)
         do {
             if text.drop(while: \.isWhitespace).hasPrefix("{") {

@@ -54,6 +54,9 @@ struct PassphraseResolver {
         throw UsageError(message)
     }
 
+    /// The first line of the passphrase file. The file must be the user's own and closed to group
+    /// and others (as ssh requires of key files): a passphrase that others can read protects
+    /// nothing. Read straight into zeroed storage, never into a Swift array.
     private func fromFile(_ path: String) throws -> SecureBytes {
         let url = context.fileURL(path)
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
@@ -61,28 +64,52 @@ struct PassphraseResolver {
             throw CLIFailure("cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: Self.maximumFileBytes + 1)
-        defer { buffer.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+        try Self.checkPrivate(descriptor, path: url.path)
         var length = 0
-        while length < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress.map { $0 + length }, $0.count - length) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else {
-                throw CLIFailure("cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
+        let contents = try SecureBytes(count: Self.maximumFileBytes + 1) { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while length < buffer.count {
+                let count = read(descriptor, base + length, buffer.count - length)
+                if count < 0 && errno == EINTR { continue }
+                guard count >= 0 else {
+                    throw CLIFailure("cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
+                }
+                if count == 0 { break }
+                length += count
             }
-            if count == 0 { break }
-            length += count
         }
         guard length <= Self.maximumFileBytes else {
             throw CLIFailure("the passphrase file \(url.path) is larger than \(Self.maximumFileBytes) bytes; it must hold the passphrase on its first line")
         }
         // The first line: up to the first newline (a trailing CR of CRLF dropped).
-        var end = buffer[0..<length].firstIndex(of: UInt8(ascii: "\n")) ?? length
-        if end > 0 && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let end = contents.withUnsafeBytes { bytes -> Int in
+            var end = bytes[0..<length].firstIndex(of: UInt8(ascii: "\n")) ?? length
+            if end > 0 && bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            return end
+        }
         guard end > 0 else {
             throw UsageError("the passphrase file \(url.path) is empty; its first line must hold the passphrase")
         }
-        return SecureBytes(buffer[0..<end])
+        return SecureBytes(count: end) { target in
+            contents.withUnsafeBytes { source in target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<end])) }
+        }
+    }
+
+    /// Refuses a passphrase file that is not owned by this user or that group or others may use.
+    static func checkPrivate(_ descriptor: Int32, path: String) throws {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw CLIFailure("cannot read the passphrase file \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_uid == geteuid() else {
+            throw CLIFailure("the passphrase file \(path) is not owned by you (owner uid \(status.st_uid)); "
+                + "a passphrase must be in a file of your own: copy it to a new file and run 'chmod 600' on it")
+        }
+        let mode = status.st_mode & 0o777
+        guard mode & 0o077 == 0 else {
+            throw CLIFailure("the passphrase file \(path) is accessible by group or others (mode "
+                + String(mode, radix: 8) + "); run 'chmod 600 \(path)'")
+        }
     }
 
     private func fromPrompt(_ prompt: @Sendable (String) throws -> [UInt8], purpose: Purpose) throws -> SecureBytes {

@@ -15,14 +15,15 @@ public struct CLIContext: Sendable {
     public var standardError: OutputChannel
     /// Whether standard input is a terminal (a passphrase may then be prompted for).
     public var standardInputIsTerminal: Bool
-    /// Reads all of standard input (for arguments given as `-`).
-    public var readStandardInput: @Sendable () -> [UInt8]
+    /// Reads standard input to its end, but never more than `maximumBytes + 1` bytes (for
+    /// arguments given as `-`; one byte over the bound tells the caller it was too large).
+    public var readStandardInput: @Sendable (_ maximumBytes: Int) -> [UInt8]
     /// Asks for a passphrase without echo; nil when there is no terminal to ask on.
     public var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
 
     public init(environment: [String: String], currentDirectory: URL, standardOutput: OutputChannel,
                 standardError: OutputChannel, standardInputIsTerminal: Bool,
-                readStandardInput: @escaping @Sendable () -> [UInt8],
+                readStandardInput: @escaping @Sendable (_ maximumBytes: Int) -> [UInt8],
                 passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?) {
         self.environment = environment
         self.currentDirectory = currentDirectory
@@ -45,7 +46,7 @@ public struct CLIContext: Sendable {
             currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true),
             standardOutput: .standardOutput, standardError: .standardError,
             standardInputIsTerminal: isTerminal,
-            readStandardInput: { Array(FileHandle.standardInput.readDataToEndOfFile()) },
+            readStandardInput: { maximumBytes in Array(BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) ?? Data()) },
             passphrasePrompt: prompt)
     }
 
@@ -54,7 +55,7 @@ public struct CLIContext: Sendable {
                                 standardInput: [UInt8] = []) -> CLIContext {
         CLIContext(environment: environment, currentDirectory: currentDirectory,
                    standardOutput: .inMemory(), standardError: .inMemory(), standardInputIsTerminal: false,
-                   readStandardInput: { standardInput }, passphrasePrompt: nil)
+                   readStandardInput: { maximumBytes in Array(standardInput.prefix(maximumBytes + 1)) }, passphrasePrompt: nil)
     }
 
     /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME.

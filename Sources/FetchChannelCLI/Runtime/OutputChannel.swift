@@ -35,6 +35,18 @@ public final class OutputChannel: Sendable {
         descriptor.map { isatty($0) == 1 } ?? false
     }
 
+    /// Before a secret is written: when the channel is a regular file (a shell's `> key.pem`,
+    /// created 0644 under the usual umask), makes it readable and writable by its owner only
+    /// (0600). Nothing to do for a terminal, a pipe or memory. Returns why it could not, or nil.
+    public func restrictRegularFileToOwner() -> String? {
+        guard let descriptor else { return nil }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return String(cString: strerror(errno)) }
+        guard status.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard fchmod(descriptor, 0o600) == 0 else { return String(cString: strerror(errno)) }
+        return nil
+    }
+
     /// True once a write failed (for example standard output closed by the reader).
     public var hasFailed: Bool { writeFailed.load(ordering: .relaxed) }
 

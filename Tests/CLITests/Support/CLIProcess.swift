@@ -191,6 +191,13 @@ struct CLISandbox: Sendable {
         return url
     }
 
+    /// Writes a file only its owner may read (0600), as a passphrase file must be.
+    func writePrivate(_ name: String, _ text: String) throws -> URL {
+        let url = try write(name, text)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        return url
+    }
+
     func remove() {
         try? FileManager.default.removeItem(at: root)
     }

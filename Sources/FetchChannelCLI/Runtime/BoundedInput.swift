@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+#if canImport(Glibc)
+private let systemRead = Glibc.read
+#elseif canImport(Darwin)
+private let systemRead = Darwin.read
+#endif
+
+/// Reads the files and standard input a command is given (keys, JWS, passphrases) with a bound:
+/// at most `maximumBytes + 1` bytes are ever read, so a huge or endless input is refused at once
+/// instead of after it was loaded into memory.
+enum BoundedInput {
+    /// The largest key or JWS file the commands read (64 KiB); one byte more tells it was larger.
+    static let maximumFileBytes = 64 * 1024
+
+    /// The whole of `url`, or a `CLIFailure` that names it: unreadable, or larger than
+    /// `maximumBytes` (`what` says what the file should have been, e.g. "a key file").
+    static func read(_ url: URL, maximumBytes: Int = maximumFileBytes, what: String) throws -> Data {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw CLIFailure("cannot read \(url.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        guard let data = read(descriptor, maximumBytes: maximumBytes) else {
+            throw CLIFailure("cannot read \(url.path): \(String(cString: strerror(errno)))")
+        }
+        guard data.count <= maximumBytes else {
+            throw CLIFailure("\(url.path) is larger than \(maximumBytes / 1024) KiB; it is not \(what)")
+        }
+        return data
+    }
+
+    /// Up to `maximumBytes + 1` bytes from `descriptor` (until end of file); nil on a read error.
+    static func read(_ descriptor: Int32, maximumBytes: Int) -> Data? {
+        var data = Data(count: maximumBytes + 1)
+        var length = 0
+        let failed = data.withUnsafeMutableBytes { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return true }
+            while length < buffer.count {
+                let count = systemRead(descriptor, base + length, buffer.count - length)
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 { return true }
+                if count == 0 { break }
+                length += count
+            }
+            return false
+        }
+        guard !failed else { return nil }
+        data.count = length
+        return data
+    }
+}

@@ -1,0 +1,134 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+extension CLISubprocessTests {
+    /// Security review, item 8: where the CLI puts secrets and how it reads what it is given.
+    @Suite struct SecretHandlingProcessTests {
+        /// Runs `fetchchannel arguments…` with a pseudo-terminal as its standard streams, through
+        /// util-linux `script` (in every Debian system); returns its exit status and what the
+        /// terminal received.
+        static func runOnATerminal(_ arguments: [String], sandbox: CLISandbox) async throws -> (Int32, String) {
+            let quoted = ([CLIProcess.binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            let transcript = sandbox.file("terminal-\(UUID().uuidString)")
+            _ = FileManager.default.createFile(atPath: transcript.path, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-q", "-e", "-c", quoted.joined(separator: " "), "/dev/null"]
+            process.environment = sandbox.environment()
+            process.standardInput = FileHandle.nullDevice
+            let output = try FileHandle(forWritingTo: transcript)
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            try? output.close()
+            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            return (process.terminationStatus, (try? String(contentsOf: transcript, encoding: .utf8)) ?? "")
+        }
+
+        @Test func anUnencryptedPrivateExportIsNotPrintedToATerminal() async throws {
+            try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script is missing")
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            for format in ["pem", "jwk"] {
+                let (status, terminal) = try await Self.runOnATerminal(
+                    ["key", "export", keyId, "--private", "--no-encryption", "--format", format] + sandbox.storeArguments,
+                    sandbox: sandbox)
+                #expect(status == 1 && terminal.contains("refusing to print an unencrypted private key to a terminal"), "\(terminal)")
+                #expect(!terminal.contains("PRIVATE KEY-----") && !terminal.contains("\"d\""), "\(terminal)")
+            }
+            // Encrypted, it may be shown.
+            let (status, terminal) = try await Self.runOnATerminal(["key", "export", keyId, "--private"] + sandbox.storeArguments,
+                                                                   sandbox: sandbox)
+            #expect(status == 0 && terminal.contains("ENCRYPTED PRIVATE KEY"), "\(terminal)")
+        }
+
+        @Test func aPrivateExportIntoAFileMakesItOwnerOnlyFirst() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            for extra in [["--no-encryption"], [], ["--no-encryption", "--format", "jwk"]] {
+                let child = try CLIProcess(["key", "export", keyId, "--private"] + extra + sandbox.storeArguments,
+                                           environment: sandbox.environment())
+                try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: child.outputURL.path)
+                let result = try await child.runToCompletion()
+                #expect(result.status == 0 && result.out.contains("PRIVATE KEY") || result.out.contains("\"d\""), "\(result.summary)")
+                #expect(try TestPaths.mode(child.outputURL) == 0o600, "\(extra)")
+            }
+            // A public key is not a secret: its file keeps the mode the shell gave it.
+            let child = try CLIProcess(["key", "export", keyId] + sandbox.storeArguments, environment: sandbox.environment())
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: child.outputURL.path)
+            #expect(try await child.runToCompletion().status == 0)
+            #expect(try TestPaths.mode(child.outputURL) == 0o644)
+        }
+
+        @Test func aPassphraseFileOthersCanReadIsRefusedWithTheFix() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let file = try sandbox.write("passphrase.txt", "shared secret\n")
+            for mode in [0o644, 0o640, 0o604, 0o660] {
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file.path)
+                let result = try await sandbox.run(["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments,
+                                                   passphrase: nil)
+                #expect(result.status == 1, "\(result.summary)")
+                #expect(result.err.contains("accessible by group or others") && result.err.contains("chmod 600 \(file.path)"),
+                        "\(result.summary)")
+            }
+            if geteuid() == 0 {
+                // Only root can give the file away; elsewhere this half cannot be set up.
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+                #expect(chown(file.path, 4_242, 4_242) == 0)
+                let result = try await sandbox.run(["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments,
+                                                   passphrase: nil)
+                #expect(result.status == 1 && result.err.contains("is not owned by you"), "\(result.summary)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: sandbox.store), "no key was made")
+        }
+
+        /// A FIFO in the sandbox fed without end until `stop()`: a file that never ends. The feeder
+        /// holds a read end too, so its writes never raise SIGPIPE; it waits on poll(2), not on time.
+        final class EndlessFile: @unchecked Sendable {
+            // @unchecked: `stopped` is only read and written under `lock`.
+            private let lock = NSLock()
+            private var stopped = false
+
+            init(_ url: URL) throws {
+                try #require(mkfifo(url.path, 0o600) == 0)
+                let descriptor = open(url.path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+                try #require(descriptor >= 0)
+                Thread { [self] in
+                    let chunk = [UInt8](repeating: 0x41, count: 4_096)
+                    while !isStopped {
+                        var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                        guard poll(&ready, 1, 50) > 0 else { continue }
+                        _ = chunk.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                    }
+                    _ = Glibc.close(descriptor)
+                }.start()
+            }
+
+            private var isStopped: Bool { lock.withLock { stopped } }
+
+            func stop() {
+                lock.withLock { stopped = true }
+            }
+        }
+
+        @Test func inputFilesAreReadWithABound() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let endless = sandbox.file("endless")
+            for arguments in [["key", "import", endless.path] + sandbox.storeArguments,
+                              ["verify", "--public-key", endless.path, "a.b.c"]] {
+                try? FileManager.default.removeItem(at: endless)
+                let feeder = try EndlessFile(endless)
+                defer { feeder.stop() }
+                let result = try await sandbox.run(arguments)
+                #expect(result.status == 1 && result.err.contains("larger than 64 KiB"), "\(result.summary)")
+            }
+        }
+    }
+}
