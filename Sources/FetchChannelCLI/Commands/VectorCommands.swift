@@ -9,10 +9,10 @@ enum VectorCommands {
     static let verify = Command(spec: CommandSpec(
         path: ["vectors", "verify"],
         abstract: "Check every test vector file and the Wycheproof suites; end with 'N passed, M failed'.",
-        discussion: "Runs each file in the vector directory through its checker (a file without one fails with \"no checker\"; README.md is documentation), then the Wycheproof ECDSA P-256 suites from --wycheproof DIR, else $WYCHEPROOF_DIR, else ../shared/vectors/wycheproof beside the package. One line per file on standard output, the last line 'N passed, M failed' (files); each failing case on standard error. Exit 0 only if M is 0. --json prints {\"files\": [{\"file\", \"passed\", \"cases\", \"failures\"}], \"passed\", \"failed\"}.",
+        discussion: "Runs each file in the vector directory through its checker (a file without one fails with \"no checker\"; README.md is documentation), then the Wycheproof ECDSA P-256 suites from --wycheproof DIR, else $WYCHEPROOF_DIR (when neither is given they are not run, and a note says so). One line per file on standard output, the last line 'N passed, M failed' (files); each failing case on standard error. Exit 0 only if M is 0. --json prints {\"files\": [{\"file\", \"passed\", \"cases\", \"failures\"}], \"passed\", \"failed\"}.",
         options: [
             .value("dir", "DIR", help: "The vector directory (default: Vectors)."),
-            .value("wycheproof", "DIR", help: "The Wycheproof directory (default: $WYCHEPROOF_DIR, else ../shared/vectors/wycheproof beside the package)."),
+            .value("wycheproof", "DIR", help: "The Wycheproof directory (default: $WYCHEPROOF_DIR)."),
             CommonOptions.json,
         ]
     )) { invocation in
@@ -26,11 +26,10 @@ enum VectorCommands {
         }
         if let given = try invocation.arguments.nonEmpty("wycheproof") {
             reports += WycheproofVectors.verify(directory: context.fileURL(given, isDirectory: true))
-        } else if let found = WycheproofVectors.defaultDirectory(packageRoot: directory.deletingLastPathComponent(),
-                                                                 environment: context.environment) {
+        } else if let found = WycheproofVectors.directory(environment: context.environment) {
             reports += WycheproofVectors.verify(directory: found)
         } else {
-            invocation.note("note: the Wycheproof suites were not found ($WYCHEPROOF_DIR or ../shared/vectors/wycheproof); give --wycheproof DIR to run them.")
+            invocation.note("note: the Wycheproof suites were not run: give --wycheproof DIR or set $WYCHEPROOF_DIR to a directory that holds them.")
         }
 
         let passed = reports.filter(\.passed).count

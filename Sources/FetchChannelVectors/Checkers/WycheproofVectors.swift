@@ -87,17 +87,16 @@ public enum WycheproofVectors: Sendable {
         }
     }
 
-    /// Where the suites are looked for when no directory is given: `$WYCHEPROOF_DIR`, else
-    /// `../shared/vectors/wycheproof` next to the package root. Nil when neither exists.
-    public static func defaultDirectory(packageRoot: URL, environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
-        var candidates: [URL] = []
-        if let path = environment["WYCHEPROOF_DIR"], !path.isEmpty {
-            candidates.append(URL(fileURLWithPath: path, isDirectory: true))
-        }
-        candidates.append(packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof", isDirectory: true))
-        return candidates.first { url in
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
-        }
+    /// The variable that names the Wycheproof directory when no `--wycheproof DIR` is given.
+    public static let environmentVariable = "WYCHEPROOF_DIR"
+
+    /// `$WYCHEPROOF_DIR` when it is set and names a directory; nil otherwise. Nothing else is
+    /// searched: a guessed location (beside the package, above a sandbox) would make a run depend
+    /// on whatever happens to lie there.
+    public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
+        guard let path = environment[environmentVariable], !path.isEmpty else { return nil }
+        let url = URL(fileURLWithPath: path, isDirectory: true)
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue ? url : nil
     }
 }

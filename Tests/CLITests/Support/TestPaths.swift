@@ -9,9 +9,9 @@ enum TestPaths {
     static var vectors: URL { packageRoot.appendingPathComponent("Vectors", isDirectory: true) }
     static var keys: URL { packageRoot.appendingPathComponent("Keys", isDirectory: true) }
 
-    /// The Wycheproof directory the vector tests use: `WYCHEPROOF_DIR`, else ../shared beside the package.
+    /// The Wycheproof directory the vector tests use: `$WYCHEPROOF_DIR` only (.ci/run sets it).
     static var wycheproof: URL? {
-        WycheproofVectors.defaultDirectory(packageRoot: packageRoot)
+        WycheproofVectors.directory()
     }
 
     static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }

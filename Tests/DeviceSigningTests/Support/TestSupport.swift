@@ -18,23 +18,19 @@ enum TestSupport {
 
     static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
-    /// The Wycheproof folder: `WYCHEPROOF_DIR`, else `../shared/vectors/wycheproof` beside the package.
-    static var wycheproofDirectory: URL {
-        if let path = ProcessInfo.processInfo.environment["WYCHEPROOF_DIR"], !path.isEmpty {
-            return URL(fileURLWithPath: path)
-        }
-        return packageRoot.deletingLastPathComponent().appendingPathComponent("shared/vectors/wycheproof")
+    /// The Wycheproof folder: `$WYCHEPROOF_DIR` only (.ci/run sets it), nil when it is not set.
+    static var wycheproofDirectory: URL? {
+        WycheproofVectors.directory()
     }
 
     /// Loads a Wycheproof file, or returns nil after saying loudly that it was skipped.
     /// Under `CI=true` a missing file is a test failure, not a skip.
     static func wycheproofFile(_ name: String) throws -> Data? {
-        let url = wycheproofDirectory.appendingPathComponent(name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        guard let url = wycheproofDirectory?.appendingPathComponent(name), FileManager.default.fileExists(atPath: url.path) else {
             if isCI {
-                Issue.record("Wycheproof file \(url.path) is missing and CI=true: set WYCHEPROOF_DIR or put ../shared beside the package.")
+                Issue.record("Wycheproof file \(name) is missing and CI=true: set WYCHEPROOF_DIR to the suites' directory.")
             } else {
-                print("⚠️  SKIPPED: Wycheproof file \(url.path) not found (set WYCHEPROOF_DIR). These 746 cases did NOT run.")
+                print("⚠️  SKIPPED: Wycheproof file \(name) not found (set WYCHEPROOF_DIR). These cases did NOT run.")
             }
             return nil
         }
