@@ -33,7 +33,9 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
 
     /// A success status whose answer cannot be used: not JSON, the wrong content type, wrong field
     /// types or missing fields, truncated, larger than 1 MiB (cut off unread), or bytes that are
-    /// not an HTTP answer at all. `reason` names what was wrong.
+    /// not an HTTP answer at all. `reason` names what was wrong. Also operations whose redeem URL
+    /// is not on the backend that returned them: those are dropped (the reason names both origins
+    /// and how many), and the backend's other operations are still returned.
     case invalidResponse(server: String, reason: String)
 
     /// The backend failed: any 5xx except 501.
