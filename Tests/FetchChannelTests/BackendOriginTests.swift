@@ -70,4 +70,12 @@ import Testing
         #expect(try !Self.contains("https://backend.example", "https://backend.example:444/x"))
         #expect(try !Self.contains("https://backend.example", "https://backend.example/../x"))
     }
+
+    @Test func aRedeemURLWithoutAnOriginIsAnIdentityOfItsOwn() {
+        let good = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://Backend.example:443/x/redeem")
+        #expect(good.identity == RedemptionIdentity(origin: "https://backend.example:443", token: "t"))
+        let bad = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://backend.example/../x")
+        #expect(bad.identity.origin == RedemptionIdentity.invalidOriginPrefix + "https://backend.example/../x")
+        #expect(bad.identity != good.identity)
+    }
 }

@@ -66,9 +66,9 @@ import Testing
         let (backward, _) = await run(releaseOrder: ["d.example", "c.example", "b.example", "a.example"])
         #expect(inFlight == 4)
         #expect(forward == backward)
-        // a1 appears on both backends at time 10: kept once, from the first server by name.
-        #expect(forward.operations.map(\.token) == ["a1", "b2", "a3"])
-        #expect(forward.operations.first?.server == "https://a.example")
+        // a1 appears on both backends at time 10: two operations (one per origin), by server name.
+        #expect(forward.operations.map(\.token) == ["a1", "a1", "b2", "a3"])
+        #expect(forward.operations.prefix(2).map(\.server) == ["https://a.example", "https://b.example"])
         #expect(forward.errors.map(\.code) == ["serverError", "operationNotSupportedByBackend"])
         #expect(forward.errors.map(\.server) == ["https://c.example", "https://d.example"])
     }
