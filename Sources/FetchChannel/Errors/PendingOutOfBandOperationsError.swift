@@ -162,6 +162,8 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
                 + "(127.0.0.0/8, ::1, localhost), because the request's signature must not travel in clear. Use https://."
         case .invalidURL:
             return "\(server) is not a usable server URL\(detail). Use an https:// URL with a host name."
+        case .foreignRedeemUrl:
+            return "\(server) was not contacted: it is not a backend this device is registered with\(detail)."
         case .other:
             return "Could not reach \(server)\(detail). Check the network connection and try again."
         }
