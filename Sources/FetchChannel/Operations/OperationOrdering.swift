@@ -1,7 +1,7 @@
 /// Merging the operations of several backends into the one list the app sees.
 public enum OperationOrdering {
-    /// Sorted by creation time ascending (the latest last), ties broken by server, token and origin so the
-    /// order never depends on which backend answered first; duplicates by
+    /// Sorted by creation time ascending (the latest last), ties broken by server, token and
+    /// origin so the order never depends on which backend answered first; duplicates by
     /// ``PendingOutOfBandOperation/identity`` removed (two registrations on one backend), keeping
     /// the earliest occurrence. The same token from two origins is two operations: both are kept.
     public static func merged(_ lists: [[PendingOutOfBandOperation]]) -> [PendingOutOfBandOperation] {

@@ -20,7 +20,7 @@ import Foundation
 /// skips.
 ///
 /// Each change of the redeemed set rewrites the whole file (at the default capacity of 10,000
-/// identities, about a MiB and two fsyncs per redemption). Redemptions follow a person's
+/// identities, under a MiB and two fsyncs per redemption). Redemptions follow a person's
 /// actions, so this is rare; a redemption's report is returned only after the write.
 public struct RedeemedTokenFile: Sendable, Hashable {
     /// The default file name.
