@@ -25,7 +25,7 @@ enum PipelineBenchmark {
             return String(repeating: "0", count: 36 - digits.count) + digits
         }
         let answer = RedeemedOperation(body: ["statusCode": .integer(1200)])
-        var ledger = RedemptionLedger(capacity: capacity)
+        var ledger = RedemptionLedger<String>(capacity: capacity)
         var baselineSet = Set<String>()
         var next = 0
         var refused = 0

@@ -41,8 +41,13 @@ import Testing
                 let host = request.url.host ?? ""
                 guard await gate.park(host) else { return .failure(NetworkFailure(.cancelled, detail: "")) }
                 switch host {
-                case "a.example": return Self.ok([FakeBackend.operation(30, "link", "a3"), FakeBackend.operation(10, "png-qr-code", "a1")])
-                case "b.example": return Self.ok([FakeBackend.operation(20, "firebase-cloud-messaging", "b2"), FakeBackend.operation(10, "link", "a1")])
+                case "a.example":
+                    return Self.ok([FakeBackend.operation(30, "link", "a3", server: "https://a.example"),
+                                    FakeBackend.operation(10, "png-qr-code", "a1", server: "https://a.example")])
+                case "b.example":
+                    return Self.ok([FakeBackend.operation(20, "firebase-cloud-messaging", "b2",
+                                                          server: "https://b.example"),
+                                    FakeBackend.operation(10, "link", "a1", server: "https://b.example")])
                 case "c.example": return .answer(HTTPAnswer(status: 503, body: Data("busy".utf8)))
                 default: return .answer(HTTPAnswer(status: 404))
                 }
@@ -61,9 +66,9 @@ import Testing
         let (backward, _) = await run(releaseOrder: ["d.example", "c.example", "b.example", "a.example"])
         #expect(inFlight == 4)
         #expect(forward == backward)
-        // a1 appears on both backends at time 10: kept once, from the first server by name.
-        #expect(forward.operations.map(\.token) == ["a1", "b2", "a3"])
-        #expect(forward.operations.first?.server == "https://a.example")
+        // a1 appears on both backends at time 10: two operations (one per origin), by server name.
+        #expect(forward.operations.map(\.token) == ["a1", "a1", "b2", "a3"])
+        #expect(forward.operations.prefix(2).map(\.server) == ["https://a.example", "https://b.example"])
         #expect(forward.errors.map(\.code) == ["serverError", "operationNotSupportedByBackend"])
         #expect(forward.errors.map(\.server) == ["https://c.example", "https://d.example"])
     }
@@ -96,7 +101,9 @@ import Testing
     @Test func cancellationEndsTheFetchAndKeepsWhatArrived() async throws {
         let gate = Gate()
         let transport = FakeTransport { request in
-            if request.url.host == "fast.example" { return Self.ok([FakeBackend.operation(1, "link", "t1")]) }
+            if request.url.host == "fast.example" {
+                return Self.ok([FakeBackend.operation(1, "link", "t1", server: "https://fast.example")])
+            }
             if await gate.park("hang") { return Self.ok([]) }
             return .failure(NetworkFailure(.cancelled, detail: "cancelled"))
         }
@@ -131,7 +138,7 @@ import Testing
     /// A backend whose clock is `skewMillis` ahead of the device's.
     func skewedBackend(_ skewMillis: Int64, base: String = "https://skewed.example") throws -> FakeBackend {
         try FakeBackend(base: base, key: key.publicKey, dispatchTargetId: "target-1", serverMillis: Self.deviceMillis + skewMillis,
-                        operations: [FakeBackend.operation(5, "link", "skewed-op")])
+                        operations: [FakeBackend.operation(5, "link", "skewed-op", server: base)])
     }
 
     @Test func reportDoesNotRetryAndReportsTheMeasuredOffset() async throws {
@@ -289,7 +296,9 @@ import Testing
     }
 
     @Test func aKeyThatCannotBeLoadedFailsOnlyItsRegistration() async throws {
-        let transport = FakeTransport { _ in Self.ok([FakeBackend.operation(1, "link", "good")]) }
+        let transport = FakeTransport { _ in
+            Self.ok([FakeBackend.operation(1, "link", "good", server: "https://good.example")])
+        }
         let broken = FetchRegistration(
             server: URL(string: "https://broken.example")!, deviceId: "d", dispatchTargetId: "t",
             signingKey: SigningKeySource(label: "test key") {

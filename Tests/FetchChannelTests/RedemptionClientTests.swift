@@ -85,6 +85,48 @@ import Testing
         #expect(transport.requests.isEmpty)
     }
 
+    @Test(arguments: [
+        "https://evil.example/prefix/redeem", "https://backend.example:8443/prefix/redeem",
+        "http://backend.example/prefix/redeem",
+        "https://backend.example/prefixevil/redeem", "https://backend.example/prefix/../redeem",
+        "https://backend.example/prefix/%2e%2e/redeem", "https://user@backend.example/prefix/redeem",
+        "http://127.0.0.1:9/redeem", "http://127.0.0.1:8080/redeem/../../x",
+    ])
+    func aRedeemURLOutsideTheRegisteredBackendsIsRefusedWithoutARequest(redeemUrl: String) async throws {
+        let transport = FakeTransport { _ in .answer(HTTPAnswer(status: 200)) }
+        let registered = ["https://backend.example/prefix", "http://127.0.0.1:8080"].compactMap(URL.init(string:))
+        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+                                      registeredBackends: registered)
+        let result = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: redeemUrl))
+        guard case .failure(.networkError(let url, let cause)) = result else {
+            Issue.record("expected networkError, got \(result)")
+            return
+        }
+        #expect(url == redeemUrl)
+        #expect(cause.kind == .foreignRedeemUrl)
+        #expect(cause.detail.contains("https://backend.example:443/prefix, http://127.0.0.1:8080"), "\(cause.detail)")
+        #expect(try #require(result.failure).message.contains("not on a backend this device is registered with"))
+        #expect(transport.requests.isEmpty)
+    }
+
+    @Test func aRedeemURLOnARegisteredBackendIsSentAndNoRestrictionIsTheDefault() async {
+        let transport = FakeTransport { _ in
+            .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
+        }
+        let registered = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+                                          registeredBackends: [URL(string: "https://backend.example/prefix/")!])
+        let inside = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://BACKEND.example:443/prefix/r")
+        #expect(await registered.redeem(inside).redemptionCode == nil)
+        let unrestricted = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
+        #expect(unrestricted.registeredBackends == nil)
+        let anywhere = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://anywhere.example/r")
+        #expect(await unrestricted.redeem(anywhere).redemptionCode == nil)
+        let none = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+                                    registeredBackends: [])
+        #expect(await none.redeem(inside).failure?.networkFailureKind == .foreignRedeemUrl)
+        #expect(transport.requests.count == 2, "the registered and the unrestricted redemption")
+    }
+
     @Test func timeoutIsANetworkError() async {
         let gate = Gate()
         let transport = FakeTransport { _ in

@@ -21,6 +21,9 @@ public struct NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible
         case insecureTransport
         /// Refused before any request: the URL has no host or a scheme other than http/https.
         case invalidURL
+        /// Refused before any request: the redeem URL is not on a registered backend (an operation
+        /// from a push, link or QR code must redeem at a backend this device registered with).
+        case foreignRedeemUrl
         /// Anything else (no route, no network, a system error).
         case other
 

@@ -33,7 +33,9 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
 
     /// A success status whose answer cannot be used: not JSON, the wrong content type, wrong field
     /// types or missing fields, truncated, larger than 1 MiB (cut off unread), or bytes that are
-    /// not an HTTP answer at all. `reason` names what was wrong.
+    /// not an HTTP answer at all. `reason` names what was wrong. Also operations whose redeem URL
+    /// is not on the backend that returned them: those are dropped (the reason names both origins
+    /// and how many), and the backend's other operations are still returned.
     case invalidResponse(server: String, reason: String)
 
     /// The backend failed: any 5xx except 501.
@@ -160,6 +162,8 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
                 + "(127.0.0.0/8, ::1, localhost), because the request's signature must not travel in clear. Use https://."
         case .invalidURL:
             return "\(server) is not a usable server URL\(detail). Use an https:// URL with a host name."
+        case .foreignRedeemUrl:
+            return "\(server) was not contacted: it is not a backend this device is registered with\(detail)."
         case .other:
             return "Could not reach \(server)\(detail). Check the network connection and try again."
         }

@@ -8,6 +8,10 @@ import Foundation
 /// concurrently (a task group), each failure becomes one typed error naming its server
 /// (``FetchErrorMapping``), and the operations of the others are returned, merged.
 ///
+/// A backend's operations whose redeem URL is not on that backend (``RedeemOriginCheck``) are
+/// dropped, and that backend gets one `invalidResponse` naming both origins; its other operations
+/// are still returned, so one backend can yield operations and an error.
+///
 /// Each request is new: a fresh Device-Signature (new request id, creation time, signature), the
 /// configured timeout, `Accept: application/json`. Requests go only to `https://` or to plain
 /// `http://` on a loopback host; anything else fails with `networkError(insecureTransport)`
@@ -53,32 +57,39 @@ public final class FetchClient: Sendable {
         self.timer = timer
     }
 
-    /// The operations pending on all `registrations`, and one error per registration that failed.
+    /// What one registration yielded: its usable operations, and its error if it had one (a
+    /// failure, with no operations; or operations on another origin, dropped, next to the others).
+    typealias BackendOutcome = (operations: [PendingOutOfBandOperation], error: PendingOutOfBandOperationsError?)
+
+    /// The operations pending on all `registrations`, and one error per registration that failed
+    /// or returned operations on another origin.
     public func pendingOutOfBandOperations(_ registrations: [FetchRegistration]) async -> PendingOutOfBandOperationsResult {
-        let outcomes = await withTaskGroup(
-            of: (Int, Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>).self
-        ) { group in
+        let outcomes = await withTaskGroup(of: (Int, BackendOutcome).self) { group in
             for (index, registration) in registrations.enumerated() {
                 group.addTask { (index, await self.fetch(registration)) }
             }
-            var outcomes = [Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>?](repeating: nil, count: registrations.count)
+            var outcomes = [BackendOutcome?](repeating: nil, count: registrations.count)
             for await (index, outcome) in group { outcomes[index] = outcome }
-            return outcomes
+            return outcomes.compactMap { $0 }  // every task reports
         }
-        var lists: [[PendingOutOfBandOperation]] = []
-        var errors: [PendingOutOfBandOperationsError] = []
-        for outcome in outcomes {
-            switch outcome {
-            case .success(let operations)?: lists.append(operations)
-            case .failure(let error)?: errors.append(error)
-            case nil: break  // every task reports; kept total for the compiler
-            }
-        }
-        return PendingOutOfBandOperationsResult(operations: OperationOrdering.merged(lists), errors: errors)
+        return PendingOutOfBandOperationsResult(operations: OperationOrdering.merged(outcomes.map(\.operations)),
+                                                errors: outcomes.compactMap(\.error))
     }
 
-    /// One registration: at most two requests (the second only as the compensated retry).
-    func fetch(_ registration: FetchRegistration) async -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError> {
+    /// One registration: its answer's operations that are on its origin, and its error.
+    func fetch(_ registration: FetchRegistration) async -> BackendOutcome {
+        switch await request(registration) {
+        case .success(let operations):
+            return RedeemOriginCheck.admitted(operations, backend: registration.server, server: registration.serverName)
+        case .failure(let error):
+            return ([], error)
+        }
+    }
+
+    /// One registration's answer: at most two requests (the second only as the compensated retry).
+    private func request(_ registration: FetchRegistration)
+        async -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
+    {
         let server = registration.serverName
         guard let url = registration.pendingOperationsURL else {
             return .failure(.networkError(server: server, cause: NetworkFailure(.invalidURL, detail: "the server URL and path do not form a URL")))

@@ -4,7 +4,9 @@ public struct PendingOutOfBandOperationsResult: Sendable, Hashable {
     /// Merged with ``OperationOrdering/merged(_:)``: creation time ascending (the latest last),
     /// duplicates by redeem token removed; independent of which backend answered first.
     public let operations: [PendingOutOfBandOperation]
-    /// One per failing registration, in the order the registrations were given.
+    /// One per failing registration, in the order the registrations were given. A registration
+    /// that returned operations whose redeem URL is on another origin has one too
+    /// (`invalidResponse`): those were dropped, and its other operations are in ``operations``.
     public let errors: [PendingOutOfBandOperationsError]
 
     public init(operations: [PendingOutOfBandOperation], errors: [PendingOutOfBandOperationsError]) {

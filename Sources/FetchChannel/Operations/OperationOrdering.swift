@@ -1,17 +1,19 @@
 /// Merging the operations of several backends into the one list the app sees.
 public enum OperationOrdering {
-    /// Sorted by creation time ascending (the latest last), ties broken by server then token so the
-    /// order never depends on which backend answered first; duplicates by redeem token removed,
-    /// keeping the earliest occurrence.
+    /// Sorted by creation time ascending (the latest last), ties broken by server, token and
+    /// origin so the order never depends on which backend answered first; duplicates by
+    /// ``PendingOutOfBandOperation/identity`` removed (two registrations on one backend), keeping
+    /// the earliest occurrence. The same token from two origins is two operations: both are kept.
     public static func merged(_ lists: [[PendingOutOfBandOperation]]) -> [PendingOutOfBandOperation] {
         let all = lists.joined().sorted { a, b in
             if a.creationTimeInEpochMillis != b.creationTimeInEpochMillis {
                 return a.creationTimeInEpochMillis < b.creationTimeInEpochMillis
             }
             if a.server != b.server { return a.server < b.server }
-            return a.token < b.token
+            if a.token != b.token { return a.token < b.token }
+            return a.identity.origin < b.identity.origin
         }
-        var seen = Set<String>()
-        return all.filter { seen.insert($0.token).inserted }
+        var seen = Set<RedemptionIdentity>()
+        return all.filter { seen.insert($0.identity).inserted }
     }
 }

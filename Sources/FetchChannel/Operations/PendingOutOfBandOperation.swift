@@ -2,8 +2,9 @@
 public struct PendingOutOfBandOperation: Sendable, Hashable, Codable {
     /// What the device needs to redeem the operation.
     public struct RedeemData: Sendable, Hashable, Codable {
-        /// The operation's identity: redeemed exactly once.
+        /// Redeemed exactly once; with the redeem URL's origin, the operation's ``identity``.
         public let token: String
+        /// Where the token is redeemed: for a fetched operation, always on the backend that returned it.
         public let redeemUrl: String
 
         public init(token: String, redeemUrl: String) {
@@ -43,6 +44,6 @@ public struct PendingOutOfBandOperation: Sendable, Hashable, Codable {
         self.server = server
     }
 
-    /// The redeem token: the identity used for de-duplication and exactly-once redemption.
+    /// The redeem token; the operation's ``identity`` is the token at its redeem URL's origin.
     public var token: String { payload.redeemData.token }
 }

@@ -11,9 +11,10 @@ import DeviceSigning
 /// 3. A fetch under way: the trigger waits for it and shares its result (single flight).
 /// 4. The last fetch returned less than ``throttleWindowMillis`` ago: its cached result.
 /// 5. Otherwise a fetch. Its operations are filtered by the ``policy`` and by the pipeline
-///    (redeemed and in-progress tokens are left out); local notifications whose token is no
-///    longer pending are cancelled; and, unless turned off, the latest eligible operation is
-///    started through the pipeline.
+///    (operations whose ``RedemptionIdentity`` is redeemed or in progress are left out); local
+///    notifications whose token is no longer pending are cancelled; and, unless turned off, the
+///    latest eligible operation is started through the pipeline. The fetch has already dropped
+///    every operation whose redeem URL is not on the backend that returned it.
 ///
 /// Time comes from the injected clock, so tests and simulations move it without sleeping.
 public actor FetchCoordinator {
@@ -111,7 +112,7 @@ public actor FetchCoordinator {
             }
         }
 
-        let states = await pipeline.states(of: result.operations.map(\.token))
+        let states = await pipeline.states(of: result.operations.map(\.identity))
         let eligible = OperationSelection.eligible(result.operations, policy: policy, states: states)
         var started: RedemptionReport?
         if startsChosenOperation, let chosen = eligible.last {

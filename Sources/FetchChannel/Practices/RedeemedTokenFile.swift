@@ -3,8 +3,16 @@ import Foundation
 /// Where a ``RedemptionPipeline`` keeps its redeemed set across restarts, so that a restart does
 /// not start an operation twice. Off unless the app passes one.
 ///
-/// The file is `directory/fileName`, JSON `{"version":1,"tokens":[…]}` with the tokens oldest
-/// first. It is written the way the key store writes keys (the same code): a new 0600 temporary
+/// The file is `directory/fileName`, JSON
+/// `{"version":2,"redeemed":[{"origin":"https://host:443","token":"…"},…]}`: each redeemed
+/// operation's ``RedemptionIdentity``, oldest first. A version 1 file (`{"version":1,"tokens":[…]}`,
+/// written before identities had an origin) still loads, but as an empty set: its tokens name no
+/// backend, and counting one as redeemed at every origin would let any backend suppress another's
+/// operation. Nothing is started twice because of that: an operation redeemed before is refused
+/// by its backend as already redeemed, which the pipeline reports as ``RedemptionReport/alreadyRedeemed(identity:)``
+/// and remembers. The next change writes version 2.
+///
+/// It is written the way the key store writes keys (the same code): a new 0600 temporary
 /// file in the directory, fsync, rename over the old file, fsync of the directory; so after a
 /// crash it holds the previous or the new set, never a part. The directory is created with
 /// mode 0700 if missing and, like the key store's, refused when it is not the user's own or is
@@ -12,13 +20,15 @@ import Foundation
 /// skips.
 ///
 /// Each change of the redeemed set rewrites the whole file (at the default capacity of 10,000
-/// tokens, a few hundred KiB and two fsyncs per redemption). Redemptions follow a person's
+/// identities, under a MiB and two fsyncs per redemption). Redemptions follow a person's
 /// actions, so this is rare; a redemption's report is returned only after the write.
 public struct RedeemedTokenFile: Sendable, Hashable {
     /// The default file name.
     public static let defaultFileName = "redeemed-tokens.json"
     /// A larger file is refused on loading: it is not one this package wrote at any sane capacity.
     public static let maximumBytes = 64 << 20
+    /// The version this package writes.
+    public static let currentVersion = 2
 
     public let directory: URL
     public let fileName: String

@@ -7,9 +7,19 @@ final class RedeemedTokenStorage: Sendable {
     let file: RedeemedTokenFile
     private let directory: KeyStoreDirectory
 
+    /// The current format, written by ``save(_:)``.
     private struct Contents: Codable {
-        var version: Int
+        var version = RedeemedTokenFile.currentVersion
+        var redeemed: [RedemptionIdentity]
+    }
+
+    /// The format before identities had an origin: read, and its tokens forgotten.
+    private struct VersionOne: Decodable {
         var tokens: [String]
+    }
+
+    private struct Version: Decodable {
+        var version: Int
     }
 
     /// Opens (creating if needed) the file's directory and removes temporary files left by an
@@ -28,30 +38,40 @@ final class RedeemedTokenStorage: Sendable {
         }
     }
 
-    /// The tokens in the file, oldest first; none when there is no file yet.
-    func load() throws(RedeemedTokenFileError) -> [String] {
+    /// The identities in the file, oldest first; none when there is no file yet, and none from a
+    /// version 1 file (its tokens name no origin: see ``RedeemedTokenFile``).
+    func load() throws(RedeemedTokenFileError) -> [RedemptionIdentity] {
         guard directory.exists(file.fileName) else { return [] }
-        let contents: Contents
         do {
             let bytes = try directory.readFile(file.fileName, maximumBytes: RedeemedTokenFile.maximumBytes)
-            contents = try bytes.withUnsafeBytes { try JSONDecoder().decode(Contents.self, from: Data($0)) }
+            let data = bytes.withUnsafeBytes { Data($0) }
+            let decoder = JSONDecoder()
+            switch try decoder.decode(Version.self, from: data).version {
+            case RedeemedTokenFile.currentVersion:
+                return try decoder.decode(Contents.self, from: data).redeemed
+            case 1:
+                _ = try decoder.decode(VersionOne.self, from: data)  // well-formed, or refused as any corrupt file
+                return []
+            case let version:
+                let reason = "the file has version \(version); this package reads versions 1 and "
+                    + "\(RedeemedTokenFile.currentVersion)."
+                throw RedeemedTokenFileError(path: file.path, reason: reason)
+            }
+        } catch let error as RedeemedTokenFileError {
+            throw error
         } catch is DecodingError {
             throw RedeemedTokenFileError(path: file.path, reason: "the file is not a redeemed-token list written by this package. Move it away to start with an empty set (operations already redeemed are then refused by the backend as already redeemed).")
         } catch {
             throw Self.wrap(error, file)
         }
-        guard contents.version == 1 else {
-            throw RedeemedTokenFileError(path: file.path, reason: "the file has version \(contents.version); this package reads version 1.")
-        }
-        return contents.tokens
     }
 
-    /// Replaces the file with `tokens` (oldest first), atomically.
-    func save(_ tokens: [String]) throws(RedeemedTokenFileError) {
+    /// Replaces the file with `identities` (oldest first), atomically, in the current version.
+    func save(_ identities: [RedemptionIdentity]) throws(RedeemedTokenFileError) {
         do {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.withoutEscapingSlashes]
-            let data = try encoder.encode(Contents(version: 1, tokens: tokens))
+            let data = try encoder.encode(Contents(redeemed: identities))
             try directory.withExclusiveLock {
                 try data.withUnsafeBytes { try directory.writeAtomically(file.fileName, contents: $0) }
             }

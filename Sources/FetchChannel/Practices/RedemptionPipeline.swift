@@ -1,16 +1,22 @@
-/// The single serialized path by which this device redeems operations: each redeem token (the
-/// operation's identity) is redeemed at most once, however many pushes, links, QR codes and
-/// fetches deliver it, and however they interleave.
+/// The single serialized path by which this device redeems operations: each operation is
+/// redeemed at most once, however many pushes, links, QR codes and fetches deliver it, and however
+/// they interleave.
+///
+/// An operation is its ``RedemptionIdentity``: the redeem token at the origin of its redeem URL.
+/// The same token from two backends is two operations, so one backend cannot make this device
+/// skip another's operation by sending its token first.
 ///
 /// Rules, in order (all bookkeeping happens on the actor, between the awaits):
-/// - a token that is redeemed or in progress is skipped and reported as ``RedemptionReport/duplicate(token:state:)``;
+/// - an identity that is redeemed or in progress is skipped and reported as
+///   ``RedemptionReport/duplicate(identity:state:)``;
 /// - otherwise it is marked in progress *before* the request, so a concurrent delivery of the same
-///   token is a duplicate;
+///   operation is a duplicate;
 /// - success -> redeemed; `tokenAlreadyRedeemed` -> redeemed (and reported so); `tokenExpired`
-///   -> dropped and reported; any other failure (network, 5xx, unknown) -> released, so the
-///   person can try again. A token never stays in progress after its request returned.
+///   -> dropped and reported; any other failure (network — a redeem URL outside the registered
+///   backends included —, 5xx, unknown) -> released, so the person can try again. An identity
+///   never stays in progress after its request returned.
 ///
-/// Requests for *different* tokens may be under way at the same time; only the bookkeeping is
+/// Requests for *different* identities may be under way at the same time; only the bookkeeping is
 /// serialized. The redeemed set is bounded (``capacity``, default 10,000; the oldest is forgotten
 /// first — the backend still refuses a forgotten token as already redeemed) and can persist to a
 /// ``RedeemedTokenFile``.
@@ -18,10 +24,10 @@ public actor RedemptionPipeline {
     /// The redeemed set's default capacity.
     public static let defaultCapacity = 10_000
 
-    /// How many redeemed tokens are remembered.
+    /// How many redeemed identities are remembered.
     public nonisolated let capacity: Int
     private let redeemer: any OperationRedeeming
-    private var ledger: RedemptionLedger
+    private var ledger: RedemptionLedger<RedemptionIdentity>
     private let storage: RedeemedTokenStorage?
     /// The last failure to write the redeemed-token file (nil when the last write worked or
     /// nothing persists). The set in memory stays right; only a restart could forget tokens.
@@ -36,29 +42,29 @@ public actor RedemptionPipeline {
         storage = nil
     }
 
-    /// A pipeline whose redeemed set starts from `file` (the newest `capacity` tokens in it) and
-    /// is written back after every change. Throws when the file or its directory cannot be used.
+    /// A pipeline whose redeemed set starts from `file` (the newest `capacity` identities in it)
+    /// and is written back after every change. Throws when the file or its directory cannot be used.
+    /// A version 1 file (tokens without their origin) is read as an empty set: see ``RedeemedTokenFile``.
     public init(redeemer: any OperationRedeeming, capacity: Int = RedemptionPipeline.defaultCapacity,
                 persistingTo file: RedeemedTokenFile) throws(RedeemedTokenFileError) {
         precondition(capacity >= 1, "RedemptionPipeline needs a capacity of at least 1")
         let storage = try RedeemedTokenStorage(file)
-        let tokens = try storage.load()
+        let identities = try storage.load()
         self.capacity = capacity
         self.redeemer = redeemer
-        ledger = RedemptionLedger(capacity: capacity, redeemedOldestFirst: tokens)
+        ledger = RedemptionLedger(capacity: capacity, redeemedOldestFirst: identities)
         self.storage = storage
     }
 
-    /// Redeems the operation `payload` describes, unless its token is redeemed or in progress.
+    /// Redeems the operation `payload` describes, unless its identity is redeemed or in progress.
     public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionReport {
-        let token = payload.redeemData.token
-        let previous = ledger.begin(token)
-        guard previous == .unseen else { return .duplicate(token: token, state: previous) }
-        // In progress now: any delivery of `token` that reaches the actor during this await is a duplicate.
+        let identity = payload.redeemData.identity
+        let previous = ledger.begin(identity)
+        guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
+        // In progress now: any delivery of `identity` that reaches the actor during this await is a duplicate.
         let outcome = await redeemer.redeem(payload)
-        let report = ledger.finish(token, with: outcome)
-        if report.movedToRedeemed { persist() }
-        return report
+        if ledger.finish(identity, with: outcome) == .redeemed { persist() }
+        return RedemptionReport(identity, settledWith: outcome)
     }
 
     /// Redeems a fetched operation: the pipeline redeems its payload.
@@ -66,26 +72,32 @@ public actor RedemptionPipeline {
         await redeem(operation.payload)
     }
 
-    /// Where `token` stands.
-    public func state(of token: String) -> RedemptionState {
-        ledger.state(of: token)
+    /// Where `identity` stands.
+    public func state(of identity: RedemptionIdentity) -> RedemptionState {
+        ledger.state(of: identity)
     }
 
-    /// Where each of `tokens` stands, in one call.
-    public func states(of tokens: [String]) -> [String: RedemptionState] {
-        var states: [String: RedemptionState] = [:]
-        states.reserveCapacity(tokens.count)
-        for token in tokens { states[token] = ledger.state(of: token) }
+    /// Where each of `identities` stands, in one call.
+    public func states(of identities: [RedemptionIdentity]) -> [RedemptionIdentity: RedemptionState] {
+        var states: [RedemptionIdentity: RedemptionState] = [:]
+        states.reserveCapacity(identities.count)
+        for identity in identities { states[identity] = ledger.state(of: identity) }
         return states
     }
 
-    /// The tokens whose request is under way.
-    public var inProgressTokens: Set<String> { ledger.inProgress }
+    /// The operations whose request is under way.
+    public var inProgress: Set<RedemptionIdentity> { ledger.inProgress }
 
-    /// The remembered redeemed tokens, oldest first (at most ``capacity``).
-    public var redeemedTokens: [String] { ledger.redeemedOldestFirst }
+    /// The remembered redeemed operations, oldest first (at most ``capacity``).
+    public var redeemed: [RedemptionIdentity] { ledger.redeemedOldestFirst }
 
-    /// How many redeemed tokens are remembered.
+    /// The tokens of ``inProgress`` (the same token may be under way at two origins).
+    public var inProgressTokens: Set<String> { Set(ledger.inProgress.map(\.token)) }
+
+    /// The tokens of ``redeemed``, oldest first.
+    public var redeemedTokens: [String] { ledger.redeemedOldestFirst.map(\.token) }
+
+    /// How many redeemed identities are remembered.
     public var redeemedCount: Int { ledger.redeemedCount }
 
     private func persist() {

@@ -8,17 +8,33 @@ import Foundation
 /// `networkError(insecureTransport)` without a request); no redirects, no cookies or caches;
 /// bodies bounded at 1 MiB; a per-request timeout; cancellation honoured. Redemption is not
 /// retried here: whether a failed redemption may be retried is the pipeline's decision.
+///
+/// With ``registeredBackends`` set, a redeem URL must also be inside one of them
+/// (``BackendOrigin/contains(_:)``), or it fails with `networkError(foreignRedeemUrl)` before any
+/// request: an operation that arrives by push, link or QR code cannot send this device's
+/// redemption to a place it never registered with. A fetched operation is already on its
+/// backend's origin (the fetch drops the others).
 public final class RedemptionClient: Sendable {
     public let requestTimeout: Duration
+    /// The backends a redeem URL must be on; nil: no restriction (any https://, or http:// on loopback).
+    public let registeredBackends: [BackendOrigin]?
     private let transport: any HTTPTransport
     private let timer: any RequestTimer
 
-    public convenience init(requestTimeout: Duration = .seconds(15)) {
-        self.init(requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer())
+    /// - Parameter registeredBackends: the base URLs of the backends this device is registered with
+    ///   (``FetchRegistration/server``); a redeem URL outside all of them is refused. A URL that is
+    ///   not a backend origin (``BackendOrigin/init(url:)``) admits nothing. Nil (the default)
+    ///   restricts nothing: for a device with no registration yet, whose first operation is the
+    ///   registration QR code.
+    public convenience init(requestTimeout: Duration = .seconds(15), registeredBackends: [URL]? = nil) {
+        self.init(requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer(),
+                  registeredBackends: registeredBackends)
     }
 
-    init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer) {
+    init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
+         registeredBackends: [URL]? = nil) {
         self.requestTimeout = requestTimeout
+        self.registeredBackends = registeredBackends.map { $0.compactMap(BackendOrigin.init(url:)) }
         self.transport = transport
         self.timer = timer
     }
@@ -34,7 +50,7 @@ public final class RedemptionClient: Sendable {
         guard let url = URL(string: urlText) else {
             return .failure(.networkError(url: urlText, cause: NetworkFailure(.invalidURL, detail: "not a URL")))
         }
-        if let refusal = TransportSecurity.refusal(for: url) {
+        if let refusal = foreignRefusal(for: url) ?? TransportSecurity.refusal(for: url) {
             return .failure(.networkError(url: urlText, cause: refusal))
         }
         if Task.isCancelled {
@@ -46,6 +62,15 @@ public final class RedemptionClient: Sendable {
                                        headers: ["Content-Type": "application/json", "Accept": "application/json"],
                                        body: body, timeout: requestTimeout)
         return Self.outcome(of: await transport.send(request, timer: timer), url: urlText, token: redeemData.token)
+    }
+
+    /// Nil when `url` is inside a registered backend or no restriction is set; otherwise `foreignRedeemUrl`.
+    private func foreignRefusal(for url: URL) -> NetworkFailure? {
+        guard let registeredBackends, !registeredBackends.contains(where: { $0.contains(url) }) else { return nil }
+        let registered = registeredBackends.isEmpty
+            ? "none registered" : registeredBackends.map(\.description).joined(separator: ", ")
+        let place = BackendOrigin(url: url)?.description ?? "a URL without a usable origin"
+        return NetworkFailure(.foreignRedeemUrl, detail: "\(place) is not inside a registered backend (\(registered))")
     }
 
     /// The error codes of a redemption error body (`errorCode`).

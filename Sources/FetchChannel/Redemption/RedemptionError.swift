@@ -8,7 +8,8 @@ public enum RedemptionError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The operation's lifetime is over (`TOKEN_EXPIRED`, 410): it must be started again.
     case tokenExpired(url: String, httpError: HTTPErrorInfo)
     /// No HTTP answer (refused, DNS, TLS, timeout, cancelled, lost), or refused before sending
-    /// (plain http:// to a host that is not loopback, an unusable URL). The token may be retried.
+    /// (plain http:// to a host that is not loopback, an unusable URL, a redeem URL outside the
+    /// registered backends: `foreignRedeemUrl`). The token may be retried.
     case networkError(url: String, cause: NetworkFailure)
     /// Anything else: another status or error code, or a 2xx whose body is not a JSON object.
     case unknown(url: String, httpError: HTTPErrorInfo?, reason: String)
@@ -50,6 +51,9 @@ public enum RedemptionError: Error, Sendable, Hashable, CustomStringConvertible 
                 return "\(url) was not contacted: plain http:// is allowed only for loopback addresses. The operation's redeem URL must use https://."
             case .invalidURL:
                 return "The operation's redeem URL \(url) is not usable (\(cause.detail))."
+            case .foreignRedeemUrl:
+                return "\(url) was not contacted: it is not on a backend this device is registered with "
+                    + "(\(cause.detail)). Start the operation from a backend you registered with."
             case .cancelled:
                 return "Redeeming the operation at \(url) was cancelled before it finished."
             default:

@@ -18,7 +18,7 @@ extension Practices {
         }
 
         /// One list over every channel: each policy's eligible list and choice, with redeemed and
-        /// in-progress tokens left out.
+        /// in-progress operations left out.
         @Test func selectionFiltersByPolicyAndStateAndChoosesTheLatest() {
             let operations = [
                 Practices.operation("push-old", created: 100, channel: .pushNotification),
@@ -29,7 +29,11 @@ extension Practices {
                 Practices.operation("sms", created: 400, channel: .other("sms")),
                 Practices.operation("push-new", created: 320, channel: .pushNotification),
             ]
-            let states: [String: RedemptionState] = ["push-redeemed": .redeemed, "push-busy": .inProgress]
+            let states: [RedemptionIdentity: RedemptionState] = [
+                .onBackend("push-redeemed"): .redeemed, .onBackend("push-busy"): .inProgress,
+                // The same token redeemed at another origin is another operation: push-old stays eligible.
+                RedemptionIdentity(origin: "https://other.example:443", token: "push-old"): .redeemed,
+            ]
             let push = OperationSelection.eligible(operations, policy: .pushOnly, states: states)
             #expect(push.map(\.token) == ["push-old", "push-new"])
             let all = OperationSelection.eligible(operations, policy: .accessibility, states: states)

@@ -98,7 +98,8 @@ extension Practices {
                 #expect(redeemHold.heldCount == 1)
                 redeemHold.releaseAll()
                 push = await pushTask.value
-                #expect(push == .incomingRedeemedDirectly(.duplicate(token: t.redeemData.token, state: .inProgress)))
+                #expect(push
+                        == .incomingRedeemedDirectly(.duplicate(identity: t.redeemData.identity, state: .inProgress)))
             }
             let snapshot = try #require(await fetch.value.snapshot)
             #expect(snapshot.operations.map(\.token) == [t.redeemData.token], "the fetch returned T")
@@ -158,7 +159,7 @@ extension Practices {
             let coordinator = device.coordinator()
             let push = await coordinator.handle(.incoming(.pushNotification, t))
             #expect(push.incomingReport?.code == "released")
-            #expect(await coordinator.pipeline.state(of: t.redeemData.token) == .unseen)
+            #expect(await coordinator.pipeline.state(of: t.redeemData.identity) == .unseen)
             let first = try #require(await coordinator.handle(.userAction).snapshot)
             #expect(first.started?.code == "redeemed" && first.started?.token == t.redeemData.token)
             #expect(device.backend.statistics.redemptions[t.redeemData.token] == 1)
@@ -172,13 +173,13 @@ extension Practices {
             device.clock.advance(byMillis: 2_000)
             let coordinator = device.coordinator()
             let report = try #require(await coordinator.handle(.incoming(.pushNotification, t)).incomingReport)
-            guard case .expired(let token, let error) = report else {
+            guard case .expired(let identity, let error) = report else {
                 Issue.record("expected expired, got \(report)")
                 return
             }
-            #expect(token == t.redeemData.token && error.code == "tokenExpired")
-            #expect(await coordinator.pipeline.state(of: token) == .unseen)
-            #expect(device.backend.statistics.redemptions[token] == nil)
+            #expect(identity == t.redeemData.identity && error.code == "tokenExpired")
+            #expect(await coordinator.pipeline.state(of: identity) == .unseen)
+            #expect(device.backend.statistics.redemptions[identity.token] == nil)
         }
 
         @Test func theResultKeepsABackendsClockSkewError() async throws {

@@ -72,9 +72,10 @@ extension Practices {
             let redeemer = ImmediateRedeemer()
             let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
             let outcome = await coordinator.handle(.incoming(.qrCode, Practices.payload("t1")))
-            #expect(outcome == .incomingRedeemedDirectly(.redeemed(token: "t1", operation: Practices.answer)))
+            #expect(outcome
+                    == .incomingRedeemedDirectly(.redeemed(identity: .onBackend("t1"), operation: Practices.answer)))
             #expect(await coordinator.handle(.incoming(.pushNotification, Practices.payload("t1")))
-                    == .incomingRedeemedDirectly(.duplicate(token: "t1", state: .redeemed)))
+                    == .incomingRedeemedDirectly(.duplicate(identity: .onBackend("t1"), state: .redeemed)))
             #expect(fetcher.calls == 0 && redeemer.calls("t1") == 1)
         }
 
@@ -89,7 +90,7 @@ extension Practices {
             #expect(snapshot.operations == operations)
             #expect(snapshot.eligible.map(\.token) == ["old", "latest"])
             #expect(snapshot.chosen?.token == "latest")
-            #expect(snapshot.started == .redeemed(token: "latest", operation: Practices.answer))
+            #expect(snapshot.started == .redeemed(identity: .onBackend("latest"), operation: Practices.answer))
             #expect(redeemer.calls("old") == 0 && redeemer.calls("qr") == 0)
         }
 
@@ -201,7 +202,8 @@ extension Practices {
                 fetcher.releaseAll()
                 await redeemer.waitForWaiting(1)  // the fetch's choice, T, is in progress
                 push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
-                #expect(await push.value == .incomingRedeemedDirectly(.duplicate(token: "T", state: .inProgress)))
+                #expect(await push.value
+                        == .incomingRedeemedDirectly(.duplicate(identity: .onBackend("T"), state: .inProgress)))
                 redeemer.resolve("T", succeed: true)
                 #expect(try #require(await fetch.value.snapshot).started?.code == "redeemed")
             } else {

@@ -56,6 +56,13 @@ import Testing
 /// The seeded generator of the randomized tests (SplitMix64): reproducible from the printed seed.
 typealias SeededRandom = SplitMix64
 
+extension RedemptionIdentity {
+    /// `token` at the origin of ``Practices/server``, where ``Practices/payload(_:)`` redeems.
+    static func onBackend(_ token: String) -> RedemptionIdentity {
+        RedemptionIdentity(origin: "https://backend.example:443", token: token)
+    }
+}
+
 /// What a redeemer answers.
 typealias RedemptionResult = Result<RedeemedOperation, RedemptionError>
 

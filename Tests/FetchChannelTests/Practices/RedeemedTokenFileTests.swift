@@ -4,6 +4,12 @@ import Testing
 
 extension Practices {
     @Suite struct RedeemedTokenFileTests {
+        /// Puts `contents` where the pipeline reads its file, as the pipeline would (0600).
+        static func write(_ contents: Data, to file: RedeemedTokenFile) -> Bool {
+            FileManager.default.createFile(atPath: file.path, contents: contents,
+                                           attributes: [.posixPermissions: 0o600])
+        }
+
         @Test func aRestartedPipelineRemembersWhatWasRedeemed() async throws {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory)
@@ -14,7 +20,8 @@ extension Practices {
 
                 let redeemer = ImmediateRedeemer()
                 let restarted = try RedemptionPipeline(redeemer: redeemer, persistingTo: file)
-                #expect(await restarted.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .redeemed))
+                #expect(await restarted.redeem(Practices.payload("t1"))
+                        == .duplicate(identity: .onBackend("t1"), state: .redeemed))
                 #expect(await restarted.redeemedTokens == ["t1", "t2"])
                 #expect(redeemer.totalCalls == 0)
             }
@@ -53,8 +60,61 @@ extension Practices {
                 let directoryMode = try #require(try FileManager.default.attributesOfItem(atPath: file.directory.path)[.posixPermissions] as? Int)
                 #expect(fileMode == 0o600)
                 #expect(directoryMode == 0o700)
+            }
+        }
+
+        @Test func theFileHoldsEachIdentityWithItsOrigin() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                let elsewhere = PendingOutOfBandOperation.Payload(
+                    contentType: "application/json", version: "1",
+                    redeemData: .init(token: "t1", redeemUrl: "https://other.example:8443/redeem"))
+                _ = await pipeline.redeem(Practices.payload("t1"))
+                _ = await pipeline.redeem(elsewhere)
+                let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file.path)))
+                let contents = try #require(object as? [String: Any])
+                #expect(contents["version"] as? Int == 2)
+                let redeemed = try #require(contents["redeemed"] as? [[String: String]])
+                #expect(redeemed == [["origin": "https://backend.example:443", "token": "t1"],
+                                     ["origin": "https://other.example:8443", "token": "t1"]])
+                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(await restarted.redeemed == [.onBackend("t1"), elsewhere.redeemData.identity])
+            }
+        }
+
+        /// A version 1 file names no origin: its tokens are forgotten, and an operation it held is
+        /// refused by the backend as already redeemed, which moves it to the redeemed set (written as version 2).
+        @Test func aVersionOneFileLoadsAndItsTokensAreForgotten() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)  // creates the directory
+                let v1 = Data(#"{"version":1,"tokens":["t1","t2"]}"#.utf8)
+                #expect(Self.write(v1, to: file))
+                let redeemer = ImmediateRedeemer { _, _ in .failure(Practices.alreadyRedeemed) }
+                let pipeline = try RedemptionPipeline(redeemer: redeemer, persistingTo: file)
+                #expect(await pipeline.redeemedCount == 0)
+                #expect(await pipeline.redeem(Practices.payload("t1")) == .alreadyRedeemed(identity: .onBackend("t1")))
+                #expect(redeemer.calls("t1") == 1)
+                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(await restarted.redeemed == [.onBackend("t1")])
                 let text = try String(contentsOfFile: file.path, encoding: .utf8)
-                #expect(text == #"{"tokens":["t1"],"version":1}"# || text == #"{"version":1,"tokens":["t1"]}"#)
+                #expect(text.contains(#""version":2"#))
+            }
+        }
+
+        @Test(arguments: [
+            #"{"version":3,"redeemed":[]}"#, #"{"version":1,"redeemed":[]}"#, #"{"version":2,"tokens":["t1"]}"#,
+        ])
+        func anotherVersionOrAMismatchedShapeIsRefused(text: String) async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(Self.write(Data(text.utf8), to: file))
+                let error = #expect(throws: RedeemedTokenFileError.self) {
+                    _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                }
+                #expect(error?.path == file.path)
             }
         }
 
@@ -99,7 +159,7 @@ extension Practices {
                 try FileManager.default.createDirectory(atPath: file.path, withIntermediateDirectories: false)
                 #expect(await pipeline.redeem(Practices.payload("t1")).code == "redeemed")
                 #expect(await pipeline.persistenceFailure?.path == file.path)
-                #expect(await pipeline.state(of: "t1") == .redeemed)
+                #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
             }
         }
     }

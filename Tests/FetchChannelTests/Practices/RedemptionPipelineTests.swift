@@ -7,11 +7,14 @@ extension Practices {
         @Test func successRedeemsOnceAndLaterDeliveriesAreDuplicates() async {
             let redeemer = ImmediateRedeemer()
             let pipeline = RedemptionPipeline(redeemer: redeemer)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", operation: Practices.answer))
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .redeemed))
-            #expect(await pipeline.redeem(Practices.operation("t1", created: 1)) == .duplicate(token: "t1", state: .redeemed))
+            #expect(await pipeline.redeem(Practices.payload("t1"))
+                    == .redeemed(identity: .onBackend("t1"), operation: Practices.answer))
+            #expect(await pipeline.redeem(Practices.payload("t1"))
+                    == .duplicate(identity: .onBackend("t1"), state: .redeemed))
+            #expect(await pipeline.redeem(Practices.operation("t1", created: 1))
+                    == .duplicate(identity: .onBackend("t1"), state: .redeemed))
             #expect(redeemer.calls("t1") == 1)
-            #expect(await pipeline.state(of: "t1") == .redeemed)
+            #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
             #expect(await pipeline.inProgressTokens.isEmpty)
         }
 
@@ -20,10 +23,11 @@ extension Practices {
             let pipeline = RedemptionPipeline(redeemer: redeemer)
             let first = Task { await pipeline.redeem(Practices.payload("t1")) }
             await redeemer.waitForWaiting(1)
-            #expect(await pipeline.state(of: "t1") == .inProgress)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .inProgress))
+            #expect(await pipeline.state(of: .onBackend("t1")) == .inProgress)
+            #expect(await pipeline.redeem(Practices.payload("t1"))
+                    == .duplicate(identity: .onBackend("t1"), state: .inProgress))
             #expect(redeemer.resolve("t1", succeed: true))
-            #expect(await first.value == .redeemed(token: "t1", operation: Practices.answer))
+            #expect(await first.value == .redeemed(identity: .onBackend("t1"), operation: Practices.answer))
             #expect(redeemer.calls("t1") == 1)
             #expect(redeemer.violations.isEmpty)
         }
@@ -37,7 +41,7 @@ extension Practices {
             await redeemer.waitForWaiting(2)
             redeemer.resolve("fast", succeed: true)
             #expect(await fast.value.code == "redeemed")
-            #expect(await pipeline.state(of: "slow") == .inProgress)
+            #expect(await pipeline.state(of: .onBackend("slow")) == .inProgress)
             redeemer.resolve("slow", succeed: true)
             #expect(await slow.value.code == "redeemed")
         }
@@ -46,19 +50,22 @@ extension Practices {
         func aFailureReleasesTheTokenForARetry(failure: RedemptionError) async {
             let redeemer = ImmediateRedeemer { _, attempt in attempt == 1 ? .failure(failure) : .success(Practices.answer) }
             let pipeline = RedemptionPipeline(redeemer: redeemer)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .released(token: "t1", error: failure))
-            #expect(await pipeline.state(of: "t1") == .unseen)
+            #expect(await pipeline.redeem(Practices.payload("t1"))
+                    == .released(identity: .onBackend("t1"), error: failure))
+            #expect(await pipeline.state(of: .onBackend("t1")) == .unseen)
             #expect(await pipeline.redeemedCount == 0)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .redeemed(token: "t1", operation: Practices.answer))
+            #expect(await pipeline.redeem(Practices.payload("t1"))
+                    == .redeemed(identity: .onBackend("t1"), operation: Practices.answer))
             #expect(redeemer.calls("t1") == 2)
         }
 
         @Test func tokenAlreadyRedeemedMovesTheTokenToTheRedeemedSet() async {
             let redeemer = ImmediateRedeemer { _, _ in .failure(Practices.alreadyRedeemed) }
             let pipeline = RedemptionPipeline(redeemer: redeemer)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .alreadyRedeemed(token: "t1"))
-            #expect(await pipeline.state(of: "t1") == .redeemed)
-            #expect(await pipeline.redeem(Practices.payload("t1")) == .duplicate(token: "t1", state: .redeemed))
+            #expect(await pipeline.redeem(Practices.payload("t1")) == .alreadyRedeemed(identity: .onBackend("t1")))
+            #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
+            #expect(await pipeline.redeem(Practices.payload("t1"))
+                    == .duplicate(identity: .onBackend("t1"), state: .redeemed))
             #expect(redeemer.calls("t1") == 1)
         }
 
@@ -66,9 +73,9 @@ extension Practices {
             let redeemer = ImmediateRedeemer { _, _ in .failure(Practices.expired) }
             let pipeline = RedemptionPipeline(redeemer: redeemer)
             let report = await pipeline.redeem(Practices.payload("t1"))
-            #expect(report == .expired(token: "t1", error: Practices.expired))
+            #expect(report == .expired(identity: .onBackend("t1"), error: Practices.expired))
             #expect(!report.movedToRedeemed)
-            #expect(await pipeline.state(of: "t1") == .unseen)
+            #expect(await pipeline.state(of: .onBackend("t1")) == .unseen)
             #expect(await pipeline.redeemedCount == 0)
             #expect(await pipeline.inProgressTokens.isEmpty)
         }
@@ -81,7 +88,7 @@ extension Practices {
             caller.cancel()
             #expect(await caller.value.code == "released")
             #expect(await pipeline.inProgressTokens.isEmpty)
-            #expect(await pipeline.state(of: "t1") == .unseen)
+            #expect(await pipeline.state(of: .onBackend("t1")) == .unseen)
         }
 
         @Test func theRedeemedSetForgetsItsOldestBeyondTheCapacity() async {
@@ -90,12 +97,12 @@ extension Practices {
             for index in 1...5 { _ = await pipeline.redeem(Practices.payload("t\(index)")) }
             #expect(await pipeline.redeemedTokens == ["t3", "t4", "t5"])
             #expect(await pipeline.redeemedCount == 3)
-            #expect(await pipeline.state(of: "t2") == .unseen)
-            #expect(await pipeline.state(of: "t3") == .redeemed)
+            #expect(await pipeline.state(of: .onBackend("t2")) == .unseen)
+            #expect(await pipeline.state(of: .onBackend("t3")) == .redeemed)
         }
 
         @Test func theLedgerForgetsTheOldestInOrderAcrossManyWraps() {
-            var ledger = RedemptionLedger(capacity: 7)
+            var ledger = RedemptionLedger<String>(capacity: 7)
             for index in 0..<100 {
                 #expect(ledger.begin("t\(index)") == .unseen)
                 _ = ledger.finish("t\(index)", with: .success(Practices.answer))
@@ -112,18 +119,18 @@ extension Practices {
         }
 
         @Test func aLoadedListKeepsItsNewestTokensAndIgnoresRepeats() {
-            let ledger = RedemptionLedger(capacity: 3, redeemedOldestFirst: ["a", "b", "a", "c", "d"])
+            let ledger = RedemptionLedger<String>(capacity: 3, redeemedOldestFirst: ["a", "b", "a", "c", "d"])
             #expect(ledger.redeemedOldestFirst == ["b", "c", "d"])
             #expect(ledger.state(of: "a") == .unseen)
         }
 
         @Test func ledgerRefusesADuplicateBeginAndEndsEveryBegunToken() {
-            var ledger = RedemptionLedger(capacity: 10)
+            var ledger = RedemptionLedger<String>(capacity: 10)
             #expect(ledger.begin("a") == .unseen)
             #expect(ledger.begin("a") == .inProgress)
-            #expect(ledger.finish("a", with: .failure(Practices.expired)) == .expired(token: "a", error: Practices.expired))
+            #expect(ledger.finish("a", with: .failure(Practices.expired)) == .unseen)
             #expect(ledger.begin("a") == .unseen)
-            #expect(ledger.finish("a", with: .success(Practices.answer)).movedToRedeemed)
+            #expect(ledger.finish("a", with: .success(Practices.answer)) == .redeemed)
             #expect(ledger.begin("a") == .redeemed)
             #expect(ledger.inProgress.isEmpty)
         }

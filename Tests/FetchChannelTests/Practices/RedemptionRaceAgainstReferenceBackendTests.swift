@@ -109,7 +109,7 @@ extension Practices {
                 let token = payload.redeemData.token
                 let count = after.redemptions[token] ?? 0
                 let succeeded = reports.contains { $0.token == token && $0.code == "redeemed" }
-                let state = await coordinator.pipeline.state(of: token)
+                let state = await coordinator.pipeline.state(of: payload.redeemData.identity)
                 if count > 1 || (count == 1) != succeeded || (count == 1) != (state == .redeemed) {
                     result.problems.append("\(token): redeemed \(count) times at the backend, reported redeemed: \(succeeded), state \(state)")
                 }

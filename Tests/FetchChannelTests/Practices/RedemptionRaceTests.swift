@@ -115,7 +115,7 @@ private struct Interleaving {
         if !inProgress.isEmpty { problems.append("stuck in progress: \(inProgress.sorted())") }
         let redeemedAtBackend = redeemer.redeemedAtBackend
         for token in tokens {
-            let state = await coordinator.pipeline.state(of: token)
+            let state = await coordinator.pipeline.state(of: .onBackend(token))
             if redeemedAtBackend.contains(token) {
                 if state != .redeemed { problems.append("\(token) redeemed at the backend but \(state) here") }
             } else {

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Keeps a backend to its own operations: a fetched operation may be redeemed only inside the
+/// ``BackendOrigin`` of the backend that returned it (same scheme, host and port, under its base
+/// path). Otherwise a backend, or anything that can change its answer, could send this device's
+/// redemption (and the token) to another place, or hand out another backend's token.
+///
+/// The others are dropped, never returned and so never redeemed, and reported as one
+/// `invalidResponse` for that backend; its remaining operations are still used.
+enum RedeemOriginCheck {
+    /// How many of the foreign places a reason names; the rest are counted.
+    static let namedPlaces = 3
+
+    /// `operations` without those whose redeem URL is outside `backend`, and the error that
+    /// reports those (nil when there are none). `server` names the backend in the error.
+    static func admitted(_ operations: [PendingOutOfBandOperation], backend: URL, server: String)
+        -> (operations: [PendingOutOfBandOperation], error: PendingOutOfBandOperationsError?)
+    {
+        let origin = BackendOrigin(url: backend)
+        var admitted: [PendingOutOfBandOperation] = []
+        var foreign: [String] = []
+        for operation in operations {
+            let url = URL(string: operation.payload.redeemData.redeemUrl)
+            if let origin, let url, origin.contains(url) {
+                admitted.append(operation)
+            } else {
+                foreign.append(place(of: operation.payload.redeemData.redeemUrl, url))
+            }
+        }
+        guard !foreign.isEmpty else { return (admitted, nil) }
+        return (admitted, .invalidResponse(server: server, reason: reason(dropped: foreign, backend: origin)))
+    }
+
+    /// "2 operations were dropped and will not be redeemed: their redeem URL (https://other:443/x)
+    /// is not on this backend (https://host:443/prefix)."
+    static func reason(dropped places: [String], backend: BackendOrigin?) -> String {
+        var distinct: [String] = []
+        for place in places where !distinct.contains(place) { distinct.append(place) }
+        var named = distinct.prefix(namedPlaces).joined(separator: ", ")
+        if distinct.count > namedPlaces { named += " and \(distinct.count - namedPlaces) more" }
+        let count = places.count == 1 ? "1 operation was" : "\(places.count) operations were"
+        let home = backend.map { "this backend (\($0))" } ?? "this backend, whose URL has no usable origin"
+        return "\(count) dropped and will not be redeemed: the redeem URL (\(named)) is not on \(home)."
+    }
+
+    /// Where a redeem URL points, for the reason: its origin and path, or the text (cut) when it has none.
+    private static func place(of text: String, _ url: URL?) -> String {
+        if let url, let origin = BackendOrigin(url: url) { return origin.description }
+        return "an unusable URL '\(text.prefix(100))\(text.count > 100 ? "…" : "")'"
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Where a backend lives: scheme, host, port and the base path its URLs start with. A fetched
+/// operation may be redeemed only inside the origin of the backend that returned it, and an
+/// operation from a push, link or QR code only inside a registered backend's: a redeem token
+/// never travels to a place the device did not register with.
+///
+/// Built from a backend URL (or from any URL, to name where it points). Parts are compared as
+/// written, after the normalisations below; anything else that differs (`localhost` and
+/// `127.0.0.1`, a trailing dot, percent-encoding) counts as another place, which errs on the side
+/// of refusing.
+public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
+    /// `https` or `http`, lowercased.
+    public let scheme: String
+    /// Lowercased; an IPv6 literal without its brackets.
+    public let host: String
+    /// Explicit, or the scheme's default (443, 80).
+    public let port: Int
+    /// The URL's path as written (percent-encoded), without trailing `/`: empty for the root.
+    public let basePath: String
+
+    /// Nil when `url` is not an `https`/`http` URL with a host, or has user info, or its path has
+    /// a `.`/`..` segment or an encoded separator (also percent-encoded, `%2e%2e`, `%2f`): such a
+    /// URL could leave the base path once a server or the transport decodes and resolves it.
+    public init?(url: URL) {
+        guard let components = URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: false),
+              let scheme = components.scheme?.lowercased(), let defaultPort = Self.defaultPorts[scheme],
+              var host = components.percentEncodedHost?.lowercased(),
+              components.percentEncodedUser == nil, components.percentEncodedPassword == nil
+        else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let path = components.percentEncodedPath
+        guard !host.isEmpty, Self.isConfined(path) else { return nil }
+        self.scheme = scheme
+        self.host = host
+        self.port = components.port ?? defaultPort
+        var base = Substring(path)
+        while base.hasSuffix("/") { base.removeLast() }
+        self.basePath = String(base)
+    }
+
+    /// Whether `url` is inside this origin: the same scheme, host and port, and a path that is the
+    /// base path or below it (`/prefix` admits `/prefix` and `/prefix/…`, never `/prefixevil`).
+    /// False for every URL ``init(url:)`` refuses (user info, dot segments, encoded separators).
+    public func contains(_ url: URL) -> Bool {
+        guard let other = BackendOrigin(url: url),
+              other.scheme == scheme, other.host == host, other.port == port
+        else { return false }
+        return other.basePath == basePath || other.basePath.hasPrefix(basePath + "/")
+    }
+
+    /// `scheme://host:port` (IPv6 in brackets): for messages, and the origin of a
+    /// ``RedemptionIdentity``.
+    public var origin: String {
+        "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+
+    /// The origin followed by the base path.
+    public var description: String { origin + basePath }
+
+    private static let defaultPorts = ["https": 443, "http": 80]
+
+    /// Whether no segment of `path` (percent-encoded) is `.` or `..` or hides a separator, once decoded.
+    private static func isConfined(_ path: String) -> Bool {
+        path.split(separator: "/", omittingEmptySubsequences: true).allSatisfy { segment in
+            guard let decoded = segment.removingPercentEncoding else { return false }
+            return decoded != "." && decoded != ".." && !decoded.contains("/") && !decoded.contains("\\")
+        }
+    }
+}
