@@ -132,7 +132,7 @@ enum FetchCommands {
     static let redeem = Command(spec: CommandSpec(
         path: ["redeem"],
         abstract: "Redeem an operation's token at its redeem URL, once.",
-        discussion: "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback). Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
+        discussion: "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
         options: [
             .value("redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json').", required: true),
             .value("timeout-seconds", "S", help: "Request timeout (default: 15)."),

@@ -67,12 +67,14 @@ struct DemoWalkthrough {
         try skewed.dispatch(deviceId: deviceId, channel: DispatchChannel.pushNotification.wireValue)
         step(4, "The healthy backend dispatched three operations: push \(Self.short(push.token)), QR code \(Self.short(qr.token)), link \(Self.short(link.token)).")
 
-        // 5. A foreground trigger fetches from every backend at once.
+        // 5. A foreground trigger fetches from every backend at once. Redemption goes only to
+        // the backends the device is registered on, whatever a push or QR code names.
+        let redeemer = RedemptionClient(registeredBackends: registrations.map(\.server))
         let client = FetchClient(configuration: .init(requestTimeout: .seconds(5)), clock: clock)
         let fetcher = RegisteredFetchClient(client: client, registrations: registrations)
         let notifications = InMemoryLocalNotifications(clock: clock)
         let stale = notifications.post(token: "token-of-an-operation-that-is-gone", server: healthy.baseURL.absoluteString)
-        let observer = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: RedemptionClient()),
+        let observer = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer),
                                         policy: .accessibility, notifications: notifications, startsChosenOperation: false, clock: clock)
         let first = await observer.handle(.foreground)
         let snapshot = try Self.require(first.snapshot, "the foreground trigger did not fetch")
@@ -96,14 +98,14 @@ struct DemoWalkthrough {
         say("   .accessibility  -> \(accessible.map { "\($0.dispatchChannel.wireValue) \(Self.short($0.token))" } ?? "nothing")")
 
         // 8. A push for the operation a fetch is about to start: redeemed exactly once.
-        let pipeline = RedemptionPipeline(redeemer: RedemptionClient())
+        let pipeline = RedemptionPipeline(redeemer: redeemer)
         let starter = FetchCoordinator(fetcher: fetcher, pipeline: pipeline, policy: .pushOnly, clock: clock)
         let payload = PendingOutOfBandOperation.Payload(contentType: "application/json", version: "1",
                                                         redeemData: .init(token: push.token, redeemUrl: push.redeemURL))
         async let fetched = starter.handle(.foreground)
         async let pushed = starter.handle(.incoming(.pushNotification, payload))
         let (fetchOutcome, pushOutcome) = await (fetched, pushed)
-        step(8, "A push for \(Self.short(push.token)) arrived while a fetch was returning it (one pipeline, token = identity):")
+        step(8, "A push for \(Self.short(push.token)) arrived while a fetch was returning it (one pipeline, (origin, token) = identity):")
         say("   push  -> \(pushOutcome.incomingReport.map { "\($0.code) \(Self.short($0.token))" } ?? "-")")
         say("   fetch -> \(fetchOutcome.snapshot?.started.map { "\($0.code) \(Self.short($0.token))" } ?? "started nothing: the token was already in progress or redeemed")")
         say("   The backend redeemed it \(healthy.statistics.redemptions[push.token] ?? 0) time(s).")
