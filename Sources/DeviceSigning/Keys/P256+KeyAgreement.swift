@@ -3,5 +3,5 @@ extension P256 {
     ///
     /// Its keys are types of their own, not `P256.Signing` keys: a device's encryption key is never
     /// its signing key (ARCHITECTURE.md, "application/jose"), and the types keep them apart.
-    public enum KeyAgreement {}
+    public enum KeyAgreement: Sendable {}
 }

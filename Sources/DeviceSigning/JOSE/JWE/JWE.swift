@@ -6,7 +6,7 @@ import Foundation
 ///
 /// `encrypt` and `decrypt` are the short forms of `CompactJWE.encrypt` and
 /// `CompactJWE(parsing:)` + `plaintext(with:)`; see `CompactJWE` for the rules.
-public enum JWE {
+public enum JWE: Sendable {
     /// Encrypts `plaintext` to `recipient` with a fresh ephemeral key, content key and IV.
     /// The default algorithms are those of the backend: `ECDH-ES` and `A256GCM`.
     public static func encrypt<Plaintext: DataProtocol>(
