@@ -15,6 +15,7 @@ public enum FetchChannelCLI: Sendable {
 
     /// Every command, in the order of the help.
     static let commands: [Command] = KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
+        + EncryptionCommands.all
         + FetchCommands.all + DemoCommand.all + SkewCommand.all + VectorCommands.all + ServeCommand.all + BenchCommand.all
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.

@@ -1,0 +1,209 @@
+import CDeviceSigningShim
+import COpenSSL
+import Foundation
+
+/// Every OpenSSL call the JWE code makes, in one place. Sizes are checked here before they cross
+/// into C; secrets come in and go out as `SecureBytes`. Failures are `DeviceSigningError`s whose
+/// reasons name the step; `CompactJWE` folds all of them into one error when it decrypts.
+///
+/// The `SecureBytes(count:)` initialisers here never throw: C reports into a flag and the error is
+/// thrown after the (zeroed) buffer exists, so a failure releases it through `deinit` only.
+enum JWEBackend {
+    static let sharedSecretBytes = Int(DSS_ECDH_P256_SECRET_BYTES)
+    static let keyWrapOverhead = Int(DSS_AES_KEY_WRAP_OVERHEAD)
+    static let blockBytes = Int(DSS_AES_BLOCK_BYTES)
+
+    private static func base(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8>? {
+        buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    }
+
+    private static func base(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<UInt8>? {
+        buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+    }
+
+    /// ECDH: Z, the x coordinate of the shared point (both keys were validated when built).
+    static func sharedSecret(privateKey: EVPKey, publicKey: EVPKey) throws -> SecureBytes {
+        guard privateKey.isPrivate else {
+            throw DeviceSigningError(.invalidKey, "The key agreement needs a private key.")
+        }
+        var ok = false
+        let secret = SecureBytes(count: sharedSecretBytes) { out in
+            ok = dss_ecdh_p256_derive(privateKey.pointer, publicKey.pointer, base(out), out.count) == 1
+        }
+        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "The ECDH key agreement failed.") }
+        return secret
+    }
+
+    /// The Concat KDF with SHA-256 (OpenSSL's SSKDF): `count` bytes from Z and OtherInfo.
+    static func concatKDF(sharedSecret: SecureBytes, otherInfo: [UInt8], count: Int) throws -> SecureBytes {
+        guard count > 0, count <= 64, sharedSecret.count > 0 else {
+            throw DeviceSigningError(.invalidKey, "The Concat KDF derives 1 to 64 bytes from a non-empty secret.")
+        }
+        var ok = false
+        let key = SecureBytes(count: count) { out in
+            ok = sharedSecret.withUnsafeBytes { z in
+                otherInfo.withUnsafeBytes { info in
+                    dss_concat_kdf_sha256(base(z), z.count, base(info), info.count, base(out), out.count) == 1
+                }
+            }
+        }
+        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "The Concat KDF failed.") }
+        return key
+    }
+
+    /// AES Key Wrap (RFC 3394) of `key` under `kek` (16, 24 or 32 bytes).
+    static func wrap(_ key: SecureBytes, kek: SecureBytes) throws -> [UInt8] {
+        guard [16, 24, 32].contains(kek.count), key.count >= 16, key.count % 8 == 0 else {
+            throw DeviceSigningError(.invalidKey, "AES Key Wrap takes a 16-, 24- or 32-byte KEK and a key of 8n bytes.")
+        }
+        var wrapped = [UInt8](repeating: 0, count: key.count + keyWrapOverhead)
+        let ok = kek.withUnsafeBytes { kekBytes in
+            key.withUnsafeBytes { keyBytes in
+                wrapped.withUnsafeMutableBytes { out in
+                    dss_aes_key_wrap(base(kekBytes), kekBytes.count, base(keyBytes), keyBytes.count,
+                                     base(out), out.count) == 1
+                }
+            }
+        }
+        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES Key Wrap failed.") }
+        return wrapped
+    }
+
+    /// AES Key Unwrap; fails when the RFC 3394 integrity check does (wrong KEK or altered bytes).
+    static func unwrap(_ wrapped: [UInt8], kek: SecureBytes) throws -> SecureBytes {
+        guard [16, 24, 32].contains(kek.count), wrapped.count >= 24, wrapped.count % 8 == 0 else {
+            throw DeviceSigningError(.invalidKey, "AES Key Unwrap takes a 16-, 24- or 32-byte KEK and 8n >= 24 bytes.")
+        }
+        var ok = false
+        let key = SecureBytes(count: wrapped.count - keyWrapOverhead) { out in
+            ok = kek.withUnsafeBytes { kekBytes in
+                wrapped.withUnsafeBytes { input in
+                    dss_aes_key_unwrap(base(kekBytes), kekBytes.count, base(input), input.count,
+                                       base(out), out.count) == 1
+                }
+            }
+        }
+        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES Key Unwrap failed.") }
+        return key
+    }
+
+    /// Ciphertext and tag of an authenticated encryption.
+    struct Sealed {
+        let ciphertext: [UInt8]
+        let tag: [UInt8]
+    }
+
+    /// The key, IV, AAD and (when opening) tag of one content encryption, lent to C.
+    private struct Lent {
+        let key: UnsafeRawBufferPointer
+        let iv: UnsafeRawBufferPointer
+        let aad: UnsafeRawBufferPointer
+        let tag: UnsafeRawBufferPointer
+    }
+
+    private static func lend<R>(
+        _ key: SecureBytes, _ iv: [UInt8], _ aad: [UInt8], tag: [UInt8] = [], _ body: (Lent) -> R
+    ) -> R {
+        key.withUnsafeBytes { key in
+            iv.withUnsafeBytes { iv in
+                aad.withUnsafeBytes { aad in
+                    tag.withUnsafeBytes { tag in body(Lent(key: key, iv: iv, aad: aad, tag: tag)) }
+                }
+            }
+        }
+    }
+
+    /// AES-GCM with a 12-byte IV and a 16-byte tag.
+    static func gcmSeal(
+        key: SecureBytes, iv: [UInt8], aad: [UInt8], plaintext: UnsafeRawBufferPointer
+    ) throws -> Sealed {
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
+        var tag = [UInt8](repeating: 0, count: Int(DSS_GCM_TAG_BYTES))
+        let ok = lend(key, iv, aad) { lent in
+            ciphertext.withUnsafeMutableBytes { out in
+                tag.withUnsafeMutableBytes { tagOut in
+                    dss_aes_gcm_seal(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                                     base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
+                                     base(out), base(tagOut), tagOut.count) == 1
+                }
+            }
+        }
+        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-GCM encryption failed.") }
+        return Sealed(ciphertext: ciphertext, tag: tag)
+    }
+
+    /// AES-GCM decryption; fails unless the tag verifies.
+    static func gcmOpen(key: SecureBytes, iv: [UInt8], aad: [UInt8], ciphertext: [UInt8], tag: [UInt8]) throws -> Data {
+        var plaintext = Data(count: ciphertext.count)
+        let ok = lend(key, iv, aad, tag: tag) { lent in
+            ciphertext.withUnsafeBytes { input in
+                plaintext.withUnsafeMutableBytes { out in
+                    dss_aes_gcm_open(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                                     base(lent.aad), lent.aad.count, base(input), input.count,
+                                     base(lent.tag), lent.tag.count, base(out)) == 1
+                }
+            }
+        }
+        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-GCM decryption failed.") }
+        return plaintext
+    }
+
+    /// AES-CBC + HMAC-SHA-2 (RFC 7518 §5.2.2): key = MAC key || encryption key.
+    static func cbcHMACSeal(
+        key: SecureBytes, iv: [UInt8], aad: [UInt8], plaintext: UnsafeRawBufferPointer
+    ) throws -> Sealed {
+        let padded = (plaintext.count / blockBytes + 1) * blockBytes
+        var ciphertext = [UInt8](repeating: 0, count: padded)
+        var tag = [UInt8](repeating: 0, count: key.count / 2)
+        var written = 0
+        let ok = lend(key, iv, aad) { lent in
+            ciphertext.withUnsafeMutableBytes { out in
+                tag.withUnsafeMutableBytes { tagOut in
+                    dss_aes_cbc_hmac_seal(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                                          base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
+                                          base(out), out.count, &written, base(tagOut), tagOut.count) == 1
+                }
+            }
+        }
+        guard ok, written == padded else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-CBC-HMAC encryption failed.")
+        }
+        return Sealed(ciphertext: ciphertext, tag: tag)
+    }
+
+    /// AES-CBC + HMAC-SHA-2 decryption: the tag is checked in constant time before anything is
+    /// decrypted, and a bad tag and bad padding fail alike.
+    static func cbcHMACOpen(
+        key: SecureBytes, iv: [UInt8], aad: [UInt8], ciphertext: [UInt8], tag: [UInt8]
+    ) throws -> Data {
+        var plaintext = Data(count: ciphertext.count)
+        var written = 0
+        let ok = lend(key, iv, aad, tag: tag) { lent in
+            ciphertext.withUnsafeBytes { input in
+                plaintext.withUnsafeMutableBytes { out in
+                    dss_aes_cbc_hmac_open(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                                          base(lent.aad), lent.aad.count, base(input), input.count,
+                                          base(lent.tag), lent.tag.count, base(out), out.count, &written) == 1
+                }
+            }
+        }
+        guard ok, written <= plaintext.count else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-CBC-HMAC decryption failed.")
+        }
+        plaintext.removeSubrange(written..<plaintext.count)
+        return plaintext
+    }
+
+    /// `count` bytes from OpenSSL's DRBG, into zeroed storage (content keys) or plain (IVs).
+    static func randomBytes(count: Int) throws -> SecureBytes {
+        guard count >= 0, count <= Int(Int32.max) else {
+            throw DeviceSigningError(.inputTooLarge, "At most \(Int32.max) random bytes at once.")
+        }
+        var ok = false
+        let bytes = SecureBytes(count: count) { out in
+            ok = RAND_bytes(base(out), Int32(count)) == 1
+        }
+        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "OpenSSL's random generator failed.") }
+        return bytes
+    }
+}

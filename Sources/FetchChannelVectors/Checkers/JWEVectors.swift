@@ -1,0 +1,146 @@
+import DeviceSigning
+import Foundation
+
+/// `Vectors/jwe-ecdh-es.json`: RFC 7518 Appendix C's key agreement gives its Z and derived key;
+/// every case decrypts with its named key to its plaintext, or fails with its expected
+/// `DeviceSigningError` code.
+public enum JWEVectors: Sendable {
+    public static let fileName = "jwe-ecdh-es.json"
+    /// The file must hold at least this many cases (issue: "at least 20").
+    public static let minimumCases = 20
+    /// The longest part a `replacePart` may build (a little over the JWE limit of 1 MiB).
+    static let maximumReplacementLength = 2 << 20
+
+    public struct File: Decodable, Sendable {
+        public let keys: [String: Key]
+        public let rfc7518AppendixC: AppendixC
+        public let cases: [Case]
+    }
+    /// A private P-256 JWK (TEST ONLY: published RFC examples).
+    public struct Key: Decodable, Sendable {
+        public let kty: String; public let crv: String; public let x: String; public let y: String; public let d: String
+    }
+    public struct AppendixC: Decodable, Sendable {
+        public let ephemeralKey: String; public let recipientKey: String; public let algorithmID: String
+        public let apu: String; public let apv: String; public let keyBits: Int
+        public let sharedSecretZ: [UInt8]; public let derivedKey: String
+    }
+    public struct Case: Decodable, Sendable {
+        public let id: Int; public let name: String; public let key: String; public let compact: String
+        public let replacePart: ReplacePart?
+        public let expected: Expected
+        /// The ephemeral key, IV and (key wrapping) content key that reproduce `compact` exactly.
+        public let encryptionInputs: EncryptionInputs?
+    }
+    /// Part `index` of `compact` is replaced by `length` copies of `fill` (for the size limits).
+    public struct ReplacePart: Decodable, Sendable {
+        public let index: Int; public let fill: String; public let length: Int
+    }
+    /// Exactly one of the two: the UTF-8 plaintext, or the error code.
+    public struct Expected: Decodable, Sendable { public let plaintext: String?; public let error: String? }
+    public struct EncryptionInputs: Decodable, Sendable {
+        public let ephemeralD: String; public let iv: String; public let cek: String?
+    }
+
+    /// The case's compact serialization with `replacePart` applied; nil when that is unusable.
+    public static func compact(of vector: Case) -> String? {
+        guard let replacement = vector.replacePart else { return vector.compact }
+        var parts = vector.compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.indices.contains(replacement.index), replacement.fill.count == 1,
+              (0...maximumReplacementLength).contains(replacement.length) else { return nil }
+        parts[replacement.index] = String(repeating: replacement.fill, count: replacement.length)
+        return parts.joined(separator: ".")
+    }
+
+    /// The key named `name`, as a key-agreement private key.
+    public static func privateKey(_ name: String, in file: File) throws -> P256.KeyAgreement.PrivateKey {
+        guard let key = file.keys[name] else {
+            throw VectorDecodingError("no key named \(name)")
+        }
+        let members = ["kty": key.kty, "crv": key.crv, "x": key.x, "y": key.y, "d": key.d]
+        return try P256.KeyAgreement.PrivateKey(jwkRepresentation: JSONSerialization.data(withJSONObject: members))
+    }
+
+    /// Decrypts; the plaintext or the `DeviceSigningError` code.
+    enum Outcome { case success(Data), failure(String) }
+
+    static func outcome(_ compact: String, key: P256.KeyAgreement.PrivateKey) -> Outcome {
+        do {
+            return .success(try JWE.decrypt(compact, with: key))
+        } catch let error as DeviceSigningError {
+            return .failure(error.code.rawValue)
+        } catch {
+            return .failure("unexpected \(error)")
+        }
+    }
+
+    public static func check(_ data: Data) -> VectorFileReport {
+        var report = VectorFileReport(file: fileName)
+        let file: File
+        switch VectorDecoding.decode(File.self, from: data) {
+        case .success(let decoded): file = decoded
+        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
+        }
+        report.casesChecked += 1
+        checkAppendixC(file, into: &report)
+        report.expect(file.cases.count >= minimumCases,
+                      "the file has \(file.cases.count) cases; at least \(minimumCases) are required")
+        for vector in file.cases {
+            report.casesChecked += 1
+            checkCase(vector, in: file, into: &report)
+        }
+        return report
+    }
+
+    static func checkAppendixC(_ file: File, into report: inout VectorFileReport) {
+        let vector = file.rfc7518AppendixC
+        do {
+            let ephemeral = try privateKey(vector.ephemeralKey, in: file)
+            let recipient = try privateKey(vector.recipientKey, in: file)
+            let z = try recipient.sharedSecretFromKeyAgreement(with: ephemeral.publicKey)
+            let zFromSender = try ephemeral.sharedSecretFromKeyAgreement(with: recipient.publicKey)
+            report.expect(z.withUnsafeBytes { Array($0) } == vector.sharedSecretZ, "RFC 7518 Appendix C: Z differs")
+            report.expect(zFromSender.withUnsafeBytes { Array($0) } == vector.sharedSecretZ,
+                          "RFC 7518 Appendix C: Z computed by the sender differs")
+            guard let apu = VectorDecoding.base64url(vector.apu), let apv = VectorDecoding.base64url(vector.apv),
+                  let expected = VectorDecoding.base64url(vector.derivedKey) else {
+                report.fail("RFC 7518 Appendix C: apu, apv or derivedKey is not base64url")
+                return
+            }
+            let derived = try ConcatKDF.deriveKey(sharedSecret: z, algorithmID: vector.algorithmID,
+                                                  partyUInfo: Array(apu), partyVInfo: Array(apv),
+                                                  keyBytes: vector.keyBits / 8)
+            report.expect(derived.withUnsafeBytes { Data($0) } == expected,
+                          "RFC 7518 Appendix C: the derived key differs")
+        } catch {
+            report.fail("RFC 7518 Appendix C: \(error)")
+        }
+    }
+
+    static func checkCase(_ vector: Case, in file: File, into report: inout VectorFileReport) {
+        let label = "case \(vector.id) \(vector.name)"
+        guard let compact = compact(of: vector) else {
+            report.fail("\(label): replacePart cannot be applied")
+            return
+        }
+        let key: P256.KeyAgreement.PrivateKey
+        do {
+            key = try privateKey(vector.key, in: file)
+        } catch {
+            report.fail("\(label): key \(vector.key) is unusable: \(error)")
+            return
+        }
+        switch (vector.expected.plaintext, vector.expected.error, outcome(compact, key: key)) {
+        case (let plaintext?, nil, .success(let decrypted)):
+            report.expect(decrypted == Data(plaintext.utf8), "\(label): the plaintext differs")
+        case (_?, nil, .failure(let code)):
+            report.fail("\(label): failed with \(code) but must decrypt")
+        case (nil, let expected?, .success):
+            report.fail("\(label): decrypted but must fail with \(expected)")
+        case (nil, let expected?, .failure(let code)):
+            report.expect(code == expected, "\(label): failed with \(code), expected \(expected)")
+        default:
+            report.fail("\(label): expected needs exactly one of plaintext and error")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import DeviceSigning
+
+/// Encrypt then decrypt with fresh keys, for every `alg` × `enc` and the plaintext lengths where
+/// padding and block boundaries change.
+@Suite struct JWERoundTripTests {
+    static let pairs: [(JWE.Algorithm, JWE.ContentEncryption)] = JWE.Algorithm.allCases.flatMap { alg in
+        JWE.ContentEncryption.allCases.map { (alg, $0) }
+    }
+
+    @Test(arguments: pairs)
+    func roundTripsAndRefusesAnotherKey(alg: JWE.Algorithm, enc: JWE.ContentEncryption) throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        for length in [0, 1, 15, 16, 17, 1000] {
+            let plaintext = Data((0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            let compact = try JWE.encrypt(plaintext, to: key.publicKey, algorithm: alg, encryption: enc)
+            #expect(try JWE.decrypt(compact, with: key) == plaintext, "\(alg) \(enc) \(length) bytes")
+            let parsed = try CompactJWE(parsing: compact)
+            #expect(parsed.header.alg == alg && parsed.header.enc == enc)
+            #expect(parsed.iv.count == enc.ivBytes && parsed.tag.count == enc.tagBytes)
+            #expect(parsed.encryptedKey.count == (alg.keyWrapBytes == nil ? 0 : enc.keyBytes + 8))
+        }
+        let compact = try JWE.encrypt(Data("x".utf8), to: key.publicKey, algorithm: alg, encryption: enc)
+        expectError(.decryptionFailed) { try JWE.decrypt(compact, with: P256.KeyAgreement.PrivateKey()) }
+    }
+
+    @Test func defaultsAreTheBackendsAndEveryEncryptionIsFresh() throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        let first = try JWE.encrypt(Data("same".utf8), to: key.publicKey)
+        let second = try JWE.encrypt(Data("same".utf8), to: key.publicKey)
+        let (a, b) = (try CompactJWE(parsing: first), try CompactJWE(parsing: second))
+        #expect(a.header.alg == .ecdhES && a.header.enc == .a256GCM)
+        #expect(a.header.epk != b.header.epk, "a fresh ephemeral key per encryption")
+        #expect(a.iv != b.iv, "a fresh IV per encryption")
+        let wrapped = try JWE.encrypt(Data("same".utf8), to: key.publicKey, algorithm: .ecdhESA256KW)
+        let again = try JWE.encrypt(Data("same".utf8), to: key.publicKey, algorithm: .ecdhESA256KW)
+        #expect(try CompactJWE(parsing: wrapped).encryptedKey != CompactJWE(parsing: again).encryptedKey)
+    }
+
+    @Test func keyIdAndPartyInfoTravelInTheHeader() throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        let kid = "key \"1\" \\ é 🔑\n"
+        let compact = try CompactJWE.encrypt(Data("hi".utf8), to: key.publicKey, algorithm: .ecdhESA128KW,
+                                             encryption: .a128CBCHS256, keyId: kid, partyUInfo: Array("backend".utf8),
+                                             partyVInfo: [0, 1, 2])
+        let parsed = try CompactJWE(parsing: compact)
+        #expect(parsed.header.kid == kid)
+        #expect(parsed.header.apu == Array("backend".utf8) && parsed.header.apv == [0, 1, 2])
+        #expect(try parsed.plaintext(with: key) == Data("hi".utf8))
+        expectError(.inputTooLarge) {
+            try CompactJWE.encrypt(Data(), to: key.publicKey, partyUInfo: [UInt8](repeating: 1, count: 513))
+        }
+        expectError(.inputTooLarge) {
+            try CompactJWE.encrypt(Data(), to: key.publicKey, keyId: String(repeating: "k", count: 4096))
+        }
+    }
+
+    /// The largest plaintext whose JWE still fits the 1 MiB limit decrypts; one more byte is refused
+    /// by the encrypter, which never makes a JWE that no decrypter here would read.
+    @Test func encryptionStopsAtTheLengthLimit() throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        let fixed = try JWE.encrypt(Data(), to: key.publicKey).utf8.count
+        let largest = (CompactJWE.maximumLength - fixed) / 4 * 3
+        let compact = try JWE.encrypt(Data(count: largest), to: key.publicKey)
+        #expect(compact.utf8.count <= CompactJWE.maximumLength)
+        #expect(try JWE.decrypt(compact, with: key).count == largest)
+        expectError(.inputTooLarge) { try JWE.encrypt(Data(count: largest + 3), to: key.publicKey) }
+    }
+
+    @Test func keyAgreementKeysShowNoSecretAndConvert() throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        let d = try key.rawRepresentation.withUnsafeBytes { Base64.encode($0, alphabet: .url) }
+        for text in [String(describing: key), String(reflecting: key), "\(key.publicKey)"] {
+            #expect(!text.contains(d) && text.contains(key.publicKey.jwkThumbprint))
+        }
+        let pem = try key.pemRepresentation.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        let jwk = try key.jwkRepresentation(includingPrivateKey: true).withUnsafeBytes { Array($0) }
+        #expect(try P256.KeyAgreement.PrivateKey(pemRepresentation: pem).publicKey == key.publicKey)
+        #expect(try P256.KeyAgreement.PrivateKey(jwkRepresentation: jwk).publicKey == key.publicKey)
+        #expect(try P256.KeyAgreement.PublicKey(jwk: key.publicKey.jwk) == key.publicKey)
+        #expect(try P256.KeyAgreement.PublicKey(pemRepresentation: key.publicKey.pemRepresentation) == key.publicKey)
+        let other = try P256.KeyAgreement.PrivateKey()
+        let z1 = try key.sharedSecretFromKeyAgreement(with: other.publicKey)
+        let z2 = try other.sharedSecretFromKeyAgreement(with: key.publicKey)
+        #expect(z1.count == 32 && z1.constantTimeEquals(z2))
+    }
+}
