@@ -66,7 +66,15 @@ public struct JWK: Sendable, Hashable, Codable {
         guard json.count <= maximumJSONBytes else {
             throw DeviceSigningError(.inputTooLarge, "A JWK is at most \(maximumJSONBytes) bytes.")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)), let members = object as? [String: Any] else {
+        let data = Data(json)
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(data)
+        } catch .notJSON {
+            throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
+        } catch {
+            throw DeviceSigningError(.malformedEncoding, "The JWK is ambiguous: \(error).")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data), let members = object as? [String: Any] else {
             throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
         }
         return members

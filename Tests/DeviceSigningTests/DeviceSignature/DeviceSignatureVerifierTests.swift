@@ -222,6 +222,41 @@ import Testing
         #expect(try verifier.verify(try F.jws(header: F.standardHeader(), payload: payload, key: key)).get().requestId == "r")
     }
 
+    /// Validly signed headers with two members of one name: JSONSerialization would keep the last
+    /// (`alg` ES256, `kid` the registered target) and accept; they are refused as malformed.
+    @Test(arguments: [
+        #"{"alg":"none","alg":"ES256","kid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","typ":"JWT"}"#,
+        #"{"alg":"ES256","kid":"other","\u006bid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","typ":"JWT"}"#,
+        #"{"alg":"ES256","kid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","typ":"JOSE","typ":"JWT"}"#,
+        #"{"alg":"ES256","kid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","jwk":{"x":"a","x":"b"}}"#,
+    ])
+    func headerWithADuplicateMemberIsMalformed(header: String) throws {
+        let key = try F.fixtureKey()
+        let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
+        let value = try F.jws(header: header, payload: F.payloadJSON(requestId: "dup", creation: "\(F.t0)"), key: key)
+        let result = verifier.verify(value)
+        #expect(result.failureCode == "MALFORMED_REQUEST", "\(header)")
+        if case .failure(.malformed(let reason)) = result { #expect(reason.contains("more than once"), "\(reason)") }
+        #expect(verifier.replayCacheCount == 0)
+    }
+
+    /// Validly signed payloads with two members of one name: JSONDecoder would keep the first and
+    /// accept; they are refused as malformed, at every depth.
+    @Test(arguments: [
+        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","requestId":"b","creationTimeInEpochMillis":1767225600000}"#,
+        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","req\u0075estId":"b","creationTimeInEpochMillis":1767225600000}"#,
+        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","creationTimeInEpochMillis":1767225600000,"creationTimeInEpochMillis":0}"#,
+        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","creationTimeInEpochMillis":1767225600000,"x":[{"y":1,"y":2}]}"#,
+    ])
+    func payloadWithADuplicateMemberIsMalformed(payload: String) throws {
+        let key = try F.fixtureKey()
+        let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
+        let result = verifier.verify(try F.jws(header: F.standardHeader(), payload: payload, key: key))
+        #expect(result.failureCode == "MALFORMED_REQUEST", "\(payload)")
+        if case .failure(.malformed(let reason)) = result { #expect(reason.contains("more than once"), "\(reason)") }
+        #expect(verifier.replayCacheCount == 0)
+    }
+
     // MARK: - Size limits
 
     @Test func protectedHeaderLimitIsOneKiB() throws {
