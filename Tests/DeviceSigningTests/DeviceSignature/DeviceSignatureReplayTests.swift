@@ -11,11 +11,12 @@ import Testing
         let clock: ManualWallClock
         let verifier: DeviceSignatureVerifier
 
-        init(capacity: Int = 100_000, targets: [String] = [F.target]) throws {
+        init(capacity: Int = 100_000, quota: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
+             targets: [String] = [F.target]) throws {
             key = try F.fixtureKey()
             clock = ManualWallClock(millis: F.t0)
             verifier = try F.verifier(key: key.publicKey, targets: targets, clock: clock,
-                                      toleranceMillis: DeviceSignatureReplayTests.tolerance, capacity: capacity)
+                                      toleranceMillis: DeviceSignatureReplayTests.tolerance, capacity: capacity, quota: quota)
         }
 
         /// A value for `requestId` created at `creation` (absolute), for `target`.
@@ -115,6 +116,51 @@ import Testing
         setup.clock.set(millis: F.t0 + Self.tolerance + 1)
         #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0 + Self.tolerance + 1)).get() }
         #expect(setup.verifier.replayCacheCount == 1)
+    }
+
+    /// One dispatch target sending far more than its quota (the default, 1,000 live request ids)
+    /// is refused with 429 and a Retry-After; another dispatch target is served as before.
+    @Test func oneDispatchTargetFloodingDoesNotAffectAnother() throws {
+        let setup = try Setup(targets: [F.target, "quiet-target"])
+        let quota = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget
+        var accepted = 0
+        var refused: [DeviceSignatureRejection] = []
+        for index in 0..<(quota + 200) {
+            switch setup.verifier.verify(try setup.value(requestId: "flood-\(index)", creation: F.t0)) {
+            case .success: accepted += 1
+            case .failure(let rejection): refused.append(rejection)
+            }
+        }
+        #expect(accepted == quota)
+        #expect(refused.count == 200)
+        // Entries made at t0 are remembered until t0 + tolerance inclusive: 60.001 s from now.
+        #expect(refused.allSatisfy { $0 == .replayQuotaExceeded(quota: quota, retryAfterSeconds: 61) })
+        #expect(setup.verifier.verify(try setup.value(requestId: "flood-0", creation: F.t0 + 1)) == .failure(.replayedRequest("flood-0")),
+                "a replay is still named a replay")
+        for index in 0..<50 {
+            let value = try setup.value(requestId: "quiet-\(index)", creation: F.t0, target: "quiet-target")
+            #expect(throws: Never.self) { try setup.verifier.verify(value).get() }
+        }
+        #expect(setup.verifier.replayCacheCount == quota + 50)
+    }
+
+    /// Retry-After counts down to the moment the dispatch target's oldest entry is dropped
+    /// (rounded up to whole seconds, at least 1), and then that target is served again.
+    @Test func retryAfterIsTheTimeUntilTheOldestEntryOfThatTargetExpires() throws {
+        let setup = try Setup(quota: 2, targets: [F.target, "other"])
+        // The oldest by expiry, not by insertion: "late" expires at t0 + 2 tol, "early" at t0 + tol.
+        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance)).get() }
+        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "early", creation: F.t0 - Self.tolerance)).get() }
+        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "o", creation: F.t0, target: "other")).get() }
+        let expectations: [(Int64, Int64)] = [(0, 61), (999, 60), (1_000, 60), (1_001, 59), (Self.tolerance - 1, 1), (Self.tolerance, 1)]
+        for (elapsed, seconds) in expectations {
+            setup.clock.set(millis: F.t0 + elapsed)
+            let value = try setup.value(requestId: "new-\(elapsed)", creation: F.t0 + elapsed)
+            #expect(setup.verifier.verify(value) == .failure(.replayQuotaExceeded(quota: 2, retryAfterSeconds: seconds)), "t0 + \(elapsed)")
+        }
+        setup.clock.set(millis: F.t0 + Self.tolerance + 1)
+        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "after", creation: F.t0 + Self.tolerance + 1)).get() }
+        #expect(setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance + 1)).failureCode == "REPLAYED_REQUEST")
     }
 
     @Test func expiredEntriesAreDroppedSoonestFirst() throws {

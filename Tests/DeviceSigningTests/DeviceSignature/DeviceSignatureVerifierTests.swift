@@ -72,6 +72,9 @@ import Testing
         #expect(throws: DeviceSigningError(.invalidConfiguration, "")) {
             try DeviceSignatureVerifier(clock: ManualWallClock(millis: 0), replayCacheCapacity: 0) { _ in key }
         }
+        #expect(throws: DeviceSigningError(.invalidConfiguration, "")) {
+            try DeviceSignatureVerifier(clock: ManualWallClock(millis: 0), replayQuotaPerDispatchTarget: 0) { _ in key }
+        }
     }
 
     // MARK: - Order of checks
@@ -311,11 +314,13 @@ import Testing
             (.clockSkewTooBig(serverTimeMillis: 0, creationTimeMillis: 61_000), "CLOCK_SKEW_TOO_BIG", 401),
             (.replayedRequest("r"), "REPLAYED_REQUEST", 401),
             (.replayCacheFull(capacity: 1), "REPLAY_CACHE_FULL", 503),
+            (.replayQuotaExceeded(quota: 1_000, retryAfterSeconds: 7), "REPLAY_QUOTA_EXCEEDED", 429),
         ]
         for (rejection, code, status) in cases {
             #expect(rejection.code == code)
             #expect(rejection.httpStatus == status)
             #expect(rejection.description.hasPrefix(code + ": "))
+            #expect(rejection.retryAfterSeconds == (status == 429 ? 7 : nil))
         }
         #expect(DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 0, creationTimeMillis: 61_000).reason.contains("61000 ms ahead of"))
         #expect(DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 61_000, creationTimeMillis: 0).reason.contains("61000 ms behind"))
