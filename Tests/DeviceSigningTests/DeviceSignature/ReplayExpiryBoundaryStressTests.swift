@@ -67,7 +67,7 @@ import Testing
         }
         let table = values
 
-        let outcomes = await Self.onThreads(threads) { thread -> [String: Int] in
+        let outcomes = await DedicatedThreads.run(threads) { thread -> [String: Int] in
             var random = SplitMix64(seed: seed &+ UInt64(thread) &* 0x9E37_79B9)
             var counts: [String: Int] = [:]
             for _ in 0..<verificationsPerThread {
@@ -88,26 +88,5 @@ import Testing
         let acceptedIds = total.keys.filter { $0.hasPrefix("id-") }.count
         #expect(acceptedIds > 100, "seed \(seed): \(total.filter { !$0.key.hasPrefix("id-") })")
         #expect((total["REPLAYED_REQUEST"] ?? 0) > 100, "seed \(seed)")
-    }
-
-    /// Runs `body(index)` on `count` threads of their own (the body blocks and spins; it must not
-    /// hold the cooperative pool) and returns the results in index order.
-    static func onThreads<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) async -> [T] {
-        await withCheckedContinuation { continuation in
-            // Locked, not Mutex: a pthread mutex, which ThreadSanitizer understands.
-            let results = Locked([Int: T]())
-            let remaining = Locked(count)
-            for index in 0..<count {
-                Thread {
-                    let value = body(index)
-                    results.withLock { $0[index] = value }
-                    let done = remaining.withLock { left -> Bool in
-                        left -= 1
-                        return left == 0
-                    }
-                    if done { continuation.resume(returning: results.withLock { all in (0..<count).compactMap { all[$0] } }) }
-                }.start()
-            }
-        }
     }
 }
