@@ -81,7 +81,8 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringCon
         case .replayCacheFull(let capacity):
             return "The server's replay cache holds \(capacity) live request ids and accepts no more until some expire; retry later with a new request."
         case .replayQuotaExceeded(let quota, let seconds):
-            return "This dispatch target sent \(quota) requests within the replay window, its quota; retry after \(seconds) s with a new request."
+            return "This dispatch target sent \(quota) requests within the replay window, its quota; "
+                + "retry after \(seconds) s with a new request."
         }
     }
 

@@ -78,14 +78,16 @@ public final class DeviceSignatureVerifier: Sendable {
             throw DeviceSigningError(.invalidConfiguration, "The replay cache capacity must be at least 1; got \(replayCacheCapacity).")
         }
         guard replayQuotaPerDispatchTarget >= 1 else {
-            throw DeviceSigningError(.invalidConfiguration, "The replay quota per dispatch target must be at least 1; got \(replayQuotaPerDispatchTarget).")
+            throw DeviceSigningError(.invalidConfiguration, "The replay quota per dispatch target must be at least 1; "
+                                     + "got \(replayQuotaPerDispatchTarget).")
         }
         self.toleranceMillis = toleranceMillis
         self.replayCacheCapacity = replayCacheCapacity
         self.replayQuotaPerDispatchTarget = replayQuotaPerDispatchTarget
         self.clock = clock
         self.keyLookup = keyLookup
-        self.replayCache = Locked(ReplayCache(capacity: replayCacheCapacity, quotaPerDispatchTarget: replayQuotaPerDispatchTarget))
+        self.replayCache = Locked(ReplayCache(capacity: replayCacheCapacity,
+                                              quotaPerDispatchTarget: replayQuotaPerDispatchTarget))
     }
 
     /// The number of request ids currently remembered (expired ones may linger until the next

@@ -47,13 +47,15 @@ struct ReplayCache: Sendable {
     mutating func insert(_ key: Key, expiry: Int64, now: Int64) -> Outcome {
         removeExpired(now: now)
         if expiries[key] != nil { return .replayed }
-        if let own = perDispatchTarget[key.dispatchTargetId], own.count >= quotaPerDispatchTarget, let oldest = own.first {
+        if let own = perDispatchTarget[key.dispatchTargetId], own.count >= quotaPerDispatchTarget,
+           let oldest = own.first {
             return .quotaExceeded(retryAfterMillis: Self.millisUntilDropped(expiry: oldest.expiry, now: now))
         }
         guard expiries.count < capacity else { return .full }
         expiries[key] = expiry
         heap.push(.init(expiry: expiry, element: key))
-        perDispatchTarget[key.dispatchTargetId, default: ExpiryHeap()].push(.init(expiry: expiry, element: key.requestId))
+        perDispatchTarget[key.dispatchTargetId, default: ExpiryHeap()]
+            .push(.init(expiry: expiry, element: key.requestId))
         return .inserted
     }
 

@@ -111,9 +111,8 @@ extension P256.Signing.PrivateKey {
         let dCount = Base64.encodedCount(scalar.count, alphabet: .url)
         return SecureBytes(count: before.count + dCount + after.count) { output in
             output.copyBytes(from: before)
-            scalar.withUnsafeBytes { d in
-                _ = Base64.encode(d, alphabet: .url, into: UnsafeMutableRawBufferPointer(rebasing: output[before.count...]))
-            }
+            let dOutput = UnsafeMutableRawBufferPointer(rebasing: output[before.count...])
+            _ = scalar.withUnsafeBytes { Base64.encode($0, alphabet: .url, into: dOutput) }
             UnsafeMutableRawBufferPointer(rebasing: output[(before.count + dCount)...]).copyBytes(from: after)
         }
     }

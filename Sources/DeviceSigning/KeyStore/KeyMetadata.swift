@@ -67,9 +67,11 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         do throws(StrictJSON.Violation) {
             try StrictJSON.requireUniqueMemberNames(data)
         } catch .notJSON {
-            throw DeviceSigningError(.corruptKeyFile, "\(file) is not a valid key record (JSON with keyId, jwk and created).")
+            throw DeviceSigningError(.corruptKeyFile,
+                                     "\(file) is not a valid key record (JSON with keyId, jwk and created).")
         } catch {
-            throw DeviceSigningError(.corruptKeyFile, "\(file) is not a valid key record: \(error); the file was edited.")
+            throw DeviceSigningError(.corruptKeyFile,
+                                     "\(file) is not a valid key record: \(error); the file was edited.")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

@@ -42,8 +42,9 @@ enum Base64 {
     /// `encodedCount(bytes.count, alphabet:)` bytes, and returns that count. Writing in place lets
     /// secret input (a private scalar, a private key's DER) be encoded straight into `SecureBytes`.
     @discardableResult
-    static func encode<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet,
-                                          into output: UnsafeMutableRawBufferPointer) -> Int where Bytes.Element == UInt8 {
+    static func encode<Bytes: Collection>(
+        _ bytes: Bytes, alphabet: Alphabet, into output: UnsafeMutableRawBufferPointer
+    ) -> Int where Bytes.Element == UInt8 {
         let table = alphabet == .standard ? standardTable : urlTable
         precondition(output.count >= encodedCount(bytes.count, alphabet: alphabet), "Base64 output buffer too small")
         var written = 0

@@ -37,7 +37,8 @@ enum PEM {
             var start = 0
             while start < der.count {
                 let chunk = UnsafeRawBufferPointer(rebasing: der[start..<Swift.min(start + 48, der.count)])
-                offset += Base64.encode(chunk, alphabet: .standard, into: UnsafeMutableRawBufferPointer(rebasing: output[offset...]))
+                let line = UnsafeMutableRawBufferPointer(rebasing: output[offset...])
+                offset += Base64.encode(chunk, alphabet: .standard, into: line)
                 put([UInt8(ascii: "\n")])
                 start += 48
             }

@@ -69,7 +69,9 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
     }
 
     /// A new allocation (at least one byte, so the pointer is never nil) holding `source`.
-    private static func allocateCopy(of source: UnsafeRawBufferPointer) -> (buffer: UnsafeMutableRawBufferPointer, count: Int) {
+    private static func allocateCopy(
+        of source: UnsafeRawBufferPointer
+    ) -> (buffer: UnsafeMutableRawBufferPointer, count: Int) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(source.count, 1), alignment: 16)
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         if source.count > 0 { buffer.copyMemory(from: source) }

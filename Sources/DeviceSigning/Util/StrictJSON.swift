@@ -149,8 +149,8 @@ private struct StrictJSONScanner {
     }
 
     private mutating func skipWhitespace() {
-        while let byte = peek(),
-              byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+        while let byte = peek(), byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+                || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
             position += 1
         }
     }

@@ -57,7 +57,8 @@ import Testing
         #expect(SecureBytes(bytes).withUnsafeBytes { Array($0) } == expected)
         #expect(SecureBytes(bytes[10..<20]).withUnsafeBytes { Array($0) } == Array(expected[10..<20]))
         #expect(SecureBytes(Data(bytes)).withUnsafeBytes { Array($0) } == expected)
-        #expect(SecureBytes(bytes.lazy.map { $0 }).withUnsafeBytes { Array($0) } == expected, "a non-contiguous sequence")
+        let lazy = bytes.lazy.map { $0 }
+        #expect(SecureBytes(lazy).withUnsafeBytes { Array($0) } == expected, "a non-contiguous sequence")
         #expect(SecureBytes("pässword".utf8).withUnsafeBytes { Array($0) } == Array("pässword".utf8))
         #expect(SecureBytes([UInt8]()).count == 0)
         #expect(bytes == expected, "the caller's source is left alone")
@@ -71,7 +72,8 @@ import Testing
         #expect(pem == TestPEM.pem(label: "PRIVATE KEY", der: der))
         for length in [0, 1, 2, 3, 47, 48, 49, 96, 97, 200] {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37) }
-            let written = bytes.withUnsafeBytes { PEM.encodeSecret(label: "X", der: $0) }.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            let secret = bytes.withUnsafeBytes { PEM.encodeSecret(label: "X", der: $0) }
+            let written = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
             let lines = written.split(separator: "\n", omittingEmptySubsequences: false)
             #expect(lines.first == "-----BEGIN X-----" && lines.dropLast().last == "-----END X-----", "\(length)")
             #expect(lines.dropFirst().dropLast(2).allSatisfy { $0.count <= 64 }, "\(length)")

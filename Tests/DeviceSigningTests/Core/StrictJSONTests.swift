@@ -69,11 +69,16 @@ import Testing
         "\u{FEFF}{}", #"{"a":1}{"a":1}"#,
     ])
     func notJSONIsRefused(json: String) {
-        #expect(violation(json).map { if case .notJSON = $0 { true } else { false } } == true, "\(json.debugDescription)")
+        let isNotJSON = violation(json).map { if case .notJSON = $0 { true } else { false } }
+        #expect(isNotJSON == true, "\(json.debugDescription)")
     }
 
     @Test func invalidUTF8IsNotJSON() {
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x7B, 0x22, 0xC3, 0x22, 0x3A, 0x31, 0x7D], [0x22, 0xED, 0xA0, 0x80, 0x22]] {
+        // A stray 0xFF; a truncated two-byte sequence in a name; an encoded surrogate (ED A0 80).
+        let invalid: [[UInt8]] = [
+            [0x22, 0xFF, 0x22], [0x7B, 0x22, 0xC3, 0x22, 0x3A, 0x31, 0x7D], [0x22, 0xED, 0xA0, 0x80, 0x22],
+        ]
+        for bytes in invalid {
             #expect(throws: StrictJSON.Violation.self) { try StrictJSON.requireUniqueMemberNames(bytes) }
         }
     }
@@ -120,13 +125,17 @@ import Testing
         let choice = depth > 4 ? Int.random(in: 0..<4, using: &random) : Int.random(in: 0..<6, using: &random)
         switch choice {
         case 0: return ["0", "-1", "2.5e-3", "1E+2", "-0.0"].randomElement(using: &random) ?? "0"
-        case 1: return ["\"\"", "\"x\\\"y\"", "\"\\u00e9\\ud83d\\udd11\"", "\"{\\\"a\\\":1}\""].randomElement(using: &random) ?? "\"\""
+        case 1:
+            let strings = [#""""#, #""x\"y""#, #""\u00e9\ud83d\udd11""#, #""{\"a\":1}""#]
+            return strings.randomElement(using: &random) ?? #""""#
         case 2: return ["true", "false", "null"].randomElement(using: &random) ?? "null"
         case 3: return "[]"
         case 4:
             let count = Int.random(in: 0..<4, using: &random)
-            return "[" + (0..<count).map { _ in randomValue(depth: depth + 1, random: &random, duplicated: &duplicated) }
-                .joined(separator: ",") + "]"
+            let elements = (0..<count).map { _ in
+                randomValue(depth: depth + 1, random: &random, duplicated: &duplicated)
+            }
+            return "[" + elements.joined(separator: ",") + "]"
         default:
             let count = Int.random(in: 0..<4, using: &random)
             var seen = Set<String>()
@@ -134,7 +143,8 @@ import Testing
             for _ in 0..<count {
                 let index = Int.random(in: 0..<names.count, using: &random)
                 if !seen.insert(unescaped[index]).inserted { duplicated = true }
-                members.append("\"\(names[index])\" : " + randomValue(depth: depth + 1, random: &random, duplicated: &duplicated))
+                let value = randomValue(depth: depth + 1, random: &random, duplicated: &duplicated)
+                members.append("\"\(names[index])\" : " + value)
             }
             return "{" + members.joined(separator: ", ") + "}"
         }

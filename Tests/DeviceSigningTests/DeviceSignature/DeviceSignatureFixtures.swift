@@ -42,8 +42,8 @@ enum DeviceSignatureFixtures {
         quota: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget
     ) throws -> DeviceSignatureVerifier {
         let known = Set(targets)
-        return try DeviceSignatureVerifier(toleranceMillis: toleranceMillis, clock: clock, replayCacheCapacity: capacity,
-                                           replayQuotaPerDispatchTarget: quota) { id in
+        return try DeviceSignatureVerifier(toleranceMillis: toleranceMillis, clock: clock,
+                                           replayCacheCapacity: capacity, replayQuotaPerDispatchTarget: quota) { id in
             known.contains(id) ? key : nil
         }
     }

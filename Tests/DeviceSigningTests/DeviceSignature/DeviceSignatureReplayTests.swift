@@ -16,7 +16,8 @@ import Testing
             key = try F.fixtureKey()
             clock = ManualWallClock(millis: F.t0)
             verifier = try F.verifier(key: key.publicKey, targets: targets, clock: clock,
-                                      toleranceMillis: DeviceSignatureReplayTests.tolerance, capacity: capacity, quota: quota)
+                                      toleranceMillis: DeviceSignatureReplayTests.tolerance,
+                                      capacity: capacity, quota: quota)
         }
 
         /// A value for `requestId` created at `creation` (absolute), for `target`.
@@ -135,8 +136,8 @@ import Testing
         #expect(refused.count == 200)
         // Entries made at t0 are remembered until t0 + tolerance inclusive: 60.001 s from now.
         #expect(refused.allSatisfy { $0 == .replayQuotaExceeded(quota: quota, retryAfterSeconds: 61) })
-        #expect(setup.verifier.verify(try setup.value(requestId: "flood-0", creation: F.t0 + 1)) == .failure(.replayedRequest("flood-0")),
-                "a replay is still named a replay")
+        let replay = try setup.value(requestId: "flood-0", creation: F.t0 + 1)
+        #expect(setup.verifier.verify(replay) == .failure(.replayedRequest("flood-0")), "a replay is still a replay")
         for index in 0..<50 {
             let value = try setup.value(requestId: "quiet-\(index)", creation: F.t0, target: "quiet-target")
             #expect(throws: Never.self) { try setup.verifier.verify(value).get() }
@@ -148,19 +149,28 @@ import Testing
     /// (rounded up to whole seconds, at least 1), and then that target is served again.
     @Test func retryAfterIsTheTimeUntilTheOldestEntryOfThatTargetExpires() throws {
         let setup = try Setup(quota: 2, targets: [F.target, "other"])
+        func accept(_ requestId: String, _ creation: Int64, target: String = F.target) throws {
+            let value = try setup.value(requestId: requestId, creation: creation, target: target)
+            _ = try setup.verifier.verify(value).get()
+        }
         // The oldest by expiry, not by insertion: "late" expires at t0 + 2 tol, "early" at t0 + tol.
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance)).get() }
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "early", creation: F.t0 - Self.tolerance)).get() }
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "o", creation: F.t0, target: "other")).get() }
-        let expectations: [(Int64, Int64)] = [(0, 61), (999, 60), (1_000, 60), (1_001, 59), (Self.tolerance - 1, 1), (Self.tolerance, 1)]
+        try accept("late", F.t0 + Self.tolerance)
+        try accept("early", F.t0 - Self.tolerance)
+        try accept("o", F.t0, target: "other")
+        let expectations: [(Int64, Int64)] = [
+            (0, 61), (999, 60), (1_000, 60), (1_001, 59), (Self.tolerance - 1, 1), (Self.tolerance, 1),
+        ]
         for (elapsed, seconds) in expectations {
             setup.clock.set(millis: F.t0 + elapsed)
             let value = try setup.value(requestId: "new-\(elapsed)", creation: F.t0 + elapsed)
-            #expect(setup.verifier.verify(value) == .failure(.replayQuotaExceeded(quota: 2, retryAfterSeconds: seconds)), "t0 + \(elapsed)")
+            let expected = DeviceSignatureRejection.replayQuotaExceeded(quota: 2, retryAfterSeconds: seconds)
+            #expect(setup.verifier.verify(value) == .failure(expected), "t0 + \(elapsed)")
         }
-        setup.clock.set(millis: F.t0 + Self.tolerance + 1)
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "after", creation: F.t0 + Self.tolerance + 1)).get() }
-        #expect(setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance + 1)).failureCode == "REPLAYED_REQUEST")
+        let later = F.t0 + Self.tolerance + 1
+        setup.clock.set(millis: later)
+        try accept("after", later)
+        let replayed = try setup.value(requestId: "late", creation: later)
+        #expect(setup.verifier.verify(replayed).failureCode == "REPLAYED_REQUEST")
     }
 
     @Test func expiredEntriesAreDroppedSoonestFirst() throws {

@@ -244,14 +244,16 @@ import Testing
     }
 
     /// Validly signed payloads with two members of one name: JSONDecoder would keep the first and
-    /// accept; they are refused as malformed, at every depth.
+    /// accept; they are refused as malformed, at every depth. (Each argument follows
+    /// `{"dispatchTargetId":"<target>",`.)
     @Test(arguments: [
-        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","requestId":"b","creationTimeInEpochMillis":1767225600000}"#,
-        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","req\u0075estId":"b","creationTimeInEpochMillis":1767225600000}"#,
-        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","creationTimeInEpochMillis":1767225600000,"creationTimeInEpochMillis":0}"#,
-        #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"a","creationTimeInEpochMillis":1767225600000,"x":[{"y":1,"y":2}]}"#,
+        #""requestId":"a","requestId":"b","creationTimeInEpochMillis":1767225600000}"#,
+        #""requestId":"a","req\u0075estId":"b","creationTimeInEpochMillis":1767225600000}"#,
+        #""requestId":"a","creationTimeInEpochMillis":1767225600000,"creationTimeInEpochMillis":0}"#,
+        #""requestId":"a","creationTimeInEpochMillis":1767225600000,"x":[{"y":1,"y":2}]}"#,
     ])
-    func payloadWithADuplicateMemberIsMalformed(payload: String) throws {
+    func payloadWithADuplicateMemberIsMalformed(members: String) throws {
+        let payload = #"{"dispatchTargetId":"\#(F.target)","# + members
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
         let result = verifier.verify(try F.jws(header: F.standardHeader(), payload: payload, key: key))

@@ -60,7 +60,8 @@ import Testing
         var values: [Int64: [String]] = [:]
         for creation in (F.t0 - tolerance)...lastMillis {
             values[creation] = try (0..<idsPerMillisecond).map { index in
-                try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: creation)) {
+                let signerClock = ManualWallClock(millis: creation)
+                return try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: signerClock) {
                     "id-\(creation)-\(index)"
                 }.headerValue()
             }

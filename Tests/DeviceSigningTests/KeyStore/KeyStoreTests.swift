@@ -328,7 +328,7 @@ import Testing
             let stored = try String(contentsOf: file, encoding: .utf8)
             let edits = [
                 stored.replacingOccurrences(of: "{\n", with: "{\n  \"deviceId\" : \"phone-2\",\n", options: .anchored),
-                stored.replacingOccurrences(of: "\"deviceId\"", with: "\"devic\\u0065Id\" : \"phone-2\",\n  \"deviceId\""),
+                stored.replacingOccurrences(of: #""deviceId""#, with: #""devic\u0065Id" : "phone-2",\#n  "deviceId""#),
                 stored.replacingOccurrences(of: "\"crv\"", with: "\"kty\" : \"EC\",\n    \"crv\""),
             ]
             for edited in edits {

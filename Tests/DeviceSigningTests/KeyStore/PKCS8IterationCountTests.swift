@@ -17,7 +17,8 @@ import Testing
         let pbkdf2: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C]
         let hmacSHA256: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x02, 0x09, 0x05, 0x00]
         let aes256CBC: [UInt8] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x2A]
-        let kdfParameters = sequence(tlv(0x04, [UInt8](repeating: 0x5A, count: 16)) + integer(iterations) + sequence(hmacSHA256))
+        let salt = tlv(0x04, [UInt8](repeating: 0x5A, count: 16))
+        let kdfParameters = sequence(salt + integer(iterations) + sequence(hmacSHA256))
         let scheme = sequence(aes256CBC + tlv(0x04, [UInt8](repeating: 0xA5, count: 16)))
         let algorithm = sequence(pbes2 + sequence(sequence(pbkdf2 + kdfParameters) + scheme))
         return sequence(algorithm + tlv(0x04, [UInt8](repeating: 0x3C, count: 48)))
@@ -54,7 +55,9 @@ import Testing
 
     /// The crafted structure is well-formed: at an ordinary count the passphrase is what fails.
     @Test func theCraftedFileIsWellFormed() throws {
-        expectError(.wrongPassphrase) { try P256.Signing.PrivateKey(encryptedPEM: Self.pem(iterations: 2048), passphrase: secret("pass")) }
+        expectError(.wrongPassphrase) {
+            try P256.Signing.PrivateKey(encryptedPEM: Self.pem(iterations: 2048), passphrase: secret("pass"))
+        }
     }
 
     @Test(arguments: [twoToThe31, twoToThe31 + 1, 1 << 32, Int.max])

@@ -18,7 +18,8 @@ enum DedicatedThreads {
                         left -= 1
                         return left == 0
                     }
-                    if done { continuation.resume(returning: results.withLock { all in (0..<count).compactMap { all[$0] } }) }
+                    guard done else { return }
+                    continuation.resume(returning: results.withLock { all in (0..<count).compactMap { all[$0] } })
                 }.start()
             }
         }

@@ -22,8 +22,10 @@ enum EncryptedPrivateKey {
         }
         // The shim and OpenSSL take the cost as an int; `validate()` keeps it far lower, and this
         // keeps any path that skips it from crossing into C with a value that would wrap.
-        guard (1...Int(Int32.max)).contains(cost), (0...Int(Int32.max)).contains(r), (0...Int(Int32.max)).contains(p) else {
-            throw DeviceSigningError(.invalidKeyDerivation, "The key-derivation cost \(kdf) does not fit OpenSSL's int parameters.")
+        let intRange = 0...Int(Int32.max)
+        guard cost >= 1, intRange.contains(cost), intRange.contains(r), intRange.contains(p) else {
+            throw DeviceSigningError(.invalidKeyDerivation,
+                                     "The key-derivation cost \(kdf) does not fit OpenSSL's int parameters.")
         }
         var output: UnsafeMutablePointer<UInt8>?
         var length = 0
@@ -66,7 +68,8 @@ enum EncryptedPrivateKey {
             case DSS_DECRYPT_NOT_A_KEY:
                 throw DeviceSigningError(.malformedEncoding, "The key decrypted, but the content is not a private key OpenSSL can read.")
             case DSS_DECRYPT_COST_OUT_OF_RANGE:
-                throw DeviceSigningError(.inputTooLarge, "The key's PBKDF2 iteration count is outside 1...\(Int32.max), which OpenSSL cannot run as written.")
+                throw DeviceSigningError(.inputTooLarge, "The key's PBKDF2 iteration count is outside "
+                                         + "1...\(Int32.max), which OpenSSL cannot run as written.")
             default:
                 throw DeviceSigningError(.malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
             }
