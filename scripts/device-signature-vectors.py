@@ -214,6 +214,30 @@ add_case("header-too-large", "Protected header JSON of 1025 bytes (limit 1024); 
 add_case("payload-too-large", "Payload JSON of 4097 bytes (limit 4096); validly signed.",
          jws(good_header, good_payload[:-1] + ',"pad":"' + "p" * (4097 - len(good_payload) - len(',"pad":""')) + '"}'),
          "MALFORMED_REQUEST")
+# Duplicate member names: validly signed, so only the JSON decides. Foundation's JSONSerialization keeps
+# the last of two members (the header would read as ES256 for the registered target) and JSONDecoder the
+# first; RFC 7515 section 5.2 requires such a header to be rejected, and the payload is held to the same rule.
+add_case("header-duplicate-alg", "Two alg members, none then ES256: refused, never read as either.",
+         jws('{"alg":"none","alg":"ES256","kid":"%s","typ":"JWT"}' % TARGET, good_payload), "MALFORMED_REQUEST")
+add_case("header-duplicate-kid-escaped", "Two kid members, the second spelled with an escape (\\u006bid): "
+         "the names are compared after unescaping.",
+         jws('{"alg":"ES256","kid":"%s","\\u006bid":"%s","typ":"JWT"}' % (UNKNOWN_TARGET, TARGET), good_payload),
+         "MALFORMED_REQUEST")
+add_case("payload-duplicate-request-id", "Two requestId members: which request id would the replay check see?",
+         jws(good_header, '{"dispatchTargetId":"%s","requestId":"first","requestId":"second",'
+             '"creationTimeInEpochMillis":%d}' % (TARGET, T0)), "MALFORMED_REQUEST")
+add_case("payload-duplicate-creation-time-escaped", "A second creationTimeInEpochMillis spelled with an escape "
+         "(\\u0045 for E).",
+         jws(good_header, '{"dispatchTargetId":"%s","requestId":"%s","creationTimeInEpochMillis":%d,'
+             '"creationTimeIn\\u0045pochMillis":0}' % (TARGET, REQUEST_ID, T0)), "MALFORMED_REQUEST")
+add_case("payload-duplicate-nested", "A duplicate inside an unknown member's object: every object of the payload "
+         "is checked.",
+         jws(good_header, '{"dispatchTargetId":"%s","requestId":"%s","creationTimeInEpochMillis":%d,'
+             '"extra":{"a":1,"a":2}}' % (TARGET, REQUEST_ID, T0)), "MALFORMED_REQUEST")
+add_case("payload-similar-names", "Names that differ in case or by a space are different members: accepted, "
+         "unknown members ignored.",
+         jws(good_header, '{"dispatchTargetId":"%s","requestId":"%s","creationTimeInEpochMillis":%d,'
+             '"RequestId":"x","requestid":"y","requestId ":"z"}' % (TARGET, REQUEST_ID, T0)), "ACCEPT")
 add_case("signature-by-another-key", "Signed with the RFC 6979 A.2.5 key, not the one registered for the kid.",
          jws(good_header, good_payload, OTHER_KEY), "INVALID_SIGNATURE")
 add_case("tampered-payload", "The payload changed after signing (creation time + 1 ms), original signature kept.",

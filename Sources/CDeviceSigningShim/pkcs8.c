@@ -1,16 +1,59 @@
 #include "dss_pkcs8.h"
 
+#include <limits.h>
+#include <openssl/asn1.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/objects.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 
 #define DSS_PKCS8_SALT_BYTES 16
 
+/* 1 when `count` is an INTEGER in 1...INT_MAX, the range OpenSSL's int iteration parameters hold. */
+static int dss_iterations_fit_int(const ASN1_INTEGER *count) {
+    int64_t value = 0;
+    return count != NULL && ASN1_INTEGER_get_int64(&value, count) == 1 && value >= 1 && value <= INT_MAX;
+}
+
+/* Checks the iteration count of the encryption algorithm before OpenSSL reads it into an int:
+   PBES2 with PBKDF2, or a PBES1 / PKCS#12 scheme (PBEPARAM). Returns DSS_DECRYPT_OK when it fits
+   (or the scheme has none, as scrypt, whose parameters OpenSSL reads as uint64),
+   DSS_DECRYPT_COST_OUT_OF_RANGE when it does not, DSS_DECRYPT_MALFORMED for PBES2 parameters
+   that do not parse. */
+static int dss_pkcs8_check_iterations(const X509_SIG *enc) {
+    const X509_ALGOR *algorithm = NULL;
+    X509_SIG_get0(enc, &algorithm, NULL);
+    if (algorithm == NULL || algorithm->parameter == NULL) return DSS_DECRYPT_MALFORMED;
+    if (OBJ_obj2nid(algorithm->algorithm) == NID_pbes2) {
+        PBE2PARAM *pbes2 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBE2PARAM), algorithm->parameter);
+        if (pbes2 == NULL) return DSS_DECRYPT_MALFORMED;
+        int status = DSS_DECRYPT_OK;
+        if (pbes2->keyfunc == NULL) {
+            status = DSS_DECRYPT_MALFORMED;
+        } else if (OBJ_obj2nid(pbes2->keyfunc->algorithm) == NID_id_pbkdf2) {
+            PBKDF2PARAM *pbkdf2 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBKDF2PARAM), pbes2->keyfunc->parameter);
+            if (pbkdf2 == NULL) {
+                status = DSS_DECRYPT_MALFORMED;
+            } else {
+                if (!dss_iterations_fit_int(pbkdf2->iter)) status = DSS_DECRYPT_COST_OUT_OF_RANGE;
+                PBKDF2PARAM_free(pbkdf2);
+            }
+        }
+        PBE2PARAM_free(pbes2);
+        return status;
+    }
+    PBEPARAM *pbes1 = ASN1_TYPE_unpack_sequence(ASN1_ITEM_rptr(PBEPARAM), algorithm->parameter);
+    if (pbes1 == NULL) return DSS_DECRYPT_OK; /* another scheme: PKCS8_decrypt decides */
+    int status = dss_iterations_fit_int(pbes1->iter) ? DSS_DECRYPT_OK : DSS_DECRYPT_COST_OUT_OF_RANGE;
+    PBEPARAM_free(pbes1);
+    return status;
+}
+
 int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass_len, int kdf,
                           uint64_t cost, uint64_t r, uint64_t p, uint8_t **out, size_t *out_len) {
     if (pkey == NULL || pass == NULL || pass_len == 0 || pass_len > 1024 || out == NULL || out_len == NULL) return 0;
-    if (cost == 0 || cost > 0xFFFFFFFFu) return 0;
+    if (cost == 0 || cost > INT_MAX) return 0; /* PKCS5_pbe2_set_iv_ex takes an int: see dss_pkcs8.h */
     X509_ALGOR *pbe = NULL;
     if (kdf == DSS_KDF_SCRYPT) {
         /* NULL salt and IV: OpenSSL draws them from its CSPRNG. */
@@ -52,6 +95,12 @@ EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_
     if (enc == NULL) return NULL;
     if ((size_t)(p - der) != der_len) {
         X509_SIG_free(enc);
+        return NULL;
+    }
+    int check = dss_pkcs8_check_iterations(enc);
+    if (check != DSS_DECRYPT_OK) {
+        X509_SIG_free(enc);
+        *status = check;
         return NULL;
     }
     PKCS8_PRIV_KEY_INFO *p8 = PKCS8_decrypt(enc, (const char *)pass, (int)pass_len);

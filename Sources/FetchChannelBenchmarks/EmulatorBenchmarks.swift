@@ -22,8 +22,11 @@ public enum EmulatorBenchmarks {
         let perPhase = max(0.5, options.seconds / 3)
         let baseline = try plainServerRate(clients: options.clients, seconds: perPhase)
 
-        // A short tolerance keeps the replay cache (entries live two tolerances) at a steady size.
+        // A short tolerance keeps the replay cache (entries live two tolerances) at a steady size;
+        // each client is one dispatch target sending thousands of requests a second, far over the
+        // per-target quota a real deployment keeps.
         let backend = try ReferenceBackend.start(.init(toleranceMillis: 10_000, replayCacheCapacity: 4_000_000,
+                                                       replayQuotaPerDispatchTarget: 4_000_000,
                                                        http: .init(maxConnections: 64)))
         defer { backend.stop() }
         let devices = try (0..<options.clients).map { index -> (String, DeviceSignatureSigner) in

@@ -5,8 +5,8 @@ import Foundation
 /// `creationTimeInEpochMillis` decodes into `Int64`, which refuses strings, booleans, `null`,
 /// non-integral numbers (1.5) and numbers outside the Int64 range. A number with an integral
 /// value written with a fraction or exponent (`1.0`, `1e3`) is accepted with that value: JSON has
-/// one number type (RFC 8259 §6). Unknown members are ignored. With duplicate member names the
-/// first occurrence counts (the payload is signed, so only the key holder can write one).
+/// one number type (RFC 8259 §6). Unknown members are ignored. Duplicate member names, in any
+/// object of the payload, are refused (`StrictJSON`): decoders disagree on which one counts.
 struct DeviceSignaturePayload: Decodable {
     let dispatchTargetId: String
     let requestId: String
@@ -40,6 +40,13 @@ struct DeviceSignaturePayload: Decodable {
 
     /// Decodes `json`, or explains what is wrong with it.
     static func decode(_ json: Data) -> Result<DeviceSignaturePayload, DeviceSignatureRejection> {
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(json)
+        } catch .notJSON {
+            return .failure(.malformed(reason: "The Device-Signature payload is not valid JSON."))
+        } catch {
+            return .failure(.malformed(reason: "The Device-Signature payload is ambiguous: \(error)."))
+        }
         do {
             return .success(try JSONDecoder().decode(DeviceSignaturePayload.self, from: json))
         } catch let error as DecodingError {

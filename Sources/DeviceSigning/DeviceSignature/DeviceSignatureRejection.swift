@@ -26,6 +26,11 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringCon
     /// request be replayed, so new requests are refused until entries expire.
     /// `REPLAY_CACHE_FULL`, 503: the client may retry later with a new request.
     case replayCacheFull(capacity: Int)
+    /// The dispatch target already has `quota` request ids live in the replay cache (its share,
+    /// so that one device cannot fill the cache for every other). Its oldest one expires in
+    /// `retryAfterSeconds` (≥ 1). `REPLAY_QUOTA_EXCEEDED`, 429 with `Retry-After`: the client may
+    /// retry after that many seconds with a new request.
+    case replayQuotaExceeded(quota: Int, retryAfterSeconds: Int64)
 
     /// The stable machine-readable code.
     public var code: String {
@@ -36,16 +41,25 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringCon
         case .clockSkewTooBig: "CLOCK_SKEW_TOO_BIG"
         case .replayedRequest: "REPLAYED_REQUEST"
         case .replayCacheFull: "REPLAY_CACHE_FULL"
+        case .replayQuotaExceeded: "REPLAY_QUOTA_EXCEEDED"
         }
     }
 
-    /// The HTTP status the emulator answers with (ARCHITECTURE's table; 503 for a full cache).
+    /// The HTTP status the emulator answers with (ARCHITECTURE's table; 503 for a full cache,
+    /// 429 for a dispatch target over its quota).
     public var httpStatus: Int {
         switch self {
         case .malformed: 400
         case .unknownDispatchTarget, .invalidSignature, .clockSkewTooBig, .replayedRequest: 401
+        case .replayQuotaExceeded: 429
         case .replayCacheFull: 503
         }
+    }
+
+    /// The `Retry-After` delay in seconds (RFC 9110 §10.2.3) the answer carries, or nil for none.
+    public var retryAfterSeconds: Int64? {
+        if case .replayQuotaExceeded(_, let seconds) = self { return seconds }
+        return nil
     }
 
     /// What happened and what to do about it.
@@ -66,6 +80,9 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringCon
             return "The request id \"\(requestId)\" was already used; every request, retries included, needs a new request id and signature."
         case .replayCacheFull(let capacity):
             return "The server's replay cache holds \(capacity) live request ids and accepts no more until some expire; retry later with a new request."
+        case .replayQuotaExceeded(let quota, let seconds):
+            return "This dispatch target sent \(quota) requests within the replay window, its quota; "
+                + "retry after \(seconds) s with a new request."
         }
     }
 

@@ -18,7 +18,9 @@ import Foundation
 /// 6. freshness: `|now - creationTime| <= tolerance` (exactly at the tolerance is accepted, both
 ///    ways) → `.clockSkewTooBig`.
 /// 7. replay: the request id, per dispatch target, not accepted before within its window
-///    → `.replayedRequest`; or the replay cache full of live entries → `.replayCacheFull`.
+///    → `.replayedRequest`; the dispatch target holding its quota of live request ids
+///    → `.replayQuotaExceeded` (other dispatch targets are unaffected); or the replay cache full
+///    of live entries → `.replayCacheFull`.
 ///
 /// Replay window: an accepted request is remembered until `max(creationTime, now) + tolerance`.
 /// The same signed value is fresh only until `creationTime + tolerance`, so it can never be
@@ -27,20 +29,25 @@ import Foundation
 /// saturates, so hostile creation times (Int64.min, Int64.max) neither trap nor wrap.
 /// This assumes the verifier's clock does not jump backwards by more than the tolerance.
 ///
-/// Thread-safe: the replay cache is behind a lock, and the check-and-record of a request id
-/// is one critical section, so concurrent verifications accept each request id exactly once.
-/// Signature verification runs outside the lock.
+/// Thread-safe: the replay cache is behind a lock, and reading the clock, the freshness check
+/// and the check-and-record of a request id are one critical section, so concurrent
+/// verifications accept each request id exactly once. (With the clock read before the lock, a
+/// request that read the time just before another one dropped its expired entry could record it
+/// again and be accepted twice.) Signature verification runs outside the lock.
 public final class DeviceSignatureVerifier: Sendable {
     /// Finds the public key registered for a dispatch target, or nil.
     public typealias KeyLookup = @Sendable (_ dispatchTargetId: String) -> P256.Signing.PublicKey?
 
     public static let defaultToleranceMillis: Int64 = 60_000
     public static let defaultReplayCacheCapacity = 100_000
+    public static let defaultReplayQuotaPerDispatchTarget = 1_000
 
     /// The largest accepted `|now - creationTime|`, in milliseconds.
     public let toleranceMillis: Int64
     /// The most request ids remembered at once.
     public let replayCacheCapacity: Int
+    /// The most request ids remembered at once for one dispatch target.
+    public let replayQuotaPerDispatchTarget: Int
 
     private let clock: any WallClock
     private let keyLookup: KeyLookup
@@ -52,12 +59,16 @@ public final class DeviceSignatureVerifier: Sendable {
     ///   - replayCacheCapacity: ≥ 1 (default 100,000). Each accepted request id stays for at most
     ///     two tolerances, so the default sustains about 830 requests/s at the default tolerance;
     ///     beyond that, new requests get `.replayCacheFull` rather than a replay hole.
+    ///   - replayQuotaPerDispatchTarget: ≥ 1 (default 1,000): the share of the cache one dispatch
+    ///     target may hold, about 8 requests/s at the default tolerance; beyond it, that dispatch
+    ///     target's new requests get `.replayQuotaExceeded`.
     ///   - keyLookup: the key registered for a dispatch target id.
     /// - Throws: `DeviceSigningError` `.invalidConfiguration`.
     public init(
         toleranceMillis: Int64 = DeviceSignatureVerifier.defaultToleranceMillis,
         clock: any WallClock,
         replayCacheCapacity: Int = DeviceSignatureVerifier.defaultReplayCacheCapacity,
+        replayQuotaPerDispatchTarget: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
         keyLookup: @escaping KeyLookup
     ) throws {
         guard toleranceMillis >= 0 else {
@@ -66,11 +77,17 @@ public final class DeviceSignatureVerifier: Sendable {
         guard replayCacheCapacity >= 1 else {
             throw DeviceSigningError(.invalidConfiguration, "The replay cache capacity must be at least 1; got \(replayCacheCapacity).")
         }
+        guard replayQuotaPerDispatchTarget >= 1 else {
+            throw DeviceSigningError(.invalidConfiguration, "The replay quota per dispatch target must be at least 1; "
+                                     + "got \(replayQuotaPerDispatchTarget).")
+        }
         self.toleranceMillis = toleranceMillis
         self.replayCacheCapacity = replayCacheCapacity
+        self.replayQuotaPerDispatchTarget = replayQuotaPerDispatchTarget
         self.clock = clock
         self.keyLookup = keyLookup
-        self.replayCache = Locked(ReplayCache(capacity: replayCacheCapacity))
+        self.replayCache = Locked(ReplayCache(capacity: replayCacheCapacity,
+                                              quotaPerDispatchTarget: replayQuotaPerDispatchTarget))
     }
 
     /// The number of request ids currently remembered (expired ones may linger until the next
@@ -119,20 +136,31 @@ public final class DeviceSignatureVerifier: Sendable {
         if let problem = DeviceSignatureLimits.requestIdProblem(payload.requestId) {
             return .failure(.malformed(reason: problem))
         }
-        let creationTime = payload.creationTimeInEpochMillis
-        let now = clock.nowMillis()
+        let cacheKey = ReplayCache.Key(dispatchTargetId: kid, requestId: payload.requestId)
+        return replayCache.withLock { cache in
+            // Under the lock, so the time never goes backwards from one check-and-record to the next.
+            let now = clock.nowMillis()
+            return record(cacheKey, creationTime: payload.creationTimeInEpochMillis, now: now, in: &cache)
+        }
+    }
+
+    /// Steps 6 and 7: freshness, then the replay cache. Called with the cache's lock held.
+    private func record(_ key: ReplayCache.Key, creationTime: Int64, now: Int64,
+                        in cache: inout ReplayCache) -> Result<VerifiedDeviceSignature, DeviceSignatureRejection> {
         guard Self.isFresh(creationTime: creationTime, now: now, tolerance: toleranceMillis) else {
             return .failure(.clockSkewTooBig(serverTimeMillis: now, creationTimeMillis: creationTime))
         }
         let expiry = Self.replayExpiry(creationTime: creationTime, now: now, tolerance: toleranceMillis)
-        let cacheKey = ReplayCache.Key(dispatchTargetId: kid, requestId: payload.requestId)
-        switch replayCache.withLock({ $0.insert(cacheKey, expiry: expiry, now: now) }) {
+        switch cache.insert(key, expiry: expiry, now: now) {
         case .inserted:
             return .success(VerifiedDeviceSignature(
-                dispatchTargetId: kid, requestId: payload.requestId,
+                dispatchTargetId: key.dispatchTargetId, requestId: key.requestId,
                 creationTimeMillis: creationTime, serverTimeMillis: now))
         case .replayed:
-            return .failure(.replayedRequest(payload.requestId))
+            return .failure(.replayedRequest(key.requestId))
+        case .quotaExceeded(let retryAfterMillis):
+            let seconds = retryAfterMillis / 1000 + (retryAfterMillis % 1000 == 0 ? 0 : 1)
+            return .failure(.replayQuotaExceeded(quota: replayQuotaPerDispatchTarget, retryAfterSeconds: seconds))
         case .full:
             return .failure(.replayCacheFull(capacity: replayCacheCapacity))
         }

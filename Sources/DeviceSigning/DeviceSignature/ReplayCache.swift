@@ -1,9 +1,16 @@
-/// Request ids accepted within the replay window, per dispatch target; bounded.
+/// Request ids accepted within the replay window, per dispatch target; bounded in total and per
+/// dispatch target.
 ///
 /// An entry is live while `now <= expiry`. Expired entries are dropped (soonest expiry first,
-/// from a min-heap) before each lookup. A live entry is never evicted: when `capacity` live
-/// entries exist, `insert` answers `.full` instead, because evicting one would let its request
-/// be replayed.
+/// from a min-heap) before each lookup. A live entry is never evicted, because evicting one would
+/// let its request be replayed. Instead:
+/// - a dispatch target that holds `quotaPerDispatchTarget` live entries gets `.quotaExceeded`
+///   for its new requests until its oldest entry expires; other dispatch targets are unaffected,
+///   so one device (or one leaked key) flooding the backend cannot lock the others out;
+/// - when `capacity` live entries exist in all, `insert` answers `.full`.
+///
+/// Not thread-safe: the verifier keeps it behind a lock and reads the time under that lock
+/// (ARCHITECTURE, "Security rules"), so `now` never goes backwards between two calls.
 struct ReplayCache: Sendable {
     struct Key: Hashable, Sendable {
         let dispatchTargetId: String
@@ -13,27 +20,42 @@ struct ReplayCache: Sendable {
     enum Outcome: Equatable {
         case inserted
         case replayed
+        /// The dispatch target holds its quota of live entries; the oldest is dropped after
+        /// `retryAfterMillis` (≥ 1).
+        case quotaExceeded(retryAfterMillis: Int64)
         case full
     }
 
     let capacity: Int
+    let quotaPerDispatchTarget: Int
     private var expiries: [Key: Int64] = [:]
-    private var heap = ExpiryHeap()
+    /// Every entry, soonest expiry first: what `removeExpired` drops.
+    private var heap = ExpiryHeap<Key>()
+    /// Each dispatch target's entries, soonest expiry first: its count and its oldest entry.
+    /// A dispatch target without live entries has no heap here.
+    private var perDispatchTarget: [String: ExpiryHeap<String>] = [:]
 
-    init(capacity: Int) {
+    init(capacity: Int, quotaPerDispatchTarget: Int) {
         self.capacity = capacity
+        self.quotaPerDispatchTarget = quotaPerDispatchTarget
     }
 
     var count: Int { expiries.count }
 
-    /// Records `key` until `expiry` unless it is live already (`.replayed`) or the cache is full
-    /// of live entries (`.full`).
+    /// Records `key` until `expiry` unless it is live already (`.replayed`), its dispatch target
+    /// holds its quota of live entries (`.quotaExceeded`) or the cache is full (`.full`).
     mutating func insert(_ key: Key, expiry: Int64, now: Int64) -> Outcome {
         removeExpired(now: now)
         if expiries[key] != nil { return .replayed }
+        if let own = perDispatchTarget[key.dispatchTargetId], own.count >= quotaPerDispatchTarget,
+           let oldest = own.first {
+            return .quotaExceeded(retryAfterMillis: Self.millisUntilDropped(expiry: oldest.expiry, now: now))
+        }
         guard expiries.count < capacity else { return .full }
         expiries[key] = expiry
-        heap.push(ExpiryHeap.Entry(expiry: expiry, key: key))
+        heap.push(.init(expiry: expiry, element: key))
+        perDispatchTarget[key.dispatchTargetId, default: ExpiryHeap()]
+            .push(.init(expiry: expiry, element: key.requestId))
         return .inserted
     }
 
@@ -43,18 +65,29 @@ struct ReplayCache: Sendable {
             heap.popFirst()
             // Keys are unique in the heap (a key is re-inserted only after its entry was
             // removed here), but check anyway rather than drop a live entry.
-            if expiries[first.key] == first.expiry {
-                expiries.removeValue(forKey: first.key)
-            }
+            guard expiries[first.element] == first.expiry else { continue }
+            expiries.removeValue(forKey: first.element)
+            // The dispatch target's heap pops in the same expiry order, so its first entry has
+            // this expiry (ties are interchangeable: only expiries and the count are read).
+            let target = first.element.dispatchTargetId
+            perDispatchTarget[target]?.popFirst()
+            if perDispatchTarget[target]?.count == 0 { perDispatchTarget.removeValue(forKey: target) }
         }
+    }
+
+    /// `expiry + 1 - now` (an entry is dropped once `now > expiry`), at least 1, saturating.
+    private static func millisUntilDropped(expiry: Int64, now: Int64) -> Int64 {
+        let (difference, overflow) = expiry.subtractingReportingOverflow(now)
+        if overflow { return .max }  // only when expiry > 0 > now: the answer is huge
+        return difference == .max ? .max : max(1, difference + 1)
     }
 }
 
-/// A binary min-heap of cache entries ordered by expiry.
-struct ExpiryHeap: Sendable {
+/// A binary min-heap of elements ordered by expiry.
+struct ExpiryHeap<Element: Sendable>: Sendable {
     struct Entry: Sendable {
         let expiry: Int64
-        let key: ReplayCache.Key
+        let element: Element
     }
 
     private var storage: [Entry] = []

@@ -66,7 +66,17 @@ public struct JWK: Sendable, Hashable, Codable {
         guard json.count <= maximumJSONBytes else {
             throw DeviceSigningError(.inputTooLarge, "A JWK is at most \(maximumJSONBytes) bytes.")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)), let members = object as? [String: Any] else {
+        // The text may be a private JWK: the copy made here is zeroed in place when done.
+        var data = Data(json)
+        defer { data.withUnsafeMutableBytes { secureZero($0) } }
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(data)
+        } catch .notJSON {
+            throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
+        } catch {
+            throw DeviceSigningError(.malformedEncoding, "The JWK is ambiguous: \(error).")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data), let members = object as? [String: Any] else {
             throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
         }
         return members
@@ -90,20 +100,26 @@ extension P256.Signing.PublicKey {
 
 extension P256.Signing.PrivateKey {
     /// The JWK JSON of this key. With `includingPrivateKey: true` it contains `d` and is secret.
+    /// The private JSON is written straight into the returned `SecureBytes`: the base64url of `d`
+    /// exists nowhere else.
     public func jwkRepresentation(includingPrivateKey: Bool) throws -> SecureBytes {
         let jwk = publicKey.jwk
-        guard includingPrivateKey else { return SecureBytes(Array(jwk.jsonString.utf8)) }
+        guard includingPrivateKey else { return SecureBytes(jwk.jsonString.utf8) }
         let scalar = try rawRepresentation
-        let d = scalar.withUnsafeBytes { Base64.encodeToBytes($0, alphabet: .url) }
-        var json = Array(#"{"crv":"P-256","d":""#.utf8) + d + Array(#"","kty":"EC","x":"\#(jwk.x)","y":"\#(jwk.y)"}"#.utf8)
-        defer { json.withUnsafeMutableBytes { secureZero($0) } }
-        var scratch = d
-        scratch.withUnsafeMutableBytes { secureZero($0) }
-        return SecureBytes(json)
+        let before = Array(#"{"crv":"P-256","d":""#.utf8)
+        let after = Array(#"","kty":"EC","x":"\#(jwk.x)","y":"\#(jwk.y)"}"#.utf8)
+        let dCount = Base64.encodedCount(scalar.count, alphabet: .url)
+        return SecureBytes(count: before.count + dCount + after.count) { output in
+            output.copyBytes(from: before)
+            let dOutput = UnsafeMutableRawBufferPointer(rebasing: output[before.count...])
+            _ = scalar.withUnsafeBytes { Base64.encode($0, alphabet: .url, into: dOutput) }
+            UnsafeMutableRawBufferPointer(rebasing: output[(before.count + dCount)...]).copyBytes(from: after)
+        }
     }
 
     /// A key from a private JWK (kty EC, crv P-256, d, and x/y that must match d).
-    /// Note: the JSON text is parsed by Foundation, whose intermediate strings are not zeroed.
+    /// Note: the JSON text is parsed by Foundation, whose intermediate strings are not zeroed;
+    /// this package's own copy of the text and the decoded `d` are.
     public init<Bytes: DataProtocol>(jwkRepresentation: Bytes) throws {
         let members = try JWK.members(of: jwkRepresentation)
         guard let dText = members["d"] as? String else {
@@ -113,7 +129,7 @@ extension P256.Signing.PrivateKey {
         guard var d = Base64.decode(dText, alphabet: .url) else {
             throw DeviceSigningError(.malformedEncoding, "JWK d must be base64url without padding.")
         }
-        defer { d.withUnsafeMutableBytes { secureZero($0) } }
+        defer { secureZero(&d) }
         guard d.count == 32 else {
             throw DeviceSigningError(.invalidKey, "JWK d must decode to exactly 32 bytes.")
         }

@@ -9,11 +9,19 @@ public struct JWSHeader: Sendable, Hashable {
 
     static let maximumBytes = 4 * 1024
 
-    /// Parses a header's JSON; refuses anything but an object with `alg` exactly "ES256", and any
-    /// `crit` (this implementation understands no extensions, RFC 7515 §4.1.11).
+    /// Parses a header's JSON; refuses anything but an object with `alg` exactly "ES256", any
+    /// `crit` (this implementation understands no extensions, RFC 7515 §4.1.11), and duplicate
+    /// member names (RFC 7515 §5.2: `{"alg":"none","alg":"ES256"}` must not be read either way).
     init(json: [UInt8]) throws {
         guard json.count <= JWSHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWS header is larger than \(JWSHeader.maximumBytes) bytes.")
+        }
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(json)
+        } catch .notJSON {
+            throw DeviceSigningError(.malformedJWS, "The JWS header is not a JSON object.")
+        } catch {
+            throw DeviceSigningError(.malformedJWS, "The JWS header is ambiguous: \(error).")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(json)), let members = object as? [String: Any] else {
             throw DeviceSigningError(.malformedJWS, "The JWS header is not a JSON object.")

@@ -60,9 +60,19 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         return data
     }
 
-    /// Decodes and checks a stored record: well-formed, a valid P-256 JWK, and a key id that is
-    /// the JWK's thumbprint and the one the file is named after.
+    /// Decodes and checks a stored record: well-formed without duplicate member names (which
+    /// decoders resolve differently), a valid P-256 JWK, and a key id that is the JWK's
+    /// thumbprint and the one the file is named after.
     static func decode(_ data: Data, expectedKeyId: String, file: String) throws -> KeyMetadata {
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(data)
+        } catch .notJSON {
+            throw DeviceSigningError(.corruptKeyFile,
+                                     "\(file) is not a valid key record (JSON with keyId, jwk and created).")
+        } catch {
+            throw DeviceSigningError(.corruptKeyFile,
+                                     "\(file) is not a valid key record: \(error); the file was edited.")
+        }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let metadata: KeyMetadata

@@ -91,7 +91,7 @@ extension P256.Signing {
         public var pemRepresentation: SecureBytes {
             get throws {
                 let der = try derRepresentation
-                return der.withUnsafeBytes { SecureBytes(Array(PEM.encode(label: "PRIVATE KEY", der: $0).utf8)) }
+                return der.withUnsafeBytes { PEM.encodeSecret(label: "PRIVATE KEY", der: $0) }
             }
         }
 

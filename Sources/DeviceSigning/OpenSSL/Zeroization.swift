@@ -1,7 +1,15 @@
 import CDeviceSigningShim
 
 /// Overwrites memory with zeros in a way the compiler may not optimise away (OPENSSL_cleanse).
-func secureZero(_ buffer: UnsafeMutableRawBufferPointer) {
+package func secureZero(_ buffer: UnsafeMutableRawBufferPointer) {
     guard let base = buffer.baseAddress, buffer.count > 0 else { return }
     dss_cleanse(base, buffer.count)
+}
+
+/// Zeroes the storage of `bytes` in place (OPENSSL_cleanse; a loop of stores may be removed by
+/// the optimiser), for secrets the caller holds in an array: a passphrase buffer, a decoded key.
+/// `bytes` must not share its storage with another array, or the copy made for the write is
+/// cleared instead of the original.
+package func secureZero(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { secureZero($0) }
 }

@@ -26,27 +26,50 @@ enum Base64 {
     }
 
     static func encodeToBytes<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet) -> [UInt8] where Bytes.Element == UInt8 {
+        let count = encodedCount(bytes.count, alphabet: alphabet)
+        return [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
+            initialized = encode(bytes, alphabet: alphabet, into: UnsafeMutableRawBufferPointer(output))
+        }
+    }
+
+    /// The length of the encoding of `count` bytes: padded to a multiple of 4 (standard), or
+    /// without padding (url).
+    static func encodedCount(_ count: Int, alphabet: Alphabet) -> Int {
+        alphabet == .standard ? (count + 2) / 3 * 4 : (count * 4 + 2) / 3
+    }
+
+    /// Writes the encoding of `bytes` at the start of `output`, which holds at least
+    /// `encodedCount(bytes.count, alphabet:)` bytes, and returns that count. Writing in place lets
+    /// secret input (a private scalar, a private key's DER) be encoded straight into `SecureBytes`.
+    @discardableResult
+    static func encode<Bytes: Collection>(
+        _ bytes: Bytes, alphabet: Alphabet, into output: UnsafeMutableRawBufferPointer
+    ) -> Int where Bytes.Element == UInt8 {
         let table = alphabet == .standard ? standardTable : urlTable
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        precondition(output.count >= encodedCount(bytes.count, alphabet: alphabet), "Base64 output buffer too small")
+        var written = 0
+        func put(_ character: UInt8) {
+            output[written] = character
+            written += 1
+        }
         var iterator = bytes.makeIterator()
         while let b0 = iterator.next() {
             let b1 = iterator.next()
             let b2 = iterator.next()
-            output.append(table[Int(b0 >> 2)])
-            output.append(table[Int(((b0 & 0x03) << 4) | ((b1 ?? 0) >> 4))])
+            put(table[Int(b0 >> 2)])
+            put(table[Int(((b0 & 0x03) << 4) | ((b1 ?? 0) >> 4))])
             if let b1 {
-                output.append(table[Int(((b1 & 0x0F) << 2) | ((b2 ?? 0) >> 6))])
+                put(table[Int(((b1 & 0x0F) << 2) | ((b2 ?? 0) >> 6))])
             } else if alphabet == .standard {
-                output.append(UInt8(ascii: "="))
+                put(UInt8(ascii: "="))
             }
             if let b2 {
-                output.append(table[Int(b2 & 0x3F)])
+                put(table[Int(b2 & 0x3F)])
             } else if alphabet == .standard {
-                output.append(UInt8(ascii: "="))
+                put(UInt8(ascii: "="))
             }
         }
-        return output
+        return written
     }
 
     static func decode(_ text: String, alphabet: Alphabet) -> [UInt8]? {
@@ -58,7 +81,7 @@ enum Base64 {
     static func decode<Bytes: Collection>(_ input: Bytes, alphabet: Alphabet) -> [UInt8]? where Bytes.Element == UInt8 {
         var characters = Array(input)
         // The input may be the body of an unencrypted private key: clear the working copy.
-        defer { characters.withUnsafeMutableBytes { secureZero($0) } }
+        defer { secureZero(&characters) }
         if alphabet == .standard {
             guard characters.count % 4 == 0 else { return nil }
             var padding = 0

@@ -3,7 +3,8 @@
 ///
 /// There is one parser, `decodeSecret`, which reads the text in place and keeps every copy of the
 /// base64 body and of the DER zeroed or in `SecureBytes`; `decode(_:)` is that parser for public
-/// material.
+/// material. Likewise one writer, `encodeSecret`, which writes the text straight into
+/// `SecureBytes`; `encode` is that writer for public material.
 enum PEM {
     static let maximumLength = 64 * 1024
 
@@ -12,18 +13,37 @@ enum PEM {
         let der: [UInt8]
     }
 
+    /// The PEM text of public `der`.
     static func encode<Bytes: Collection>(label: String, der: Bytes) -> String where Bytes.Element == UInt8 {
-        let body = Base64.encodeToBytes(der, alphabet: .standard)
-        var output = "-----BEGIN \(label)-----\n"
-        var index = 0
-        while index < body.count {
-            let end = Swift.min(index + 64, body.count)
-            output += String(decoding: body[index..<end], as: UTF8.self)
-            output += "\n"
-            index = end
+        let text = Array(der).withUnsafeBytes { encodeSecret(label: label, der: $0) }
+        return text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The PEM text of secret `der` (an unencrypted private key), written directly into
+    /// `SecureBytes`: no String, no intermediate base64 copy, so nothing is left unzeroed.
+    static func encodeSecret(label: String, der: UnsafeRawBufferPointer) -> SecureBytes {
+        let begin = Array("-----BEGIN \(label)-----\n".utf8)
+        let end = Array("-----END \(label)-----\n".utf8)
+        let bodyCount = Base64.encodedCount(der.count, alphabet: .standard)
+        let lines = (bodyCount + 63) / 64
+        return SecureBytes(count: begin.count + bodyCount + lines + end.count) { output in
+            var offset = 0
+            func put(_ bytes: [UInt8]) {
+                UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + bytes.count)]).copyBytes(from: bytes)
+                offset += bytes.count
+            }
+            put(begin)
+            // 48 bytes of DER are exactly one 64-character line; only the last line is shorter.
+            var start = 0
+            while start < der.count {
+                let chunk = UnsafeRawBufferPointer(rebasing: der[start..<Swift.min(start + 48, der.count)])
+                let line = UnsafeMutableRawBufferPointer(rebasing: output[offset...])
+                offset += Base64.encode(chunk, alphabet: .standard, into: line)
+                put([UInt8(ascii: "\n")])
+                start += 48
+            }
+            put(end)
         }
-        output += "-----END \(label)-----\n"
-        return output
     }
 
     /// The first PEM block of public `text`. Text around the block (comments) is ignored, as OpenSSL does.
@@ -95,11 +115,10 @@ enum PEM {
             guard var der = base64.withUnsafeBytes({ Base64.decode($0, alphabet: .standard) }) else {
                 throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) does not hold valid base64.")
             }
-            defer { der.withUnsafeMutableBytes { secureZero($0) } }
             guard !der.isEmpty else {
                 throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) is empty.")
             }
-            return SecretDocument(label: label, der: SecureBytes(der))
+            return SecretDocument(label: label, der: SecureBytes(takingFrom: &der))
         }
     }
 

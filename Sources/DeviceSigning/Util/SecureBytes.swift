@@ -3,27 +3,41 @@
 ///
 /// The storage is one allocation owned by this object; its whole capacity is zeroed with
 /// OPENSSL_cleanse when the last reference goes away. The bytes are only lent out inside
-/// `withUnsafeBytes`; `description` never shows them.
+/// `withUnsafeBytes`; `description` never shows them. Every initialiser copies straight into
+/// that storage, so no other copy of the secret is left behind by this type (the zeroing has to
+/// hit the storage that held the secret, not a copy-on-write copy of it).
 public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     // @unchecked: the buffer is written only during init and never mutated afterwards.
     private let buffer: UnsafeMutableRawBufferPointer
 
-    /// Test hook: called with the released buffer after it was zeroed and before it is freed.
-    /// Internal, so that only this package's tests can observe the zeroing.
-    static let releaseObserver = Locked<(@Sendable (UnsafeRawBufferPointer) -> Void)?>(nil)
+    /// Test hook of this one instance: called with its buffer after it was zeroed and before it
+    /// is freed. Per instance, so that no test observes another test's secrets.
+    private let releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
 
-    /// Copies `bytes`. Callers that hold the source in memory they own should zero it themselves.
-    public init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        let array = Array(bytes)
-        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(array.count, 1), alignment: 16)
-        self.count = array.count
-        array.withUnsafeBytes { source in
-            if let base = source.baseAddress, source.count > 0 {
-                buffer.baseAddress?.copyMemory(from: base, byteCount: source.count)
-            }
+    /// Copies `bytes` into the secure storage. A contiguous source (Array, slice, Data, a native
+    /// String's UTF-8) is copied directly; any other sequence goes through one array, zeroed in
+    /// place. The source itself is the caller's: use `init(takingFrom:count:)` for an array the
+    /// caller owns and wants cleared.
+    public convenience init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        if let copy = bytes.withContiguousStorageIfAvailable({ Self.allocateCopy(of: UnsafeRawBufferPointer($0)) }) {
+            self.init(adopting: copy, releaseObserver: nil)
+        } else {
+            var array = Array(bytes)
+            let copy = array.withUnsafeBytes { Self.allocateCopy(of: $0) }
+            secureZero(&array)
+            self.init(adopting: copy, releaseObserver: nil)
         }
-        var scratch = array
-        scratch.withUnsafeMutableBytes { secureZero($0) }
+    }
+
+    /// Copies the first `count` bytes of `source` (all of it by default) and then zeroes the
+    /// whole of `source` in place with OPENSSL_cleanse, for a secret read into an array the
+    /// caller owns (a passphrase from a file or a prompt). `source` must not share its storage
+    /// with another array (a copy would be cleared instead); `count` is clamped to its size.
+    package convenience init(takingFrom source: inout [UInt8], count: Int? = nil) {
+        let length = Swift.min(Swift.max(count ?? source.count, 0), source.count)
+        let copy = source.withUnsafeBytes { Self.allocateCopy(of: UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
+        secureZero(&source)
+        self.init(adopting: copy, releaseObserver: nil)
     }
 
     /// Allocates `count` bytes and lets `initializer` fill them in place (no intermediate copy).
@@ -31,6 +45,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         self.count = count
+        self.releaseObserver = nil
         do {
             try initializer(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
         } catch {
@@ -40,12 +55,45 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
         }
     }
 
+    /// For tests: a copy of `bytes` whose release is reported to `releaseObserver`.
+    convenience init(_ bytes: [UInt8], releaseObserver: @escaping @Sendable (UnsafeRawBufferPointer) -> Void) {
+        let copy = bytes.withUnsafeBytes { Self.allocateCopy(of: $0) }
+        self.init(adopting: copy, releaseObserver: releaseObserver)
+    }
+
+    private init(adopting copy: (buffer: UnsafeMutableRawBufferPointer, count: Int),
+                 releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?) {
+        self.buffer = copy.buffer
+        self.count = copy.count
+        self.releaseObserver = releaseObserver
+    }
+
+    /// A new allocation (at least one byte, so the pointer is never nil) holding `source`.
+    private static func allocateCopy(
+        of source: UnsafeRawBufferPointer
+    ) -> (buffer: UnsafeMutableRawBufferPointer, count: Int) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(source.count, 1), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        if source.count > 0 { buffer.copyMemory(from: source) }
+        return (buffer, source.count)
+    }
+
     /// The number of secret bytes.
     public let count: Int
 
     /// Lends the bytes for the duration of `body`. Do not let the pointer escape.
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+    }
+
+    /// A copy in an ordinary array, for an API that takes one (writing an export to its output),
+    /// with room for `extraCapacity` more bytes so that appending them does not move the secret
+    /// and leave the old storage behind. The caller zeroes the array with `secureZero(_:)`.
+    package func copiedBytes(extraCapacity: Int = 0) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count + Swift.max(extraCapacity, 0)) { output, initialized in
+            withUnsafeBytes { UnsafeMutableRawBufferPointer(output).copyMemory(from: $0) }
+            initialized = count
+        }
     }
 
     /// Constant-time comparison of two secrets of the same length.
@@ -65,9 +113,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
 
     deinit {
         secureZero(buffer)
-        SecureBytes.releaseObserver.withLock { observer in
-            observer?(UnsafeRawBufferPointer(buffer))
-        }
+        releaseObserver?(UnsafeRawBufferPointer(buffer))
         buffer.deallocate()
     }
 }

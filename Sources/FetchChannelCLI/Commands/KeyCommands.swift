@@ -159,7 +159,7 @@ enum KeyCommands {
                 case "der": secret = try key.derRepresentation
                 default: secret = try key.pemRepresentation
                 }
-                bytes = secret.withUnsafeBytes { Array($0) }
+                bytes = secret.copiedBytes(extraCapacity: 1)
                 if format == "jwk" { bytes.append(UInt8(ascii: "\n")) }
                 invocation.note("warning: this is the private key, unencrypted: anyone who reads it can sign as this device.")
             } else {
@@ -178,7 +178,7 @@ enum KeyCommands {
                 }
             }
         }
-        defer { bytes.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+        defer { secureZero(&bytes) }
 
         if invocation.json {
             let data: Any

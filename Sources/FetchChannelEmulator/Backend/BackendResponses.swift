@@ -27,7 +27,11 @@ enum BackendResponses {
         if case .clockSkewTooBig(let serverTime, _) = rejection {
             extra["serverTimeInEpochMillis"] = serverTime
         }
-        return error(rejection.httpStatus, rejection.code, rejection.reason, extra: extra)
+        var response = error(rejection.httpStatus, rejection.code, rejection.reason, extra: extra)
+        if let seconds = rejection.retryAfterSeconds {
+            response.headers.replaceOrAdd(name: "Retry-After", value: String(seconds))
+        }
+        return response
     }
 
     static func malformed(_ message: String) -> HTTPResponse {

@@ -22,6 +22,8 @@ public final class ReferenceBackend: Sendable {
         public var clockOffsetMillis: Int64
         /// Request ids remembered for replay detection (each for up to two tolerances).
         public var replayCacheCapacity: Int
+        /// Of those, the most one dispatch target may hold; over it, its requests get 429.
+        public var replayQuotaPerDispatchTarget: Int
         /// The path prefix of the device endpoints.
         public var basePath: String
         /// Lifetime of an operation dispatched without one.
@@ -31,7 +33,9 @@ public final class ReferenceBackend: Sendable {
 
         public init(host: String = "127.0.0.1", port: Int = 0, toleranceMillis: Int64 = 60_000,
                     clock: any WallClock = SystemWallClock(), clockOffsetMillis: Int64 = 0,
-                    replayCacheCapacity: Int = 1_000_000, basePath: String = "/nevisfido",
+                    replayCacheCapacity: Int = 1_000_000,
+                    replayQuotaPerDispatchTarget: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
+                    basePath: String = "/nevisfido",
                     defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration()) {
             self.host = host
             self.port = port
@@ -39,6 +43,7 @@ public final class ReferenceBackend: Sendable {
             self.clock = clock
             self.clockOffsetMillis = clockOffsetMillis
             self.replayCacheCapacity = replayCacheCapacity
+            self.replayQuotaPerDispatchTarget = replayQuotaPerDispatchTarget
             self.basePath = basePath
             self.defaultLifetimeSeconds = defaultLifetimeSeconds
             self.http = http
@@ -64,6 +69,7 @@ public final class ReferenceBackend: Sendable {
         let verifier = try DeviceSignatureVerifier(
             toleranceMillis: configuration.toleranceMillis, clock: clock,
             replayCacheCapacity: configuration.replayCacheCapacity,
+            replayQuotaPerDispatchTarget: configuration.replayQuotaPerDispatchTarget,
             keyLookup: { state.target($0)?.signatureKey })
         let router = BackendRouter(configuration: configuration, state: state, clock: clock, verifier: verifier,
                                    baseURL: Locked(""))

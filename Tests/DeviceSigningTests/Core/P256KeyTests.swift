@@ -166,25 +166,4 @@ import Testing
         }
         #expect(key.description.contains(key.publicKey.jwkThumbprint))
     }
-
-    @Test func secureBytesAreZeroedOnRelease() throws {
-        let observed = ObservedRelease()
-        SecureBytes.releaseObserver.withLock { $0 = { buffer in observed.record(Array(buffer)) } }
-        defer { SecureBytes.releaseObserver.withLock { $0 = nil } }
-        do {
-            let secret = SecureBytes([UInt8](repeating: 0xA5, count: 48))
-            #expect(secret.count == 48)
-        }
-        let released = observed.buffers.first { $0.count >= 48 }
-        let buffer = try #require(released)
-        #expect(buffer.allSatisfy { $0 == 0 })
-    }
-}
-
-/// Collects what the release observer saw (the observer runs on whatever thread releases).
-final class ObservedRelease: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seen: [[UInt8]] = []
-    func record(_ bytes: [UInt8]) { lock.lock(); seen.append(bytes); lock.unlock() }
-    var buffers: [[UInt8]] { lock.lock(); defer { lock.unlock() }; return seen }
 }

@@ -37,11 +37,13 @@ enum DeviceSignatureFixtures {
 
     /// A verifier that knows `targets`, all with `key`.
     static func verifier(
-        key: P256.Signing.PublicKey, targets: [String] = [target], clock: ManualWallClock,
-        toleranceMillis: Int64 = 60_000, capacity: Int = 100_000
+        key: P256.Signing.PublicKey, targets: [String] = [target], clock: any WallClock,
+        toleranceMillis: Int64 = 60_000, capacity: Int = 100_000,
+        quota: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget
     ) throws -> DeviceSignatureVerifier {
         let known = Set(targets)
-        return try DeviceSignatureVerifier(toleranceMillis: toleranceMillis, clock: clock, replayCacheCapacity: capacity) { id in
+        return try DeviceSignatureVerifier(toleranceMillis: toleranceMillis, clock: clock,
+                                           replayCacheCapacity: capacity, replayQuotaPerDispatchTarget: quota) { id in
             known.contains(id) ? key : nil
         }
     }

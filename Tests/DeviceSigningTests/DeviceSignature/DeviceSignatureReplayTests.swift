@@ -11,11 +11,13 @@ import Testing
         let clock: ManualWallClock
         let verifier: DeviceSignatureVerifier
 
-        init(capacity: Int = 100_000, targets: [String] = [F.target]) throws {
+        init(capacity: Int = 100_000, quota: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
+             targets: [String] = [F.target]) throws {
             key = try F.fixtureKey()
             clock = ManualWallClock(millis: F.t0)
             verifier = try F.verifier(key: key.publicKey, targets: targets, clock: clock,
-                                      toleranceMillis: DeviceSignatureReplayTests.tolerance, capacity: capacity)
+                                      toleranceMillis: DeviceSignatureReplayTests.tolerance,
+                                      capacity: capacity, quota: quota)
         }
 
         /// A value for `requestId` created at `creation` (absolute), for `target`.
@@ -115,6 +117,60 @@ import Testing
         setup.clock.set(millis: F.t0 + Self.tolerance + 1)
         #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0 + Self.tolerance + 1)).get() }
         #expect(setup.verifier.replayCacheCount == 1)
+    }
+
+    /// One dispatch target sending far more than its quota (the default, 1,000 live request ids)
+    /// is refused with 429 and a Retry-After; another dispatch target is served as before.
+    @Test func oneDispatchTargetFloodingDoesNotAffectAnother() throws {
+        let setup = try Setup(targets: [F.target, "quiet-target"])
+        let quota = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget
+        var accepted = 0
+        var refused: [DeviceSignatureRejection] = []
+        for index in 0..<(quota + 200) {
+            switch setup.verifier.verify(try setup.value(requestId: "flood-\(index)", creation: F.t0)) {
+            case .success: accepted += 1
+            case .failure(let rejection): refused.append(rejection)
+            }
+        }
+        #expect(accepted == quota)
+        #expect(refused.count == 200)
+        // Entries made at t0 are remembered until t0 + tolerance inclusive: 60.001 s from now.
+        #expect(refused.allSatisfy { $0 == .replayQuotaExceeded(quota: quota, retryAfterSeconds: 61) })
+        let replay = try setup.value(requestId: "flood-0", creation: F.t0 + 1)
+        #expect(setup.verifier.verify(replay) == .failure(.replayedRequest("flood-0")), "a replay is still a replay")
+        for index in 0..<50 {
+            let value = try setup.value(requestId: "quiet-\(index)", creation: F.t0, target: "quiet-target")
+            #expect(throws: Never.self) { try setup.verifier.verify(value).get() }
+        }
+        #expect(setup.verifier.replayCacheCount == quota + 50)
+    }
+
+    /// Retry-After counts down to the moment the dispatch target's oldest entry is dropped
+    /// (rounded up to whole seconds, at least 1), and then that target is served again.
+    @Test func retryAfterIsTheTimeUntilTheOldestEntryOfThatTargetExpires() throws {
+        let setup = try Setup(quota: 2, targets: [F.target, "other"])
+        func accept(_ requestId: String, _ creation: Int64, target: String = F.target) throws {
+            let value = try setup.value(requestId: requestId, creation: creation, target: target)
+            _ = try setup.verifier.verify(value).get()
+        }
+        // The oldest by expiry, not by insertion: "late" expires at t0 + 2 tol, "early" at t0 + tol.
+        try accept("late", F.t0 + Self.tolerance)
+        try accept("early", F.t0 - Self.tolerance)
+        try accept("o", F.t0, target: "other")
+        let expectations: [(Int64, Int64)] = [
+            (0, 61), (999, 60), (1_000, 60), (1_001, 59), (Self.tolerance - 1, 1), (Self.tolerance, 1),
+        ]
+        for (elapsed, seconds) in expectations {
+            setup.clock.set(millis: F.t0 + elapsed)
+            let value = try setup.value(requestId: "new-\(elapsed)", creation: F.t0 + elapsed)
+            let expected = DeviceSignatureRejection.replayQuotaExceeded(quota: 2, retryAfterSeconds: seconds)
+            #expect(setup.verifier.verify(value) == .failure(expected), "t0 + \(elapsed)")
+        }
+        let later = F.t0 + Self.tolerance + 1
+        setup.clock.set(millis: later)
+        try accept("after", later)
+        let replayed = try setup.value(requestId: "late", creation: later)
+        #expect(setup.verifier.verify(replayed).failureCode == "REPLAYED_REQUEST")
     }
 
     @Test func expiredEntriesAreDroppedSoonestFirst() throws {

@@ -72,6 +72,9 @@ import Testing
         #expect(throws: DeviceSigningError(.invalidConfiguration, "")) {
             try DeviceSignatureVerifier(clock: ManualWallClock(millis: 0), replayCacheCapacity: 0) { _ in key }
         }
+        #expect(throws: DeviceSigningError(.invalidConfiguration, "")) {
+            try DeviceSignatureVerifier(clock: ManualWallClock(millis: 0), replayQuotaPerDispatchTarget: 0) { _ in key }
+        }
     }
 
     // MARK: - Order of checks
@@ -222,6 +225,43 @@ import Testing
         #expect(try verifier.verify(try F.jws(header: F.standardHeader(), payload: payload, key: key)).get().requestId == "r")
     }
 
+    /// Validly signed headers with two members of one name: JSONSerialization would keep the last
+    /// (`alg` ES256, `kid` the registered target) and accept; they are refused as malformed.
+    @Test(arguments: [
+        #"{"alg":"none","alg":"ES256","kid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","typ":"JWT"}"#,
+        #"{"alg":"ES256","kid":"other","\u006bid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","typ":"JWT"}"#,
+        #"{"alg":"ES256","kid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","typ":"JOSE","typ":"JWT"}"#,
+        #"{"alg":"ES256","kid":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","jwk":{"x":"a","x":"b"}}"#,
+    ])
+    func headerWithADuplicateMemberIsMalformed(header: String) throws {
+        let key = try F.fixtureKey()
+        let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
+        let value = try F.jws(header: header, payload: F.payloadJSON(requestId: "dup", creation: "\(F.t0)"), key: key)
+        let result = verifier.verify(value)
+        #expect(result.failureCode == "MALFORMED_REQUEST", "\(header)")
+        if case .failure(.malformed(let reason)) = result { #expect(reason.contains("more than once"), "\(reason)") }
+        #expect(verifier.replayCacheCount == 0)
+    }
+
+    /// Validly signed payloads with two members of one name: JSONDecoder would keep the first and
+    /// accept; they are refused as malformed, at every depth. (Each argument follows
+    /// `{"dispatchTargetId":"<target>",`.)
+    @Test(arguments: [
+        #""requestId":"a","requestId":"b","creationTimeInEpochMillis":1767225600000}"#,
+        #""requestId":"a","req\u0075estId":"b","creationTimeInEpochMillis":1767225600000}"#,
+        #""requestId":"a","creationTimeInEpochMillis":1767225600000,"creationTimeInEpochMillis":0}"#,
+        #""requestId":"a","creationTimeInEpochMillis":1767225600000,"x":[{"y":1,"y":2}]}"#,
+    ])
+    func payloadWithADuplicateMemberIsMalformed(members: String) throws {
+        let payload = #"{"dispatchTargetId":"\#(F.target)","# + members
+        let key = try F.fixtureKey()
+        let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
+        let result = verifier.verify(try F.jws(header: F.standardHeader(), payload: payload, key: key))
+        #expect(result.failureCode == "MALFORMED_REQUEST", "\(payload)")
+        if case .failure(.malformed(let reason)) = result { #expect(reason.contains("more than once"), "\(reason)") }
+        #expect(verifier.replayCacheCount == 0)
+    }
+
     // MARK: - Size limits
 
     @Test func protectedHeaderLimitIsOneKiB() throws {
@@ -276,11 +316,13 @@ import Testing
             (.clockSkewTooBig(serverTimeMillis: 0, creationTimeMillis: 61_000), "CLOCK_SKEW_TOO_BIG", 401),
             (.replayedRequest("r"), "REPLAYED_REQUEST", 401),
             (.replayCacheFull(capacity: 1), "REPLAY_CACHE_FULL", 503),
+            (.replayQuotaExceeded(quota: 1_000, retryAfterSeconds: 7), "REPLAY_QUOTA_EXCEEDED", 429),
         ]
         for (rejection, code, status) in cases {
             #expect(rejection.code == code)
             #expect(rejection.httpStatus == status)
             #expect(rejection.description.hasPrefix(code + ": "))
+            #expect(rejection.retryAfterSeconds == (status == 429 ? 7 : nil))
         }
         #expect(DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 0, creationTimeMillis: 61_000).reason.contains("61000 ms ahead of"))
         #expect(DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 61_000, creationTimeMillis: 0).reason.contains("61000 ms behind"))

@@ -319,6 +319,30 @@ import Testing
         }
     }
 
+    /// JSONDecoder keeps the first of two duplicate members, JSONSerialization the last: a record
+    /// with a duplicate (top level or inside the JWK, escaped or not) is refused, not read one way.
+    @Test func metadataWithADuplicateMemberIsCorrupt() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store, deviceId: "phone-1")
+            let file = directory.appendingPathComponent("\(keyId).json")
+            let stored = try String(contentsOf: file, encoding: .utf8)
+            let edits = [
+                stored.replacingOccurrences(of: "{\n", with: "{\n  \"deviceId\" : \"phone-2\",\n", options: .anchored),
+                stored.replacingOccurrences(of: #""deviceId""#, with: #""devic\u0065Id" : "phone-2",\#n  "deviceId""#),
+                stored.replacingOccurrences(of: "\"crv\"", with: "\"kty\" : \"EC\",\n    \"crv\""),
+            ]
+            for edited in edits {
+                #expect(edited != stored)
+                try plant(edited, at: file)
+                let error = expectError(.corruptKeyFile) { try store.metadata(keyId) }
+                #expect(error?.reason.contains("more than once") == true, "\(String(describing: error))")
+                expectError(.corruptKeyFile) { try store.list() }
+            }
+            try plant(stored, at: file)
+            #expect(try store.metadata(keyId).deviceId == "phone-1")
+        }
+    }
+
     @Test func keyFileOfAnotherKeyIsCorrupt() throws {
         try withStore { store, directory in
             let (_, first) = try saveKey(in: store)

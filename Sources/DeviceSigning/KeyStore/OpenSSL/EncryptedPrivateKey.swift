@@ -20,6 +20,13 @@ enum EncryptedPrivateKey {
         case let .scrypt(n, r, p): (DSS_KDF_SCRYPT, n, r, p)
         case let .pbkdf2SHA256(iterations): (DSS_KDF_PBKDF2_SHA256, iterations, 0, 0)
         }
+        // The shim and OpenSSL take the cost as an int; `validate()` keeps it far lower, and this
+        // keeps any path that skips it from crossing into C with a value that would wrap.
+        let intRange = 0...Int(Int32.max)
+        guard cost >= 1, intRange.contains(cost), intRange.contains(r), intRange.contains(p) else {
+            throw DeviceSigningError(.invalidKeyDerivation,
+                                     "The key-derivation cost \(kdf) does not fit OpenSSL's int parameters.")
+        }
         var output: UnsafeMutablePointer<UInt8>?
         var length = 0
         let status = passphrase.withUnsafeBytes { pass in
@@ -36,7 +43,8 @@ enum EncryptedPrivateKey {
     /// Decrypts DER EncryptedPrivateKeyInfo. Distinct failures:
     /// - `.malformedEncoding`: not an EncryptedPrivateKeyInfo (truncated, garbage, trailing bytes),
     ///   a scheme OpenSSL 3 cannot run, or a decrypted content that is no private key;
-    /// - `.inputTooLarge`: a KDF above the cost limits of `KeyDerivation`, or oversized input;
+    /// - `.inputTooLarge`: a KDF above the cost limits of `KeyDerivation` (checked here, and in the
+    ///   shim for iteration counts above INT_MAX, which OpenSSL would wrap), or oversized input;
     /// - `.wrongPassphrase`: the passphrase does not decrypt it. PBES2 has no integrity check, so
     ///   a damaged ciphertext under a well-formed header looks the same;
     /// - `.unsupportedCurve` / `.unsupportedKeyType`: an EC key on another curve / not an EC key;
@@ -59,6 +67,9 @@ enum EncryptedPrivateKey {
                 throw DeviceSigningError(.wrongPassphrase, "The passphrase does not decrypt this key. (PKCS#8 encryption has no integrity check: a damaged file can look the same.)")
             case DSS_DECRYPT_NOT_A_KEY:
                 throw DeviceSigningError(.malformedEncoding, "The key decrypted, but the content is not a private key OpenSSL can read.")
+            case DSS_DECRYPT_COST_OUT_OF_RANGE:
+                throw DeviceSigningError(.inputTooLarge, "The key's PBKDF2 iteration count is outside "
+                                         + "1...\(Int32.max), which OpenSSL cannot run as written.")
             default:
                 throw DeviceSigningError(.malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
             }

@@ -1,0 +1,152 @@
+import DeviceSigning
+import Foundation
+import Testing
+
+@Suite struct StrictJSONTests {
+    private func violation(_ text: String) -> StrictJSON.Violation? {
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(Array(text.utf8))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test(arguments: [
+        #"{"alg":"none","alg":"ES256"}"#,
+        #"{"\u0061lg":"none","alg":"ES256"}"#,
+        #"{"alg":"none","\u0061\u006C\u0067":"ES256"}"#,
+        #"{"a\/b":1,"a/b":2}"#,
+        #"{"tab\t":1,"tab\u0009":2}"#,
+        #"{"\ud83d\udd11":1,"🔑":2}"#,
+        #"{"é":1,"\u00e9":2}"#,
+        #"{ "alg" : 1 , "alg" : 2 }"#,
+    ])
+    func duplicateAfterUnescapingIsRefused(json: String) {
+        guard case .duplicateMemberName(let name) = violation(json) else {
+            Issue.record("\(json): not refused as a duplicate: \(String(describing: violation(json)))")
+            return
+        }
+        #expect(!name.isEmpty)
+    }
+
+    /// Foundation keys its dictionaries by Swift string equality, which is canonical equivalence:
+    /// "é" precomposed and "e" + combining acute would land on one key, so they are a duplicate.
+    @Test func canonicallyEquivalentNamesAreADuplicate() {
+        #expect(violation("{\"\u{E9}\":1,\"e\u{301}\":2}") == .duplicateMemberName("\u{E9}"))
+    }
+
+    @Test(arguments: [
+        #"{"a":{"x":1,"x":2}}"#,
+        #"[{"x":1},{"y":1,"y":2}]"#,
+        #"{"a":[1,2,{"b":{"c":[{"d":1,"d":1}]}}]}"#,
+    ])
+    func duplicatesAreFoundAtEveryDepth(json: String) {
+        #expect(violation(json).map { if case .duplicateMemberName = $0 { true } else { false } } == true, "\(json)")
+    }
+
+    @Test(arguments: [
+        #"{"alg":"ES256","kid":"k","typ":"JWT"}"#,
+        #"{"a":{"x":1},"b":{"x":1}}"#,
+        #"[{"x":1},{"x":2}]"#,
+        #"{"alg":"alg","x":["alg","alg"]}"#,
+        #"{"a\"b":1,"a\\b":2,"ab":3}"#,
+        #"{"A":1,"a":2,"a ":3}"#,
+        #"{"s":"{\"x\":1,\"x\":2}"}"#,
+        #"{"\ud800":1}"#,
+        #"  {"n":-0.5e+10,"m":0,"t":true,"f":false,"z":null,"e":{},"l":[]}  "#,
+        #""just a string""#,
+        "12",
+    ])
+    func validJSONWithoutDuplicatesPasses(json: String) {
+        #expect(violation(json) == nil, "\(json)")
+    }
+
+    @Test(arguments: [
+        "", " ", "{", "}", #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, "[1,]", "[1 2]", #"{"a":1 "b":2}"#,
+        "{'a':1}", #"{a:1}"#, "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "NaN", "[1]x",
+        #"{"a":"\x"}"#, #"{"a":"\u12"}"#, "{\"a\":\"line\nbreak\"}", #"{"a":1}/* c */"#,
+        "\u{FEFF}{}", #"{"a":1}{"a":1}"#,
+    ])
+    func notJSONIsRefused(json: String) {
+        let isNotJSON = violation(json).map { if case .notJSON = $0 { true } else { false } }
+        #expect(isNotJSON == true, "\(json.debugDescription)")
+    }
+
+    @Test func invalidUTF8IsNotJSON() {
+        // A stray 0xFF; a truncated two-byte sequence in a name; an encoded surrogate (ED A0 80).
+        let invalid: [[UInt8]] = [
+            [0x22, 0xFF, 0x22], [0x7B, 0x22, 0xC3, 0x22, 0x3A, 0x31, 0x7D], [0x22, 0xED, 0xA0, 0x80, 0x22],
+        ]
+        for bytes in invalid {
+            #expect(throws: StrictJSON.Violation.self) { try StrictJSON.requireUniqueMemberNames(bytes) }
+        }
+    }
+
+    /// Deep nesting is scanned without recursion.
+    @Test func deepNestingDoesNotOverflowTheStack() {
+        let depth = 100_000
+        let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+        #expect(violation(text) == nil)
+        let objects = String(repeating: #"{"a":"#, count: depth) + "1" + String(repeating: "}", count: depth)
+        #expect(violation(objects) == nil)
+    }
+
+    /// The description shows the name shortened and without control characters.
+    @Test func descriptionIsPrintable() {
+        let name = "\u{1B}[31m" + String(repeating: "n", count: 200)
+        let text = StrictJSON.Violation.duplicateMemberName(name).description
+        #expect(!text.contains("\u{1B}"))
+        #expect(text.count < 140)
+    }
+
+    /// Seeded differential check against Foundation: random JSON texts (with and without
+    /// duplicates) are accepted by the scanner exactly when Foundation parses them and no object
+    /// repeats a name.
+    @Test func agreesWithFoundationOnRandomDocuments() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["STRICT_JSON_SEED"] ?? "") ?? 0x15_0B1E_C7
+        print("StrictJSONTests seed \(seed) (STRICT_JSON_SEED to replay)")
+        var random = SplitMix64(seed: seed)
+        for round in 0..<2_000 {
+            var duplicated = false
+            let text = Self.randomValue(depth: 0, random: &random, duplicated: &duplicated)
+            let data = Data(text.utf8)
+            let parsed = (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+            #expect(parsed, "round \(round) seed \(seed): Foundation refused \(text)")
+            #expect((violation(text) == nil) == !duplicated, "round \(round) seed \(seed): \(text)")
+        }
+    }
+
+    private static let names = ["a", "b", "\\u0061", "\\u0062", "c\\\"", "c\\u0022", "\\/", "/"]
+    /// The names above, unescaped: equal indices here mean the same member name.
+    private static let unescaped = ["a", "b", "a", "b", "c\"", "c\"", "/", "/"]
+
+    private static func randomValue(depth: Int, random: inout SplitMix64, duplicated: inout Bool) -> String {
+        let choice = depth > 4 ? Int.random(in: 0..<4, using: &random) : Int.random(in: 0..<6, using: &random)
+        switch choice {
+        case 0: return ["0", "-1", "2.5e-3", "1E+2", "-0.0"].randomElement(using: &random) ?? "0"
+        case 1:
+            let strings = [#""""#, #""x\"y""#, #""\u00e9\ud83d\udd11""#, #""{\"a\":1}""#]
+            return strings.randomElement(using: &random) ?? #""""#
+        case 2: return ["true", "false", "null"].randomElement(using: &random) ?? "null"
+        case 3: return "[]"
+        case 4:
+            let count = Int.random(in: 0..<4, using: &random)
+            let elements = (0..<count).map { _ in
+                randomValue(depth: depth + 1, random: &random, duplicated: &duplicated)
+            }
+            return "[" + elements.joined(separator: ",") + "]"
+        default:
+            let count = Int.random(in: 0..<4, using: &random)
+            var seen = Set<String>()
+            var members: [String] = []
+            for _ in 0..<count {
+                let index = Int.random(in: 0..<names.count, using: &random)
+                if !seen.insert(unescaped[index]).inserted { duplicated = true }
+                let value = randomValue(depth: depth + 1, random: &random, duplicated: &duplicated)
+                members.append("\"\(names[index])\" : " + value)
+            }
+            return "{" + members.joined(separator: ", ") + "}"
+        }
+    }
+}
