@@ -46,13 +46,9 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         self.count = count
         self.releaseObserver = nil
-        do {
-            try initializer(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
-        } catch {
-            secureZero(buffer)
-            buffer.deallocate()
-            throw error
-        }
+        // Every stored property is set: if `initializer` throws, the object is released and
+        // `deinit` zeroes and frees the buffer (freeing it here too would free it twice).
+        try initializer(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
     }
 
     /// For tests: a copy of `bytes` whose release is reported to `releaseObserver`.

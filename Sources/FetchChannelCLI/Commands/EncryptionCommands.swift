@@ -33,7 +33,7 @@ enum EncryptionCommands {
         let keyURL = invocation.context.fileURL(arguments.value("public-key") ?? "")
         let recipient = try P256.KeyAgreement.PublicKey(
             x963Representation: SignatureCommands.readPublicKey(keyURL).x963Representation)
-        let plaintext = invocation.context.readStandardInput()
+        let plaintext = invocation.context.readStandardInput(CompactJWE.maximumLength)
         let compact = try JWE.encrypt(plaintext, to: recipient, algorithm: alg, encryption: enc)
         if invocation.json {
             let object = ["jwe": compact, "alg": alg.rawValue, "enc": enc.rawValue]
@@ -64,7 +64,7 @@ enum EncryptionCommands {
         let key = try readPrivateKey(invocation.context.fileURL(invocation.arguments.value("private-key") ?? ""))
         var compact = invocation.arguments.positionals[0]
         if compact == "-" {
-            let input = invocation.context.readStandardInput()
+            let input = invocation.context.readStandardInput(CompactJWE.maximumLength + 2)
             guard input.count <= CompactJWE.maximumLength + 2 else {
                 return rejected(invocation, code: DeviceSigningError.Code.inputTooLarge.rawValue,
                                 reason: "the JWE on standard input is longer than \(CompactJWE.maximumLength) bytes")
@@ -102,16 +102,8 @@ enum EncryptionCommands {
     /// A key-agreement private key from an unencrypted PEM or a private JWK. The file's bytes are
     /// cleared once the key is built (the PEM text that OpenSSL parses is not ours to clear).
     static func readPrivateKey(_ url: URL) throws -> P256.KeyAgreement.PrivateKey {
-        var contents: Data
-        do {
-            contents = try Data(contentsOf: url)
-        } catch {
-            throw CLIFailure("cannot read the private key \(url.path): \((error as NSError).localizedDescription)")
-        }
+        var contents = try BoundedInput.read(url, what: "a key file")
         defer { contents.resetBytes(in: 0..<contents.count) }
-        guard contents.count <= 64 * 1024 else {
-            throw CLIFailure("\(url.path) is larger than 64 KiB; it is not a key file")
-        }
         let isJWK = contents.first { !(Character(UnicodeScalar($0)).isWhitespace) } == UInt8(ascii: "{")
         let hasLabel = { (label: String) in contents.range(of: Data("-----BEGIN \(label)-----".utf8)) != nil }
         do {

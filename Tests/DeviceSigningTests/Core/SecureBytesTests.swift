@@ -20,6 +20,23 @@ import Testing
         #expect(released.allSatisfy { $0 == 0 })
     }
 
+    /// A filler that throws (a key file that shrank while being read) must not free the storage
+    /// twice: the object is released and its deinit alone zeroes and frees it.
+    @Test func aThrowingInitializerFreesTheStorageOnce() {
+        struct Shrank: Error {}
+        for _ in 0..<100 {
+            #expect(throws: Shrank.self) {
+                _ = try SecureBytes(count: 64) { buffer in
+                    buffer.storeBytes(of: 0xA5, as: UInt8.self)
+                    throw Shrank()
+                }
+            }
+        }
+        // The allocator still works: a double free would have corrupted it (or aborted).
+        let after = SecureBytes(count: 64) { $0.initializeMemory(as: UInt8.self, repeating: 7) }
+        #expect(after.withUnsafeBytes { $0.allSatisfy { $0 == 7 } })
+    }
+
     @Test func takingFromCopiesThenZeroesTheSourceInPlace() {
         var source = Array("correct horse battery staple\n".utf8)
         let storage = source.withUnsafeBytes { $0.baseAddress }

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import FetchChannelVectors
 import Foundation
 import Testing
