@@ -13,7 +13,8 @@ struct HTTPConnection {
     let stop: HTTPStopSignal
     let slot: HTTPConnectionSlot
     var parser: HTTPRequestParser
-    /// When bytes last arrived or an answer was last written: the order of eviction.
+    /// When bytes last arrived (or the connection was accepted): the order of eviction. Taken
+    /// before the answer to them is written, so it orders connections as their clients used them.
     private var lastActivity = ContinuousClock.now
 
     private enum Continuation {
@@ -48,8 +49,7 @@ struct HTTPConnection {
                 sentContinue = false
                 switch respond(to: request, on: socket) {
                 case .keepOpen:
-                    lastActivity = ContinuousClock.now
-                    idleDeadline = lastActivity + configuration.idleTimeout
+                    idleDeadline = ContinuousClock.now + configuration.idleTimeout
                     continue
                 case .close:
                     return

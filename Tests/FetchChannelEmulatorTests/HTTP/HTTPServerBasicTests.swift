@@ -244,14 +244,14 @@ extension HTTPServerTests {
             })
             defer { server.stop() }
 
-            let (refused, afterwards) = try await HTTPTestSupport.onDedicatedThread { () throws -> (RawHTTPClient.CloseOutcome, [Int]) in
+            typealias Observed = (RawHTTPClient.CloseOutcome, [Int])
+            let (refused, afterwards) = try await HTTPTestSupport.onDedicatedThread { () throws -> Observed in
                 let first = try RawHTTPClient(port: address.port)
                 let second = try RawHTTPClient(port: address.port)
                 try first.send(HTTPTestSupport.get("/busy"))
                 try second.send(HTTPTestSupport.get("/busy"))
-                guard entered.wait(timeout: .now() + 10) == .success, entered.wait(timeout: .now() + 10) == .success else {
-                    return (.timedOut, [])
-                }
+                let bothEntered = (0..<2).allSatisfy { _ in entered.wait(timeout: .now() + 10) == .success }
+                guard bothEntered else { return (.timedOut, []) }
                 let third = try RawHTTPClient(port: address.port)
                 try? third.send(HTTPTestSupport.get("/3"))
                 // 503 when the answer arrives before the close, otherwise only the close is seen.
