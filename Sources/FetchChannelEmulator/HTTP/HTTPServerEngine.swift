@@ -224,8 +224,8 @@ final class HTTPServerEngine: Sendable {
         let fd = socket.releaseOwnership()
         let served = state.withLock { state -> Bool in
             state.statistics.totalAccepted += 1
-            guard state.phase == .running,
-                  state.statistics.openConnections < configuration.maxConnections || Self.evictLeastRecentlyUsed(&state) else {
+            let hasRoom = state.statistics.openConnections < configuration.maxConnections
+            guard state.phase == .running, hasRoom || Self.evictLeastRecentlyUsed(&state) else {
                 state.statistics.rejectedConnections += 1
                 return false
             }
@@ -293,7 +293,8 @@ final class HTTPServerEngine: Sendable {
 
     // MARK: - Connection threads
 
-    private func runConnectionThread(id: Int, fd: Int32, slot: HTTPConnectionSlot, peer: HTTPPeerAddress, stop: HTTPStopSignal) {
+    private func runConnectionThread(id: Int, fd: Int32, slot: HTTPConnectionSlot, peer: HTTPPeerAddress,
+                                     stop: HTTPStopSignal) {
         let socket = HTTPSocket(adopting: fd)
         var connection = HTTPConnection(engine: self, stop: stop, peer: peer, slot: slot)
         connection.run(on: socket)
