@@ -44,6 +44,19 @@ enum BackendResponses {
         HTTPResponse(status: 405, headers: ["Allow": allow.joined(separator: ", ")])
     }
 
+    /// 415 for a request body that is not `application/json` (parameters such as `charset` allowed):
+    /// a web page cannot send that media type cross-site without a CORS preflight. nil when the
+    /// request has no body or a JSON one.
+    static func unsupportedMediaType(_ request: HTTPRequest) -> HTTPResponse? {
+        guard !request.body.isEmpty else { return nil }
+        let types = request.headers.values(for: "Content-Type")
+        if types.count == 1, let mediaType = types[0].split(separator: ";", omittingEmptySubsequences: false).first,
+           HTTPHeaders.namesEqual(String(mediaType.trimmingHTTPWhitespace()), "application/json") {
+            return nil
+        }
+        return error(415, "UNSUPPORTED_MEDIA_TYPE", "A request body must be sent as Content-Type: application/json.")
+    }
+
     /// Parses a JSON object body; nil for anything else.
     static func object(from request: HTTPRequest) -> [String: Any]? {
         guard !request.body.isEmpty else { return nil }

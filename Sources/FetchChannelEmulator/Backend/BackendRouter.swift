@@ -4,6 +4,10 @@ import Foundation
 /// Turns each HTTP request into the emulated backend's answer: the device endpoints of
 /// ARCHITECTURE.md ("Endpoints", "Error answers of the emulator") under the configured base
 /// path, and the loopback-only control API under `/_emulator/`.
+///
+/// Before any route: a request must be addressed to a loopback host (else 421), and a request
+/// body on a route must be `application/json` (else 415), so that a web page can neither reach
+/// the emulator through DNS rebinding nor post to it cross-site without a CORS preflight.
 struct BackendRouter: Sendable {
     let configuration: ReferenceBackend.Configuration
     let state: BackendState
@@ -16,22 +20,26 @@ struct BackendRouter: Sendable {
     let lastCreationMillis = Locked(Int64.min)
 
     func handle(_ request: HTTPRequest) -> HTTPServerAction {
+        guard HTTPAuthority.namesOnlyLoopback(request) else {
+            return .respond(BackendResponses.error(421, "MISDIRECTED_REQUEST", "The emulator answers requests "
+                + "addressed to localhost, 127.0.0.0/8 or [::1] only; check the Host header."))
+        }
         let path = request.path
         if path == "/_emulator" || path.hasPrefix("/_emulator/") {
             guard request.peer.isLoopback else {
                 return .respond(BackendResponses.error(403, "FORBIDDEN", "The emulator control API answers loopback clients only."))
             }
-            return .respond(control(request))
+            return .respond(BackendResponses.unsupportedMediaType(request) ?? control(request))
         }
         let base = configuration.basePath
         if let id = remainder(of: path, after: base + "/token/dispatch/targets") {
-            return withFault(.targets) { targets(request, id: id) }
+            return serve(.targets, request) { targets(request, id: id) }
         }
         if let deviceId = remainder(of: path, after: base + "/devices/outofbandoperations"), !deviceId.isEmpty {
-            return withFault(.operations) { operations(request, deviceId: deviceId) }
+            return serve(.operations, request) { operations(request, deviceId: deviceId) }
         }
         if let kind = remainder(of: path, after: base + "/token/redeem"), !kind.isEmpty {
-            return withFault(.redeem) { redeem(request, kindText: kind) }
+            return serve(.redeem, request) { redeem(request, kindText: kind) }
         }
         return .respond(BackendResponses.notFound)
     }
@@ -47,10 +55,13 @@ struct BackendRouter: Sendable {
 
     // MARK: Faults
 
-    /// Counts the request and applies an injected fault. Faults that replace the answer
-    /// (status, garbage, oversized, close) skip the request's processing, so it has no effect;
-    /// delay, hang and wrong-content-type process it and then disturb the answer.
-    private func withFault(_ endpoint: EmulatorEndpoint, _ process: () -> HTTPResponse) -> HTTPServerAction {
+    /// Refuses a body that is not JSON, then counts the request and applies an injected fault.
+    /// Faults that replace the answer (status, garbage, oversized, close) skip the request's
+    /// processing, so it has no effect; delay, hang and wrong-content-type process it and then
+    /// disturb the answer.
+    private func serve(_ endpoint: EmulatorEndpoint, _ request: HTTPRequest,
+                       _ process: () -> HTTPResponse) -> HTTPServerAction {
+        if let refusal = BackendResponses.unsupportedMediaType(request) { return .respond(refusal) }
         guard let fault = state.recordRequest(to: endpoint) else { return .respond(process()) }
         switch fault.kind {
         case .delay:
@@ -78,11 +89,29 @@ struct BackendRouter: Sendable {
 
     // MARK: Device signature
 
-    private func verifiedSignature(_ request: HTTPRequest) -> Result<VerifiedDeviceSignature, BackendResponses.Refusal> {
-        guard let header = request.headers[DeviceSignatureSigner.headerName] else {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("The request has no Device-Signature header.")))
+    /// The request's one Device-Signature field, verified.
+    private func verifiedSignature(_ request: HTTPRequest) -> Result<VerifiedDeviceSignature, DeviceRequestRefusal> {
+        switch Self.signatureField(of: request) {
+        case .success(let header?): return verifier.verify(header).mapError(DeviceRequestRefusal.rejected)
+        case .success(nil): return .failure(.malformedHeader("The request has no Device-Signature header."))
+        case .failure(let refusal): return .failure(refusal)
         }
-        return verifier.verify(header).mapError { BackendResponses.Refusal(BackendResponses.rejection($0)) }
+    }
+
+    /// The value of the Device-Signature field, nil without one; more than one field is malformed,
+    /// whatever the letter case of their names (docs/ARCHITECTURE.md, "Security rules").
+    private static func signatureField(of request: HTTPRequest) -> Result<String?, DeviceRequestRefusal> {
+        let fields = request.headers.values(for: DeviceSignatureSigner.headerName)
+        guard fields.count <= 1 else {
+            return .failure(.malformedHeader("The request has \(fields.count) Device-Signature fields; send one."))
+        }
+        return .success(fields.first)
+    }
+
+    /// The answer to a refused device request; the statistics count its internal code.
+    private func refuse(_ refusal: DeviceRequestRefusal) -> HTTPResponse {
+        state.recordRejection(code: refusal.code)
+        return refusal.response
     }
 
     // MARK: Dispatch targets
@@ -108,24 +137,46 @@ struct BackendRouter: Sendable {
         case .success(let parsed): key = parsed
         case .failure(let refusal): return refusal.response
         }
+        // Trust on first use: a device's first dispatch target is open; a further one must be
+        // signed by one of the device's targets, or anyone could read the device's operations.
+        var signer: String?
+        switch Self.signatureField(of: request) {
+        case .failure(let refusal):
+            return refuse(refusal)
+        case .success(let header?) where !state.targetIds(ofDevice: deviceId).isEmpty:
+            switch verifier.verify(header) {
+            case .success(let verified): signer = verified.dispatchTargetId
+            case .failure(let rejection): return refuse(.rejected(rejection))
+            }
+        case .success:
+            break   // Unsigned, or the device's first dispatch target: no signature to check.
+        }
         let optional = { (name: String) -> String in (body[name] as? String) ?? "" }
         let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
                                           username: optional("username"), deviceId: deviceId, name: optional("name"),
                                           target: optional("target"), dispatcher: optional("dispatcher"), signatureKey: key)
-        guard state.register(record) else {
+        switch state.register(record, by: .device(signedBy: signer)) {
+        case .registered:
+            return BackendResponses.json(201, ["id": record.id, "extId": record.extId])
+        case .notSignedByTheDevice where signer == nil:
+            return refuse(.signatureRequired(deviceId: deviceId))
+        case .notSignedByTheDevice:
+            return refuse(.foreignDispatchTarget("The Device-Signature is not by a dispatch target of device "
+                                                 + "\(deviceId.prefix(64)); sign with a key of one of its targets."))
+        case .full:
             return BackendResponses.error(507, "TOO_MANY_TARGETS", "The emulator holds the most dispatch targets it keeps.")
         }
-        return BackendResponses.json(201, ["id": record.id, "extId": record.extId])
     }
 
     private func rotate(_ request: HTTPRequest, id: String) -> HTTPResponse {
         let verified: VerifiedDeviceSignature
         switch verifiedSignature(request) {
         case .success(let signature): verified = signature
-        case .failure(let refusal): return refusal.response
+        case .failure(let refusal): return refuse(refusal)
         }
         guard verified.dispatchTargetId == id else {
-            return BackendResponses.error(401, "INVALID_SIGNATURE", "The Device-Signature is for another dispatch target; sign with this target's current key.")
+            return refuse(.foreignDispatchTarget(
+                "The Device-Signature is for another dispatch target; sign with this target's current key."))
         }
         guard let body = BackendResponses.object(from: request) else {
             return BackendResponses.malformed("The body must be a JSON object with signatureKey.")
@@ -133,7 +184,7 @@ struct BackendRouter: Sendable {
         switch Self.signatureKey(in: body) {
         case .success(let key):
             guard state.updateKey(of: id, to: key) else {
-                return BackendResponses.error(401, "UNKNOWN_DISPATCH_TARGET", "No dispatch target \(id).")
+                return refuse(.rejected(.unknownDispatchTarget(id)))
             }
             return BackendResponses.json(200, ["id": id])
         case .failure(let refusal):
@@ -162,10 +213,11 @@ struct BackendRouter: Sendable {
         let verified: VerifiedDeviceSignature
         switch verifiedSignature(request) {
         case .success(let signature): verified = signature
-        case .failure(let refusal): return refusal.response
+        case .failure(let refusal): return refuse(refusal)
         }
         guard state.target(verified.dispatchTargetId)?.deviceId == deviceId else {
-            return BackendResponses.error(401, "UNKNOWN_DISPATCH_TARGET", "The dispatch target is not registered for device \(deviceId.prefix(64)).")
+            return refuse(.foreignDispatchTarget(
+                "The Device-Signature's dispatch target is not registered for device \(deviceId.prefix(64))."))
         }
         let pending = state.pendingOperations(for: deviceId, nowMillis: clock.nowMillis())
         return HTTPResponse.json(status: 200, Data(StoredOperation.answer(pending)))
@@ -234,7 +286,8 @@ struct BackendRouter: Sendable {
             return BackendResponses.json(200, [:])
         case ("GET", "/_emulator/stats"):
             let statistics = state.statistics
-            return BackendResponses.json(200, ["requests": statistics.requests, "redemptions": statistics.redemptions])
+            return BackendResponses.json(200, ["requests": statistics.requests, "redemptions": statistics.redemptions,
+                                               "rejections": statistics.rejections])
         case (_, "/_emulator/dispatch"), (_, "/_emulator/clock"):
             return BackendResponses.methodNotAllowed(allow: ["POST"])
         case (_, "/_emulator/faults"):

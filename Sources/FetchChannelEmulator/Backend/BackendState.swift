@@ -13,8 +13,23 @@ final class BackendState: Sendable {
         case wrongKind
     }
 
+    /// Who asks for a dispatch target: the emulator's own control (always admitted), or a device
+    /// request that carried a verified signature of the named dispatch target (nil: unsigned).
+    enum Registrant: Equatable {
+        case control
+        case device(signedBy: String?)
+    }
+
+    enum RegistrationOutcome: Equatable {
+        case registered
+        /// The device has a dispatch target, and the request was not signed by one of them.
+        case notSignedByTheDevice
+        case full
+    }
+
     private struct Storage {
         var targets: [String: DispatchTargetRecord] = [:]
+        var targetIdsByDevice: [String: Set<String>] = [:]
         var operationsByToken: [String: StoredOperation] = [:]
         var tokensByDevice: [String: [String]] = [:]
         var faults: [EmulatorFault] = []
@@ -29,12 +44,25 @@ final class BackendState: Sendable {
 
     // MARK: Dispatch targets
 
-    func register(_ record: DispatchTargetRecord) -> Bool {
+    /// Adds a dispatch target. The first one of a device is open to anyone (trust on first use); a
+    /// further one needs a signature of one of the device's targets. Checked and added in one
+    /// critical section, so two unsigned requests cannot both be a device's first.
+    func register(_ record: DispatchTargetRecord, by registrant: Registrant) -> RegistrationOutcome {
         storage.withLock { storage in
-            guard storage.targets.count < Self.maximumTargets else { return false }
+            let existing = storage.targetIdsByDevice[record.deviceId] ?? []
+            if case .device(let signer) = registrant, !existing.isEmpty {
+                guard let signer, existing.contains(signer) else { return .notSignedByTheDevice }
+            }
+            guard storage.targets.count < Self.maximumTargets else { return .full }
             storage.targets[record.id] = record
-            return true
+            storage.targetIdsByDevice[record.deviceId, default: []].insert(record.id)
+            return .registered
         }
+    }
+
+    /// The ids of the device's dispatch targets.
+    func targetIds(ofDevice deviceId: String) -> Set<String> {
+        storage.withLock { $0.targetIdsByDevice[deviceId] ?? [] }
     }
 
     func target(_ id: String) -> DispatchTargetRecord? {
@@ -123,6 +151,11 @@ final class BackendState: Sendable {
             }
             return fault
         }
+    }
+
+    /// Counts a refused device request by its internal code.
+    func recordRejection(code: String) {
+        storage.withLock { $0.statistics.rejections[code, default: 0] += 1 }
     }
 
     var statistics: EmulatorStatistics {

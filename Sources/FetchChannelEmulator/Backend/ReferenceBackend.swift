@@ -97,15 +97,22 @@ public final class ReferenceBackend: Sendable {
     // MARK: In-process control (the same code as the `/_emulator/` API)
 
     /// Registers a dispatch target for `deviceId` with the device's public key; returns its id.
+    /// This is the emulator's own control: unlike the HTTP endpoint it needs no signature for a
+    /// device that already has a dispatch target.
     public func registerDispatchTarget(deviceId: String, signatureKey: P256.Signing.PublicKey,
                                        username: String = "user", name: String = "device") throws -> String {
         let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
                                           username: username, deviceId: deviceId, name: name, target: "emulator",
                                           dispatcher: "emulator", signatureKey: signatureKey)
-        guard router.state.register(record) else {
+        guard router.state.register(record, by: .control) == .registered else {
             throw EmulatorError("The emulator holds the most dispatch targets it keeps.")
         }
         return record.id
+    }
+
+    /// The ids of the dispatch targets registered for `deviceId`.
+    public func dispatchTargetIds(ofDevice deviceId: String) -> Set<String> {
+        router.state.targetIds(ofDevice: deviceId)
     }
 
     /// Dispatches an operation to `deviceId` through `channel` (a wire name such as

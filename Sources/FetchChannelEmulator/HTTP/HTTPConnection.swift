@@ -5,10 +5,17 @@
 /// silently: nothing was asked); from that first byte the whole request, head and body, must arrive
 /// within `requestTimeout` (expiry answers 408 and closes). After any error answer the connection
 /// is closed, because the framing of what follows can no longer be trusted.
+///
+/// While it waits for the first byte of a request the connection is idle in its slot, and the
+/// accept thread may shut it down to admit a new client at the connection cap.
 struct HTTPConnection {
     let engine: HTTPServerEngine
     let stop: HTTPStopSignal
+    let slot: HTTPConnectionSlot
     var parser: HTTPRequestParser
+    /// When bytes last arrived (or the connection was accepted): the order of eviction. Taken
+    /// before the answer to them is written, so it orders connections as their clients used them.
+    private var lastActivity = ContinuousClock.now
 
     private enum Continuation {
         case keepOpen
@@ -20,9 +27,10 @@ struct HTTPConnection {
 
     private static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    init(engine: HTTPServerEngine, stop: HTTPStopSignal, peer: HTTPPeerAddress) {
+    init(engine: HTTPServerEngine, stop: HTTPStopSignal, peer: HTTPPeerAddress, slot: HTTPConnectionSlot) {
         self.engine = engine
         self.stop = stop
+        self.slot = slot
         self.parser = HTTPRequestParser(limits: engine.configuration.limits, peer: peer)
     }
 
@@ -64,8 +72,17 @@ struct HTTPConnection {
                 guard socket.sendAll(Self.continueLine, until: writeDeadline(), stop: stop) == .sent else { return }
             }
 
-            switch socket.receive(into: &readBuffer, until: requestDeadline ?? idleDeadline, stop: stop) {
+            let idle = requestDeadline == nil
+            if idle {
+                slot.becomeIdle(since: lastActivity)
+            }
+            let received = socket.receive(into: &readBuffer, until: requestDeadline ?? idleDeadline, stop: stop)
+            if idle && !slot.becomeBusy() {
+                return   // Evicted to admit another client.
+            }
+            switch received {
             case .received(let count):
+                lastActivity = ContinuousClock.now
                 parser.append(readBuffer[0..<count])
                 if requestDeadline == nil {
                     requestDeadline = ContinuousClock.now + configuration.requestTimeout

@@ -33,6 +33,8 @@ final class HTTPServerEngine: Sendable {
         var connectionThreads: [Int: pthread_t] = [:]
         /// Connection ids whose threads finished and wait to be joined.
         var finishedConnections: [Int] = []
+        /// The slots of the connections being served, by connection id: which of them wait idle.
+        var slots: [Int: HTTPConnectionSlot] = [:]
         /// Every server thread whose body has not returned: stop() called on one of them must not wait for itself.
         var liveThreadIDs: Set<pthread_t> = []
         var nextConnectionID = 0
@@ -45,7 +47,11 @@ final class HTTPServerEngine: Sendable {
     }
 
     var statistics: HTTPServerStatistics {
-        state.withLock { $0.statistics }
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.idleConnections = state.slots.values.count { $0.idleSince != nil }
+            return statistics
+        }
     }
 
     var address: HTTPServerAddress? {
@@ -211,25 +217,29 @@ final class HTTPServerEngine: Sendable {
         return true
     }
 
-    /// Hands the connection to a new thread, or answers 503 and closes it when `maxConnections`
-    /// are served already (or a thread cannot be created).
+    /// Hands the connection to a new thread. When `maxConnections` are served already, the least
+    /// recently used idle one is closed to make room; when none is idle (or a thread cannot be
+    /// created) the new connection is answered 503 and closed.
     private func serveOrReject(_ socket: consuming HTTPSocket, peer: HTTPPeerAddress, stop: HTTPStopSignal) {
         let fd = socket.releaseOwnership()
         let served = state.withLock { state -> Bool in
             state.statistics.totalAccepted += 1
-            guard state.phase == .running, state.statistics.openConnections < configuration.maxConnections else {
+            let hasRoom = state.statistics.openConnections < configuration.maxConnections
+            guard state.phase == .running, hasRoom || Self.evictLeastRecentlyUsed(&state) else {
                 state.statistics.rejectedConnections += 1
                 return false
             }
             let id = state.nextConnectionID
             state.nextConnectionID += 1
+            let slot = HTTPConnectionSlot(fd: fd)
             let spawned = HTTPServerThread.spawn(stackSize: configuration.threadStackSize) { [self] in
-                runConnectionThread(id: id, fd: fd, peer: peer, stop: stop)
+                runConnectionThread(id: id, fd: fd, slot: slot, peer: peer, stop: stop)
             }
             guard case .success(let thread) = spawned else {
                 state.statistics.rejectedConnections += 1
                 return false
             }
+            state.slots[id] = slot
             state.connectionThreads[id] = thread
             state.liveThreadIDs.insert(thread)
             state.statistics.openConnections += 1
@@ -239,6 +249,18 @@ final class HTTPServerEngine: Sendable {
         if !served {
             reject(HTTPSocket(adopting: fd))
         }
+    }
+
+    /// Shuts down the connection that has been idle the longest (its thread then finishes on its
+    /// own) and stops counting it as open; false when no connection waits idle.
+    private static func evictLeastRecentlyUsed(_ state: inout State) -> Bool {
+        let idle = state.slots.values.compactMap { slot in slot.idleSince.map { (slot, $0) } }.sorted { $0.1 < $1.1 }
+        for (slot, _) in idle where slot.evictIfIdle() {
+            state.statistics.openConnections -= 1
+            state.statistics.evictedConnections += 1
+            return true
+        }
+        return false
     }
 
     /// 503 without ever blocking the accept thread: drop what the client already sent (so the
@@ -271,13 +293,18 @@ final class HTTPServerEngine: Sendable {
 
     // MARK: - Connection threads
 
-    private func runConnectionThread(id: Int, fd: Int32, peer: HTTPPeerAddress, stop: HTTPStopSignal) {
+    private func runConnectionThread(id: Int, fd: Int32, slot: HTTPConnectionSlot, peer: HTTPPeerAddress,
+                                     stop: HTTPStopSignal) {
         let socket = HTTPSocket(adopting: fd)
-        var connection = HTTPConnection(engine: self, stop: stop, peer: peer)
+        var connection = HTTPConnection(engine: self, stop: stop, peer: peer, slot: slot)
         connection.run(on: socket)
+        let evicted = slot.retire()
         socket.close()
         state.withLock { state in
-            state.statistics.openConnections -= 1
+            state.slots[id] = nil
+            if !evicted {
+                state.statistics.openConnections -= 1   // An evicted connection stopped counting then.
+            }
             state.finishedConnections.append(id)
         }
         finishThread()

@@ -74,6 +74,23 @@ enum BackendClient {
                               headers: [DeviceSignatureSigner.headerName: header])
     }
 
+    /// Sends `request` exactly as written on a fresh connection and reads one answer.
+    static func raw(_ backend: ReferenceBackend, _ request: String) async throws -> RawHTTPResponse {
+        let port = backend.baseURL.port ?? 0
+        return try await HTTPTestSupport.onDedicatedThread {
+            let client = try RawHTTPClient(port: port)
+            defer { client.close() }
+            return try client.roundTrip(request)
+        }
+    }
+
+    /// `POST path` with a body and the given header lines (each ending in CRLF), on a fresh connection.
+    static func rawPost(_ backend: ReferenceBackend, _ path: String, body: String,
+                        headers: String) async throws -> RawHTTPResponse {
+        let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\(headers)\r\n"
+        return try await raw(backend, head + body)
+    }
+
     static func redeem(_ redeemURL: String, token: String) async throws -> Answer {
         guard let url = URL(string: redeemURL) else { throw URLError(.badURL) }
         return try await send("POST", url, json: ["token": token])

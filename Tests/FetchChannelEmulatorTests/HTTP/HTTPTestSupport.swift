@@ -129,6 +129,14 @@ enum HTTPTestSupport {
         return results.withLock { all in (0..<count).compactMap { all[$0] } }
     }
 
+    /// Runs a blocking `body` (socket I/O) on a thread of its own and awaits its result, so that
+    /// the cooperative pool stays free.
+    static func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
     /// Runs `body` on a dedicated thread and returns at once.
     static func onThread(_ body: @escaping @Sendable () -> Void) {
         Thread { body() }.start()

@@ -1,0 +1,85 @@
+import DeviceSigning
+@testable import FetchChannelEmulator
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Registration over HTTP: a device's first dispatch target is open (trust on first use); a
+/// further one needs a Device-Signature of one of that device's dispatch targets.
+@Suite struct ReferenceBackendRegistrationTests {
+    let start: Int64 = 1_700_000_000_000
+
+    private func register(_ backend: ReferenceBackend, deviceId: String, key: P256.Signing.PublicKey,
+                          signedBy signer: DeviceSignatureSigner? = nil,
+                          signature: String? = nil) async throws -> BackendClient.Answer {
+        let jwkObject = try JSONSerialization.jsonObject(with: Data(key.jwk.jsonString.utf8))
+        let jwk = try #require(jwkObject as? [String: String])
+        let value = try signature ?? signer?.headerValue()
+        let headers = value.map { [DeviceSignatureSigner.headerName: $0] } ?? [:]
+        let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
+        let body: [String: Any] = ["deviceId": deviceId, "signatureKey": jwk]
+        return try await BackendClient.send("POST", url, json: body, headers: headers)
+    }
+
+    @Test func aFurtherDispatchTargetNeedsASignatureOfTheDevice() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        // First registrations of two devices: open.
+        let phoneKey = try P256.Signing.PrivateKey()
+        let first = try await register(backend, deviceId: "phone-1", key: phoneKey.publicKey)
+        #expect(first.status == 201)
+        let phoneTarget = try #require(first.json["id"] as? String)
+        let phone = try DeviceSignatureSigner(key: phoneKey, dispatchTargetId: phoneTarget, clock: clock)
+        let otherKey = try P256.Signing.PrivateKey()
+        let other = try await register(backend, deviceId: "phone-2", key: otherKey.publicKey)
+        let otherTarget = try #require(other.json["id"] as? String)
+        let otherDevice = try DeviceSignatureSigner(key: otherKey, dispatchTargetId: otherTarget, clock: clock)
+
+        // A further one for phone-1: unsigned, by another device's target, by a stranger's key.
+        let attackerKey = try P256.Signing.PrivateKey()
+        let strangerAsPhone = try DeviceSignatureSigner(key: attackerKey, dispatchTargetId: phoneTarget, clock: clock)
+        let strangerUnknown = try DeviceSignatureSigner(key: attackerKey, dispatchTargetId: "made-up", clock: clock)
+        for signer in [nil, otherDevice, strangerAsPhone, strangerUnknown] {
+            let refused = try await register(backend, deviceId: "phone-1", key: attackerKey.publicKey, signedBy: signer)
+            let name = signer?.dispatchTargetId ?? "unsigned"
+            #expect(refused.status == 401, "\(name)")
+            #expect(refused.errorCode == "INVALID_SIGNATURE", "\(name)")
+        }
+        #expect(backend.dispatchTargetIds(ofDevice: "phone-1") == [phoneTarget], "no target was added")
+        #expect(backend.statistics.rejections == ["SIGNATURE_REQUIRED": 1, "FOREIGN_DISPATCH_TARGET": 1,
+                                                   "INVALID_SIGNATURE": 1, "UNKNOWN_DISPATCH_TARGET": 1])
+
+        // Signed by phone-1's own target: a second target, whose key then reads phone-1's operations.
+        let secondKey = try P256.Signing.PrivateKey()
+        let second = try await register(backend, deviceId: "phone-1", key: secondKey.publicKey, signedBy: phone)
+        #expect(second.status == 201)
+        let secondTarget = try #require(second.json["id"] as? String)
+        #expect(backend.dispatchTargetIds(ofDevice: "phone-1") == [phoneTarget, secondTarget])
+        let operation = try backend.dispatch(deviceId: "phone-1", channel: "link")
+        let secondSigner = try DeviceSignatureSigner(key: secondKey, dispatchTargetId: secondTarget, clock: clock)
+        let secondDevice = TestDevice(deviceId: "phone-1", key: secondKey, dispatchTargetId: secondTarget,
+                                      signer: secondSigner)
+        #expect(try await BackendClient.fetch(backend, secondDevice).tokens == [operation.token])
+    }
+
+    @Test func aSignedFurtherRegistrationIsCheckedLikeEveryDeviceRequest() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: clock)
+        let key = try P256.Signing.PrivateKey().publicKey
+        let value = try device.signer.headerValue()
+        #expect(try await register(backend, deviceId: device.deviceId, key: key, signature: value).status == 201)
+        let replayed = try await register(backend, deviceId: device.deviceId, key: key, signature: value)
+        #expect(replayed.status == 401 && replayed.errorCode == "REPLAYED_REQUEST")
+        let later = ManualWallClock(millis: start + 600_000)
+        let skewedSigner = try DeviceSignatureSigner(key: device.key, dispatchTargetId: device.dispatchTargetId,
+                                                     clock: later)
+        let skewed = try await register(backend, deviceId: device.deviceId, key: key, signedBy: skewedSigner)
+        #expect(skewed.status == 401 && skewed.errorCode == "CLOCK_SKEW_TOO_BIG")
+        #expect(backend.dispatchTargetIds(ofDevice: device.deviceId).count == 2)
+    }
+}
