@@ -9,7 +9,7 @@ enum ServeCommand {
     static let serve = Command(spec: CommandSpec(
         path: ["serve"],
         abstract: "Run the reference backend (the emulator of the backend's device endpoints) on loopback.",
-        discussion: "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under /nevisfido, the emulator's control API under /_emulator (dispatch, clock, faults, stats). Plain HTTP, loopback only. --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL.",
+        discussion: "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under /nevisfido, the emulator's control API under /_emulator (dispatch, clock, faults, stats). Plain HTTP, loopback only: a request whose Host is not loopback gets 421, a request body that is not application/json gets 415, and a further dispatch target of a known device needs a Device-Signature of that device (trust on first use). --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL.",
         options: [
             .value("host", "HOST", help: "The loopback address to listen on: 127.0.0.1 (default) or ::1."),
             .value("port", "PORT", help: "The port; 0 (default) picks a free one."),

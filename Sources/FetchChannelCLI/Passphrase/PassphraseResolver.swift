@@ -114,12 +114,12 @@ struct PassphraseResolver {
 
     private func fromPrompt(_ prompt: @Sendable (String) throws -> [UInt8], purpose: Purpose) throws -> SecureBytes {
         var first = try prompt("Passphrase to \(purpose.phrase): ")
-        defer { first.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+        defer { secureZero(&first) }  // OPENSSL_cleanse: a plain loop may be optimised away
         guard !first.isEmpty else { throw CLIFailure("the passphrase is empty") }
         let passphrase = SecureBytes(first)
         if case .protect = purpose {
             var second = try prompt("Repeat the passphrase: ")
-            defer { second.withUnsafeMutableBytes { for index in $0.indices { $0[index] = 0 } } }
+            defer { secureZero(&second) }
             guard passphrase.constantTimeEquals(SecureBytes(second)) else {
                 throw CLIFailure("the two passphrases differ; nothing was stored")
             }

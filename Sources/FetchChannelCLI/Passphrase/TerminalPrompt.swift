@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DeviceSigning
 
 /// Terminal settings saved while echo is off, for the SIGINT handler to put back. Only touched
 /// by the one thread that prompts and by the handler it installs (tcsetattr is async-signal-safe).
@@ -47,9 +48,7 @@ enum TerminalPrompt {
             if count < 0 && errno == EINTR { continue }
             if count <= 0 || byte == UInt8(ascii: "\n") { break }
             guard line.count < maximumLength else {
-                line.withUnsafeMutableBytes { buffer in
-                    for index in buffer.indices { buffer[index] = 0 }
-                }
+                secureZero(&line)  // OPENSSL_cleanse: a plain loop may be optimised away
                 throw CLIFailure("the passphrase is longer than \(maximumLength) bytes")
             }
             line.append(byte)
