@@ -4,4 +4,5 @@
 #include "dss_keys.h"
 #include "dss_ecdsa.h"
 #include "dss_pkcs8.h"
+#include "dss_tpm.h"
 #endif
