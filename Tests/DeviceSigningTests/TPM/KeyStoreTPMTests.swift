@@ -38,7 +38,8 @@ import Testing
                 let attributes = try FileManager.default.attributesOfItem(atPath: path)
                 trip.modes[suffix] = (attributes[.posixPermissions] as? NSNumber)?.intValue
             }
-            let pemText = try String(contentsOf: directory.appendingPathComponent(trip.keyId + ".pem"), encoding: .utf8)
+            let pemFile = directory.appendingPathComponent(trip.keyId + ".pem")
+            let pemText = try String(contentsOf: pemFile, encoding: .utf8)
             trip.pemLabelLine = String(pemText.prefix { $0 != "\n" })
             trip.recordJSON = try String(contentsOf: directory.appendingPathComponent(trip.keyId + ".json"),
                                          encoding: .utf8)
