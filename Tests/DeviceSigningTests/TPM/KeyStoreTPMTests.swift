@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DeviceSigning
+import FetchChannelEmulator
 
 /// A TPM-bound key in the key store: its TSS2 PEM stored like every key file, a record that says
 /// it is TPM-bound, a load that gives a usable signing key, exports of the public key only.

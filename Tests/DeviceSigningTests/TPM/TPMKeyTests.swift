@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DeviceSigning
+import FetchChannelEmulator
 
 /// TPM 2.0 keys through OpenSSL's tpm2 provider, against a software TPM each test starts.
 /// Blocking work runs on a thread of its own; the expectations are checked on the test's task.
@@ -182,7 +183,8 @@ import Testing
 
     @Test func noTPMAtTheTCTIIsUnavailableNamingIt() async throws {
         guard SoftwareTPM.available(for: "unreachable TPM") else { return }
-        let tcti = "swtpm:host=127.0.0.1,port=\(SoftwareTPM.refusedPort())"
+        let port = try #require(SoftwareTPM.refusedPort())
+        let tcti = "swtpm:host=127.0.0.1,port=\(port)"
         let error = try await onOwnThread { () throws -> DeviceSigningError? in
             caught {
                 _ = try P256.Signing.PrivateKey(generatingInTPM: TPMConfiguration(tcti: tcti, timeout: .seconds(20)))
@@ -196,7 +198,8 @@ import Testing
     @Test func textThatIsNotATSS2KeyIsRefusedBeforeAnyTPMIsContacted() throws {
         let software = try P256.Signing.PrivateKey()
         let pem = try software.pemRepresentation.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        let unreachable = TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=\(SoftwareTPM.refusedPort())")
+        let port = try #require(SoftwareTPM.refusedPort())
+        let unreachable = TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=\(port)")
         #expect(caught { _ = try P256.Signing.PrivateKey(tss2PEM: pem, tpm: unreachable) }?.code == .malformedEncoding)
         let junk = caught { _ = try P256.Signing.PrivateKey(tss2PEM: "junk", tpm: unreachable) }
         #expect(junk?.code == .malformedEncoding)

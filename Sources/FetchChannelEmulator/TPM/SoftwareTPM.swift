@@ -1,61 +1,55 @@
-import Glibc
 import DeviceSigning
 import Foundation
-import Testing
+import Glibc
 
-/// A software TPM (`swtpm socket --tpm2`) for one test: free loopback ports, a fresh state
-/// directory in the test's own temporary directory, stopped (and waited for) by the test.
+/// A software TPM 2.0 (`swtpm socket --tpm2`, Debian `swtpm`) on free loopback ports with a fresh
+/// state directory: what the tests, the `tpm-sign` benchmark and the demo run TPM-bound keys
+/// against, the way the reference backend stands in for the real one.
 ///
 /// An empty state directory is enough with `--flags not-need-init,startup-clear`: the TPM is
-/// manufactured on first start (no `swtpm_setup`, which only adds an EK and certificates that
-/// nothing here uses). The tss2 swtpm transport talks to the control channel on the server port
-/// plus one, so the two ports are consecutive.
-final class SoftwareTPM: @unchecked Sendable {
+/// manufactured on first start (`swtpm_setup` only adds an EK and certificates, which nothing here
+/// uses). tss2's swtpm transport reaches the control channel at the server port plus one, so the
+/// two ports are consecutive. Whoever starts it stops it; `stop()` waits for the exit.
+package final class SoftwareTPM: @unchecked Sendable {
     // @unchecked: `process` is only started in init and stopped under `stopLock`.
-    let port: UInt16
-    let directory: URL
+    package let port: UInt16
+    /// The directory of this TPM's state (and a place for the caller's own files); removed when
+    /// the object goes away.
+    package let directory: URL
     private let process: Process
     private let stopLock = NSLock()
 
     /// The TCTI that reaches this TPM.
-    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+    package var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
-    func configuration(timeout: Duration = .seconds(20)) -> TPMConfiguration {
+    package func configuration(timeout: Duration = .seconds(20)) -> TPMConfiguration {
         TPMConfiguration(tcti: tcti, timeout: timeout)
     }
 
     /// `swtpm` from PATH, or nil.
-    static let executable: URL? = {
+    package static let executable: URL? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swtpm") }
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }()
 
-    static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
-
-    /// Whether swtpm and OpenSSL's tpm2 provider are installed. When not, says loudly that `what`
-    /// was skipped; under `CI=true` their absence is a test failure.
-    static func available(for what: String) -> Bool {
+    /// What is missing to run a software TPM with TPM keys ("swtpm (Debian swtpm)", …), or nil
+    /// when everything is installed.
+    package static var missingPrerequisites: String? {
         var missing: [String] = []
         if executable == nil { missing.append("swtpm (Debian swtpm)") }
         if !TPMConfiguration.isProviderInstalled { missing.append("OpenSSL's tpm2 provider (Debian tpm2-openssl)") }
-        guard !missing.isEmpty else { return true }
-        let text = "\(what): \(missing.joined(separator: " and ")) not installed"
-        if isCI {
-            Issue.record("\(text), and CI=true: install swtpm swtpm-tools tpm2-openssl.")
-        } else {
-            print("⚠️  SKIPPED: \(text). These TPM checks did NOT run.")
-        }
-        return false
+        return missing.isEmpty ? nil : missing.joined(separator: " and ") + " not installed"
     }
 
-    /// Starts swtpm; throws when it cannot be started on any of a few port pairs.
-    init() throws {
-        guard let executable = Self.executable else { throw HarnessError("swtpm is not installed") }
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("swtpm-\(UUID().uuidString)")
+    /// Starts swtpm in a new directory under `parent` (default: the temporary directory) and
+    /// returns once it accepts connections. Throws when it cannot be started on a few port pairs.
+    package init(in parent: URL = FileManager.default.temporaryDirectory) throws {
+        guard let executable = Self.executable else { throw StartFailure("swtpm is not installed") }
+        directory = parent.appendingPathComponent("swtpm-\(UUID().uuidString)")
         let state = directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
-        var lastProblem = "no free port pair"
+        var lastProblem = "no free pair of loopback ports"
         // Another program can take a port between the check and swtpm's bind: a few fresh pairs.
         for _ in 0..<8 {
             guard let port = Self.freePortPair() else { continue }
@@ -68,6 +62,7 @@ final class SoftwareTPM: @unchecked Sendable {
                 "--tpmstate", "dir=\(state.path)",
                 "--flags", "not-need-init,startup-clear",
             ]
+            process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -77,13 +72,13 @@ final class SoftwareTPM: @unchecked Sendable {
                 self.process = process
                 return
             }
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             lastProblem = "swtpm did not start listening on 127.0.0.1:\(port) "
                 + "(exit status \(process.terminationStatus))"
         }
         try? FileManager.default.removeItem(at: directory)
-        throw HarnessError(lastProblem)
+        throw StartFailure(lastProblem)
     }
 
     deinit {
@@ -92,7 +87,7 @@ final class SoftwareTPM: @unchecked Sendable {
     }
 
     /// Stops swtpm (SIGKILL, which also ends a paused one) and waits for its exit.
-    func stop() {
+    package func stop() {
         stopLock.lock()
         defer { stopLock.unlock() }
         guard process.isRunning else { return }
@@ -100,15 +95,15 @@ final class SoftwareTPM: @unchecked Sendable {
         process.waitUntilExit()
     }
 
-    /// Pauses swtpm (SIGSTOP): it keeps accepting connections (the kernel queues them) but never
-    /// answers, like a TPM that hangs.
-    func pause() {
+    /// Pauses swtpm (SIGSTOP): the kernel still accepts connections for it, but nothing answers,
+    /// as with a TPM that hangs. `stop()` ends it.
+    package func pause() {
         kill(process.processIdentifier, SIGSTOP)
     }
 
     /// A loopback port nothing listens on (bound, read back and closed): connecting is refused.
-    static func refusedPort() -> UInt16 {
-        guard let (fd, port) = bindLoopback(port: 0) else { return 9 }  // discard: nothing listens there either
+    package static func refusedPort() -> UInt16? {
+        guard let (fd, port) = bindLoopback(port: 0) else { return nil }
         close(fd)
         return port
     }
@@ -146,8 +141,8 @@ final class SoftwareTPM: @unchecked Sendable {
         return (fd, UInt16(bigEndian: actual.sin_port))
     }
 
-    /// Connects until swtpm accepts, as long as it runs, within 20 s (no sleeping: it starts
-    /// listening within milliseconds; each failed attempt yields the CPU).
+    /// Connects until swtpm accepts, as long as it runs, within 20 s. It listens within
+    /// milliseconds of starting; each refused attempt yields the CPU (nothing sleeps).
     private static func waitUntilAccepting(port: UInt16, process: Process) -> Bool {
         let deadline = ContinuousClock.now + .seconds(20)
         while process.isRunning && ContinuousClock.now < deadline {
@@ -174,8 +169,9 @@ final class SoftwareTPM: @unchecked Sendable {
         return address
     }
 
-    struct HarnessError: Error, CustomStringConvertible {
-        let description: String
+    /// Why swtpm could not be started.
+    package struct StartFailure: Error, CustomStringConvertible {
+        package let description: String
         init(_ description: String) { self.description = description }
     }
 }
