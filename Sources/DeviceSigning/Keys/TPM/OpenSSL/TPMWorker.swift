@@ -18,11 +18,14 @@ final class TPMWorker: Sendable {
     private let timeoutSeconds: Double
     private let queue = DispatchQueue(label: "DeviceSigning.TPMWorker")
     private let failure = Locked<DeviceSigningError?>(nil)
+    /// Marks the queue, so that work already on it runs inline instead of waiting for itself.
+    private static let onWorker = DispatchSpecificKey<Bool>()
 
     init(configuration: TPMConfiguration) {
         target = configuration.target
         timeout = configuration.timeout
         timeoutSeconds = configuration.timeoutSeconds
+        queue.setSpecific(key: Self.onWorker, value: true)
     }
 
     /// Whether the connection failed (or stopped answering): nothing more is sent through it.
@@ -58,9 +61,18 @@ final class TPMWorker: Sendable {
         return try result.get()
     }
 
-    /// Queues `body` (releasing TPM objects) behind the running operations, without waiting.
+    /// Runs `body` (releasing TPM objects, which flushes them from the TPM) on the worker and
+    /// waits for it within the timeout, so that a process that exits right after does not leave
+    /// them loaded in a TPM without a resource manager. Inline when already on the worker; queued
+    /// without waiting when the connection failed (it then never runs: the TPM is gone).
     func release(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
+        if DispatchQueue.getSpecific(key: Self.onWorker) == true {
+            body()
+        } else if hasFailed {
+            queue.async(execute: body)
+        } else {
+            _ = try? perform("release a key") { body() }
+        }
     }
 
     private func markFailed(_ error: DeviceSigningError) {
