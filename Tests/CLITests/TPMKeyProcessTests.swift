@@ -90,6 +90,23 @@ extension CLISubprocessTests {
             #expect(fetchedAgain.status == 0, "the rotated TPM key signs: \(fetchedAgain.summary)")
         }
 
+        @Test func benchReportsTheTPMSignRowOrSaysItWasSkipped() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(["bench", "--json", "--seconds", "0.05", "--rows", "tpm-sign"],
+                                               passphrase: nil)
+            #expect(result.status == 0, "\(result.summary)")
+            let rows = try #require(try result.json() as? [[String: Any]], "\(result.summary)")
+            let row = try #require(rows.first)
+            #expect(rows.count == 1 && row["name"] as? String == "tpm-sign" && row["target"] as? String == "reported")
+            #expect((row["baseline"] as? Double ?? 0) > 0, "the software signing rate is the baseline: \(row)")
+            if SoftwareTPM.missingPrerequisites == nil {
+                #expect((row["value"] as? Double ?? 0) > 0 && row["ratio"] is NSNumber, "\(row)")
+            } else {
+                #expect((row["unit"] as? String)?.hasPrefix("skipped:") == true, "\(row)")
+            }
+        }
+
         @Test func generateTPMRefusesPassphraseOptions() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -17,7 +17,7 @@ import FetchChannelEmulator
             let signature = try key.signature(for: Self.message)
             let valid = key.publicKey.isValidSignature(signature, for: Self.message)
             let wrongMessage = key.publicKey.isValidSignature(signature, for: Self.message + [0])
-            let verdicts = try OpenSSLCommand.verify(signature: signature, message: Self.message,
+            let verdicts = try OpenSSLVerification.verify(signature: signature, message: Self.message,
                                                      publicKeyPEM: key.publicKey.pemRepresentation)
             return (valid, wrongMessage, key.publicKey.jwkThumbprint, verdicts)
         }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import DeviceSigning
+@testable import DeviceSigning
 
 /// Runs blocking work (swtpm, TPM round trips, subprocesses) on a thread of its own, not on the
 /// cooperative pool that the other tests need meanwhile.
@@ -26,20 +26,14 @@ func caughtCode(_ body: () throws -> Void) -> DeviceSigningError.Code? { caught(
 
 func caughtReason(_ body: () throws -> Void) -> String { caught(body)?.reason ?? "" }
 
-/// The `openssl` command-line tool, to check signatures with OpenSSL itself.
-enum OpenSSLCommand {
-    static let executable: URL? = {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("openssl") }
-            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-
+/// Checks of signatures with OpenSSL itself (`openssl dgst`, through `OpenSSLTool`).
+enum OpenSSLVerification {
     /// `openssl dgst -sha256 -verify` exit statuses for the signature over `message` ("right")
     /// and over `message` with one more byte ("wrong"); nil (and a loud note) without `openssl`.
     static func verify(signature: P256.Signing.ECDSASignature, message: [UInt8],
                        publicKeyPEM: String) throws -> [String: Int32]? {
-        guard let executable else {
-            print("⚠️  SKIPPED: the openssl command is not installed; the check with plain OpenSSL did NOT run.")
+        guard OpenSSLTool.isAvailable else {
+            print("⚠️  SKIPPED: \(OpenSSLTool.path) is not installed; the check with plain OpenSSL did NOT run.")
             return nil
         }
         let directory = FileManager.default.temporaryDirectory
@@ -54,15 +48,8 @@ enum OpenSSLCommand {
         for (name, bytes) in [("right", message), ("wrong", message + [0])] {
             let messageFile = directory.appendingPathComponent("\(name).bin")
             try Data(bytes).write(to: messageFile)
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["dgst", "-sha256", "-verify", publicKey.path,
-                                 "-signature", signatureFile.path, messageFile.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            verdicts[name] = process.terminationStatus
+            verdicts[name] = try OpenSSLTool.run(["dgst", "-sha256", "-verify", publicKey.path,
+                                                  "-signature", signatureFile.path, messageFile.path]).status
         }
         return verdicts
     }
