@@ -91,6 +91,16 @@ int dss_tpm_is_tpm_key(const EVP_PKEY *pkey) {
     return name != NULL && strcmp(name, DSS_TPM_PROVIDER) == 0;
 }
 
+/* The passphrase callback of a load: there is none. Without it OpenSSL would prompt on the
+ * terminal for a key with an authorization value; such a key fails to load instead. */
+static int dss_tpm_no_passphrase(char *buffer, int size, int writing, void *context) {
+    (void)buffer;
+    (void)size;
+    (void)writing;
+    (void)context;
+    return -1;
+}
+
 EVP_PKEY *dss_tpm_load_pem(dss_tpm_library *library, const uint8_t *pem, size_t len, int *status) {
     int ignored;
     if (status == NULL) status = &ignored;
@@ -98,7 +108,7 @@ EVP_PKEY *dss_tpm_load_pem(dss_tpm_library *library, const uint8_t *pem, size_t 
     if (library == NULL || pem == NULL || len == 0 || len > 64 * 1024) return NULL;
     BIO *bio = BIO_new_mem_buf(pem, (int)len);
     if (bio == NULL) return NULL;
-    EVP_PKEY *pkey = PEM_read_bio_PrivateKey_ex(bio, NULL, NULL, NULL, library->lib, NULL);
+    EVP_PKEY *pkey = PEM_read_bio_PrivateKey_ex(bio, NULL, dss_tpm_no_passphrase, NULL, library->lib, NULL);
     BIO_free(bio);
     if (pkey == NULL) return NULL;
     /* `default` decodes software keys in this context too; only the TPM's own keys are wanted. */

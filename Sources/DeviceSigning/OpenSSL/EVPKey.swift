@@ -55,8 +55,8 @@ final class EVPKey: @unchecked Sendable {
             EVP_PKEY_free(pointer)
             return
         }
-        // Freeing a TPM key flushes it from the TPM: a TPM command, so it waits its turn on the
-        // worker (and never runs if the TPM stopped answering).
+        // Freeing a TPM key flushes it from the TPM: a TPM command, so it runs on the worker and
+        // is waited for (an exiting process leaves nothing loaded); never if the TPM is gone.
         let owned = OwnedTPMKey(pointer: pointer, pools: [signContexts, verifyContexts])
         session.worker.release {
             owned.free()
