@@ -18,6 +18,12 @@ extension CLISubprocessTests {
             return false
         }
 
+        /// This process's OpenSSL module directory override, for children that must agree with
+        /// `SoftwareTPM.missingPrerequisites` about whether the provider is installed.
+        static var modulesEnvironment: [String: String] {
+            ProcessInfo.processInfo.environment["OPENSSL_MODULES"].map { ["OPENSSL_MODULES": $0] } ?? [:]
+        }
+
         /// Starts swtpm on a thread of its own (it blocks until swtpm accepts).
         static func startTPM() async throws -> SoftwareTPM {
             try await withCheckedThrowingContinuation { continuation in
@@ -94,7 +100,7 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let result = try await sandbox.run(["bench", "--json", "--seconds", "0.05", "--rows", "tpm-sign"],
-                                               passphrase: nil)
+                                               passphrase: nil, extra: Self.modulesEnvironment)
             #expect(result.status == 0, "\(result.summary)")
             let rows = try #require(try result.json() as? [[String: Any]], "\(result.summary)")
             let row = try #require(rows.first)
@@ -104,6 +110,20 @@ extension CLISubprocessTests {
                 #expect((row["value"] as? Double ?? 0) > 0 && row["ratio"] is NSNumber, "\(row)")
             } else {
                 #expect((row["unit"] as? String)?.hasPrefix("skipped:") == true, "\(row)")
+            }
+        }
+
+        @Test func demoShowsATPMBoundKeyFetchingOrSaysItSkippedIt() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(["demo"], passphrase: nil, extra: Self.modulesEnvironment)
+            #expect(result.status == 0, "\(result.summary)")
+            if SoftwareTPM.missingPrerequisites == nil {
+                #expect(result.out.contains("fetched beside the software key")
+                        && result.out.contains("TPM 2.0 (not exportable), private export refused: yes")
+                        && result.out.contains("among them: yes"), "\(result.out)")
+            } else {
+                #expect(result.out.contains("11. Skipped the TPM-bound key: "), "\(result.out)")
             }
         }
 
