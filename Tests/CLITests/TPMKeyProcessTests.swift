@@ -94,6 +94,15 @@ extension CLISubprocessTests {
             #expect(newRecord["protection"] as? String == "TPM 2.0 (not exportable)", "\(newRecord)")
             let fetchedAgain = try await run(["fetch", "--json"])
             #expect(fetchedAgain.status == 0, "the rotated TPM key signs: \(fetchedAgain.summary)")
+
+            // The TPM gone: the fetch reports deviceProtectionError naming the TCTI, and exits 1.
+            tpm.stop()
+            let withoutTPM = try await run(["fetch", "--json"])
+            #expect(withoutTPM.status == 1, "\(withoutTPM.summary)")
+            let errors = (try withoutTPM.json() as? [String: Any])?["errors"] as? [[String: Any]] ?? []
+            #expect(errors.count == 1 && errors.first?["code"] as? String == "deviceProtectionError",
+                    "\(withoutTPM.summary)")
+            #expect((errors.first?["message"] as? String)?.contains(tpm.tcti) == true, "\(withoutTPM.summary)")
         }
 
         @Test func benchReportsTheTPMSignRowOrSaysItWasSkipped() async throws {
