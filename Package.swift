@@ -76,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DeviceSigningTests",
-            dependencies: ["DeviceSigning", "FetchChannelVectors", "keystore-crash-child"],
+            dependencies: ["DeviceSigning", "FetchChannelVectors", "FetchChannelEmulator", "keystore-crash-child"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,14 +1,25 @@
 #include "dss_ecdsa.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
+#include <openssl/provider.h>
 
-EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey) {
+EVP_PKEY_CTX *dss_key_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
     if (pkey == NULL) return NULL;
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    if (lib == NULL) return EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    const OSSL_PROVIDER *provider = EVP_PKEY_get0_provider(pkey); /* get0: owned by the key */
+    const char *name = provider != NULL ? OSSL_PROVIDER_get0_name(provider) : NULL;
+    char query[64];
+    if (name == NULL || snprintf(query, sizeof query, "provider=%s", name) >= (int)sizeof query) return NULL;
+    return EVP_PKEY_CTX_new_from_pkey(lib, pkey, query);
+}
+
+EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
+    EVP_PKEY_CTX *ctx = dss_key_context(pkey, lib);
     if (ctx == NULL) return NULL;
     if (EVP_PKEY_sign_init(ctx) != 1) {
         EVP_PKEY_CTX_free(ctx);
@@ -17,9 +28,8 @@ EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey) {
     return ctx;
 }
 
-EVP_PKEY_CTX *dss_verify_context(EVP_PKEY *pkey) {
-    if (pkey == NULL) return NULL;
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+EVP_PKEY_CTX *dss_verify_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
+    EVP_PKEY_CTX *ctx = dss_key_context(pkey, lib);
     if (ctx == NULL) return NULL;
     if (EVP_PKEY_verify_init(ctx) != 1) {
         EVP_PKEY_CTX_free(ctx);

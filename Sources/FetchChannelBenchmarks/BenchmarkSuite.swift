@@ -7,7 +7,7 @@ public enum BenchmarkSuite: Sendable {
         "emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth",
         "fetch-8-backends", "fetch-client-cpu",
         "keystore-load", "sign-resident-growth",
-        "trigger-day-requests", "pipeline-tokens",
+        "trigger-day-requests", "pipeline-tokens", "tpm-sign",
     ]
 
     public struct Options: Sendable {
@@ -44,6 +44,7 @@ public enum BenchmarkSuite: Sendable {
         if wanted("sign-resident-growth") { rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures)) }
         if wanted("trigger-day-requests") { rows.append(try await TriggerDayBenchmark.row()) }
         if wanted("pipeline-tokens") { rows.append(await PipelineBenchmark.row(seconds: options.seconds)) }
+        if wanted("tpm-sign") { rows.append(try TPMSigningBenchmark.row(seconds: options.seconds)) }
         if let only = options.only { rows = rows.filter { only.contains($0.name) } }
         // The names are a contract: a row renamed or added without updating `rowNames` fails here.
         let expected = rowNames.filter { options.only?.contains($0) ?? true }

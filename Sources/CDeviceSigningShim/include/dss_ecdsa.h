@@ -12,9 +12,14 @@
 #define DSS_ECDSA_DER_MAX_BYTES 72
 #define DSS_SHA256_BYTES 32
 
+/// A context for pkey's operations. `lib` is the key's library context: NULL for software keys;
+/// for a key held by a provider in a library context of its own (a TPM key), the operation is
+/// fetched from that key's provider, whatever order the providers were loaded in. NULL on failure.
+EVP_PKEY_CTX *dss_key_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib);
+
 /// A context ready for EVP_PKEY_sign (private keys) or EVP_PKEY_verify. NULL on failure.
-EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey);
-EVP_PKEY_CTX *dss_verify_context(EVP_PKEY *pkey);
+EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib);
+EVP_PKEY_CTX *dss_verify_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib);
 
 /// Signs a 32-byte digest; writes r||s (64 bytes). Returns 1 on success.
 int dss_sign_digest_raw(EVP_PKEY_CTX *ctx, const uint8_t *digest, size_t digest_len,

@@ -22,6 +22,12 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
     /// How the private key file is protected, for example
     /// `scrypt(N=16384, r=8, p=1), AES-256-CBC`; set by the store when the key is saved.
     public internal(set) var kdf: String?
+    /// Where the private key lives; set by the store. nil (and absent from older records): a
+    /// software key. `.tpm2`: a TPM-bound key, whose `kdf` reads `TPM 2.0 (not exportable)`.
+    public internal(set) var protection: KeyProtection?
+
+    /// Whether the private key is held by a TPM (and so can never be exported).
+    public var isHardwareBound: Bool { protection?.isHardwareBound ?? false }
 
     /// A record for `publicKey`. `created` is truncated to whole seconds, as it is stored.
     public init(publicKey: P256.Signing.PublicKey, dispatchTargetId: String? = nil, deviceId: String? = nil,
@@ -33,6 +39,7 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         self.server = server
         self.created = Date(timeIntervalSince1970: created.timeIntervalSince1970.rounded(.down))
         self.kdf = nil
+        self.protection = nil
     }
 
     /// The public key of the record (checked: on the curve, not infinity).

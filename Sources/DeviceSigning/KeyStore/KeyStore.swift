@@ -5,7 +5,9 @@ import Foundation
 ///
 /// - `<keyId>.pem`: the private key, PKCS#8 `ENCRYPTED PRIVATE KEY` (PBES2 with the chosen
 ///   `KeyDerivation`, AES-256-CBC), readable by `openssl pkey` with the same passphrase; a plain
-///   `PRIVATE KEY` only when the caller asked for it with `allowUnencrypted: true`.
+///   `PRIVATE KEY` only when the caller asked for it with `allowUnencrypted: true`. For a
+///   TPM-bound key, its `TSS2 PRIVATE KEY` (useless without that TPM), and the record says
+///   `"protection": "tpm2"`.
 /// - `<keyId>.json`: the public `KeyMetadata`.
 ///
 /// **A key is present once its `.json` exists.** `save` writes the `.pem` first and the `.json`
@@ -50,6 +52,9 @@ public final class KeyStore: Sendable, CustomStringConvertible {
 
     /// Saves `key` with `metadata` (made for `key.publicKey`) and returns its key id.
     ///
+    /// A TPM-bound key (`key.isHardwareBound`) is stored as its `TSS2 PRIVATE KEY` and needs no
+    /// passphrase (`passphrase`, `kdf` and `allowUnencrypted` are not used): the TPM protects it.
+    ///
     /// With a `passphrase` the private key is encrypted with `kdf` (this costs one key
     /// derivation: about 0.08 s with the default); without one, `.passphraseRequired` is thrown
     /// unless `allowUnencrypted` is true. Throws `.keyAlreadyExists` when the key is stored
@@ -64,7 +69,11 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         }
         var record = metadata
         let pem: SecureBytes
-        if let passphrase {
+        if key.isHardwareBound {
+            pem = SecureBytes(Array(try key.tss2PEMRepresentation.utf8))
+            record.kdf = KeyProtection.tpm2.description
+            record.protection = .tpm2
+        } else if let passphrase {
             // Encrypt before taking the lock: the key derivation is the slow part.
             pem = SecureBytes(Array(try key.encryptedPEMRepresentation(passphrase: passphrase, kdf: kdf).utf8))
             record.kdf = "\(kdf), AES-256-CBC"
@@ -128,14 +137,17 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     /// The private key `keyId`. Throws `.keyNotFound`; `.insecureKeyFile` for a file that is not
     /// private to the user; `.passphraseRequired` for an encrypted key and no passphrase;
     /// `.wrongPassphrase`; `.corruptKeyFile` for a truncated, garbled or mismatched file;
-    /// `.unsupportedCurve` / `.unsupportedKeyType` for a file holding another kind of key.
-    public func load(_ keyId: String, passphrase: SecureBytes?) throws -> P256.Signing.PrivateKey {
+    /// `.unsupportedCurve` / `.unsupportedKeyType` for a file holding another kind of key. A
+    /// TPM-bound key is loaded into the TPM of `tpm` (no passphrase): `.tpmUnavailable`,
+    /// `.tpmKeyForeign` or `.tpmRefused` when that TPM cannot be used, did not make it, or refuses.
+    public func load(_ keyId: String, passphrase: SecureBytes?,
+                     tpm: TPMConfiguration = .environment) throws -> P256.Signing.PrivateKey {
         try Self.checkKeyId(keyId)
         let file = storage.filePath(Self.privateKeyFile(keyId))
         let text = try storage.readFile(Self.privateKeyFile(keyId))
         let key: P256.Signing.PrivateKey
         do {
-            key = try P256.Signing.PrivateKey(privateKeyPEM: text, passphrase: passphrase)
+            key = try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
         } catch let error as DeviceSigningError {
             let damaged = error.code == .malformedEncoding || error.code == .invalidKey
             throw DeviceSigningError(damaged ? .corruptKeyFile : error.code, "\(file): \(error.reason)", openSSLErrors: error.openSSLErrors)

@@ -86,7 +86,8 @@ enum P256Backend {
     }
 
     static func privateScalar(of key: EVPKey) throws -> SecureBytes {
-        try SecureBytes(count: scalarBytes) { buffer in
+        try key.requireExportable()
+        return try SecureBytes(count: scalarBytes) { buffer in
             guard dss_p256_private_scalar(key.pointer, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count) == 1 else {
                 throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not read the private scalar.")
             }
@@ -101,6 +102,7 @@ enum P256Backend {
     }
 
     static func pkcs8DER(of key: EVPKey) throws -> SecureBytes {
+        try key.requireExportable()
         var output: UnsafeMutablePointer<UInt8>?
         var length = 0
         guard dss_private_key_to_pkcs8_der(key.pointer, &output, &length) == 1, let output else {

@@ -45,7 +45,7 @@ enum FetchCommands {
             }
         }
         // One passphrase opens every encrypted key; it is asked for only if one is encrypted.
-        let needsPassphrase = selected.contains { !($0.kdf ?? "").hasPrefix("none") }
+        let needsPassphrase = selected.contains { !($0.kdf ?? "").hasPrefix("none") && !$0.isHardwareBound }
         let passphrase = needsPassphrase ? try invocation.passphrases.passphrase(for: .open(keyId: selected.count == 1 ? selected[0].keyId : "the selected keys")) : nil
 
         var registrations: [FetchRegistration] = []

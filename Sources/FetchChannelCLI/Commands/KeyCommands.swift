@@ -7,25 +7,37 @@ enum KeyCommands {
 
     static let noEncryption = OptionSpec.flag("no-encryption", help: "Store the private key unencrypted (not recommended; no passphrase is asked for).")
     static let keyIdArgument = PositionalSpec("KEYID", help: "The key id, or at least its first 4 characters.")
+    static let tpm = OptionSpec.flag("tpm", help: "Generate the key inside the TPM 2.0 (OpenSSL's tpm2 provider; "
+        + "TCTI from TPM2OPENSSL_TCTI): the private key never leaves it, and no passphrase is asked for.")
 
     // MARK: key generate
 
     static let generate = Command(spec: CommandSpec(
         path: ["key", "generate"],
         abstract: "Generate a P-256 device key in the key store and print its key id.",
-        discussion: "The private key is stored as PKCS#8 ENCRYPTED PRIVATE KEY (scrypt N=16384, r=8, p=1; AES-256-CBC) in <keyId>.pem, the public JWK and metadata in <keyId>.json, both mode 0600 in a 0700 directory. The key id is the RFC 7638 JWK thumbprint. --json prints {\"keyId\", \"publicJwk\"}.",
-        options: [CommonOptions.store, CommonOptions.passphraseFile, noEncryption, CommonOptions.json]
+        discussion: "The private key is stored as PKCS#8 ENCRYPTED PRIVATE KEY (scrypt N=16384, r=8, p=1; "
+            + "AES-256-CBC) in <keyId>.pem, the public JWK and metadata in <keyId>.json, both mode 0600 in a 0700 "
+            + "directory. With --tpm the key is made in the TPM and <keyId>.pem holds its TSS2 PRIVATE KEY, which "
+            + "only that TPM can use. The key id is the RFC 7638 JWK thumbprint. "
+            + "--json prints {\"keyId\", \"publicJwk\"}.",
+        options: [CommonOptions.store, CommonOptions.passphraseFile, noEncryption, tpm, CommonOptions.json]
     )) { invocation in
         let arguments = invocation.arguments
         if arguments.flag("no-encryption") && arguments.value("passphrase-file") != nil {
             throw UsageError("--no-encryption stores the key without a passphrase; do not also give --passphrase-file")
         }
+        let inTPM = arguments.flag("tpm")
+        if inTPM && (arguments.flag("no-encryption") || arguments.value("passphrase-file") != nil) {
+            throw UsageError("--tpm keys are protected by the TPM and take no passphrase; do not also give "
+                + "--no-encryption or --passphrase-file")
+        }
         let access = KeyStoreAccess(invocation: invocation)
-        let passphrase = arguments.flag("no-encryption")
+        let passphrase = arguments.flag("no-encryption") || inTPM
             ? nil
             : try invocation.passphrases.passphrase(for: .protect(what: "the new key"), allowsNoEncryption: true)
         let store = try access.open(create: true)
-        let key = try P256.Signing.PrivateKey()
+        let key = inTPM ? try P256.Signing.PrivateKey(generatingInTPM: access.tpm)
+            : try P256.Signing.PrivateKey()
         let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: passphrase,
                                    allowUnencrypted: passphrase == nil)
         let metadata = try store.metadata(keyId)
@@ -35,7 +47,7 @@ enum KeyCommands {
             invocation.standardOutput.line(keyId)
         }
         invocation.note("Generated key \(keyId) in \(store.directory.path) (\(metadata.kdf ?? "protection unknown")).")
-        if passphrase == nil {
+        if passphrase == nil && !inTPM {
             invocation.note("warning: the private key is stored unencrypted; anyone who can read \(store.directory.path) can sign as this device.")
         }
         return ExitCode.success
@@ -61,7 +73,9 @@ enum KeyCommands {
             invocation.standardOutput.line(try JSONOutput.text(keys.map(KeyDescription.jsonObject)))
         } else {
             for metadata in keys {
-                invocation.standardOutput.line("\(metadata.keyId)  \(KeyDescription.created(metadata))  \(KeyDescription.registration(metadata))")
+                let protection = metadata.isHardwareBound ? "  \(KeyProtection.tpm2)" : ""
+                invocation.standardOutput.line("\(metadata.keyId)  \(KeyDescription.created(metadata))  "
+                    + KeyDescription.registration(metadata) + protection)
             }
             if access.exists { invocation.note("\(keys.count) key\(keys.count == 1 ? "" : "s") in \(access.directory.path).") }
         }
@@ -133,6 +147,10 @@ enum KeyCommands {
         let access = KeyStoreAccess(invocation: invocation)
         let store = try access.open(create: false)
         let keyId = try access.resolve(arguments.positionals[0], in: store)
+        if isPrivate, try store.metadata(keyId).isHardwareBound {
+            throw CLIFailure("key \(keyId) is bound to a TPM 2.0: its private key never leaves the TPM, so it cannot "
+                + "be exported; export the public key instead (omit --private)")
+        }
 
         var bytes: [UInt8]
         var encrypted = false

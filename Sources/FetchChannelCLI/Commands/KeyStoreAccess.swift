@@ -19,6 +19,12 @@ struct KeyStoreAccess {
         return FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
+    /// The TPM of hardware-bound keys: the TCTI in this command's `TPM2OPENSSL_TCTI`, else tss2's
+    /// default search.
+    var tpm: TPMConfiguration {
+        TPMConfiguration(tcti: invocation.context.environment[TPMConfiguration.tctiVariable])
+    }
+
     /// Opens the store; `create` makes the directory (mode 0700) when it is missing.
     func open(create: Bool) throws -> KeyStore {
         if !create && !exists {
@@ -45,7 +51,7 @@ struct KeyStoreAccess {
     /// the key and the passphrase that opened it (nil for an unencrypted key).
     func loadPrivateKey(_ keyId: String, from store: KeyStore) throws -> (P256.Signing.PrivateKey, SecureBytes?) {
         do {
-            return (try store.load(keyId, passphrase: nil), nil)
+            return (try store.load(keyId, passphrase: nil, tpm: tpm), nil)
         } catch let error as DeviceSigningError where error.code == .passphraseRequired {
             let passphrase = try invocation.passphrases.passphrase(for: .open(keyId: keyId))
             do {

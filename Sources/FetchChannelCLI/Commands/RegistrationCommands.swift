@@ -132,7 +132,9 @@ enum RegistrationCommands {
         let (oldKey, passphrase) = try access.loadPrivateKey(oldKeyId, from: store)
 
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
-        let newKey = try P256.Signing.PrivateKey()
+        // A TPM-bound key is replaced by a new TPM-bound key, never by a software one.
+        let newKey = oldKey.isHardwareBound ? try P256.Signing.PrivateKey(generatingInTPM: access.tpm)
+            : try P256.Signing.PrivateKey()
         var newMetadata = KeyMetadata(publicKey: newKey.publicKey)
         newMetadata.deviceId = oldMetadata.deviceId
         newMetadata.server = oldMetadata.server

@@ -15,8 +15,8 @@ struct DemoWalkthrough {
 
     let output: OutputChannel
 
-    private func say(_ text: String = "") { output.line(text) }
-    private func step(_ number: Int, _ title: String) { say(); say("\(number). \(title)") }
+    func say(_ text: String = "") { output.line(text) }
+    func step(_ number: Int, _ title: String) { say(); say("\(number). \(title)") }
 
     func run() async throws {
         let clock = SimulatedDeviceClock()
@@ -129,6 +129,7 @@ struct DemoWalkthrough {
               healthy.statistics.redemptions[push.token] == 1, retried.code == "redeemed" else {
             throw CLIFailure("the demo did not go as expected: errors \(codes), \(snapshot.operations.count) operations")
         }
+        try await showTPMBoundKey(step: 11, store: store, beside: registrations[0], backend: healthy)
         say()
         say("Done. The temporary key store is removed; the backends stop.")
     }

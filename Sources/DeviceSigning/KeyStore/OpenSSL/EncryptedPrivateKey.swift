@@ -14,6 +14,7 @@ enum EncryptedPrivateKey {
 
     /// DER EncryptedPrivateKeyInfo of `key` under `passphrase`. The output is not secret.
     static func encrypt(_ key: P256.Signing.PrivateKey, passphrase: SecureBytes, kdf: KeyDerivation) throws -> [UInt8] {
+        try key.backing.requireExportable()
         try kdf.validate()
         try check(passphrase)
         let (kdfID, cost, r, p): (Int32, Int, Int, Int) = switch kdf {

@@ -1,0 +1,195 @@
+#include "dss_tpm.h"
+#include "dss_ecdsa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/decoder.h>
+#include <openssl/encoder.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/provider.h>
+
+#define DSS_TPM_PROVIDER "tpm2"
+#define DSS_TPM_TCTI_VARIABLE "TPM2OPENSSL_TCTI"
+
+struct dss_tpm_library {
+    OSSL_LIB_CTX *lib;
+    OSSL_PROVIDER *base;
+    OSSL_PROVIDER *tpm;
+};
+
+/* Loads the tpm2 provider into lib with TPM2OPENSSL_TCTI set to tcti (when not NULL) for the
+ * duration of the load, then restores the variable as it was. */
+static OSSL_PROVIDER *dss_tpm_load_provider(OSSL_LIB_CTX *lib, const char *tcti) {
+    if (tcti == NULL) return OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    const char *current = getenv(DSS_TPM_TCTI_VARIABLE);
+    char *previous = current != NULL ? OPENSSL_strdup(current) : NULL;
+    if (current != NULL && previous == NULL) return NULL;
+    OSSL_PROVIDER *provider = NULL;
+    if (setenv(DSS_TPM_TCTI_VARIABLE, tcti, 1) == 0) provider = OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    if (previous != NULL) {
+        setenv(DSS_TPM_TCTI_VARIABLE, previous, 1);
+        OPENSSL_free(previous);
+    } else {
+        unsetenv(DSS_TPM_TCTI_VARIABLE);
+    }
+    return provider;
+}
+
+dss_tpm_library *dss_tpm_library_open(const char *tcti) {
+    dss_tpm_library *library = OPENSSL_zalloc(sizeof *library);
+    if (library == NULL) return NULL;
+    library->lib = OSSL_LIB_CTX_new();
+    if (library->lib == NULL) goto fail;
+    library->base = OSSL_PROVIDER_load(library->lib, "default");
+    if (library->base == NULL) goto fail;
+    /* A preference, not a requirement: what names no provider (digests, the DRBG) comes from
+     * `default`; TPM keys name theirs (dss_key_context). */
+    if (EVP_set_default_properties(library->lib, "?provider=default") != 1) goto fail;
+    library->tpm = dss_tpm_load_provider(library->lib, tcti);
+    if (library->tpm == NULL) goto fail;
+    return library;
+fail:
+    dss_tpm_library_close(library);
+    return NULL;
+}
+
+OSSL_LIB_CTX *dss_tpm_library_context(dss_tpm_library *library) {
+    return library != NULL ? library->lib : NULL;
+}
+
+void dss_tpm_library_close(dss_tpm_library *library) {
+    if (library == NULL) return;
+    if (library->tpm != NULL) OSSL_PROVIDER_unload(library->tpm);
+    if (library->base != NULL) OSSL_PROVIDER_unload(library->base);
+    OSSL_LIB_CTX_free(library->lib);
+    OPENSSL_free(library);
+}
+
+EVP_PKEY *dss_tpm_generate_p256(dss_tpm_library *library) {
+    if (library == NULL) return NULL;
+    EVP_PKEY *pkey = NULL;
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(library->lib, "EC", "provider=" DSS_TPM_PROVIDER);
+    if (ctx == NULL) return NULL;
+    if (EVP_PKEY_keygen_init(ctx) != 1 || EVP_PKEY_CTX_set_group_name(ctx, "P-256") != 1 ||
+        EVP_PKEY_generate(ctx, &pkey) != 1) {
+        EVP_PKEY_free(pkey);
+        pkey = NULL;
+    }
+    EVP_PKEY_CTX_free(ctx);
+    return pkey;
+}
+
+int dss_tpm_is_tpm_key(const EVP_PKEY *pkey) {
+    if (pkey == NULL) return 0;
+    const OSSL_PROVIDER *provider = EVP_PKEY_get0_provider(pkey); /* get0: owned by the key */
+    const char *name = provider != NULL ? OSSL_PROVIDER_get0_name(provider) : NULL;
+    return name != NULL && strcmp(name, DSS_TPM_PROVIDER) == 0;
+}
+
+/* The passphrase callback of a load: there is none. Without it OpenSSL would prompt on the
+ * terminal for a key with an authorization value; such a key fails to load instead. */
+static int dss_tpm_no_passphrase(char *buffer, int size, int writing, void *context) {
+    (void)buffer;
+    (void)size;
+    (void)writing;
+    (void)context;
+    return -1;
+}
+
+EVP_PKEY *dss_tpm_load_pem(dss_tpm_library *library, const uint8_t *pem, size_t len, int *status) {
+    int ignored;
+    if (status == NULL) status = &ignored;
+    *status = DSS_TPM_LOAD_FAILED;
+    if (library == NULL || pem == NULL || len == 0 || len > 64 * 1024) return NULL;
+    BIO *bio = BIO_new_mem_buf(pem, (int)len);
+    if (bio == NULL) return NULL;
+    EVP_PKEY *pkey = PEM_read_bio_PrivateKey_ex(bio, NULL, dss_tpm_no_passphrase, NULL, library->lib, NULL);
+    BIO_free(bio);
+    if (pkey == NULL) return NULL;
+    /* `default` decodes software keys in this context too; only the TPM's own keys are wanted. */
+    if (!dss_tpm_is_tpm_key(pkey)) {
+        EVP_PKEY_free(pkey);
+        *status = DSS_TPM_LOAD_NOT_TPM;
+        return NULL;
+    }
+    *status = DSS_TPM_LOAD_OK;
+    return pkey;
+}
+
+int dss_tpm_key_pem(const EVP_PKEY *pkey, uint8_t **out, size_t *out_len) {
+    if (pkey == NULL || out == NULL || out_len == NULL || !dss_tpm_is_tpm_key(pkey)) return 0;
+    OSSL_ENCODER_CTX *ctx = OSSL_ENCODER_CTX_new_for_pkey(pkey, EVP_PKEY_KEYPAIR, "PEM", NULL,
+                                                         "provider=" DSS_TPM_PROVIDER);
+    if (ctx == NULL) return 0;
+    unsigned char *data = NULL;
+    size_t len = 0;
+    int ok = OSSL_ENCODER_CTX_get_num_encoders(ctx) > 0 && OSSL_ENCODER_to_data(ctx, &data, &len) == 1;
+    OSSL_ENCODER_CTX_free(ctx);
+    if (!ok || data == NULL || len == 0) {
+        OPENSSL_free(data);
+        return 0;
+    }
+    *out = data;
+    *out_len = len;
+    return 1;
+}
+
+int dss_ecdh_derive(EVP_PKEY *priv, OSSL_LIB_CTX *lib, EVP_PKEY *peer, uint8_t *out, size_t out_len) {
+    if (priv == NULL || peer == NULL || out == NULL || out_len == 0) return 0;
+    EVP_PKEY_CTX *ctx = dss_key_context(priv, lib);
+    if (ctx == NULL) return 0;
+    size_t needed = 0;
+    size_t written = out_len;
+    int ok = EVP_PKEY_derive_init(ctx) == 1 && EVP_PKEY_derive_set_peer(ctx, peer) == 1 &&
+             EVP_PKEY_derive(ctx, NULL, &needed) == 1 && needed == out_len &&
+             EVP_PKEY_derive(ctx, out, &written) == 1 && written == out_len;
+    EVP_PKEY_CTX_free(ctx);
+    if (!ok) OPENSSL_cleanse(out, out_len);
+    return ok;
+}
+
+int dss_tpm_pop_error(char *text, size_t text_cap, char *detail, size_t detail_cap, uint32_t *tss_rc,
+                      int *has_tss_rc) {
+    if (text == NULL || text_cap == 0 || detail == NULL || detail_cap == 0 || tss_rc == NULL ||
+        has_tss_rc == NULL) return 0;
+    const char *data = NULL;
+    int flags = 0;
+    unsigned long code = ERR_get_error_all(NULL, NULL, NULL, &data, &flags);
+    if (code == 0) return 0;
+    *has_tss_rc = 0;
+    detail[0] = '\0';
+    char reason[256];
+    ERR_error_string_n(code, reason, sizeof reason);
+    int has_data = (flags & ERR_TXT_STRING) && data != NULL && data[0] != '\0';
+    if (has_data) {
+        snprintf(text, text_cap, "%s (%s)", reason, data);
+    } else {
+        snprintf(text, text_cap, "%s", reason);
+    }
+    /* Provider errors have library numbers from ERR_LIB_USER up. */
+    if (has_data && ERR_GET_LIB(code) >= ERR_LIB_USER && data[0] >= '0' && data[0] <= '9') {
+        char *end = NULL;
+        unsigned long value = strtoul(data, &end, 10);
+        if (end != NULL && (*end == ' ' || *end == '\0') && value <= UINT32_MAX) {
+            *tss_rc = (uint32_t)value;
+            *has_tss_rc = 1;
+            snprintf(detail, detail_cap, "%s", *end == ' ' ? end + 1 : end);
+        }
+    }
+    return 1;
+}
+
+int dss_tpm_provider_installed(void) {
+    const char *directory = OPENSSL_info(OPENSSL_INFO_MODULES_DIR);
+    const char *override = getenv("OPENSSL_MODULES");
+    if (override != NULL && override[0] != '\0') directory = override;
+    if (directory == NULL) return 0;
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s.so", directory, DSS_TPM_PROVIDER) >= (int)sizeof path) return 0;
+    return access(path, R_OK) == 0;
+}

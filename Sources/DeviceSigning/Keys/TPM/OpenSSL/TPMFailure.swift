@@ -1,0 +1,103 @@
+import CDeviceSigningShim
+
+/// Turns a failed TPM operation (this thread's OpenSSL error queue) into a `DeviceSigningError`
+/// a person can act on: which TPM was tried, and whether it could not be reached, refused, or
+/// cannot load a key another TPM made.
+///
+/// tpm2-openssl reports a TSS2 return code in its error data; its layer tells the cases apart:
+/// the transport (TCTI), resource manager, driver and ESAPI layers mean the TPM could not be used
+/// at all; the TPM layer means it answered and refused. TPM_RC_INTEGRITY on loading means the
+/// key blob was not made under this TPM's storage seed.
+enum TPMFailure {
+    /// A TSS2 return code (TSS2_RC): the layer is in bits 16-23.
+    struct ReturnCode: Hashable, CustomStringConvertible {
+        let value: UInt32
+        var layer: UInt32 { (value >> 16) & 0xFF }
+        /// The TPM answered (the TPM layer); every other layer is the software between.
+        var isFromTPM: Bool { layer == 0 }
+        /// TPM_RC_INTEGRITY: a format-one code (bit 7) with error number 0x1F.
+        var isIntegrityFailure: Bool { isFromTPM && value & 0x80 != 0 && value & 0x3F == 0x1F }
+        /// TPM_RC_OBJECT_MEMORY (0x902): no room for another loaded object.
+        var isObjectMemoryFull: Bool { isFromTPM && value & 0xFFF == 0x902 }
+        var description: String { "0x" + String(value, radix: 16, uppercase: true) }
+    }
+
+    /// The drained queue: every entry's text, and the first TSS2 return code with its words.
+    struct Queue {
+        var texts: [String] = []
+        var returnCode: ReturnCode?
+        var detail: String?
+
+        /// The return code with tss2's words for it.
+        func words(_ code: ReturnCode) -> String {
+            detail.map { "\($0), TSS2 code \(code)" } ?? "TSS2 code \(code)"
+        }
+    }
+
+    static func drain() -> Queue {
+        var queue = Queue()
+        var text = [CChar](repeating: 0, count: 512)
+        var detail = [CChar](repeating: 0, count: 256)
+        var code: UInt32 = 0
+        var hasCode: Int32 = 0
+        while dss_tpm_pop_error(&text, text.count, &detail, detail.count, &code, &hasCode) == 1 {
+            queue.texts.append(string(text))
+            if hasCode == 1 && queue.returnCode == nil {
+                queue.returnCode = ReturnCode(value: code)
+                let words = string(detail)
+                queue.detail = words.isEmpty ? nil : words
+            }
+        }
+        return queue
+    }
+
+    /// The error for a failed `action` (a phrase such as "sign" or "load the key") on the TPM
+    /// reached through `target`.
+    static func error(_ action: String, target: String, loadingKey: Bool = false) -> DeviceSigningError {
+        let queue = drain()
+        guard let code = queue.returnCode else {
+            return DeviceSigningError(.openSSLFailure, "Could not \(action) with the TPM reached through \(target).",
+                                      openSSLErrors: queue.texts)
+        }
+        let words = queue.words(code)
+        if !code.isFromTPM {
+            return DeviceSigningError(.tpmUnavailable, "Could not \(action): no usable TPM through \(target) "
+                + "(\(words)). " + checkHint, openSSLErrors: queue.texts)
+        }
+        if loadingKey && code.isIntegrityFailure {
+            return DeviceSigningError(.tpmKeyForeign, "This key belongs to another TPM: the TPM reached through "
+                + "\(target) cannot load it (\(words)). It was made by a different TPM, this TPM was cleared since, "
+                + "or the key file was damaged. Use the TPM that made it, or generate and register a new key on "
+                + "this device.", openSSLErrors: queue.texts)
+        }
+        var reason = "The TPM reached through \(target) refused to \(action) (\(words))."
+        if code.isObjectMemoryFull {
+            reason += " It has no room for another loaded key: without a resource manager (such as /dev/tpmrm0) a "
+                + "TPM holds only a few at a time; release keys no longer in use."
+        }
+        return DeviceSigningError(.tpmRefused, reason, openSSLErrors: queue.texts)
+    }
+
+    private static let checkHint = "Check that the TPM (or swtpm) is running and that "
+        + "\(TPMConfiguration.tctiVariable) names it, for example device:/dev/tpmrm0."
+
+    /// The error when the provider could not be loaded at all.
+    static func connectError(target: String) -> DeviceSigningError {
+        if dss_tpm_provider_installed() != 1 {
+            OpenSSLErrorQueue.clear()
+            return DeviceSigningError(.tpmUnavailable, "OpenSSL's tpm2 provider is not installed (Debian package "
+                + "tpm2-openssl; OpenSSL looks for tpm2.so in its modules directory or $OPENSSL_MODULES), so no TPM "
+                + "key can be used.")
+        }
+        let queue = drain()
+        let words = queue.returnCode.map(queue.words) ?? queue.texts.last ?? "no detail"
+        return DeviceSigningError(.tpmUnavailable, "No TPM answered through \(target) (\(words)). " + checkHint,
+                                  openSSLErrors: queue.texts)
+    }
+
+    private static func string(_ buffer: [CChar]) -> String {
+        buffer.withUnsafeBufferPointer { pointer in
+            String(decoding: pointer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import CDeviceSigningShim
+import Foundation
+
+/// OpenSSL's tpm2 provider loaded beside `default` in a library context of its own and connected
+/// to one TPM, the keys made or read there, and the worker that runs their operations.
+///
+/// Opened only when a TPM key is generated or loaded: software keys never load the provider. Open
+/// sessions are shared per configuration while some key uses them; a session whose connection
+/// failed is not reused, so loading a key again reconnects.
+final class TPMSession: @unchecked Sendable {
+    // @unchecked: `library` is immutable after init, and every OpenSSL call on it or on its keys
+    // runs on `worker`'s queue (the deinit runs when no key and no queued job holds the session).
+    let configuration: TPMConfiguration
+    let worker: TPMWorker
+    private let library: OpaquePointer
+
+    /// tpm2-openssl 1.1.1 takes its TCTI only from the environment, which `dss_tpm_library_open`
+    /// sets around the load: loads are serialized process-wide.
+    private static let providerLoads = NSLock()
+    private static let sessions = Locked<[TPMConfiguration: WeakSession]>([:])
+
+    private struct WeakSession {
+        weak var session: TPMSession?
+    }
+
+    private init(configuration: TPMConfiguration, worker: TPMWorker, adopting library: OpaquePointer) {
+        self.configuration = configuration
+        self.worker = worker
+        self.library = library
+    }
+
+    deinit {
+        dss_tpm_library_close(library)
+        OpenSSLErrorQueue.clear()
+    }
+
+    /// The library context that holds the provider and its keys.
+    var libraryContext: OpaquePointer? { dss_tpm_library_context(library) }
+
+    /// Which TPM, in words for error messages.
+    var target: String { worker.target }
+
+    /// A session for `configuration`: a working one already open, or a new connection.
+    static func open(_ configuration: TPMConfiguration) throws -> TPMSession {
+        try configuration.validate()
+        if let session = sessions.withLock({ $0[configuration]?.session }), !session.worker.hasFailed {
+            return session
+        }
+        let worker = TPMWorker(configuration: configuration)
+        let deadline = Date(timeIntervalSinceNow: configuration.timeoutSeconds)
+        let session = try worker.perform("connect to the TPM") { () throws -> TPMSession in
+            guard providerLoads.lock(before: deadline) else {
+                throw DeviceSigningError(.tpmUnavailable, "Could not connect to the TPM through \(worker.target): "
+                    + "another TPM connection of this process is still starting (its TPM does not answer).")
+            }
+            defer { providerLoads.unlock() }
+            let opened: OpaquePointer?
+            if let tcti = configuration.tcti {
+                opened = tcti.withCString { dss_tpm_library_open($0) }
+            } else {
+                opened = dss_tpm_library_open(nil)
+            }
+            guard let library = opened else { throw TPMFailure.connectError(target: worker.target) }
+            return TPMSession(configuration: configuration, worker: worker, adopting: library)
+        }
+        sessions.withLock { all in
+            all = all.filter { $0.value.session != nil }
+            all[configuration] = WeakSession(session: session)
+        }
+        return session
+    }
+
+    /// A new P-256 key pair generated in the TPM.
+    func generateKey() throws -> P256.Signing.PrivateKey {
+        try worker.perform("generate a P-256 key") { [self] in
+            guard let pointer = dss_tpm_generate_p256(library) else {
+                throw TPMFailure.error("generate a P-256 key", target: target)
+            }
+            return try P256.Signing.PrivateKey(backing: EVPKey(takingOwnershipOf: pointer, in: self))
+        }
+    }
+
+    /// The key of a `TSS2 PRIVATE KEY` PEM (text checked by the caller), loaded into the TPM.
+    func loadKey(pem: [UInt8]) throws -> P256.Signing.PrivateKey {
+        try worker.perform("load the key") { [self] in
+            var status: Int32 = DSS_TPM_LOAD_FAILED
+            guard let pointer = dss_tpm_load_pem(library, pem, pem.count, &status) else {
+                if status == DSS_TPM_LOAD_NOT_TPM {
+                    OpenSSLErrorQueue.clear()
+                    throw DeviceSigningError(.malformedEncoding, "The key file does not hold a TPM key.")
+                }
+                let error = TPMFailure.error("load the key", target: target, loadingKey: true)
+                guard error.code != .openSSLFailure else {
+                    throw DeviceSigningError(.malformedEncoding, "The TSS2 PRIVATE KEY is not one the tpm2 provider "
+                        + "can read (truncated or garbled).", openSSLErrors: error.openSSLErrors)
+                }
+                throw error
+            }
+            return try P256.Signing.PrivateKey(backing: EVPKey(takingOwnershipOf: pointer, in: self))
+        }
+    }
+
+    /// The `TSS2 PRIVATE KEY` PEM of one of this session's keys.
+    func pem(of key: EVPKey) throws -> String {
+        try worker.perform("write the key file") { [self] in
+            var output: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            guard dss_tpm_key_pem(key.pointer, &output, &length) == 1, let output else {
+                throw TPMFailure.error("write the key file", target: target)
+            }
+            defer { dss_free_clear(output, length) }
+            return String(decoding: UnsafeBufferPointer(start: output, count: length), as: UTF8.self)
+        }
+    }
+}

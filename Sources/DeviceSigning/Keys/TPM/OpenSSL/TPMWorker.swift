@@ -1,0 +1,81 @@
+import Dispatch
+
+/// Runs the operations of one TPM connection one at a time, and waits for each at most the
+/// configured timeout.
+///
+/// The tpm2 provider keeps one ESAPI context per library context, which is not safe for
+/// concurrent use, and tss2's swtpm and mssim transports wait for an answer without a deadline: a
+/// TPM that accepts a connection and never answers (a stopped simulator) would block its caller
+/// for ever. So each operation runs on this worker's serial queue while the caller waits with a
+/// deadline. When the deadline passes, or the connection fails (after which ESAPI refuses every
+/// further command), the worker is marked failed: later operations fail at once with the first
+/// reason, and a blocked operation, if it ever returns, only releases what it holds. Nothing is
+/// retried; loading the key again opens a new connection.
+final class TPMWorker: Sendable {
+    /// Which TPM, in words for error messages.
+    let target: String
+    private let timeout: Duration
+    private let timeoutSeconds: Double
+    private let queue = DispatchQueue(label: "DeviceSigning.TPMWorker")
+    private let failure = Locked<DeviceSigningError?>(nil)
+    /// Marks the queue, so that work already on it runs inline instead of waiting for itself.
+    private static let onWorker = DispatchSpecificKey<Bool>()
+
+    init(configuration: TPMConfiguration) {
+        target = configuration.target
+        timeout = configuration.timeout
+        timeoutSeconds = configuration.timeoutSeconds
+        queue.setSpecific(key: Self.onWorker, value: true)
+    }
+
+    /// Whether the connection failed (or stopped answering): nothing more is sent through it.
+    var hasFailed: Bool { failure.withLock { $0 != nil } }
+
+    /// Runs `body` on the worker and returns its result, or throws `.tpmUnavailable` when the
+    /// worker failed earlier or `body` does not finish within the timeout. `body` must own what it
+    /// uses (copies, not borrowed buffers): it may outlive this call.
+    func perform<T: Sendable>(_ action: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
+        if let earlier = failure.withLock({ $0 }) {
+            throw DeviceSigningError(.tpmUnavailable, "Could not \(action): the connection to the TPM failed "
+                + "earlier (\(earlier.reason)) Load the key again to reconnect.", openSSLErrors: earlier.openSSLErrors)
+        }
+        let outcome = Locked<Result<T, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        queue.async {
+            let result = Result { try body() }
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        guard finished.wait(timeout: .now() + timeoutSeconds) == .success,
+              let result = outcome.withLock({ $0 })
+        else {
+            let error = DeviceSigningError(.tpmUnavailable, "The TPM reached through \(target) did not answer "
+                + "within \(timeout) (trying to \(action)). Check that it is running and not overloaded; the "
+                + "connection is not used again.")
+            markFailed(error)
+            throw error
+        }
+        if case .failure(let error as DeviceSigningError) = result, error.code == .tpmUnavailable {
+            markFailed(error)
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` (releasing TPM objects, which flushes them from the TPM) on the worker and
+    /// waits for it within the timeout, so that a process that exits right after does not leave
+    /// them loaded in a TPM without a resource manager. Inline when already on the worker; queued
+    /// without waiting when the connection failed (it then never runs: the TPM is gone).
+    func release(_ body: @escaping @Sendable () -> Void) {
+        if DispatchQueue.getSpecific(key: Self.onWorker) == true {
+            body()
+        } else if hasFailed {
+            queue.async(execute: body)
+        } else {
+            _ = try? perform("release a key") { body() }
+        }
+    }
+
+    private func markFailed(_ error: DeviceSigningError) {
+        failure.withLock { if $0 == nil { $0 = error } }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// Hardware-bound keys: P-256 keys whose private half is generated in, and never leaves, a TPM 2.0
+/// reached through OpenSSL's tpm2 provider. Such a key is an ordinary `P256.Signing.PrivateKey`:
+/// `signature(for:)`, `publicKey`, the JWK and its thumbprint work as for software keys, so a
+/// Device-Signature signer, registration and rotation take it unchanged. Every export of private
+/// material (`rawRepresentation`, `derRepresentation`, `pemRepresentation`,
+/// `encryptedPEMRepresentation`, the private JWK) throws `.keyNotExportable`.
+///
+/// Failures name the TPM that was tried: `.tpmUnavailable` (no provider, no answer, timeout),
+/// `.tpmKeyForeign` (a key file another TPM made), `.tpmRefused` (the TPM said no).
+extension P256.Signing.PrivateKey {
+    static let tss2PEMLabel = "TSS2 PRIVATE KEY"
+
+    /// Generates a new key inside the TPM of `tpm`. Store `tss2PEMRepresentation` (or save the key
+    /// in a `KeyStore`) to use it again.
+    public init(generatingInTPM tpm: TPMConfiguration) throws {
+        self = try TPMSession.open(tpm).generateKey()
+    }
+
+    /// Loads a `TSS2 PRIVATE KEY` PEM (as written by `tss2PEMRepresentation` or `openssl genpkey
+    /// -provider tpm2 -provider default -algorithm EC -pkeyopt group:P-256`) into the TPM of `tpm`.
+    /// Throws `.malformedEncoding` for text that is not such a PEM, `.tpmKeyForeign` when that TPM
+    /// did not make the key, and `.tpmUnavailable` / `.tpmRefused` as described above.
+    public init(tss2PEM: String, tpm: TPMConfiguration) throws {
+        let document = try PEM.decode(tss2PEM)
+        guard document.label == Self.tss2PEMLabel else {
+            throw DeviceSigningError(.malformedEncoding,
+                                     "Expected a PEM \(Self.tss2PEMLabel) block, found \(document.label).")
+        }
+        // Only the one checked block reaches OpenSSL.
+        let text = Array(PEM.encode(label: Self.tss2PEMLabel, der: document.der).utf8)
+        self = try TPMSession.open(tpm).loadKey(pem: text)
+    }
+
+    /// Whether the private half is held by a TPM (and so is never exportable).
+    public var isHardwareBound: Bool { backing.session != nil }
+
+    /// The key's `TSS2 PRIVATE KEY` PEM: the key blob the TPM wrapped under its own storage key.
+    /// It is useless without that TPM, yet is kept like any key file. Throws `.invalidKey` for a
+    /// software key.
+    public var tss2PEMRepresentation: String {
+        get throws {
+            guard let session = backing.session else {
+                throw DeviceSigningError(.invalidKey,
+                                         "This is a software key; only a TPM key has a \(Self.tss2PEMLabel) form.")
+            }
+            return try session.pem(of: backing)
+        }
+    }
+
+    /// Whether `text` is a `TSS2 PRIVATE KEY` PEM (by its first block's label; not validated).
+    static func isTSS2PEM(_ text: SecureBytes) -> Bool {
+        let begin = Array("-----BEGIN \(tss2PEMLabel)-----".utf8)
+        return text.withUnsafeBytes { bytes in
+            bytes.count >= begin.count && (0...(bytes.count - begin.count)).contains { offset in
+                bytes[offset] == begin[0] && bytes[offset..<(offset + begin.count)].elementsEqual(begin)
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import CDeviceSigningShim
+import Foundation
+
+/// How to reach the TPM 2.0 that holds hardware-bound keys, through OpenSSL's `tpm2` provider
+/// (Debian `tpm2-openssl`).
+///
+/// Nothing about the TPM is hard-wired: the TCTI (tss2's "TPM Command Transmission Interface"
+/// configuration) is `tcti` when set, otherwise the process's `TPM2OPENSSL_TCTI` (the provider's
+/// own variable), otherwise tss2's default search (tabrmd, `/dev/tpmrm0`, `/dev/tpm0`, then a
+/// simulator at localhost:2321).
+public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
+    /// The environment variable tpm2-openssl reads its TCTI from.
+    public static let tctiVariable = "TPM2OPENSSL_TCTI"
+    /// The longest TCTI string accepted.
+    static let maximumTCTILength = 1024
+
+    /// The TCTI, as `TPM2OPENSSL_TCTI` takes it: `device:/dev/tpmrm0` (the kernel's resource
+    /// manager, on a device), `swtpm:host=127.0.0.1,port=2321` (a software TPM), `tabrmd`. nil:
+    /// the process's `TPM2OPENSSL_TCTI`, or tss2's default search when that is not set.
+    public var tcti: String?
+    /// The longest wait for one TPM operation, connecting included. A TPM that does not answer in
+    /// time makes the operation fail with `.tpmUnavailable` instead of blocking its caller; the
+    /// connection is then not used again (load the key again to reconnect).
+    public var timeout: Duration
+
+    public init(tcti: String? = nil, timeout: Duration = .seconds(30)) {
+        self.tcti = tcti
+        self.timeout = timeout
+    }
+
+    /// The TCTI of the environment (`TPM2OPENSSL_TCTI`), with the default timeout.
+    public static let environment = TPMConfiguration()
+
+    /// Whether OpenSSL's tpm2 provider module is installed (its file is in OpenSSL's module
+    /// directory, or in `$OPENSSL_MODULES`). Nothing is loaded and no TPM is contacted.
+    public static var isProviderInstalled: Bool { dss_tpm_provider_installed() == 1 }
+
+    public var description: String { "TPMConfiguration(\(target), timeout: \(timeout))" }
+
+    /// Which TCTI is tried, in words for error messages (configuration, never secret).
+    var target: String {
+        if let tcti { return "TCTI \"\(tcti)\"" }
+        if let variable = ProcessInfo.processInfo.environment[Self.tctiVariable] {
+            return "TCTI \"\(variable)\" (from \(Self.tctiVariable))"
+        }
+        return "tss2's default TCTI search (\(Self.tctiVariable) is not set: tried tabrmd, /dev/tpmrm0, "
+            + "/dev/tpm0 and a simulator at localhost:2321)"
+    }
+
+    /// The timeout in seconds for a Dispatch deadline (at least one millisecond).
+    var timeoutSeconds: Double {
+        let (seconds, attoseconds) = timeout.components
+        return Swift.max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// Refuses a TCTI that tss2 could not take: empty, too long, or with a NUL byte.
+    func validate() throws {
+        guard let tcti else { return }
+        guard !tcti.isEmpty, tcti.utf8.count <= Self.maximumTCTILength, !tcti.utf8.contains(0) else {
+            throw DeviceSigningError(.tpmUnavailable, "The TCTI configuration must be 1 to \(Self.maximumTCTILength) "
+                + "bytes without NUL, such as device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.")
+        }
+    }
+}

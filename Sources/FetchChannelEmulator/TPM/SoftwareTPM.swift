@@ -1,0 +1,177 @@
+import DeviceSigning
+import Foundation
+import Glibc
+
+/// A software TPM 2.0 (`swtpm socket --tpm2`, Debian `swtpm`) on free loopback ports with a fresh
+/// state directory: what the tests, the `tpm-sign` benchmark and the demo run TPM-bound keys
+/// against, the way the reference backend stands in for the real one.
+///
+/// An empty state directory is enough with `--flags not-need-init,startup-clear`: the TPM is
+/// manufactured on first start (`swtpm_setup` only adds an EK and certificates, which nothing here
+/// uses). tss2's swtpm transport reaches the control channel at the server port plus one, so the
+/// two ports are consecutive. Whoever starts it stops it; `stop()` waits for the exit.
+package final class SoftwareTPM: @unchecked Sendable {
+    // @unchecked: `process` is only started in init and stopped under `stopLock`.
+    package let port: UInt16
+    /// The directory of this TPM's state (and a place for the caller's own files); removed when
+    /// the object goes away.
+    package let directory: URL
+    private let process: Process
+    private let stopLock = NSLock()
+
+    /// The TCTI that reaches this TPM.
+    package var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+
+    package func configuration(timeout: Duration = .seconds(20)) -> TPMConfiguration {
+        TPMConfiguration(tcti: tcti, timeout: timeout)
+    }
+
+    /// `swtpm` from PATH, or nil.
+    package static let executable: URL? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent("swtpm") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+
+    /// What is missing to run a software TPM with TPM keys ("swtpm (Debian swtpm)", …), or nil
+    /// when everything is installed.
+    package static var missingPrerequisites: String? {
+        var missing: [String] = []
+        if executable == nil { missing.append("swtpm (Debian swtpm)") }
+        if !TPMConfiguration.isProviderInstalled { missing.append("OpenSSL's tpm2 provider (Debian tpm2-openssl)") }
+        return missing.isEmpty ? nil : missing.joined(separator: " and ") + " not installed"
+    }
+
+    /// Starts swtpm in a new directory under `parent` (default: the temporary directory) and
+    /// returns once it accepts connections. Throws when it cannot be started on a few port pairs.
+    package init(in parent: URL = FileManager.default.temporaryDirectory) throws {
+        guard let executable = Self.executable else { throw StartFailure("swtpm is not installed") }
+        directory = parent.appendingPathComponent("swtpm-\(UUID().uuidString)")
+        let state = directory.appendingPathComponent("state")
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        var lastProblem = "no free pair of loopback ports"
+        // Another program can take a port between the check and swtpm's bind: a few fresh pairs.
+        for _ in 0..<8 {
+            guard let port = Self.freePortPair() else { continue }
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = [
+                "socket", "--tpm2",
+                "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+                "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
+                "--tpmstate", "dir=\(state.path)",
+                "--flags", "not-need-init,startup-clear",
+            ]
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if Self.waitUntilAccepting(port: port, process: process),
+               Self.waitUntilAccepting(port: port + 1, process: process) {
+                self.port = port
+                self.process = process
+                return
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            lastProblem = "swtpm did not start listening on 127.0.0.1:\(port) "
+                + "(exit status \(process.terminationStatus))"
+        }
+        try? FileManager.default.removeItem(at: directory)
+        throw StartFailure(lastProblem)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops swtpm (SIGKILL, which also ends a paused one) and waits for its exit.
+    package func stop() {
+        stopLock.lock()
+        defer { stopLock.unlock() }
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Pauses swtpm (SIGSTOP): the kernel still accepts connections for it, but nothing answers,
+    /// as with a TPM that hangs. `stop()` ends it.
+    package func pause() {
+        kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// A loopback port nothing listens on (bound, read back and closed): connecting is refused.
+    package static func refusedPort() -> UInt16? {
+        guard let (fd, port) = bindLoopback(port: 0) else { return nil }
+        close(fd)
+        return port
+    }
+
+    /// A port P such that P and P + 1 are both free on 127.0.0.1 right now.
+    private static func freePortPair() -> UInt16? {
+        for _ in 0..<16 {
+            guard let (fd, port) = bindLoopback(port: 0) else { return nil }
+            defer { close(fd) }
+            guard port < UInt16.max, let (next, _) = bindLoopback(port: port + 1) else { continue }
+            close(next)
+            return port
+        }
+        return nil
+    }
+
+    private static func bindLoopback(port: UInt16) -> (Int32, UInt16)? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var address = loopback(port)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard bound == 0, named == 0 else {
+            close(fd)
+            return nil
+        }
+        return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// Connects until swtpm accepts, as long as it runs, within 20 s. It listens within
+    /// milliseconds of starting; each refused attempt yields the CPU (nothing sleeps).
+    private static func waitUntilAccepting(port: UInt16, process: Process) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while process.isRunning && ContinuousClock.now < deadline {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { return false }
+            var address = loopback(port)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            close(fd)
+            if connected == 0 { return true }
+            sched_yield()
+        }
+        return false
+    }
+
+    private static func loopback(_ port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    /// Why swtpm could not be started.
+    package struct StartFailure: Error, CustomStringConvertible {
+        package let description: String
+        init(_ description: String) { self.description = description }
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import Testing
+@testable import DeviceSigning
+import FetchChannelEmulator
+
+/// TPM 2.0 keys through OpenSSL's tpm2 provider, against a software TPM each test starts.
+/// Blocking work runs on a thread of its own; the expectations are checked on the test's task.
+@Suite struct TPMKeyTests {
+    static let message = Array("device signing through a TPM".utf8)
+
+    @Test func generatedKeySignsAndPlainOpenSSLVerifies() async throws {
+        guard SoftwareTPM.available(for: "TPM key generation and signing") else { return }
+        let outcome = try await onOwnThread { () throws -> (Bool, Bool, String, [String: Int32]?) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            let signature = try key.signature(for: Self.message)
+            let valid = key.publicKey.isValidSignature(signature, for: Self.message)
+            let wrongMessage = key.publicKey.isValidSignature(signature, for: Self.message + [0])
+            let verdicts = try OpenSSLVerification.verify(signature: signature, message: Self.message,
+                                                     publicKeyPEM: key.publicKey.pemRepresentation)
+            return (valid, wrongMessage, key.publicKey.jwkThumbprint, verdicts)
+        }
+        let (valid, wrongMessage, thumbprint, verdicts) = outcome
+        #expect(valid, "the package's software verifier accepts the TPM signature")
+        #expect(!wrongMessage)
+        #expect(KeyStore.isValidKeyId(thumbprint))
+        if let verdicts {
+            #expect(verdicts["right"] == 0, "openssl dgst -verify accepts the TPM signature")
+            #expect(verdicts["wrong"] == 1, "openssl dgst -verify refuses it over another message")
+        }
+    }
+
+    @Test func keyIsHardwareBoundAndNeverExportsPrivateMaterial() async throws {
+        guard SoftwareTPM.available(for: "TPM key export refusal") else { return }
+        let outcome = try await onOwnThread { () throws -> (Bool, [DeviceSigningError.Code?], String, String) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            let codes: [DeviceSigningError.Code?] = [
+                caughtCode { _ = try key.rawRepresentation },
+                caughtCode { _ = try key.x963Representation },
+                caughtCode { _ = try key.derRepresentation },
+                caughtCode { _ = try key.pemRepresentation },
+                caughtCode { _ = try key.encryptedPEMRepresentation(passphrase: SecureBytes(Array("pass".utf8))) },
+                caughtCode { _ = try key.jwkRepresentation(includingPrivateKey: true) },
+            ]
+            let reason = caughtReason { _ = try key.pemRepresentation }
+            let publicJWK = try key.jwkRepresentation(includingPrivateKey: false)
+                .withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+            return (key.isHardwareBound, codes, reason, publicJWK)
+        }
+        let (isHardwareBound, codes, reason, publicJWK) = outcome
+        #expect(isHardwareBound)
+        #expect(codes == Array(repeating: .keyNotExportable, count: codes.count))
+        #expect(reason.contains("TPM"), "the refusal says why: \(reason)")
+        #expect(publicJWK.contains("\"x\"") && !publicJWK.contains("\"d\""))
+    }
+
+    @Test func tss2PEMRoundTripsToTheSameKeyInTheSameTPM() async throws {
+        guard SoftwareTPM.available(for: "TPM key file round trip") else { return }
+        let outcome = try await onOwnThread { () throws -> (String, String, String, Bool, Bool) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let pem: String
+            let thumbprint: String
+            do {
+                let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+                pem = try key.tss2PEMRepresentation
+                thumbprint = key.publicKey.jwkThumbprint
+            }
+            let loaded = try P256.Signing.PrivateKey(tss2PEM: pem, tpm: tpm.configuration())
+            let signature = try loaded.signature(for: Self.message)
+            return (pem, thumbprint, loaded.publicKey.jwkThumbprint, loaded.isHardwareBound,
+                    loaded.publicKey.isValidSignature(signature, for: Self.message))
+        }
+        let (pem, thumbprint, loadedThumbprint, isHardwareBound, valid) = outcome
+        #expect(pem.hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----\n"))
+        #expect(loadedThumbprint == thumbprint)
+        #expect(isHardwareBound)
+        #expect(valid)
+    }
+
+    @Test func deviceSignatureMadeWithATPMKeyIsAccepted() async throws {
+        guard SoftwareTPM.available(for: "TPM Device-Signature") else { return }
+        let target = "0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40"
+        let clock = ManualWallClock(millis: 1_767_225_600_000)
+        let outcome = try await onOwnThread { () throws -> (String, P256.Signing.PublicKey) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: clock)
+            return (try signer.headerValue(), key.publicKey)
+        }
+        let (header, publicKey) = outcome
+        let verifier = try DeviceSignatureVerifier(clock: clock) { $0 == target ? publicKey : nil }
+        let verified = try verifier.verify(header).get()
+        #expect(verified.dispatchTargetId == target)
+    }
+
+    @Test func keyAgreementThroughTheTPMMatchesSoftwareECDH() async throws {
+        guard SoftwareTPM.available(for: "TPM ECDH") else { return }
+        let outcome = try await onOwnThread { () throws -> (Data, Data) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            let peer = try P256.Signing.PrivateKey()
+            let inTPM = try key.backing.sharedSecret(with: peer.publicKey.backing)
+            let inSoftware = try peer.backing.sharedSecret(with: key.publicKey.backing)
+            return (inTPM.withUnsafeBytes { Data($0) }, inSoftware.withUnsafeBytes { Data($0) })
+        }
+        #expect(outcome.0.count == 32)
+        #expect(outcome.0 == outcome.1)
+    }
+
+    @Test func concurrentSignaturesWithOneTPMKeyAllSucceed() async throws {
+        guard SoftwareTPM.available(for: "concurrent TPM signing") else { return }
+        let results = try await onOwnThread { () throws -> [Bool] in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            let valid = Locked<[Bool]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                for round in 0..<10 {
+                    let message = Array("message \(worker) \(round)".utf8)
+                    let ok = (try? key.signature(for: message)).map { key.publicKey.isValidSignature($0, for: message) }
+                    valid.withLock { $0.append(ok == true) }
+                }
+            }
+            return valid.withLock { $0 }
+        }
+        #expect(results.count == 40)
+        #expect(results.allSatisfy { $0 }, "every concurrent signature went through the one TPM connection")
+    }
+
+    @Test func keyFromAnotherTPMIsRefusedAsForeign() async throws {
+        guard SoftwareTPM.available(for: "foreign TPM key") else { return }
+        let error = try await onOwnThread { () throws -> DeviceSigningError? in
+            let first = try SoftwareTPM()
+            defer { first.stop() }
+            let second = try SoftwareTPM()
+            defer { second.stop() }
+            let pem = try P256.Signing.PrivateKey(generatingInTPM: first.configuration()).tss2PEMRepresentation
+            return caught { _ = try P256.Signing.PrivateKey(tss2PEM: pem, tpm: second.configuration()) }
+        }
+        let refusal = try #require(error)
+        #expect(refusal.code == .tpmKeyForeign)
+        #expect(refusal.reason.contains("belongs to another TPM"), "\(refusal.reason)")
+    }
+
+    @Test func stoppedTPMGivesATypedErrorNamingTheTCTI() async throws {
+        guard SoftwareTPM.available(for: "stopped TPM") else { return }
+        let outcome = try await onOwnThread { () throws -> (String, DeviceSigningError?, DeviceSigningError?) in
+            let tpm = try SoftwareTPM()
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            _ = try key.signature(for: Self.message)
+            tpm.stop()
+            let first = caught { _ = try key.signature(for: Self.message) }
+            let second = caught { _ = try key.signature(for: Self.message) }
+            return (tpm.tcti, first, second)
+        }
+        let (tcti, first, second) = outcome
+        let error = try #require(first)
+        #expect(error.code == .tpmUnavailable)
+        #expect(error.reason.contains(tcti), "the reason names the TCTI that was tried: \(error.reason)")
+        #expect(second?.code == .tpmUnavailable, "the broken connection is not used again")
+    }
+
+    @Test func tpmThatStopsAnsweringFailsWithinTheTimeout() async throws {
+        guard SoftwareTPM.available(for: "unresponsive TPM") else { return }
+        let outcome = try await onOwnThread { () throws -> (String, DeviceSigningError?) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration(timeout: .seconds(1)))
+            tpm.pause()
+            return (tpm.tcti, caught { _ = try key.signature(for: Self.message) })
+        }
+        let error = try #require(outcome.1)
+        #expect(error.code == .tpmUnavailable)
+        #expect(error.reason.contains("did not answer within"), "\(error.reason)")
+        #expect(error.reason.contains(outcome.0))
+    }
+
+    @Test func noTPMAtTheTCTIIsUnavailableNamingIt() async throws {
+        guard SoftwareTPM.available(for: "unreachable TPM") else { return }
+        let port = try #require(SoftwareTPM.refusedPort())
+        let tcti = "swtpm:host=127.0.0.1,port=\(port)"
+        let error = try await onOwnThread { () throws -> DeviceSigningError? in
+            caught {
+                _ = try P256.Signing.PrivateKey(generatingInTPM: TPMConfiguration(tcti: tcti, timeout: .seconds(20)))
+            }
+        }
+        let refusal = try #require(error)
+        #expect(refusal.code == .tpmUnavailable)
+        #expect(refusal.reason.contains(tcti), "\(refusal.reason)")
+    }
+
+    @Test func textThatIsNotATSS2KeyIsRefusedBeforeAnyTPMIsContacted() throws {
+        let software = try P256.Signing.PrivateKey()
+        let pem = try software.pemRepresentation.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        let port = try #require(SoftwareTPM.refusedPort())
+        let unreachable = TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=\(port)")
+        #expect(caught { _ = try P256.Signing.PrivateKey(tss2PEM: pem, tpm: unreachable) }?.code == .malformedEncoding)
+        let junk = caught { _ = try P256.Signing.PrivateKey(tss2PEM: "junk", tpm: unreachable) }
+        #expect(junk?.code == .malformedEncoding)
+        #expect(caught { _ = try software.tss2PEMRepresentation }?.code == .invalidKey)
+        #expect(!software.isHardwareBound)
+        let empty = TPMConfiguration(tcti: "")
+        #expect(caught { _ = try P256.Signing.PrivateKey(generatingInTPM: empty) }?.code == .tpmUnavailable)
+    }
+}
