@@ -148,9 +148,17 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
             return "The host of \(server) was not found. Check the server URL and the network connection."
         case .timedOut:
             return "\(server) did not answer in time. Check the network connection and try again."
-        case .tls:
-            return "No secure connection to \(server) could be made\(detail). Check the device's date and time "
-                + "and whether the server's certificate is valid."
+        case .tlsUntrustedCertificate:
+            return "\(server) was not trusted: its certificate is not issued by a trusted CA\(detail)."
+        case .tlsHostnameMismatch:
+            return "\(server) was not trusted: its certificate is for another host name\(detail)."
+        case .tlsCertificateExpired:
+            return "\(server) was not trusted: its certificate is outside its validity period\(detail)."
+        case .tlsPinMismatch:
+            return "\(server) was not trusted: its public key matches none of the pinned keys\(detail)."
+        case .tlsHandshake:
+            return "No secure connection to \(server) could be made\(detail). Check that the server URL's port "
+                + "speaks TLS 1.2 or later."
         case .cancelled:
             return "The request to \(server) was cancelled before it finished."
         case .connectionLost:
