@@ -100,7 +100,9 @@ public struct TLSTrust: Sendable, Hashable, CustomStringConvertible {
 
     /// A pin as given, shortened and without control characters, for an error message.
     private static func quoted(_ text: String) -> String {
-        let printable = String(text.unicodeScalars.prefix(60).map { $0.properties.generalCategory == .control ? "?" : Character($0) })
+        let printable = String(text.unicodeScalars.prefix(60).map {
+            $0.properties.generalCategory == .control ? "?" : Character($0)
+        })
         return "\"\(printable)\(text.unicodeScalars.count > 60 ? "…" : "")\""
     }
 }

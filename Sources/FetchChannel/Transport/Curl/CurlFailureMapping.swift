@@ -42,7 +42,8 @@ enum CurlFailureMapping {
         case CURLE_COULDNT_RESOLVE_HOST:
             return .failure(NetworkFailure(.hostNotFound, detail: message))
         case CURLE_OPERATION_TIMEDOUT:
-            return .failure(NetworkFailure(.timedOut, detail: "no complete answer within \(facts.timeout) (\(message))"))
+            let detail = "no complete answer within \(facts.timeout) (\(message))"
+            return .failure(NetworkFailure(.timedOut, detail: detail))
         case CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_PARTIAL_FILE, CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return .failure(NetworkFailure(.connectionLost, detail: message))
         case CURLE_WEIRD_SERVER_REPLY, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_CONTENT_ENCODING:
@@ -55,12 +56,13 @@ enum CurlFailureMapping {
         case CURLE_PEER_FAILED_VERIFICATION:
             return .failure(verificationFailure(facts))
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-            return .failure(NetworkFailure(.tlsPinMismatch, detail: "The public key of \(facts.host) matches none of the "
-                + "pins \(facts.trust.pins.joined(separator: ", ")) (\(message)). Check the pins against the key of the "
-                + "server's current certificate."))
+            let pins = facts.trust.pins.joined(separator: ", ")
+            return .failure(NetworkFailure(.tlsPinMismatch, detail: "The public key of \(facts.host) matches none of "
+                + "the pins \(pins) (\(message)). Check the pins against the key of the server's current certificate."))
         case CURLE_SSL_CACERT_BADFILE:
-            return .failure(NetworkFailure(.tlsUntrustedCertificate, detail: "\(capitalized(facts.trust.anchorsDescription)) "
-                + "could not be loaded (\(message)). Check that it exists, is readable and holds PEM certificates."))
+            let anchors = capitalized(facts.trust.anchorsDescription)
+            return .failure(NetworkFailure(.tlsUntrustedCertificate, detail: "\(anchors) could not be loaded "
+                + "(\(message)). Check that it exists, is readable and holds PEM certificates."))
         case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR,
              CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_USE_SSL_FAILED,
              CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED:
@@ -77,13 +79,15 @@ enum CurlFailureMapping {
         let message = facts.message
         if nameMismatches.contains(facts.verifyResult) || message.contains("subject name")
             || message.contains("does not match target host") {
-            return NetworkFailure(.tlsHostnameMismatch, detail: "The certificate of \(host) is not issued for the name "
-                + "\(host) (\(message)). Check the host name in the server URL against the names the certificate lists.")
+            return NetworkFailure(.tlsHostnameMismatch, detail: "The certificate of \(host) is not issued for the "
+                + "name \(host) (\(message)). Check the host name in the server URL against the names the "
+                + "certificate lists.")
         }
         switch facts.verifyResult {
         case expired:
-            return NetworkFailure(.tlsCertificateExpired, detail: "The certificate of \(host) has expired (\(message)). "
-                + "Check the device's date and time; if they are right, the server's certificate must be renewed.")
+            return NetworkFailure(.tlsCertificateExpired, detail: "The certificate of \(host) has expired "
+                + "(\(message)). Check the device's date and time; if they are right, the server's certificate must "
+                + "be renewed.")
         case notYetValid:
             return NetworkFailure(.tlsCertificateExpired, detail: "The certificate of \(host) is not valid yet "
                 + "(\(message)). Check the device's date and time.")

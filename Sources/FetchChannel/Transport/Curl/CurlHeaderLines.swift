@@ -32,7 +32,8 @@ enum CurlHeaderLines {
     static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy { byte in
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"):
                 true
             default:
                 "!#$%&'*+-.^_`|~".utf8.contains(byte)

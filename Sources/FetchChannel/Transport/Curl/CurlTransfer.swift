@@ -126,9 +126,11 @@ final class CurlTransfer: @unchecked Sendable {
     func setCallbacks() throws(NetworkFailure) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), CURLOPT_ERRORBUFFER)
-        try Self.check(fcc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, Self.bodyCallback), CURLOPT_WRITEFUNCTION)
+        try Self.check(fcc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, Self.bodyCallback),
+                       CURLOPT_WRITEFUNCTION)
         try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), CURLOPT_WRITEDATA)
-        try Self.check(fcc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, Self.headerCallback), CURLOPT_HEADERFUNCTION)
+        try Self.check(fcc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, Self.headerCallback),
+                       CURLOPT_HEADERFUNCTION)
         try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), CURLOPT_HEADERDATA)
         try Self.check(fcc_easy_setopt_prereq_callback(easy, Self.prereqCallback), CURLOPT_PREREQFUNCTION)
         try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, context), CURLOPT_PREREQDATA)
@@ -196,14 +198,15 @@ final class CurlTransfer: @unchecked Sendable {
     /// What the transfer came to, given libcurl's code for it.
     func result(for code: CURLcode) -> TransportResult {
         if let status = response.status, bodyWasCutOff || code == CURLE_OK {
-            return .answer(HTTPAnswer(status: status, headers: response.headers, body: body, bodyWasCutOff: bodyWasCutOff))
+            return .answer(HTTPAnswer(status: status, headers: response.headers, body: body,
+                                      bodyWasCutOff: bodyWasCutOff))
         }
         if code == CURLE_OK {
             return .notHTTP("the answer has no HTTP status line")
         }
         if sendAttempts > 1 {
-            return .failure(NetworkFailure(.connectionLost, detail: "the kept-alive connection closed without an answer; "
-                                           + "the request was not sent again"))
+            return .failure(NetworkFailure(.connectionLost, detail: "the kept-alive connection closed without an "
+                                           + "answer; the request was not sent again"))
         }
         let message = String(cString: errorBuffer)
         let facts = CurlFailureFacts(
