@@ -122,7 +122,9 @@ final class CurlTransportTLSTests {
                                            timer: ContinuousRequestTimer()).pendingOutOfBandOperations([registration])
             #expect(result.errors.map(\.code) == ["networkError"])
             #expect(result.errors.first?.networkFailure?.kind == .tlsPinMismatch)
-            #expect(result.errors.first?.message.contains("pinned") == true, "\(result.errors)")
+            let message = result.errors.first?.message ?? ""
+            #expect(message.contains("pinned keys. The public key of 127.0.0.1 matches none of the pins "
+                                     + TLSTrustTests.goodPin), "the message says which pins to check: \(message)")
 
             let redemption = RedemptionClient(requestTimeout: .seconds(20), transport: transport,
                                               timer: ContinuousRequestTimer())
