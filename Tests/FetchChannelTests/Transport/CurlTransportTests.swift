@@ -53,8 +53,14 @@ import Testing
         #expect(!stats.bodyWasCutOff)
     }
 
+    /// Wall-clock bounds are loose on purpose: in a full parallel run on two busy cores the
+    /// cooperative threads that resume a test can be held for tens of seconds by blocking tests.
+    /// What happened is proved by the failure kind and by what the server saw, on threads of their own.
+    static let noHangBound = Duration.seconds(60)
+
     @Test func oneConnectionCarriesSeveralRequests() async throws {
-        let backend = try ReferenceBackend.start()
+        // An idle timeout longer than any stall of a loaded machine between two requests.
+        let backend = try ReferenceBackend.start(.init(http: .init(idleTimeout: .seconds(600))))
         defer { backend.stop() }
         for _ in 0..<5 {
             let result = await transport.send(Self.request(backend.baseURL.appendingPathComponent("_emulator/stats")))
@@ -73,7 +79,7 @@ import Testing
         #expect(result.failureKind == .timedOut, "\(result)")
         // libcurl counts whole milliseconds from the start of the transfer.
         #expect(elapsed >= .milliseconds(298), "not before the timeout: \(elapsed)")
-        #expect(elapsed < .seconds(10), "the timeout, not a later limit, ended it: \(elapsed)")
+        #expect(elapsed < Self.noHangBound, "the timeout, not a later limit, ended it: \(elapsed)")
         let closed = await DedicatedThread.run { silent.waitUntil { $0.closedByClient == 1 } }
         #expect(closed, "the timed-out transfer's connection is closed")
     }
@@ -83,15 +89,15 @@ import Testing
         defer { silent.stop() }
         let transport = self.transport
         let sending = Task { await transport.send(Self.request(Self.url(silent.port), timeout: .seconds(60))) }
-        let arrived = await DedicatedThread.run { silent.waitUntil { $0.requests == 1 } }
+        let arrived = await DedicatedThread.run { silent.waitUntil(timeout: Self.noHangBound) { $0.requests == 1 } }
         try #require(arrived, "the request reached the server")
-        let cancelled = ContinuousClock.now
         sending.cancel()
+        // Measured by the server, on its own thread: the transfer is removed and its connection
+        // closed at once, long before the request's 60 s timeout.
+        let closed = await DedicatedThread.run { silent.waitUntil(timeout: .seconds(10)) { $0.closedByClient == 1 } }
+        #expect(closed, "the cancelled transfer's connection is closed at once")
         let result = await sending.value
         #expect(result.failureKind == .cancelled, "\(result)")
-        #expect(ContinuousClock.now - cancelled < .seconds(5), "the 60 s timeout is not waited for")
-        let closed = await DedicatedThread.run { silent.waitUntil { $0.closedByClient == 1 } }
-        #expect(closed, "the cancelled transfer's connection is closed")
     }
 
     @Test func aTaskCancelledBeforeSendingSendsNothing() async throws {
@@ -241,7 +247,7 @@ import Testing
         let statuses = await withTaskGroup(of: Int?.self) { group in
             for server in servers {
                 group.addTask {
-                    await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30))).answer?.status
+                    await transport.send(Self.request(Self.url(server.port), timeout: .seconds(90))).answer?.status
                 }
             }
             return await group.reduce(into: []) { $0.append($1) }
@@ -256,7 +262,7 @@ import Testing
 }
 
 /// A barrier for the eight-backend test: each server thread waits until all have arrived (or
-/// 20 s, then it answers 503).
+/// ``CurlTransportTests/noHangBound``, then it answers 503).
 final class Arrivals: Sendable {
     private let condition = NSCondition()
     private let count = Locked(0)
@@ -271,7 +277,7 @@ final class Arrivals: Sendable {
         defer { condition.unlock() }
         count.withLock { $0 += 1 }
         condition.broadcast()
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(Double(CurlTransportTests.noHangBound.components.seconds))
         while count.withLock({ $0 }) < expected {
             guard condition.wait(until: deadline) else { return false }
         }
