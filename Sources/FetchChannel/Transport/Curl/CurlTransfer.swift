@@ -164,12 +164,14 @@ final class CurlTransfer: @unchecked Sendable {
     /// Keeps at most ``HTTPAnswer/maximumBodyBytes``; past that, returning less than was given
     /// makes libcurl stop the transfer (CURLE_WRITE_ERROR), and the answer is reported cut off.
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        // As typed bytes: Data copies a buffer pointer at once, a raw buffer byte by byte.
+        let typed = bytes.assumingMemoryBound(to: UInt8.self)
         let room = HTTPAnswer.maximumBodyBytes - body.count
-        guard bytes.count > room else {
-            body.append(contentsOf: bytes)
-            return bytes.count
+        guard typed.count > room else {
+            body.append(typed)
+            return typed.count
         }
-        body.append(contentsOf: bytes.prefix(room))
+        body.append(UnsafeBufferPointer(rebasing: typed.prefix(room)))
         bodyWasCutOff = true
         return 0
     }
@@ -198,7 +200,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// What the transfer came to, given libcurl's code for it.
     func result(for code: CURLcode) -> TransportResult {
         if let status = response.status, bodyWasCutOff || code == CURLE_OK {
-            return .answer(HTTPAnswer(status: status, headers: response.headers, body: body,
+            return .answer(HTTPAnswer(status: status, lowercasedHeaders: response.headers, body: body,
                                       bodyWasCutOff: bodyWasCutOff))
         }
         if code == CURLE_OK {
