@@ -56,7 +56,7 @@ final class CurlMultiLoop: @unchecked Sendable {
         let limited = fcc_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maximumIdleConnections)
         guard limited == CURLM_OK else {
             let detail = "libcurl refused CURLMOPT_MAXCONNECTS: \(CurlGlobal.text(of: limited))"
-            if curl_multi_cleanup(multi) != CURLM_OK { /* nothing else to free; the handle is gone either way */ }
+            _ = curl_multi_cleanup(multi)  // its code only reports a bad handle; nothing else to free
             return .failure(NetworkFailure(.other, detail: detail))
         }
         let loop = CurlMultiLoop(adopting: multi)
@@ -106,7 +106,8 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// Called with the inbox locked, so that the thread cannot free the multi handle meanwhile.
     private func wake() {
-        // Only fails for a bad handle; the handle lives until the inbox is closed.
+        // Fails only for a bad handle (this one lives until the inbox is closed) or a full wake-up
+        // pipe, which already holds a wake-up; at worst the command waits for the poll's 5 s limit.
         _ = curl_multi_wakeup(multi)
     }
 
