@@ -25,6 +25,17 @@ let package = Package(
             name: "CDeviceSigningShim",
             dependencies: ["COpenSSL"]
         ),
+        // System libcurl (libcurl4-openssl-dev), for the one HTTP transport; the header only includes curl.h.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // Typed wrappers for libcurl's variadic calls (curl_easy_setopt and friends), which Swift cannot call.
+        .target(
+            name: "CCurlShim",
+            dependencies: ["CCurl"]
+        ),
         .target(
             name: "DeviceSigning",
             dependencies: ["COpenSSL", "CDeviceSigningShim"],
@@ -32,7 +43,7 @@ let package = Package(
         ),
         .target(
             name: "FetchChannel",
-            dependencies: ["DeviceSigning"],
+            dependencies: ["DeviceSigning", "CCurl", "CCurlShim"],
             swiftSettings: strict
         ),
         .target(

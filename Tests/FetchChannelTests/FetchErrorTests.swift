@@ -151,7 +151,11 @@ import Testing
     @Test func urlSessionErrorCodesMapToCauses() {
         let cases: [(Int, NetworkFailure.Kind?)] = [
             (-1004, .connectionRefused), (-1003, .hostNotFound), (-1006, .hostNotFound), (-1001, .timedOut), (-999, .cancelled),
-            (-1005, .connectionLost), (-1011, .connectionLost), (-1200, .tls), (-1201, .tls), (-1207, .tls), (-1009, .other), (-1002, nil),
+            (-1005, .connectionLost), (-1011, .connectionLost), (-1009, .other), (-1002, nil),
+            // FoundationNetworking's TLS codes: −1201 secure connection failed, −1202 bad date,
+            // −1203 untrusted, −1207 client certificate required.
+            (-1200, .tlsHandshake), (-1201, .tlsHandshake), (-1202, .tlsCertificateExpired),
+            (-1203, .tlsUntrustedCertificate), (-1207, .tlsHandshake),
         ]
         for (code, kind) in cases {
             let result = TransportResult.from(urlSessionError: NSError(domain: NSURLErrorDomain, code: code))

@@ -10,8 +10,18 @@ public struct NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible
         case hostNotFound
         /// No complete answer within the request timeout.
         case timedOut
-        /// The TLS handshake failed (untrusted or expired certificate, protocol mismatch).
-        case tls
+        /// The server's certificate chain does not lead to a CA the request trusts (the system CAs,
+        /// or the backend's private CA bundle), or that bundle could not be read.
+        case tlsUntrustedCertificate
+        /// The server's certificate is not valid for the host name of the URL.
+        case tlsHostnameMismatch
+        /// The server's certificate has expired or is not valid yet (or the device clock is wrong).
+        case tlsCertificateExpired
+        /// The chain is trusted, but the server's public key matches none of the backend's pins.
+        case tlsPinMismatch
+        /// Any other TLS failure: no common protocol version or cipher, a reset during the
+        /// handshake, a server that does not speak TLS on that port.
+        case tlsHandshake
         /// The request was cancelled (the fetch's task was cancelled).
         case cancelled
         /// The connection broke while the request or answer was under way.
@@ -31,7 +41,8 @@ public struct NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible
     }
 
     public let kind: Kind
-    /// The underlying text (e.g. the URLError description); never the request's signature.
+    /// The underlying text (e.g. libcurl's error message); for TLS failures also what to check.
+    /// Never the request's signature.
     public let detail: String
 
     public init(_ kind: Kind, detail: String) {

@@ -142,6 +142,7 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
 
     private static func networkMessage(server: String, cause: NetworkFailure) -> String {
         let detail = cause.detail.isEmpty ? "" : " (\(cause.detail))"
+        let sentences = cause.detail.isEmpty ? "" : " " + cause.detail + (cause.detail.hasSuffix(".") ? "" : ".")
         switch cause.kind {
         case .connectionRefused:
             return "Could not connect to \(server): nothing is listening there (connection refused). "
@@ -150,9 +151,17 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
             return "The host of \(server) was not found. Check the server URL and the network connection."
         case .timedOut:
             return "\(server) did not answer in time. Check the network connection and try again."
-        case .tls:
-            return "No secure connection to \(server) could be made\(detail). Check the device's date and time "
-                + "and whether the server's certificate is valid."
+        // The transport's TLS details are sentences that say what to check (which CA file, pin or name).
+        case .tlsUntrustedCertificate:
+            return "\(server) was not trusted: its certificate is not issued by a trusted CA.\(sentences)"
+        case .tlsHostnameMismatch:
+            return "\(server) was not trusted: its certificate is for another host name.\(sentences)"
+        case .tlsCertificateExpired:
+            return "\(server) was not trusted: its certificate is outside its validity period.\(sentences)"
+        case .tlsPinMismatch:
+            return "\(server) was not trusted: its public key matches none of the pinned keys.\(sentences)"
+        case .tlsHandshake:
+            return "No secure connection to \(server) could be made.\(sentences)"
         case .cancelled:
             return "The request to \(server) was cancelled before it finished."
         case .connectionLost:

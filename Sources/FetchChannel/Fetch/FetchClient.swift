@@ -122,7 +122,7 @@ public final class FetchClient: Sendable {
             let request = TransportRequest(
                 method: "GET", url: url,
                 headers: [DeviceSignatureSigner.headerName: signature, "Accept": "application/json"],
-                body: nil, timeout: configuration.requestTimeout)
+                body: nil, timeout: configuration.requestTimeout, trust: registration.trust)
             let sent = clock.nowMillis()
             let result = await transport.send(request, timer: timer)
             let received = clock.nowMillis()

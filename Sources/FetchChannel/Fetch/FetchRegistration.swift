@@ -18,22 +18,28 @@ public struct FetchRegistration: Sendable {
     /// The backend's clock tolerance: an estimated offset beyond it turns a 401/403 into
     /// `clockSkewTooBig` (probable skew).
     public var toleranceMillis: Int64
+    /// What the backend's HTTPS server must present: the system CAs by default, or its private CA
+    /// bundle, plus pins. Every request to this backend is checked against it.
+    public var trust: TLSTrust
 
     public init(server: URL, deviceId: String, dispatchTargetId: String, signingKey: SigningKeySource,
-                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis) {
+                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
+                trust: TLSTrust = .system) {
         self.server = server
         self.deviceId = deviceId
         self.dispatchTargetId = dispatchTargetId
         self.signingKey = signingKey
         self.paths = paths
         self.toleranceMillis = toleranceMillis
+        self.trust = trust
     }
 
     /// With a key already loaded.
     public init(server: URL, deviceId: String, dispatchTargetId: String, key: P256.Signing.PrivateKey,
-                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis) {
+                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
+                trust: TLSTrust = .system) {
         self.init(server: server, deviceId: deviceId, dispatchTargetId: dispatchTargetId, signingKey: SigningKeySource(key),
-                  paths: paths, toleranceMillis: toleranceMillis)
+                  paths: paths, toleranceMillis: toleranceMillis, trust: trust)
     }
 
     /// The base URL as errors, operations and the clock-skew estimator name it: as given, without

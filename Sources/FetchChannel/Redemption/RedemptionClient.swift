@@ -39,13 +39,27 @@ public final class RedemptionClient: Sendable {
         self.timer = timer
     }
 
-    /// Redeems the token of an operation's payload (from a fetch, a push, a link or a QR code).
+    /// Redeems the token of an operation's payload (from a fetch, a push, a link or a QR code),
+    /// trusting the system CAs.
     public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> Result<RedeemedOperation, RedemptionError> {
-        await redeem(payload.redeemData)
+        await redeem(payload.redeemData, trust: .system)
     }
 
-    /// Redeems `redeemData.token` at `redeemData.redeemUrl`.
+    /// Redeems the token of an operation's payload at a backend with its own trust: pass the
+    /// ``FetchRegistration/trust`` of the backend the operation came from.
+    public func redeem(_ payload: PendingOutOfBandOperation.Payload,
+                       trust: TLSTrust) async -> Result<RedeemedOperation, RedemptionError> {
+        await redeem(payload.redeemData, trust: trust)
+    }
+
+    /// Redeems `redeemData.token` at `redeemData.redeemUrl`, trusting the system CAs.
     public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData) async -> Result<RedeemedOperation, RedemptionError> {
+        await redeem(redeemData, trust: .system)
+    }
+
+    /// Redeems `redeemData.token` at `redeemData.redeemUrl`, whose server must satisfy `trust`.
+    public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData,
+                       trust: TLSTrust) async -> Result<RedeemedOperation, RedemptionError> {
         let urlText = redeemData.redeemUrl
         guard let url = URL(string: urlText) else {
             return .failure(.networkError(url: urlText, cause: NetworkFailure(.invalidURL, detail: "not a URL")))
@@ -60,7 +74,7 @@ public final class RedemptionClient: Sendable {
         let body = (try? JSONSerialization.data(withJSONObject: ["token": redeemData.token])) ?? Data()
         let request = TransportRequest(method: "POST", url: url,
                                        headers: ["Content-Type": "application/json", "Accept": "application/json"],
-                                       body: body, timeout: requestTimeout)
+                                       body: body, timeout: requestTimeout, trust: trust)
         return Self.outcome(of: await transport.send(request, timer: timer), url: urlText, token: redeemData.token)
     }
 

@@ -26,6 +26,15 @@ public struct HTTPAnswer: Sendable, Hashable {
         self.bodyWasCutOff = bodyWasCutOff || body.count > Self.maximumBodyBytes
     }
 
+    /// The transport's fast path: `headers` already have lowercased names with repeated fields
+    /// joined (as the public initialiser would make them), so they are kept as they are.
+    package init(status: Int, lowercasedHeaders headers: [String: String], body: Data, bodyWasCutOff: Bool) {
+        self.status = status
+        self.headers = headers
+        self.body = body.count > Self.maximumBodyBytes ? body.prefix(Self.maximumBodyBytes) : body
+        self.bodyWasCutOff = bodyWasCutOff || body.count > Self.maximumBodyBytes
+    }
+
     /// The value of the header field `name` (any case), or nil.
     public func header(_ name: String) -> String? {
         headers[name.lowercased()]

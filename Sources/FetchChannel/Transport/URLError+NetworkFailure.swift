@@ -23,11 +23,15 @@ extension TransportResult {
             return .failure(NetworkFailure(.cancelled, detail: detail))
         case NSURLErrorNetworkConnectionLost, NSURLErrorBadServerResponse, NSURLErrorZeroByteResource:
             return .failure(NetworkFailure(.connectionLost, detail: detail))
+        case NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateNotYetValid:
+            return .failure(NetworkFailure(.tlsCertificateExpired, detail: detail))
+        case NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasUnknownRoot:
+            return .failure(NetworkFailure(.tlsUntrustedCertificate, detail: detail))
         case -1207 ... -1200:
-            // The TLS codes (secure connection failed, certificate bad date, untrusted, unknown root,
-            // not yet valid, client certificate rejected or required) as one range, −1200…−1207: FoundationNetworking's
-            // constants are not numbered as Apple's are (its SecureConnectionFailed is −1201, ClientCertificateRequired −1207).
-            return .failure(NetworkFailure(.tls, detail: detail))
+            // The other TLS codes (secure connection failed, client certificate rejected or required)
+            // as one range, −1200…−1207: FoundationNetworking's constants are not numbered as Apple's
+            // are (its SecureConnectionFailed is −1201, ClientCertificateRequired −1207).
+            return .failure(NetworkFailure(.tlsHandshake, detail: detail))
         case NSURLErrorUnsupportedURL, NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeRawData,
              NSURLErrorCannotDecodeContentData:
             return .notHTTP(detail)

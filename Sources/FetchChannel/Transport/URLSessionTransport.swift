@@ -4,7 +4,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The production ``HTTPTransport``: one URLSession, ephemeral, without cookies or caches.
+/// The ``HTTPTransport`` where libcurl is not built (Apple platforms): one URLSession, ephemeral,
+/// without cookies or caches. Trust: the system CAs only (a ``TLSTrust`` of its own is refused).
 ///
 /// Bodies are streamed through a data delegate and kept only up to
 /// ``HTTPAnswer/maximumBodyBytes``: past that (or when `Content-Length` announces more) the task
@@ -32,6 +33,15 @@ final class URLSessionTransport: HTTPTransport {
     }
 
     func send(_ request: TransportRequest) async -> TransportResult {
+        if let refusal = TransportSecurity.refusal(for: request.url) {
+            return .failure(refusal)
+        }
+        // URLSession offers no way to set anchors or pins on Linux, and this transport does not
+        // implement the server-trust challenge: a backend with its own trust is not contacted.
+        if request.trust != .system, request.url.scheme?.lowercased() == "https" {
+            return .failure(NetworkFailure(.tlsUntrustedCertificate, detail: "this platform's transport (URLSession) "
+                                           + "cannot check \(request.trust); only the system CAs"))
+        }
         var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
                                     timeoutInterval: Self.timeoutInterval(request.timeout))
         urlRequest.httpMethod = request.method

@@ -1,5 +1,5 @@
 import DeviceSigning
-import FetchChannel
+@testable import FetchChannel
 import FetchChannelEmulator
 import Foundation
 import Testing
@@ -70,6 +70,16 @@ import Testing
     /// For faults that only a timeout can end, the failure must say so.
     static func endsByTimeout(_ fault: Fault) -> Bool { fault == .delayBeyondTimeout || fault == .hang }
 
+    /// A transport of the row's own, released when the row's client is: the production transport
+    /// keeps connections alive for the process, so only a released transport must close them all.
+    static func rowTransport() -> any HTTPTransport {
+        #if os(Linux)
+        CurlTransport()
+        #else
+        DefaultTransport.make()
+        #endif
+    }
+
     /// True once every connection to `backend` is closed: a client that leaked a socket would keep
     /// one open (the server sees descriptors from its side; the process's own count is shared with
     /// the tests running in parallel). Polls the server's counter, which has no event to wait on.
@@ -101,7 +111,10 @@ import Testing
             try fault.apply(to: faulty, endpoint: .operations)
 
             let began = ContinuousClock.now
-            let result = await FetchClient(configuration: .init(requestTimeout: Self.timeout)).pendingOutOfBandOperations([
+            // A temporary client: it and its transport are released at the end of the statement.
+            let result = await FetchClient(configuration: .init(requestTimeout: Self.timeout), clock: SystemWallClock(),
+                                           estimator: ClockSkewEstimator(), transport: Self.rowTransport(),
+                                           timer: ContinuousRequestTimer()).pendingOutOfBandOperations([
                 FetchRegistration(server: healthy.baseURL, deviceId: "d", dispatchTargetId: healthyTarget, key: key),
                 FetchRegistration(server: faulty.baseURL, deviceId: "d", dispatchTargetId: faultyTarget, key: key),
             ])
@@ -127,7 +140,8 @@ import Testing
             let operation = try backend.dispatch(deviceId: "d", channel: "firebase-cloud-messaging")
             try fault.apply(to: backend, endpoint: .redeem)
             let began = ContinuousClock.now
-            let outcome = await RedemptionClient(requestTimeout: Self.timeout)
+            let outcome = await RedemptionClient(requestTimeout: Self.timeout, transport: Self.rowTransport(),
+                                                 timer: ContinuousRequestTimer())
                 .redeem(PendingOutOfBandOperation.RedeemData(token: operation.token, redeemUrl: operation.redeemURL))
             let elapsed = ContinuousClock.now - began
             let closed = await connectionsClosed(backend)

@@ -4,8 +4,9 @@ import FetchChannelEmulator
 import Foundation
 import Testing
 
-/// The fetch and redemption clients over URLSession against the reference backend on loopback
-/// (port 0, stopped by each test). Clock skew and expiry are set through the emulator's clock.
+/// The fetch and redemption clients over the package's transport (libcurl on Linux) against the
+/// reference backend on loopback (port 0, stopped by each test). Clock skew and expiry are set
+/// through the emulator's clock.
 @Suite struct FetchAgainstReferenceBackendTests {
     let key: P256.Signing.PrivateKey
     let deviceId = "device-integration"
@@ -173,7 +174,7 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(10), "the client's own timeout ends the request")
     }
 
-    @Test func cancellingTheFetchCancelsTheURLSessionRequest() async throws {
+    @Test func cancellingTheFetchCancelsTheRequest() async throws {
         let (slow, registration) = try backend()
         defer { slow.stop() }
         try slow.injectFault(EmulatorFault(endpoint: .operations, kind: .delay, seconds: 60))

@@ -1,0 +1,29 @@
+#include "CCurlShim.h"
+
+CURLcode fcc_easy_setopt_long(CURL *easy, CURLoption option, long value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+CURLcode fcc_easy_setopt_off_t(CURL *easy, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+CURLcode fcc_easy_setopt_pointer(CURL *easy, CURLoption option, const void *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+CURLcode fcc_easy_setopt_write_callback(CURL *easy, CURLoption option, curl_write_callback callback) {
+    return curl_easy_setopt(easy, option, callback);
+}
+
+CURLcode fcc_easy_setopt_prereq_callback(CURL *easy, curl_prereq_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, callback);
+}
+
+CURLcode fcc_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+CURLMcode fcc_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}

@@ -1,0 +1,32 @@
+#ifndef C_CURL_SHIM_H
+#define C_CURL_SHIM_H
+// Typed entry points for libcurl's variadic calls, which Swift cannot call: curl_easy_setopt,
+// curl_easy_getinfo and curl_multi_setopt take `...`. Each wrapper passes exactly one argument
+// of the type the option documents and returns libcurl's code unchanged. Every symbol is
+// prefixed `fcc_`.
+#include <curl/curl.h>
+
+/// curl_easy_setopt for a CURLOPTTYPE_LONG option (also CURLOPTTYPE_VALUES).
+CURLcode fcc_easy_setopt_long(CURL *easy, CURLoption option, long value);
+
+/// curl_easy_setopt for a CURLOPTTYPE_OFF_T option.
+CURLcode fcc_easy_setopt_off_t(CURL *easy, CURLoption option, curl_off_t value);
+
+/// curl_easy_setopt for a pointer option: a string (copied by libcurl, except
+/// CURLOPT_ERRORBUFFER and CURLOPT_POSTFIELDS), a struct curl_slist, a struct curl_blob, or a
+/// callback's user data (CURLOPTTYPE_CBPOINT).
+CURLcode fcc_easy_setopt_pointer(CURL *easy, CURLoption option, const void *value);
+
+/// curl_easy_setopt for CURLOPT_WRITEFUNCTION and CURLOPT_HEADERFUNCTION.
+CURLcode fcc_easy_setopt_write_callback(CURL *easy, CURLoption option, curl_write_callback callback);
+
+/// curl_easy_setopt for CURLOPT_PREREQFUNCTION.
+CURLcode fcc_easy_setopt_prereq_callback(CURL *easy, curl_prereq_callback callback);
+
+/// curl_easy_getinfo for a CURLINFO_LONG item.
+CURLcode fcc_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
+
+/// curl_multi_setopt for a long option.
+CURLMcode fcc_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+#endif

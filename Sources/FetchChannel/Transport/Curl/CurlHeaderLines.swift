@@ -1,0 +1,43 @@
+/// The request's header fields as the lines handed to libcurl (CURLOPT_HTTPHEADER).
+///
+/// A field whose name is not an HTTP token, or whose value holds CR, LF or NUL, is refused before
+/// anything is sent: it would let a value (a token, a signature) start a header field or a
+/// request of its own. libcurl's own defaults that the caller did not ask for are switched off
+/// with an empty `Name:` line: `Accept: */*`, a form `Content-Type` for bodies, and
+/// `Expect: 100-continue` (which would hold large bodies back for a second). Pure Swift.
+enum CurlHeaderLines {
+    static func lines(for headers: [String: String], hasBody: Bool) throws(NetworkFailure) -> [String] {
+        var lines: [String] = []
+        lines.reserveCapacity(headers.count + 3)
+        var given = Set<String>()
+        // Sorted: the same request always sends the same bytes.
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            guard isToken(name) else {
+                throw NetworkFailure(.other, detail: "the header name \(name.debugDescription) is not an HTTP token")
+            }
+            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+                throw NetworkFailure(.other, detail: "the value of the header \(name) contains CR, LF or NUL")
+            }
+            given.insert(name.lowercased())
+            // libcurl reads "Name:" as "remove", so an empty value is written "Name;".
+            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        if !given.contains("accept") { lines.append("Accept:") }
+        if hasBody, !given.contains("content-type") { lines.append("Content-Type:") }
+        if !given.contains("expect") { lines.append("Expect:") }
+        return lines
+    }
+
+    /// RFC 9110 §5.6.2 `token`: one or more tchar.
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+}

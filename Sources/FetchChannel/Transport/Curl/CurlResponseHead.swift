@@ -1,0 +1,76 @@
+/// The status and header fields of an answer, built from the header lines libcurl passes one at
+/// a time: a status line, fields, an empty line; interim (1xx) heads come first and are replaced
+/// by the final one. Trailer fields after the final head are ignored.
+///
+/// Pure Swift (no libcurl): libcurl has already checked the syntax, this only collects. Works on
+/// the bytes (names lowercased as ASCII, values trimmed of spaces and tabs) and makes one String
+/// per name and value: this runs for every line of every answer.
+struct CurlResponseHead {
+    private(set) var status: Int?
+    /// Lowercased names; a repeated field joined with ", " (as ``HTTPAnswer`` does).
+    private(set) var headers: [String: String] = [:]
+    /// The final (non-1xx) head has ended.
+    private(set) var isComplete = false
+    private var lastName: String?
+
+    /// The announced body length, if the final head has one and it is a number (a value that
+    /// overflows counts as `Int.max`). Several values (joined by ", ") count by their largest.
+    var contentLength: Int? {
+        guard let field = headers["content-length"] else { return nil }
+        var largest: Int?
+        for part in field.utf8.split(separator: UInt8(ascii: ",")) {
+            let digits = Self.trimmed(part)
+            guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { continue }
+            largest = max(largest ?? 0, Int(Substring(digits)) ?? Int.max)
+        }
+        return largest
+    }
+
+    /// One line as libcurl gives it, with its CRLF.
+    mutating func receive(line raw: UnsafeRawBufferPointer) {
+        guard !isComplete else { return }  // trailers
+        var line = raw[...]
+        while let last = line.last, last == 0x0D || last == 0x0A { line = line.dropLast() }
+
+        if line.starts(with: "HTTP/".utf8) {
+            self = CurlResponseHead()
+            let parts = line.split(separator: 0x20, maxSplits: 2)
+            if parts.count >= 2, parts[1].count == 3, parts[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                status = parts[1].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            }
+            return
+        }
+        if line.isEmpty {
+            // The end of a head: an interim (1xx) one is followed by another.
+            if let status, !(100...199).contains(status) { isComplete = true }
+            return
+        }
+        if let first = line.first, first == 0x20 || first == 0x09, let lastName {
+            // An obsolete folded continuation (RFC 9112 §5.2): one space instead of the fold.
+            headers[lastName, default: ""] += " " + Self.text(Self.trimmed(line))
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = String(decoding: line[..<colon].lazy.map(Self.asciiLowercased), as: UTF8.self)
+        let value = Self.text(Self.trimmed(line[(colon + 1)...]))
+        headers[name] = headers[name].map { $0 + ", " + value } ?? value
+        lastName = name
+    }
+
+    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
+        byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+    }
+
+    /// Without leading and trailing spaces and tabs (RFC 9110 §5.5 OWS).
+    private static func trimmed<Bytes: BidirectionalCollection>(_ bytes: Bytes) -> Bytes.SubSequence
+    where Bytes.Element == UInt8 {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        let start = bytes.firstIndex { !isSpace($0) } ?? bytes.endIndex
+        let end = bytes[start...].lastIndex { !isSpace($0) }.map { bytes.index(after: $0) } ?? start
+        return bytes[start..<end]
+    }
+
+    private static func text(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes), as: UTF8.self)
+    }
+}
