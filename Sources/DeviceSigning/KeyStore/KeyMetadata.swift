@@ -17,6 +17,11 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
     public var deviceId: String?
     /// The base URL of the backend the key is registered with.
     public var server: String?
+    /// The private CA bundle (a PEM file's absolute path) the backend's certificate must chain to,
+    /// when it is not one of the system CAs; checked at registration and used for every request.
+    public var serverCAFile: String?
+    /// SPKI pins (`sha256//BASE64`) the backend's certificate must match as well as its chain.
+    public var serverPins: [String]?
     /// When the key was saved, in whole seconds (stored as ISO 8601).
     public let created: Date
     /// How the private key file is protected, for example
@@ -53,6 +58,8 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         result.dispatchTargetId = changed.dispatchTargetId
         result.deviceId = changed.deviceId
         result.server = changed.server
+        result.serverCAFile = changed.serverCAFile
+        result.serverPins = changed.serverPins
         return result
     }
 

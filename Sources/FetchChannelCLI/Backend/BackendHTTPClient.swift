@@ -67,21 +67,23 @@ struct BackendHTTPClient: Sendable {
     /// Sends `body` as JSON; returns the answer, whatever its status (a 3xx included).
     /// Throws `CLIFailure` when there is no usable answer (refused, DNS, TLS, timeout, not HTTP,
     /// larger than 1 MiB).
-    func send(_ method: String, _ url: URL, json body: [String: Any], headers: [String: String] = [:]) async throws -> Answer {
+    func send(_ method: String, _ url: URL, json body: [String: Any], headers: [String: String] = [:],
+              trust: TLSTrust = .system) async throws -> Answer {
         let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
         var fields = headers
         fields["Content-Type"] = "application/json"
         fields["Accept"] = "application/json"
-        return try await send(method, url, body: data, headers: fields)
+        return try await send(method, url, body: data, headers: fields, trust: trust)
     }
 
     /// A request without a body (the clock reading of `skew`).
-    func get(_ url: URL) async throws -> Answer {
-        try await send("GET", url, body: nil, headers: [:])
+    func get(_ url: URL, trust: TLSTrust = .system) async throws -> Answer {
+        try await send("GET", url, body: nil, headers: [:], trust: trust)
     }
 
-    private func send(_ method: String, _ url: URL, body: Data?, headers: [String: String]) async throws -> Answer {
-        let request = TransportRequest(method: method, url: url, headers: headers, body: body, timeout: timeout)
+    private func send(_ method: String, _ url: URL, body: Data?, headers: [String: String],
+                      trust: TLSTrust) async throws -> Answer {
+        let request = TransportRequest(method: method, url: url, headers: headers, body: body, timeout: timeout, trust: trust)
         let origin = Self.origin(of: url)
         switch await transport.send(request, timer: ContinuousRequestTimer()) {
         case .failure(let failure):

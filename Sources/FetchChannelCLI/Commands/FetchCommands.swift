@@ -58,7 +58,8 @@ enum FetchCommands {
                 continue
             }
             registrations.append(FetchRegistration(server: server, deviceId: deviceId, dispatchTargetId: target,
-                                                   signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase)))
+                                                   signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase),
+                                                   trust: try BackendTrustOptions.stored(metadata)))
         }
         invocation.note("Fetching from \(registrations.count) backend\(registrations.count == 1 ? "" : "s")…")
         let client = FetchClient(configuration: FetchClientConfiguration(requestTimeout: .milliseconds(Int64((timeout * 1000).rounded()))))
@@ -132,12 +133,13 @@ enum FetchCommands {
     static let redeem = Command(spec: CommandSpec(
         path: ["redeem"],
         abstract: "Redeem an operation's token at its redeem URL, once.",
-        discussion: "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
+        discussion: "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. The TLS trust is --ca-file/--pin when given, else the one stored with the registration whose backend holds the URL, else the system CAs. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
         options: [
             .value("redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json').", required: true),
             .value("timeout-seconds", "S", help: "Request timeout (default: 15)."),
+            CommonOptions.store,
             CommonOptions.json,
-        ],
+        ] + BackendTrustOptions.all,
         positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
     )) { invocation in
         let arguments = invocation.arguments
@@ -146,7 +148,9 @@ enum FetchCommands {
         let url = try BackendURL(parsing: arguments.value("redeem-url") ?? "", option: "redeem-url")
         let timeout = try arguments.decimal("timeout-seconds", in: 0.1...600) ?? 15
         let client = RedemptionClient(requestTimeout: .milliseconds(Int64((timeout * 1000).rounded())))
-        switch await client.redeem(PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description)) {
+        let trust = try redemptionTrust(invocation, url: url)
+        switch await client.redeem(PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description),
+                                   trust: trust) {
         case .success(let redeemed):
             if invocation.json {
                 let encoder = JSONEncoder()
@@ -170,5 +174,19 @@ enum FetchCommands {
             }
             throw CLIFailure(error.message)
         }
+    }
+
+    /// `--ca-file`/`--pin` when given; otherwise the trust stored with a registration whose
+    /// backend holds the redeem URL (the operation came from it); otherwise the system CAs.
+    static func redemptionTrust(_ invocation: Invocation, url: BackendURL) throws -> TLSTrust {
+        let given = try BackendTrustOptions.parse(invocation, server: url)
+        if given.caFile != nil || !given.pins.isEmpty { return given.trust }
+        let access = KeyStoreAccess(invocation: invocation)
+        guard access.exists, let store = try? access.open(create: false), let records = try? store.list() else { return .system }
+        let registration = records.first { record in
+            record.dispatchTargetId != nil
+                && record.server.flatMap(URL.init(string:)).flatMap(BackendOrigin.init(url:))?.contains(url.url) == true
+        }
+        return try registration.map(BackendTrustOptions.stored) ?? .system
     }
 }

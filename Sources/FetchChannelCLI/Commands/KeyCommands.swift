@@ -106,6 +106,7 @@ enum KeyCommands {
                 ("Dispatch target", metadata.dispatchTargetId ?? "-"),
                 ("Device id", metadata.deviceId ?? "-"),
                 ("Server", metadata.server ?? "-"),
+                ("TLS trust", KeyDescription.trust(metadata)),
                 ("Files", "\(store.directory.path)/\(keyId).pem, .json"),
             ]
             for (name, value) in rows {

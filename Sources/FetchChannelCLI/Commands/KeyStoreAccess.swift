@@ -85,7 +85,17 @@ enum KeyDescription {
             "dispatchTargetId": JSONOutput.orNull(metadata.dispatchTargetId),
             "deviceId": JSONOutput.orNull(metadata.deviceId),
             "server": JSONOutput.orNull(metadata.server),
+            "caFile": JSONOutput.orNull(metadata.serverCAFile),
+            "pins": metadata.serverPins ?? [],
         ]
+    }
+
+    /// How the backend's certificate is checked: `system CAs`, `CA file PATH`, plus the pins.
+    static func trust(_ metadata: KeyMetadata) -> String {
+        guard metadata.server != nil else { return "-" }
+        let anchors = metadata.serverCAFile.map { "CA file \($0)" } ?? "system CAs"
+        guard let pins = metadata.serverPins, !pins.isEmpty else { return anchors }
+        return anchors + ", pinned to " + pins.joined(separator: ", ")
     }
 
     /// `registered as <id> on <server> (device <deviceId>)` or `not registered`.

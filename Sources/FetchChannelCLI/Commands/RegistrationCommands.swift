@@ -20,7 +20,7 @@ enum RegistrationCommands {
     static let register = Command(spec: CommandSpec(
         path: ["register"],
         abstract: "Register a key with a backend as a dispatch target and store the target id with the key.",
-        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id in the key's metadata. When another key of the store is already registered for the same device at the same backend, the request carries a Device-Signature made with that key (the backend opens a further dispatch target of a known device only to the device itself), and that key's passphrase is needed; otherwise no passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
+        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id in the key's metadata. When another key of the store is already registered for the same device at the same backend, the request carries a Device-Signature made with that key (the backend opens a further dispatch target of a known device only to the device itself), and that key's passphrase is needed; otherwise no passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). For an https:// server, --ca-file and --pin say how its certificate is checked (instead of, or besides, the system CAs); the check happens on this request, a failure exits 1 and says why, and the trust is stored with the registration for fetch, rotate and redeem. Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
         options: [
             .value("server", "URL", help: "The backend's base URL, e.g. https://backend.example.", required: true),
             .value("device-id", "ID", help: "This device's id at the backend.", required: true),
@@ -30,10 +30,11 @@ enum RegistrationCommands {
             CommonOptions.store,
             CommonOptions.passphraseFile,
             CommonOptions.json,
-        ]
+        ] + BackendTrustOptions.all
     )) { invocation in
         let arguments = invocation.arguments
         let server = try BackendURL(parsing: arguments.value("server") ?? "")
+        let trust = try BackendTrustOptions.parse(invocation, server: server)
         guard let deviceId = try arguments.nonEmpty("device-id"), deviceId.utf8.count <= 256 else {
             throw UsageError("--device-id needs a non-empty id of at most 256 bytes")
         }
@@ -62,7 +63,8 @@ enum RegistrationCommands {
             headers[DeviceSignatureSigner.headerName] = try signer.headerValue()
         }
         invocation.note("Registering key \(keyId) for device \(deviceId) with \(server)…")
-        let answer = try await BackendHTTPClient().send("POST", server.appending(path: targetsPath), json: body, headers: headers)
+        let answer = try await BackendHTTPClient().send("POST", server.appending(path: targetsPath), json: body, headers: headers,
+                                                    trust: trust.trust)
         guard answer.status == 201 || answer.status == 200 else {
             throw CLIFailure("the backend refused the registration: \(answer.summary)")
         }
@@ -80,6 +82,8 @@ enum RegistrationCommands {
             record.dispatchTargetId = targetId
             record.server = server.description
             record.deviceId = deviceId
+            record.serverCAFile = trust.caFile
+            record.serverPins = trust.pins.isEmpty ? nil : trust.pins
         }
         if invocation.json {
             invocation.standardOutput.line(try JSONOutput.text([
@@ -129,6 +133,7 @@ enum RegistrationCommands {
         } catch {
             throw CLIFailure("key \(oldKeyId) records an unusable server '\(serverText)': \(error)")
         }
+        let trust = try BackendTrustOptions.stored(oldMetadata)
         let (oldKey, passphrase) = try access.loadPrivateKey(oldKeyId, from: store)
 
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
@@ -138,6 +143,8 @@ enum RegistrationCommands {
         var newMetadata = KeyMetadata(publicKey: newKey.publicKey)
         newMetadata.deviceId = oldMetadata.deviceId
         newMetadata.server = oldMetadata.server
+        newMetadata.serverCAFile = oldMetadata.serverCAFile
+        newMetadata.serverPins = oldMetadata.serverPins
         let newKeyId = try store.save(newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
         invocation.note("Generated new key \(newKeyId); asking \(server) to replace key \(oldKeyId) of dispatch target \(targetId)…")
 
@@ -147,7 +154,7 @@ enum RegistrationCommands {
         let answer: BackendHTTPClient.Answer
         do {
             answer = try await BackendHTTPClient().send("PATCH", url, json: ["signatureKey": KeyDescription.jwkObject(newKey.publicKey.jwk)],
-                                                        headers: [DeviceSignatureSigner.headerName: signature])
+                                                        headers: [DeviceSignatureSigner.headerName: signature], trust: trust)
         } catch let failure as CLIFailure {
             throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds the new key: then delete the old key and register the new one.")
         }

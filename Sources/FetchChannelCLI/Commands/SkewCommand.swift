@@ -15,7 +15,7 @@ enum SkewCommand {
             .value("samples", "N", help: "Requests to make, 1 to 20 (default: 3)."),
             .value("tolerance-seconds", "S", help: "The difference the backend accepts (default: 60)."),
             CommonOptions.json,
-        ]
+        ] + BackendTrustOptions.all
     )) { invocation in
         let arguments = invocation.arguments
         let server = try BackendURL(parsing: arguments.value("server") ?? "")
@@ -29,9 +29,10 @@ enum SkewCommand {
         var samples: [Int64] = []
         var lastProblem = "no answer carried a usable Date header"
         let client = BackendHTTPClient()
+        let trust = try BackendTrustOptions.parse(invocation, server: server).trust
         for _ in 0..<count {
             let sent = clock.nowMillis()
-            let answer = try await client.get(server.url)
+            let answer = try await client.get(server.url, trust: trust)
             let received = clock.nowMillis()
             let date = answer.header("Date")
             let age = answer.header("Age")

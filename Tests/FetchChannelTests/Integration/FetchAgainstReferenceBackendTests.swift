@@ -171,7 +171,9 @@ import Testing
         let started = ContinuousClock.now
         let result = await client.pendingOutOfBandOperations([registration])
         #expect(result.errors.map { $0.networkFailure?.kind } == [.timedOut])
-        #expect(ContinuousClock.now - started < .seconds(10), "the client's own timeout ends the request")
+        // The hang lasts until the backend stops: any bound well below that proves the client's own
+        // timeout ended it. Loose, because a loaded two-core machine can hold a test for seconds.
+        #expect(ContinuousClock.now - started < .seconds(45), "the client's own timeout ends the request")
     }
 
     @Test func cancellingTheFetchCancelsTheRequest() async throws {
@@ -181,14 +183,14 @@ import Testing
         let started = ContinuousClock.now
         let fetch = Task { await FetchClient().pendingOutOfBandOperations([registration]) }
         // Cancel once the backend holds the request (yielding, not sleeping; bounded).
-        while slow.statistics.requests(to: .operations) == 0, ContinuousClock.now - started < .seconds(10) {
+        while slow.statistics.requests(to: .operations) == 0, ContinuousClock.now - started < .seconds(45) {
             await Task.yield()
         }
         #expect(slow.statistics.requests(to: .operations) == 1)
         fetch.cancel()
         let result = await fetch.value
         #expect(result.errors.map { $0.networkFailure?.kind } == [.cancelled])
-        #expect(ContinuousClock.now - started < .seconds(10), "cancellation does not wait for the 60 s answer")
+        #expect(ContinuousClock.now - started < .seconds(45), "cancellation does not wait for the 60 s answer")
     }
 
     @Test func plainHTTPToAnotherHostIsRefusedWithoutARequest() async throws {
