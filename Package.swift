@@ -5,7 +5,6 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "FetchChannel",
-    platforms: [.macOS(.v15)],
     products: [
         .library(name: "DeviceSigning", targets: ["DeviceSigning"]),
         .library(name: "FetchChannel", targets: ["FetchChannel"]),

@@ -1,5 +1,5 @@
-import CDeviceSigningShim
-import COpenSSL
+internal import CDeviceSigningShim
+internal import COpenSSL
 
 /// The C baselines the benchmark compares this package against: a program written directly
 /// against OpenSSL, with a kept EVP_PKEY_CTX and a precomputed SHA-256 digest, no conversions.

@@ -1,4 +1,4 @@
-import CDeviceSigningShim
+internal import CDeviceSigningShim
 
 /// ECDH for software and TPM keys alike (the JWE encryption key's derive).
 extension EVPKey {

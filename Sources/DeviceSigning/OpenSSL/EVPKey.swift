@@ -1,5 +1,5 @@
-import CDeviceSigningShim
-import COpenSSL
+internal import CDeviceSigningShim
+internal import COpenSSL
 
 /// An owned OpenSSL `EVP_PKEY` holding a P-256 key, plus kept signing/verifying contexts.
 ///

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Reads and clears OpenSSL's thread-local error queue.
 enum OpenSSLErrorQueue {

@@ -1,5 +1,5 @@
-import CDeviceSigningShim
-import COpenSSL
+internal import CDeviceSigningShim
+internal import COpenSSL
 import Foundation
 
 /// Every OpenSSL call the P-256 key and signature types make, in one place.

@@ -1,4 +1,4 @@
-import CDeviceSigningShim
+internal import CDeviceSigningShim
 
 /// Overwrites memory with zeros in a way the compiler may not optimise away (OPENSSL_cleanse).
 package func secureZero(_ buffer: UnsafeMutableRawBufferPointer) {

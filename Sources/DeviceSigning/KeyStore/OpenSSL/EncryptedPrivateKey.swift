@@ -1,5 +1,5 @@
-import CDeviceSigningShim
-import COpenSSL
+internal import CDeviceSigningShim
+internal import COpenSSL
 
 /// Encrypted PKCS#8 (`EncryptedPrivateKeyInfo`, PBES2 with scrypt or PBKDF2-HMAC-SHA-256,
 /// AES-256-CBC) for P-256 keys, over the shim's `dss_pkcs8_*`.

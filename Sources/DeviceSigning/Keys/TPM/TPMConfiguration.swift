@@ -1,4 +1,4 @@
-import CDeviceSigningShim
+internal import CDeviceSigningShim
 import Foundation
 
 /// How to reach the TPM 2.0 that holds hardware-bound keys, through OpenSSL's `tpm2` provider

@@ -1,5 +1,5 @@
-import CDeviceSigningShim
-import COpenSSL
+internal import CDeviceSigningShim
+internal import COpenSSL
 import Foundation
 
 /// Every OpenSSL call the JWE code makes, in one place. Sizes are checked here before they cross

@@ -1,4 +1,4 @@
-import CDeviceSigningShim
+internal import CDeviceSigningShim
 
 /// Turns a failed TPM operation (this thread's OpenSSL error queue) into a `DeviceSigningError`
 /// a person can act on: which TPM was tried, and whether it could not be reached, refused, or

@@ -1,4 +1,4 @@
-import CDeviceSigningShim
+internal import CDeviceSigningShim
 import Foundation
 
 /// OpenSSL's tpm2 provider loaded beside `default` in a library context of its own and connected
