@@ -4,7 +4,7 @@ import Foundation
 /// The `fetchchannel` command-line tool: dispatch, help, version and error reporting. The
 /// executable calls `run(_:context:)` and exits with its result.
 ///
-/// Conventions (STYLE.md, "CLI conventions"): `-h`/`--help` and `--version` print to standard
+/// Conventions (docs/ARCHITECTURE.md, "CLI conventions"): `-h`/`--help` and `--version` print to standard
 /// output and exit 0; a usage error prints `Error: …`, the usage line and `See 'fetchchannel
 /// <cmd> --help'` to standard error and exits 64; a runtime failure prints `Error: …` to
 /// standard error and exits 1. Data goes to standard output, progress and diagnostics to

@@ -6,7 +6,7 @@
 public enum DeviceSignatureLimits {
     /// The longest dispatch target id (the JWS `kid` and the payload's `dispatchTargetId`).
     public static let maximumDispatchTargetIdLength = 256
-    /// The longest request id (ARCHITECTURE: "at most 64 characters").
+    /// The longest request id (docs/ARCHITECTURE.md, "Wire contract").
     public static let maximumRequestIdLength = 64
     /// The longest `Device-Signature` header value, in bytes.
     public static let maximumHeaderValueBytes = 16 * 1024

@@ -1,7 +1,7 @@
 /// Why a `Device-Signature` was refused.
 ///
 /// Each case has a stable `code`, the `errorCode` the emulator puts in its error bodies
-/// (ARCHITECTURE, "Error answers of the emulator"), the HTTP status it answers with, and a
+/// (docs/ARCHITECTURE.md, "Wire contract"), the HTTP status it answers with, and a
 /// `reason` for people. Equality compares the associated values too; compare `code` to match the
 /// kind only.
 public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringConvertible {
@@ -45,7 +45,7 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringCon
         }
     }
 
-    /// The HTTP status the emulator answers with (ARCHITECTURE's table; 503 for a full cache,
+    /// The HTTP status the emulator answers with (docs/ARCHITECTURE.md, "Wire contract"; 503 for a full cache,
     /// 429 for a dispatch target over its quota).
     public var httpStatus: Int {
         switch self {

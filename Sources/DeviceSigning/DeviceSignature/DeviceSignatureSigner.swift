@@ -1,7 +1,7 @@
 import Foundation
 
-/// Produces `Device-Signature` header values for one dispatch target (ARCHITECTURE,
-/// "Device-Signature").
+/// Produces `Device-Signature` header values for one dispatch target (docs/ARCHITECTURE.md,
+/// "Wire contract").
 ///
 /// Each call makes a new request: a new request id, the current creation time and a new ECDSA
 /// signature (ES256, r||s). The protected header never changes, so its base64url is computed once

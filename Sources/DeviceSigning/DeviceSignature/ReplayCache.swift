@@ -10,7 +10,7 @@
 /// - when `capacity` live entries exist in all, `insert` answers `.full`.
 ///
 /// Not thread-safe: the verifier keeps it behind a lock and reads the time under that lock
-/// (ARCHITECTURE, "Security rules"), so `now` never goes backwards between two calls.
+/// (docs/ARCHITECTURE.md, "Invariants"), so `now` never goes backwards between two calls.
 struct ReplayCache: Sendable {
     struct Key: Hashable, Sendable {
         let dispatchTargetId: String

@@ -8,7 +8,7 @@ import Foundation
 /// so `{"alg":"none","alg":"ES256"}` means one thing to one decoder and another to the next.
 /// Every JSON text this package verifies or stores (JWS and JWE protected headers, the
 /// Device-Signature payload, JWKs, key store metadata) passes through here before Foundation
-/// parses it; ARCHITECTURE.md, "Security rules".
+/// parses it; docs/ARCHITECTURE.md, "Invariants".
 ///
 /// The scan is a complete RFC 8259 syntax check over UTF-8 (no BOM, no comments, no trailing
 /// commas, no unescaped control characters, strict numbers), so it splits the text into members

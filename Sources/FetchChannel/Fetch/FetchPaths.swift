@@ -2,7 +2,7 @@ import Foundation
 
 /// The backend's device endpoint paths, as templates relative to the server's base URL.
 ///
-/// Defaults are those of ARCHITECTURE.md, "Endpoints"; a deployment that mounts the backend
+/// Defaults are those of docs/ARCHITECTURE.md, "Wire contract"; a deployment that mounts the backend
 /// elsewhere changes them here. Placeholders are replaced by the percent-encoded value (one path
 /// segment: `/` and every other reserved character are encoded).
 public struct FetchPaths: Sendable, Hashable {

@@ -7,7 +7,7 @@ import Foundation
 /// never travels to a URL the user did not name), bodies capped at 1 MiB while they stream,
 /// plain http only to loopback, an exact timeout.
 struct BackendHTTPClient: Sendable {
-    /// The backend's device endpoints live under this prefix (ARCHITECTURE, "Endpoints").
+    /// The backend's device endpoints live under this prefix (docs/ARCHITECTURE.md, "Wire contract").
     static let basePath = "/nevisfido"
 
     struct Answer: Sendable {

@@ -2,7 +2,7 @@ import DeviceSigning
 import Foundation
 
 /// `fetchchannel encrypt` and `fetchchannel decrypt`: compact JWE with ECDH-ES on P-256, as the
-/// backend encrypts answers for `Accept: application/jose` (ARCHITECTURE.md, "application/jose").
+/// backend encrypts answers for `Accept: application/jose` (docs/ARCHITECTURE.md, "Encrypted answers").
 enum EncryptionCommands {
     static let all = [encrypt, decrypt]
 

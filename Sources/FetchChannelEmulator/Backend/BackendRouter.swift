@@ -2,7 +2,7 @@ import DeviceSigning
 import Foundation
 
 /// Turns each HTTP request into the emulated backend's answer: the device endpoints of
-/// ARCHITECTURE.md ("Endpoints", "Error answers of the emulator") under the configured base
+/// docs/ARCHITECTURE.md ("Wire contract") under the configured base
 /// path, and the loopback-only control API under `/_emulator/`.
 ///
 /// Before any route: a request must be addressed to a loopback host (else 421), and a request
@@ -99,7 +99,7 @@ struct BackendRouter: Sendable {
     }
 
     /// The value of the Device-Signature field, nil without one; more than one field is malformed,
-    /// whatever the letter case of their names (docs/ARCHITECTURE.md, "Security rules").
+    /// whatever the letter case of their names (docs/docs/ARCHITECTURE.md, "Invariants").
     private static func signatureField(of request: HTTPRequest) -> Result<String?, DeviceRequestRefusal> {
         let fields = request.headers.values(for: DeviceSignatureSigner.headerName)
         guard fields.count <= 1 else {

@@ -3,7 +3,7 @@ import Foundation
 
 /// The reference backend: an emulator of the backend's device endpoints on loopback, for tests,
 /// the demo and development. It speaks the same HTTP, verifies the same Device-Signatures and
-/// fails in the same ways as ARCHITECTURE.md describes; `/_emulator/…` controls it.
+/// fails in the same ways as docs/ARCHITECTURE.md ("Wire contract") describes; `/_emulator/…` controls it.
 ///
 /// Starting one takes one line: `let backend = try ReferenceBackend.start()`; stop it with `stop()`.
 /// All state is in memory, behind one lock; time comes from the configured clock plus an

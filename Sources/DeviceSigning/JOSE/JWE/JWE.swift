@@ -2,7 +2,7 @@ import Foundation
 
 /// JSON Web Encryption (RFC 7516) in compact serialization, with ECDH-ES key agreement on P-256
 /// (RFC 7518 §4.6): how the backend's answers for `Accept: application/jose` are encrypted to a
-/// device's encryption key (ARCHITECTURE.md, "application/jose").
+/// device's encryption key (docs/ARCHITECTURE.md, "Encrypted answers").
 ///
 /// `encrypt` and `decrypt` are the short forms of `CompactJWE.encrypt` and
 /// `CompactJWE(parsing:)` + `plaintext(with:)`; see `CompactJWE` for the rules.
