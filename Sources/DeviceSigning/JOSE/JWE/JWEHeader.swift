@@ -27,12 +27,11 @@ public struct JWEHeader: Sendable, Hashable {
         guard json.count <= JWEHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWE header is larger than \(JWEHeader.maximumBytes) bytes.")
         }
-        switch JWEDuplicateMemberScan.scan(json) {
-        case .unique:
-            break
-        case .duplicate(let name):
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(json)
+        } catch .duplicateMemberName(let name) {
             throw DeviceSigningError(.malformedJWE, "The JWE header has \"\(Self.printable(name))\" more than once.")
-        case .malformed:
+        } catch {
             throw DeviceSigningError(.malformedJWE, "The JWE header is not JSON.")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(json)),
