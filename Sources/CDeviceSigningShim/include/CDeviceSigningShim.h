@@ -5,4 +5,5 @@
 #include "dss_ecdsa.h"
 #include "dss_pkcs8.h"
 #include "dss_jwe.h"
+#include "dss_tls.h"
 #endif

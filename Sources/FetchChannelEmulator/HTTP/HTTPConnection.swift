@@ -1,3 +1,5 @@
+import Glibc
+
 /// Serves one accepted connection on its own thread: reads requests, asks the handler, writes the
 /// answers, until the client closes, a timeout expires, an error answer is sent, or the server stops.
 ///
@@ -36,7 +38,7 @@ struct HTTPConnection {
 
     private var configuration: HTTPServer.Configuration { engine.configuration }
 
-    mutating func run(on socket: borrowing HTTPSocket) {
+    mutating func run(on socket: borrowing some HTTPByteStream & ~Copyable) {
         var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
         var idleDeadline = ContinuousClock.now + configuration.idleTimeout
         var requestDeadline: ContinuousClock.Instant?
@@ -72,7 +74,7 @@ struct HTTPConnection {
                 guard socket.sendAll(Self.continueLine, until: writeDeadline(), stop: stop) == .sent else { return }
             }
 
-            let idle = requestDeadline == nil
+            let idle = requestDeadline == nil && !socket.hasBufferedInput
             if idle {
                 slot.becomeIdle(since: lastActivity)
             }
@@ -99,9 +101,27 @@ struct HTTPConnection {
         }
     }
 
+    // MARK: - TLS
+
+    /// The server side of the TLS handshake, under the deadlines of a request: waiting for the
+    /// ClientHello is waiting for a client's first bytes (idle, evictable at the connection cap,
+    /// closed silently after `idleTimeout`); from its first byte the handshake must end within
+    /// `requestTimeout`. Nil when it does not: plaintext, a stalled or vanished client, a stop.
+    mutating func acceptTLS(_ identity: TLSServerIdentity, on socket: borrowing HTTPSocket) -> TLSServerSession? {
+        slot.becomeIdle(since: lastActivity)
+        let arrived = HTTPPoll.wait(fd: socket.fd, events: Int16(POLLIN), stop: stop,
+                                    deadline: ContinuousClock.now + configuration.idleTimeout)
+        guard slot.becomeBusy(), case .ready = arrived else { return nil }
+        lastActivity = ContinuousClock.now
+        guard let session = TLSServerSession(identity: identity, fd: socket.fd),
+              session.accept(until: ContinuousClock.now + configuration.requestTimeout, stop: stop) == .established
+        else { return nil }
+        return session
+    }
+
     // MARK: - Answers
 
-    private func respond(to request: HTTPRequest, on socket: borrowing HTTPSocket) -> Continuation {
+    private func respond(to request: HTTPRequest, on socket: borrowing some HTTPByteStream & ~Copyable) -> Continuation {
         engine.recordRequest()
         switch engine.handler(request) {
         case .respond(let response):
@@ -132,7 +152,7 @@ struct HTTPConnection {
         }
     }
 
-    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing HTTPSocket) -> Continuation {
+    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing some HTTPByteStream & ~Copyable) -> Continuation {
         let close = request.wantsConnectionClose || HTTPResponseSerializer.asksToClose(response) || stop.isSignalled
         let connectionField: HTTPResponseSerializer.ConnectionField =
             close ? .close : (request.version == .http1_0 ? .keepAlive : .none)
@@ -142,7 +162,7 @@ struct HTTPConnection {
         return close ? .closeAfterAnswer : .keepOpen
     }
 
-    private func answerError(status: Int, reason: String, on socket: borrowing HTTPSocket) {
+    private func answerError(status: Int, reason: String, on socket: borrowing some HTTPByteStream & ~Copyable) {
         let bytes = HTTPResponseSerializer.serialize(
             HTTPResponse.serverError(status: status, reason: reason),
             dateMillis: configuration.clock(), omitBody: false, connection: .close)
@@ -151,8 +171,8 @@ struct HTTPConnection {
         }
     }
 
-    private func lingerAndReturn(_ socket: borrowing HTTPSocket) {
-        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop)
+    private func lingerAndReturn(_ socket: borrowing some HTTPByteStream & ~Copyable) {
+        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop, maxDiscard: 1 << 20)
     }
 
     private func writeDeadline() -> ContinuousClock.Instant {
