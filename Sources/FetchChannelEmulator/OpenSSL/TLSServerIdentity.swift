@@ -105,6 +105,8 @@ public final class TLSServerIdentity: @unchecked Sendable {
             SSL_CTX_free(context)
             throw failure("cannot require TLS 1.2 or later")
         }
+        // An encrypted key must fail, not make OpenSSL's default callback prompt on the terminal.
+        SSL_CTX_set_default_passwd_cb(context) { _, _, _, _ in 0 }
         return context
     }
 

@@ -13,6 +13,8 @@ final class TLSServerSession: HTTPByteStream {
     private var isEstablished = false
     /// Set after a fatal libssl error or a close: SSL_shutdown must not be called then.
     private var isBroken = false
+    /// Set once close_notify went out: a second SSL_shutdown would wait for the client's.
+    private var isCloseNotifySent = false
 
     /// A session from `identity`'s context on `fd`; nil when libssl cannot create one.
     init?(identity: TLSServerIdentity, fd: Int32) {
@@ -118,11 +120,14 @@ final class TLSServerSession: HTTPByteStream {
     /// Tells the client the stream ends on purpose. Best effort: a client that left or does not
     /// read loses it; waits for buffer space at most until `deadline`, one try without one.
     func sendCloseNotify(until deadline: ContinuousClock.Instant?, stop: HTTPStopSignal) {
-        guard isEstablished && !isBroken else { return }
+        guard isEstablished && !isBroken && !isCloseNotifySent else { return }
         while true {
             ERR_clear_error()
             let result = SSL_shutdown(ssl)
-            if result >= 0 { return }   // 0: ours is sent; 1: the client's arrived too.
+            if result >= 0 {   // 0: ours is sent; 1: the client's arrived too.
+                isCloseNotifySent = true
+                return
+            }
             guard deadline != nil, case .retry = next(after: result, until: deadline, stop: stop) else {
                 ERR_clear_error()
                 return

@@ -81,17 +81,25 @@ extension HTTPServerTests {
             defer { TLSTestSupport.remove(directory) }
             let certificate = directory.appendingPathComponent("cert.pem").path
             let otherKey = directory.appendingPathComponent("other.pem").path
+            let encryptedKey = directory.appendingPathComponent("encrypted.pem").path
             let made = try await HTTPTestSupport.onDedicatedThread {
                 [try TLSTestSupport.run(TLSTestSupport.openssl, [
                     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                     "-keyout", directory.appendingPathComponent("key.pem").path, "-out", certificate,
                     "-days", "2", "-subj", "/CN=localhost"]),
                  try TLSTestSupport.run(TLSTestSupport.openssl, [
-                    "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey])]
+                    "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey]),
+                 // The certificate's own key, encrypted: refused, never a passphrase prompt.
+                 try TLSTestSupport.run(TLSTestSupport.openssl, [
+                    "pkey", "-in", directory.appendingPathComponent("key.pem").path, "-aes256",
+                    "-passout", "pass:secret", "-out", encryptedKey])]
             }
             try #require(made.allSatisfy { $0.status == 0 }, "\(made.map(\.summary))")
             #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
                 try ReferenceBackend.start(tls: .files(certificate: certificate, key: otherKey))
+            }
+            #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
+                try ReferenceBackend.start(tls: .files(certificate: certificate, key: encryptedKey))
             }
             #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
                 try ReferenceBackend.start(tls: .files(certificate: certificate, key: "/dev/zero"))
