@@ -88,15 +88,16 @@ extension CLISubprocessTests {
         func tlsJSONGivesTheCAFileAndThePin() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let child = try CLIProcess(["serve", "--tls", "--json"],
-                                       environment: sandbox.environment(passphrase: nil, extra: ["TMPDIR": sandbox.root.path]))
+            let environment = sandbox.environment(passphrase: nil, extra: ["TMPDIR": sandbox.root.path])
+            let child = try CLIProcess(["serve", "--tls", "--json"], environment: environment)
             try child.start()
             let deadline = Date().addingTimeInterval(20)
             while !child.outputSoFar.contains("\n") && child.process.isRunning && Date() < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let line = child.outputSoFar.split(separator: "\n").first.map(String.init) ?? ""
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let parsed = try JSONSerialization.jsonObject(with: Data(line.utf8))
+            let object = try #require(parsed as? [String: Any], "\(line)")
             let url = try #require(object["url"] as? String)
             let caFile = try #require(object["caFile"] as? String)
             let pin = try #require(object["pin"] as? String)

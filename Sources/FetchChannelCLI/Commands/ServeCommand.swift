@@ -9,14 +9,21 @@ enum ServeCommand {
     static let serve = Command(spec: CommandSpec(
         path: ["serve"],
         abstract: "Run the reference backend (the emulator of the backend's device endpoints) on loopback.",
-        discussion: "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under /nevisfido, the emulator's control API under /_emulator (dispatch, clock, faults, stats). Plain HTTP unless --tls, loopback only: a request whose Host is not loopback gets 421, a request body that is not application/json gets 415, and a further dispatch target of a known device needs a Device-Signature of that device (trust on first use). --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL. --tls serves https with a P-256 CA and a certificate for 127.0.0.1, ::1 and localhost made at start: the CA certificate is written to a temporary file (removed on stop) whose path is shown with the certificate's pin (sha256//…) on standard error, and --json adds \"caFile\" and \"pin\". --tls-cert and --tls-key serve your own certificate chain and P-256 key (PEM) instead (caFile null).",
+        discussion: "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under /nevisfido, the emulator's control API under /_emulator (dispatch, clock, faults, stats). Plain HTTP unless --tls, loopback only: a request whose Host is not loopback gets 421, a request body that is not application/json gets 415, and a further dispatch target of a known device needs a Device-Signature of that device (trust on first use). --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL."
+            + " --tls serves https with a P-256 CA and a certificate for 127.0.0.1, ::1 and localhost made at"
+            + " start: the CA certificate is written to a temporary file (removed on stop) whose path is shown"
+            + " with the certificate's pin (sha256//…) on standard error, and --json adds \"caFile\" and"
+            + " \"pin\". --tls-cert and --tls-key serve your own certificate chain and P-256 key (PEM) instead"
+            + " (caFile null).",
         options: [
             .value("host", "HOST", help: "The loopback address to listen on: 127.0.0.1 (default) or ::1."),
             .value("port", "PORT", help: "The port; 0 (default) picks a free one."),
             .value("tolerance-seconds", "S", help: "Allowed difference between the device's and the server's clock (default: 60)."),
             .value("clock-offset-seconds", "S", help: "Run the server clock this far ahead (negative: behind) to provoke clock skew (default: 0)."),
-            .flag("tls", help: "Serve https with a CA and certificate generated at start (trust the CA file it prints, or pin the key)."),
-            .value("tls-cert", "FILE", help: "Serve https with this PEM certificate chain (leaf first); needs --tls-key."),
+            .flag("tls", help: "Serve https with a CA and certificate generated at start "
+                  + "(trust the CA file it prints, or pin the key)."),
+            .value("tls-cert", "FILE",
+                   help: "Serve https with this PEM certificate chain (leaf first); needs --tls-key."),
             .value("tls-key", "FILE", help: "The unencrypted PEM P-256 private key of --tls-cert."),
             CommonOptions.json,
         ]
@@ -75,7 +82,8 @@ enum ServeCommand {
         case (nil, nil):
             return arguments.flag("tls") ? .generated : nil
         default:
-            throw UsageError("--tls-cert and --tls-key go together: give both, or --tls alone for a generated certificate")
+            throw UsageError(
+                "--tls-cert and --tls-key go together: give both, or --tls alone for a generated certificate")
         }
     }
 

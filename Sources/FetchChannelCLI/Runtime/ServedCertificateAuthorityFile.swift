@@ -12,7 +12,8 @@ struct ServedCertificateAuthorityFile {
         let base = FileManager.default.temporaryDirectory.path
         var template = Array("\(base)/fetchchannel-serve-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {   // mkdtemp creates it 0700
-            throw CLIFailure("cannot create a directory for the CA certificate under \(base): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            throw CLIFailure("cannot create a directory for the CA certificate under \(base): \(reason)")
         }
         directory = String(cString: made)
         path = directory + "/ca.pem"

@@ -70,7 +70,8 @@ public final class ReferenceBackend: Sendable {
     private let router: BackendRouter
 
     /// Starts a backend and returns it, listening; over TLS when `tls` is given.
-    public static func start(_ configuration: Configuration = Configuration(), tls: TLS? = nil) throws -> ReferenceBackend {
+    public static func start(_ configuration: Configuration = Configuration(),
+                             tls: TLS? = nil) throws -> ReferenceBackend {
         try ReferenceBackend(configuration: configuration, tls: tls)
     }
 
@@ -93,7 +94,8 @@ public final class ReferenceBackend: Sendable {
         switch tls {
         case nil: break
         case .generated: http.tlsIdentity = try TLSServerIdentity.generate(now: configuration.clock.nowMillis() / 1000)
-        case .files(let certificate, let key): http.tlsIdentity = try TLSServerIdentity.load(certificateFile: certificate, keyFile: key)
+        case .files(let certificate, let key):
+            http.tlsIdentity = try TLSServerIdentity.load(certificateFile: certificate, keyFile: key)
         }
         let server = HTTPServer(configuration: http, handler: { router.handle($0) })
         let address = try server.start()

@@ -11,6 +11,9 @@ import Glibc
 /// While it waits for the first byte of a request the connection is idle in its slot, and the
 /// accept thread may shut it down to admit a new client at the connection cap.
 struct HTTPConnection {
+    /// The connection's bytes: the socket itself, or TLS over it.
+    typealias ByteStream = HTTPByteStream & ~Copyable
+
     let engine: HTTPServerEngine
     let stop: HTTPStopSignal
     let slot: HTTPConnectionSlot
@@ -38,7 +41,7 @@ struct HTTPConnection {
 
     private var configuration: HTTPServer.Configuration { engine.configuration }
 
-    mutating func run(on socket: borrowing some HTTPByteStream & ~Copyable) {
+    mutating func run(on socket: borrowing some ByteStream) {
         var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
         var idleDeadline = ContinuousClock.now + configuration.idleTimeout
         var requestDeadline: ContinuousClock.Instant?
@@ -121,7 +124,7 @@ struct HTTPConnection {
 
     // MARK: - Answers
 
-    private func respond(to request: HTTPRequest, on socket: borrowing some HTTPByteStream & ~Copyable) -> Continuation {
+    private func respond(to request: HTTPRequest, on socket: borrowing some ByteStream) -> Continuation {
         engine.recordRequest()
         switch engine.handler(request) {
         case .respond(let response):
@@ -152,7 +155,7 @@ struct HTTPConnection {
         }
     }
 
-    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing some HTTPByteStream & ~Copyable) -> Continuation {
+    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing some ByteStream) -> Continuation {
         let close = request.wantsConnectionClose || HTTPResponseSerializer.asksToClose(response) || stop.isSignalled
         let connectionField: HTTPResponseSerializer.ConnectionField =
             close ? .close : (request.version == .http1_0 ? .keepAlive : .none)
@@ -162,7 +165,7 @@ struct HTTPConnection {
         return close ? .closeAfterAnswer : .keepOpen
     }
 
-    private func answerError(status: Int, reason: String, on socket: borrowing some HTTPByteStream & ~Copyable) {
+    private func answerError(status: Int, reason: String, on socket: borrowing some ByteStream) {
         let bytes = HTTPResponseSerializer.serialize(
             HTTPResponse.serverError(status: status, reason: reason),
             dateMillis: configuration.clock(), omitBody: false, connection: .close)
@@ -171,8 +174,9 @@ struct HTTPConnection {
         }
     }
 
-    private func lingerAndReturn(_ socket: borrowing some HTTPByteStream & ~Copyable) {
-        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop, maxDiscard: 1 << 20)
+    private func lingerAndReturn(_ socket: borrowing some ByteStream) {
+        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop,
+                                 maxDiscard: 1 << 20)
     }
 
     private func writeDeadline() -> ContinuousClock.Instant {

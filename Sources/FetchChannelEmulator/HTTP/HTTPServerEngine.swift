@@ -80,8 +80,9 @@ final class HTTPServerEngine: Sendable {
             case .stopping, .stopped: throw HTTPServerError(.alreadyStopped, "a stopped server cannot be restarted; create a new HTTPServer")
             }
             let listener = try HTTPSocket.listen(on: ip, port: UInt16(configuration.port), backlog: configuration.listenBacklog)
-            let address = try HTTPServerAddress(scheme: configuration.tlsIdentity == nil ? "http" : "https",
-                                                host: ip.numericString, urlHost: ip.urlHost, port: try listener.boundPort())
+            let address = try HTTPServerAddress(
+                scheme: configuration.tlsIdentity == nil ? "http" : "https",
+                host: ip.numericString, urlHost: ip.urlHost, port: try listener.boundPort())
             if configuration.tlsIdentity != nil {
                 // libssl writes with write(2), not send(MSG_NOSIGNAL): a client that left would
                 // raise SIGPIPE and kill the process (docs/ARCHITECTURE.md, "Facts checked").

@@ -155,6 +155,7 @@ public final class TLSServerIdentity: @unchecked Sendable {
             ERR_error_string_n(code, &buffer, buffer.count)
             details.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        return HTTPServerError(.tlsIdentityFailed, details.isEmpty ? reason : "\(reason) (\(details.joined(separator: "; ")))")
+        let text = details.isEmpty ? reason : "\(reason) (\(details.joined(separator: "; ")))"
+        return HTTPServerError(.tlsIdentityFailed, text)
     }
 }

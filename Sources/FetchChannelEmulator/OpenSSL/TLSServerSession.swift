@@ -88,7 +88,8 @@ final class TLSServerSession: HTTPByteStream {
         }
     }
 
-    func sendAll(_ bytes: [UInt8], until deadline: ContinuousClock.Instant?, stop: HTTPStopSignal) -> HTTPSocket.SendOutcome {
+    func sendAll(_ bytes: [UInt8], until deadline: ContinuousClock.Instant?,
+                 stop: HTTPStopSignal) -> HTTPSocket.SendOutcome {
         guard !bytes.isEmpty else { return .sent }   // SSL_write_ex refuses an empty write.
         return bytes.withUnsafeBytes { raw in
             while true {
