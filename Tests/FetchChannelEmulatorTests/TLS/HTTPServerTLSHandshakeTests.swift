@@ -49,6 +49,37 @@ extension HTTPServerTests {
             #expect(HTTPTestSupport.waitUntil { server.statistics.openConnections == 0 })
         }
 
+        @Test func keptAliveRequestsShareOneHandshake() async throws {
+            let (server, address, identity) = try Self.startTLSServer()
+            defer { server.stop() }
+            let url = address.baseURL.absoluteString + "/health"
+            let result = try await HTTPTestSupport.onDedicatedThread {
+                try TLSTestSupport.run(TLSTestSupport.curl, ["-sS", "-w", "%{http_code} ", "-k", "--pinnedpubkey",
+                                                             identity.pin] + Array(repeating: ["-o", "/dev/null", url],
+                                                                                   count: 3).flatMap { $0 })
+            }
+            #expect(result.status == 0 && result.output == "200 200 200 ", "\(result.summary)")
+            #expect(server.statistics.totalRequests == 3)
+            #expect(server.statistics.totalAccepted == 1, "one connection, kept alive")
+        }
+
+        @Test func aClientWaitingToSendItsClientHelloIsEvictedAtTheConnectionCap() async throws {
+            var configuration = HTTPTestSupport.configuration(maxConnections: 1)
+            let identity = try TLSServerIdentity.generate()
+            configuration.tlsIdentity = identity
+            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            defer { server.stop() }
+            let (outcome, served) = try await HTTPTestSupport.onDedicatedThread {
+                let silent = try RawHTTPClient(port: address.port)
+                _ = HTTPTestSupport.waitUntil { server.statistics.idleConnections == 1 }
+                let served = try Self.answersOverTLS(address, identity)
+                return (silent.waitForClose(timeout: .seconds(5)), served)
+            }
+            #expect(served, "the new client got the only slot")
+            #expect(outcome == .closed)
+            #expect(server.statistics.evictedConnections == 1)
+        }
+
         @Test func aClientThatStallsInTheHandshakeIsClosedAtTheRequestDeadline() async throws {
             var configuration = HTTPTestSupport.configuration(requestTimeout: .milliseconds(300))
             configuration.tlsIdentity = try TLSServerIdentity.generate()
