@@ -47,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelEmulator",
-            dependencies: ["DeviceSigning"],
+            dependencies: ["DeviceSigning", "COpenSSL", "CDeviceSigningShim"],
             swiftSettings: strict
         ),
         .target(

@@ -63,6 +63,67 @@ extension CLISubprocessTests {
             #expect(result.status == 0 && result.err.contains("Received SIGINT"), "\(result.summary)")
         }
 
+        /// Runs curl on a thread of its own (a blocking subprocess); returns its exit status and stdout.
+        func curl(_ arguments: [String]) async throws -> (Int32, String) {
+            try await withCheckedThrowingContinuation { continuation in
+                Thread {
+                    continuation.resume(with: Result {
+                        let process = Process()
+                        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+                        process.arguments = ["-sS", "--max-time", "10"] + arguments
+                        let output = Pipe()
+                        process.standardOutput = output
+                        process.standardError = FileHandle.nullDevice
+                        process.standardInput = FileHandle.nullDevice
+                        try process.run()
+                        let data = output.fileHandleForReading.readDataToEndOfFile()
+                        process.waitUntilExit()
+                        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+                    })
+                }.start()
+            }
+        }
+
+        @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs /usr/bin/curl"))
+        func tlsJSONGivesTheCAFileAndThePin() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let environment = sandbox.environment(passphrase: nil, extra: ["TMPDIR": sandbox.root.path])
+            let child = try CLIProcess(["serve", "--tls", "--json"], environment: environment)
+            try child.start()
+            let deadline = Date().addingTimeInterval(20)
+            while !child.outputSoFar.contains("\n") && child.process.isRunning && Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let line = child.outputSoFar.split(separator: "\n").first.map(String.init) ?? ""
+            let parsed = try JSONSerialization.jsonObject(with: Data(line.utf8))
+            let object = try #require(parsed as? [String: Any], "\(line)")
+            let url = try #require(object["url"] as? String)
+            let caFile = try #require(object["caFile"] as? String)
+            let pin = try #require(object["pin"] as? String)
+            #expect(url.hasPrefix("https://127.0.0.1:"), "\(line)")
+            #expect(object["toleranceSeconds"] as? Double == 60 && object["clockOffsetSeconds"] as? Double == 0)
+            #expect(caFile.hasPrefix(sandbox.root.path) && pin.hasPrefix("sha256//"), "\(line)")
+            #expect(try TestPaths.mode(URL(fileURLWithPath: caFile)) == 0o644)
+            #expect(try TestPaths.mode(URL(fileURLWithPath: caFile).deletingLastPathComponent()) == 0o700)
+
+            let (status, body) = try await curl(["--cacert", caFile, "--pinnedpubkey", pin, url + "/_emulator/stats"])
+            #expect(status == 0 && body.contains("requests"), "curl exit \(status): \(body)")
+
+            child.process.terminate()
+            let result = await child.waitForExit()
+            #expect(result.status == 0, "\(result.summary)")
+            #expect(result.err.contains(caFile) && result.err.contains(pin), "\(result.summary)")
+            #expect(!FileManager.default.fileExists(atPath: caFile), "the CA file is removed on stop")
+        }
+
+        @Test func tlsCertWithoutKeyIsAUsageError() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(["serve", "--tls-cert", "cert.pem"], passphrase: nil)
+            #expect(result.status == 64 && result.out.isEmpty && result.err.contains("--tls-key"), "\(result.summary)")
+        }
+
         @Test func refusesANonLoopbackHostAtRuntime() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -6,4 +6,5 @@
 #include "dss_pkcs8.h"
 #include "dss_jwe.h"
 #include "dss_tpm.h"
+#include "dss_tls.h"
 #endif

@@ -50,19 +50,33 @@ public final class ReferenceBackend: Sendable {
         }
     }
 
+    /// The certificate a backend started with TLS presents (docs/ARCHITECTURE.md, "Transport and trust").
+    public enum TLS: Sendable, Hashable {
+        /// A fresh P-256 CA and a leaf for 127.0.0.1, ::1 and localhost, made in memory at start;
+        /// clients trust `tlsCertificateAuthorityPEM` or pin `tlsPin`.
+        case generated
+        /// A PEM certificate chain (leaf first, then intermediates) and its unencrypted PEM P-256 key.
+        case files(certificate: String, key: String)
+    }
+
     public let configuration: Configuration
-    /// Where the backend listens, e.g. `http://127.0.0.1:49152`.
+    /// Where the backend listens, e.g. `http://127.0.0.1:49152` (`https://…` with TLS).
     public let baseURL: URL
+    /// The generated CA's certificate (PEM) clients trust; nil without TLS or with `.files`.
+    public let tlsCertificateAuthorityPEM: String?
+    /// The leaf's SPKI pin, `sha256//BASE64` (as libcurl and RFC 7469 write it); nil without TLS.
+    public let tlsPin: String?
     private let server: HTTPServer
     private let router: BackendRouter
 
-    /// Starts a backend and returns it, listening.
-    public static func start(_ configuration: Configuration = Configuration()) throws -> ReferenceBackend {
-        try ReferenceBackend(configuration: configuration)
+    /// Starts a backend and returns it, listening; over TLS when `tls` is given.
+    public static func start(_ configuration: Configuration = Configuration(),
+                             tls: TLS? = nil) throws -> ReferenceBackend {
+        try ReferenceBackend(configuration: configuration, tls: tls)
     }
 
-    /// Creates and starts a backend.
-    public init(configuration: Configuration = Configuration()) throws {
+    /// Creates and starts a backend; over TLS when `tls` is given (or `configuration.http.tlsIdentity` is set).
+    public init(configuration: Configuration = Configuration(), tls: TLS? = nil) throws {
         self.configuration = configuration
         let clock = ServerClock(base: configuration.clock, offsetMillis: configuration.clockOffsetMillis)
         let state = BackendState()
@@ -77,12 +91,20 @@ public final class ReferenceBackend: Sendable {
         http.host = configuration.host
         http.port = configuration.port
         http.clock = { clock.nowMillis() }
+        switch tls {
+        case nil: break
+        case .generated: http.tlsIdentity = try TLSServerIdentity.generate(now: configuration.clock.nowMillis() / 1000)
+        case .files(let certificate, let key):
+            http.tlsIdentity = try TLSServerIdentity.load(certificateFile: certificate, keyFile: key)
+        }
         let server = HTTPServer(configuration: http, handler: { router.handle($0) })
         let address = try server.start()
         router.baseURL.withLock { $0 = address.baseURL.absoluteString }
         self.server = server
         self.router = router
         self.baseURL = address.baseURL
+        self.tlsCertificateAuthorityPEM = http.tlsIdentity?.certificateAuthorityPEM
+        self.tlsPin = http.tlsIdentity?.pin
     }
 
     /// Stops listening, closes every connection and joins the server's threads. Idempotent.

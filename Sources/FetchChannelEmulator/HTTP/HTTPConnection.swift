@@ -1,3 +1,5 @@
+import Glibc
+
 /// Serves one accepted connection on its own thread: reads requests, asks the handler, writes the
 /// answers, until the client closes, a timeout expires, an error answer is sent, or the server stops.
 ///
@@ -9,6 +11,9 @@
 /// While it waits for the first byte of a request the connection is idle in its slot, and the
 /// accept thread may shut it down to admit a new client at the connection cap.
 struct HTTPConnection {
+    /// The connection's bytes: the socket itself, or TLS over it.
+    typealias ByteStream = HTTPByteStream & ~Copyable
+
     let engine: HTTPServerEngine
     let stop: HTTPStopSignal
     let slot: HTTPConnectionSlot
@@ -36,7 +41,7 @@ struct HTTPConnection {
 
     private var configuration: HTTPServer.Configuration { engine.configuration }
 
-    mutating func run(on socket: borrowing HTTPSocket) {
+    mutating func run(on socket: borrowing some ByteStream) {
         var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
         var idleDeadline = ContinuousClock.now + configuration.idleTimeout
         var requestDeadline: ContinuousClock.Instant?
@@ -72,7 +77,7 @@ struct HTTPConnection {
                 guard socket.sendAll(Self.continueLine, until: writeDeadline(), stop: stop) == .sent else { return }
             }
 
-            let idle = requestDeadline == nil
+            let idle = requestDeadline == nil && !socket.hasBufferedInput
             if idle {
                 slot.becomeIdle(since: lastActivity)
             }
@@ -99,9 +104,27 @@ struct HTTPConnection {
         }
     }
 
+    // MARK: - TLS
+
+    /// The server side of the TLS handshake, under the deadlines of a request: waiting for the
+    /// ClientHello is waiting for a client's first bytes (idle, evictable at the connection cap,
+    /// closed silently after `idleTimeout`); from its first byte the handshake must end within
+    /// `requestTimeout`. Nil when it does not: plaintext, a stalled or vanished client, a stop.
+    mutating func acceptTLS(_ identity: TLSServerIdentity, on socket: borrowing HTTPSocket) -> TLSServerSession? {
+        slot.becomeIdle(since: lastActivity)
+        let arrived = HTTPPoll.wait(fd: socket.fd, events: Int16(POLLIN), stop: stop,
+                                    deadline: ContinuousClock.now + configuration.idleTimeout)
+        guard slot.becomeBusy(), case .ready = arrived else { return nil }
+        lastActivity = ContinuousClock.now
+        guard let session = TLSServerSession(identity: identity, fd: socket.fd),
+              session.accept(until: ContinuousClock.now + configuration.requestTimeout, stop: stop) == .established
+        else { return nil }
+        return session
+    }
+
     // MARK: - Answers
 
-    private func respond(to request: HTTPRequest, on socket: borrowing HTTPSocket) -> Continuation {
+    private func respond(to request: HTTPRequest, on socket: borrowing some ByteStream) -> Continuation {
         engine.recordRequest()
         switch engine.handler(request) {
         case .respond(let response):
@@ -132,7 +155,7 @@ struct HTTPConnection {
         }
     }
 
-    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing HTTPSocket) -> Continuation {
+    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing some ByteStream) -> Continuation {
         let close = request.wantsConnectionClose || HTTPResponseSerializer.asksToClose(response) || stop.isSignalled
         let connectionField: HTTPResponseSerializer.ConnectionField =
             close ? .close : (request.version == .http1_0 ? .keepAlive : .none)
@@ -142,7 +165,7 @@ struct HTTPConnection {
         return close ? .closeAfterAnswer : .keepOpen
     }
 
-    private func answerError(status: Int, reason: String, on socket: borrowing HTTPSocket) {
+    private func answerError(status: Int, reason: String, on socket: borrowing some ByteStream) {
         let bytes = HTTPResponseSerializer.serialize(
             HTTPResponse.serverError(status: status, reason: reason),
             dateMillis: configuration.clock(), omitBody: false, connection: .close)
@@ -151,8 +174,9 @@ struct HTTPConnection {
         }
     }
 
-    private func lingerAndReturn(_ socket: borrowing HTTPSocket) {
-        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop)
+    private func lingerAndReturn(_ socket: borrowing some ByteStream) {
+        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop,
+                                 maxDiscard: 1 << 20)
     }
 
     private func writeDeadline() -> ContinuousClock.Instant {

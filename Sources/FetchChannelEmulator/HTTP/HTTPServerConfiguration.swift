@@ -29,6 +29,9 @@ extension HTTPServer {
         /// Milliseconds since the Unix epoch for the `Date` header; injectable so tests and the
         /// emulator's clock offset control what clients see.
         public var clock: @Sendable () -> Int64
+        /// When set, every connection is TLS with this identity (https); the handshake runs under
+        /// the same deadlines and connection cap as a request. Nil: plain HTTP.
+        public var tlsIdentity: TLSServerIdentity?
 
         public init(
             host: String = "127.0.0.1",
@@ -42,7 +45,8 @@ extension HTTPServer {
             writeTimeout: Duration = .seconds(10),
             lingerTimeout: Duration = .seconds(1),
             threadStackSize: Int = 2 << 20,
-            clock: @escaping @Sendable () -> Int64 = HTTPServerDate.systemMillis
+            clock: @escaping @Sendable () -> Int64 = HTTPServerDate.systemMillis,
+            tlsIdentity: TLSServerIdentity? = nil
         ) {
             self.host = host
             self.port = port
@@ -56,6 +60,7 @@ extension HTTPServer {
             self.lingerTimeout = lingerTimeout
             self.threadStackSize = threadStackSize
             self.clock = clock
+            self.tlsIdentity = tlsIdentity
         }
 
         /// Throws `.invalidConfiguration` for values the server cannot honour.

@@ -80,7 +80,14 @@ final class HTTPServerEngine: Sendable {
             case .stopping, .stopped: throw HTTPServerError(.alreadyStopped, "a stopped server cannot be restarted; create a new HTTPServer")
             }
             let listener = try HTTPSocket.listen(on: ip, port: UInt16(configuration.port), backlog: configuration.listenBacklog)
-            let address = try HTTPServerAddress(host: ip.numericString, urlHost: ip.urlHost, port: try listener.boundPort())
+            let address = try HTTPServerAddress(
+                scheme: configuration.tlsIdentity == nil ? "http" : "https",
+                host: ip.numericString, urlHost: ip.urlHost, port: try listener.boundPort())
+            if configuration.tlsIdentity != nil {
+                // libssl writes with write(2), not send(MSG_NOSIGNAL): a client that left would
+                // raise SIGPIPE and kill the process (docs/ARCHITECTURE.md, "Facts checked").
+                signal(SIGPIPE, SIG_IGN)
+            }
             let signal = try HTTPStopSignal()
             let listenFD = listener.releaseOwnership()
             let spawned = HTTPServerThread.spawn(stackSize: configuration.threadStackSize) { [self] in
@@ -297,7 +304,14 @@ final class HTTPServerEngine: Sendable {
                                      stop: HTTPStopSignal) {
         let socket = HTTPSocket(adopting: fd)
         var connection = HTTPConnection(engine: self, stop: stop, peer: peer, slot: slot)
-        connection.run(on: socket)
+        if let identity = configuration.tlsIdentity {
+            if let session = connection.acceptTLS(identity, on: socket) {
+                connection.run(on: session)
+                session.sendCloseNotify(until: nil, stop: stop)
+            }
+        } else {
+            connection.run(on: socket)
+        }
         let evicted = slot.retire()
         socket.close()
         state.withLock { state in

@@ -29,6 +29,9 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
         public static let alreadyStarted = Code(rawValue: "already-started")
         /// start() was called after stop(); a server is not restartable, create a new one.
         public static let alreadyStopped = Code(rawValue: "already-stopped")
+        /// The TLS identity could not be generated or loaded (unreadable file, not PEM, a key that
+        /// is not P-256 or does not match the certificate).
+        public static let tlsIdentityFailed = Code(rawValue: "tls-identity-failed")
 
         public var description: String { rawValue }
     }

@@ -6,8 +6,11 @@ import Glibc
 /// Descriptors are non-blocking; every wait goes through `HTTPPoll` so that deadlines and the stop
 /// signal apply. Every send uses MSG_NOSIGNAL: writing to a socket the peer closed must give EPIPE,
 /// not a SIGPIPE that kills the process.
-struct HTTPSocket: ~Copyable {
+struct HTTPSocket: ~Copyable, HTTPByteStream {
     let fd: Int32
+
+    /// The kernel's receive buffer is all there is; the connection slot checks it itself.
+    var hasBufferedInput: Bool { false }
 
     /// Takes ownership of `fd`.
     init(adopting fd: Int32) {
@@ -143,16 +146,11 @@ struct HTTPSocket: ~Copyable {
     /// Half-closes the sending side (FIN), so the client sees the end of the answer, then discards
     /// what the client still sends until it closes or `deadline`, so that the final close does not
     /// find unread data and reset the connection (which can destroy the answer in flight).
-    func lingeringShutdown(until deadline: ContinuousClock.Instant, stop: HTTPStopSignal, maxDiscard: Int = 1 << 20) {
+    func lingeringShutdown(until deadline: ContinuousClock.Instant, stop: HTTPStopSignal, maxDiscard: Int) {
         if shutdown(fd, Int32(SHUT_WR)) != 0 {
             return   // ENOTCONN: the peer is already gone, nothing to linger for.
         }
-        var scratch = [UInt8](repeating: 0, count: 16 * 1024)
-        var discarded = 0
-        while discarded < maxDiscard {
-            guard case .received(let count) = receive(into: &scratch, until: deadline, stop: stop) else { return }
-            discarded += count
-        }
+        discardUntilClosed(until: deadline, stop: stop, maxDiscard: maxDiscard)
     }
 
     // MARK: - Descriptor helpers

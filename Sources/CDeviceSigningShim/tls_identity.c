@@ -1,0 +1,117 @@
+#include "dss_tls.h"
+#include "dss_keys.h"
+
+#include <openssl/asn1.h>
+#include <openssl/bn.h>
+#include <openssl/x509v3.h>
+
+/* Adds one extension written in OpenSSL's configuration syntax (e.g. "critical,CA:TRUE"). */
+static int dss_add_extension(X509 *cert, X509 *issuer, int nid, const char *value) {
+    X509V3_CTX ctx;
+    X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+    if (ext == NULL) return 0;
+    int ok = X509_add_ext(cert, ext, -1);
+    X509_EXTENSION_free(ext);
+    return ok == 1;
+}
+
+/* A random positive 127-bit serial number, as RFC 5280 allows (at most 20 octets). */
+static int dss_set_random_serial(X509 *cert) {
+    BIGNUM *serial = BN_new();
+    if (serial == NULL) return 0;
+    int ok = BN_rand(serial, 127, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) == 1 &&
+             BN_to_ASN1_INTEGER(serial, X509_get_serialNumber(cert)) != NULL;
+    BN_free(serial);
+    return ok;
+}
+
+static int dss_set_common_name(X509 *cert, const char *common_name) {
+    X509_NAME *name = X509_NAME_new();
+    if (name == NULL) return 0;
+    int ok = X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)common_name, -1, -1, 0) == 1 &&
+             X509_set_subject_name(cert, name) == 1;   /* copies name */
+    X509_NAME_free(name);
+    return ok;
+}
+
+/* The parts both certificates share: version 3, serial, subject, issuer, validity, public key. */
+static X509 *dss_new_certificate(EVP_PKEY *subject_key, const char *common_name, X509 *issuer,
+                                 int64_t not_before, int64_t not_after) {
+    X509 *cert = X509_new();
+    if (cert == NULL) return NULL;
+    if (X509_set_version(cert, X509_VERSION_3) == 1 &&
+        dss_set_random_serial(cert) &&
+        dss_set_common_name(cert, common_name) &&
+        /* get_subject_name is get0: the name stays owned by its certificate; set_issuer_name copies. */
+        X509_set_issuer_name(cert, X509_get_subject_name(issuer != NULL ? issuer : cert)) == 1 &&
+        ASN1_TIME_set(X509_getm_notBefore(cert), (time_t)not_before) != NULL &&
+        ASN1_TIME_set(X509_getm_notAfter(cert), (time_t)not_after) != NULL &&
+        X509_set_pubkey(cert, subject_key) == 1) {   /* takes its own reference to the key */
+        return cert;
+    }
+    X509_free(cert);
+    return NULL;
+}
+
+static X509 *dss_new_ca(EVP_PKEY *ca_key, int64_t not_before, int64_t not_after) {
+    X509 *ca = dss_new_certificate(ca_key, "FetchChannel reference backend CA", NULL, not_before, not_after);
+    if (ca == NULL) return NULL;
+    if (dss_add_extension(ca, ca, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
+        dss_add_extension(ca, ca, NID_key_usage, "critical,keyCertSign,cRLSign") &&
+        dss_add_extension(ca, ca, NID_subject_key_identifier, "hash") &&
+        X509_sign(ca, ca_key, EVP_sha256()) > 0) {
+        return ca;
+    }
+    X509_free(ca);
+    return NULL;
+}
+
+static X509 *dss_new_leaf(EVP_PKEY *leaf_key, X509 *ca, EVP_PKEY *ca_key, int64_t not_before, int64_t not_after) {
+    X509 *leaf = dss_new_certificate(leaf_key, "localhost", ca, not_before, not_after);
+    if (leaf == NULL) return NULL;
+    if (dss_add_extension(leaf, ca, NID_basic_constraints, "critical,CA:FALSE") &&
+        dss_add_extension(leaf, ca, NID_key_usage, "critical,digitalSignature") &&
+        dss_add_extension(leaf, ca, NID_ext_key_usage, "serverAuth") &&
+        dss_add_extension(leaf, ca, NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost") &&
+        dss_add_extension(leaf, ca, NID_subject_key_identifier, "hash") &&
+        dss_add_extension(leaf, ca, NID_authority_key_identifier, "keyid:always") &&
+        X509_sign(leaf, ca_key, EVP_sha256()) > 0) {
+        return leaf;
+    }
+    X509_free(leaf);
+    return NULL;
+}
+
+int dss_tls_generate_identity(int64_t not_before, int64_t not_after, X509 **ca, X509 **leaf, EVP_PKEY **leaf_key) {
+    if (ca == NULL || leaf == NULL || leaf_key == NULL || not_after <= not_before) return 0;
+    X509 *new_ca = NULL, *new_leaf = NULL;
+    EVP_PKEY *new_leaf_key = NULL;
+    /* The CA key signs two certificates and is then freed: nothing else can ever be signed by it. */
+    EVP_PKEY *ca_key = dss_p256_generate();
+    if (ca_key == NULL) goto fail;
+    new_leaf_key = dss_p256_generate();
+    if (new_leaf_key == NULL) goto fail;
+    new_ca = dss_new_ca(ca_key, not_before, not_after);
+    if (new_ca == NULL) goto fail;
+    new_leaf = dss_new_leaf(new_leaf_key, new_ca, ca_key, not_before, not_after);
+    if (new_leaf == NULL) goto fail;
+    EVP_PKEY_free(ca_key);
+    *ca = new_ca;
+    *leaf = new_leaf;
+    *leaf_key = new_leaf_key;
+    return 1;
+fail:
+    X509_free(new_leaf);
+    X509_free(new_ca);
+    EVP_PKEY_free(new_leaf_key);
+    EVP_PKEY_free(ca_key);
+    return 0;
+}
+
+int dss_tls_configure_server_context(SSL_CTX *ctx) {
+    if (ctx == NULL) return 0;
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    return 1;
+}

@@ -1,0 +1,97 @@
+@testable import FetchChannelEmulator
+import Foundation
+import Testing
+
+extension HTTPServerTests {
+    /// Handshakes run under the request deadlines: plaintext and silent clients are closed, the
+    /// server keeps serving (docs/ARCHITECTURE.md, "Transport and trust").
+    @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs /usr/bin/curl"))
+    struct HTTPServerTLSHandshakeTests {
+        private static func startTLSServer(idleTimeout: Duration = .seconds(10))
+            throws -> (HTTPServer, HTTPServerAddress, TLSServerIdentity) {
+            var configuration = HTTPTestSupport.configuration(idleTimeout: idleTimeout)
+            let identity = try TLSServerIdentity.generate()
+            configuration.tlsIdentity = identity
+            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            return (server, address, identity)
+        }
+
+        /// curl with the identity's pin (no CA needed: -k skips the chain, the pin still must match).
+        private static func answersOverTLS(_ address: HTTPServerAddress, _ identity: TLSServerIdentity) throws -> Bool {
+            let result = try TLSTestSupport.curlStatus(address.baseURL.absoluteString + "/health",
+                                                       ["-k", "--pinnedpubkey", identity.pin])
+            return result.status == 0 && result.output == "200"
+        }
+
+        @Test func plaintextHTTPGetsNoHTTPAnswerAndTheServerGoesOn() async throws {
+            let (server, address, identity) = try Self.startTLSServer()
+            defer { server.stop() }
+            let (answer, stillServes) = try await HTTPTestSupport.onDedicatedThread {
+                let client = try RawHTTPClient(port: address.port)
+                try client.send(HTTPTestSupport.get("/health"))
+                let answer = try client.readUntilClose(timeout: .seconds(5))
+                return (answer, try Self.answersOverTLS(address, identity))
+            }
+            #expect(!String(decoding: answer, as: UTF8.self).contains("HTTP/"), "\(answer)")
+            #expect(stillServes)
+            #expect(server.statistics.totalRequests == 1, "only curl's request reached the handler")
+        }
+
+        @Test func aClientThatNeverSendsAClientHelloIsClosedAtTheIdleDeadline() async throws {
+            let (server, address, identity) = try Self.startTLSServer(idleTimeout: .milliseconds(200))
+            defer { server.stop() }
+            let (outcome, stillServes) = try await HTTPTestSupport.onDedicatedThread {
+                let client = try RawHTTPClient(port: address.port)
+                return (client.waitForClose(timeout: .seconds(10)), try Self.answersOverTLS(address, identity))
+            }
+            #expect(outcome == .closed)
+            #expect(stillServes)
+            #expect(HTTPTestSupport.waitUntil { server.statistics.openConnections == 0 })
+        }
+
+        @Test func keptAliveRequestsShareOneHandshake() async throws {
+            let (server, address, identity) = try Self.startTLSServer()
+            defer { server.stop() }
+            let url = address.baseURL.absoluteString + "/health"
+            let result = try await HTTPTestSupport.onDedicatedThread {
+                try TLSTestSupport.run(TLSTestSupport.curl, ["-sS", "-w", "%{http_code} ", "-k", "--pinnedpubkey",
+                                                             identity.pin] + Array(repeating: ["-o", "/dev/null", url],
+                                                                                   count: 3).flatMap { $0 })
+            }
+            #expect(result.status == 0 && result.output == "200 200 200 ", "\(result.summary)")
+            #expect(server.statistics.totalRequests == 3)
+            #expect(server.statistics.totalAccepted == 1, "one connection, kept alive")
+        }
+
+        @Test func aClientWaitingToSendItsClientHelloIsEvictedAtTheConnectionCap() async throws {
+            var configuration = HTTPTestSupport.configuration(maxConnections: 1)
+            let identity = try TLSServerIdentity.generate()
+            configuration.tlsIdentity = identity
+            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            defer { server.stop() }
+            let (outcome, served) = try await HTTPTestSupport.onDedicatedThread {
+                let silent = try RawHTTPClient(port: address.port)
+                _ = HTTPTestSupport.waitUntil { server.statistics.idleConnections == 1 }
+                let served = try Self.answersOverTLS(address, identity)
+                return (silent.waitForClose(timeout: .seconds(5)), served)
+            }
+            #expect(served, "the new client got the only slot")
+            #expect(outcome == .closed)
+            #expect(server.statistics.evictedConnections == 1)
+        }
+
+        @Test func aClientThatStallsInTheHandshakeIsClosedAtTheRequestDeadline() async throws {
+            var configuration = HTTPTestSupport.configuration(requestTimeout: .milliseconds(300))
+            configuration.tlsIdentity = try TLSServerIdentity.generate()
+            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            defer { server.stop() }
+            let outcome = try await HTTPTestSupport.onDedicatedThread {
+                let client = try RawHTTPClient(port: address.port)
+                // The first bytes of a TLS record header (handshake, TLS 1.0 record version), then nothing.
+                try client.send([0x16, 0x03, 0x01])
+                return client.waitForClose(timeout: .seconds(10))
+            }
+            #expect(outcome == .closed)
+        }
+    }
+}

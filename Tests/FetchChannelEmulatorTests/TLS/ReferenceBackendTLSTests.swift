@@ -1,0 +1,112 @@
+@testable import FetchChannelEmulator
+import Foundation
+import Testing
+
+extension HTTPServerTests {
+    /// The reference backend over TLS, checked with real handshakes by curl and openssl s_client
+    /// (docs/ARCHITECTURE.md, "Transport and trust").
+    @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs /usr/bin/curl and /usr/bin/openssl"))
+    struct ReferenceBackendTLSTests {
+        @Test func curlTrustsTheGeneratedCAAndThePin() async throws {
+            let backend = try ReferenceBackend.start(tls: .generated)
+            defer { backend.stop() }
+            let directory = try TLSTestSupport.scratchDirectory()
+            defer { TLSTestSupport.remove(directory) }
+            let caFile = directory.appendingPathComponent("ca.pem")
+            try Data(try #require(backend.tlsCertificateAuthorityPEM).utf8).write(to: caFile)
+            let pin = try #require(backend.tlsPin)
+            #expect(pin.hasPrefix("sha256//") && pin.count == "sha256//".count + 44, "\(pin)")
+            let url = backend.baseURL.absoluteString + "/_emulator/stats"
+            #expect(url.hasPrefix("https://127.0.0.1:"))
+
+            let results = try await HTTPTestSupport.onDedicatedThread {
+                [try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path]),
+                 try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path, "--pinnedpubkey", pin]),
+                 try TLSTestSupport.curlStatus(url.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
+                                               ["--cacert", caFile.path]),
+                 // Without the CA, and with a pin of another key, curl refuses: the trust is real.
+                 try TLSTestSupport.curlStatus(url, []),
+                 try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path, "--pinnedpubkey",
+                                                     "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="])]
+            }
+            for result in results[0..<3] {
+                #expect(result.status == 0 && result.output == "200", "\(result.summary)")
+            }
+            #expect(results[3].status == 60, "unknown CA: \(results[3].summary)")
+            #expect(results[4].status == 90, "wrong pin: \(results[4].summary)")
+        }
+
+        @Test func opensslSClientVerifiesTheChain() async throws {
+            let backend = try ReferenceBackend.start(tls: .generated)
+            defer { backend.stop() }
+            let directory = try TLSTestSupport.scratchDirectory()
+            defer { TLSTestSupport.remove(directory) }
+            let caFile = directory.appendingPathComponent("ca.pem")
+            try Data(try #require(backend.tlsCertificateAuthorityPEM).utf8).write(to: caFile)
+            let port = try #require(backend.baseURL.port)
+            let result = try await HTTPTestSupport.onDedicatedThread {
+                try TLSTestSupport.run(TLSTestSupport.openssl, [
+                    "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile.path, "-verify_return_error",
+                    "-verify_hostname", "localhost", "-servername", "localhost", "-brief"])
+            }
+            #expect(result.status == 0, "\(result.summary)")
+            #expect(result.errors.contains("Verification: OK"), "\(result.summary)")
+        }
+
+        @Test func servesACertificateFromFiles() async throws {
+            let directory = try TLSTestSupport.scratchDirectory()
+            defer { TLSTestSupport.remove(directory) }
+            let certificate = directory.appendingPathComponent("cert.pem").path
+            let key = directory.appendingPathComponent("key.pem").path
+            let made = try await HTTPTestSupport.onDedicatedThread {
+                try TLSTestSupport.run(TLSTestSupport.openssl, [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=localhost",
+                    "-addext", "subjectAltName=IP:127.0.0.1"])
+            }
+            try #require(made.status == 0, "\(made.summary)")
+            let backend = try ReferenceBackend.start(tls: .files(certificate: certificate, key: key))
+            defer { backend.stop() }
+            #expect(backend.tlsCertificateAuthorityPEM == nil)
+            let pin = try #require(backend.tlsPin)
+            let url = backend.baseURL.absoluteString + "/_emulator/stats"
+            let result = try await HTTPTestSupport.onDedicatedThread {
+                try TLSTestSupport.curlStatus(url, ["--cacert", certificate, "--pinnedpubkey", pin])
+            }
+            #expect(result.status == 0 && result.output == "200", "\(result.summary)")
+        }
+
+        @Test func refusesAKeyThatIsNotTheCertificates() async throws {
+            let directory = try TLSTestSupport.scratchDirectory()
+            defer { TLSTestSupport.remove(directory) }
+            let certificate = directory.appendingPathComponent("cert.pem").path
+            let otherKey = directory.appendingPathComponent("other.pem").path
+            let encryptedKey = directory.appendingPathComponent("encrypted.pem").path
+            let made = try await HTTPTestSupport.onDedicatedThread {
+                [try TLSTestSupport.run(TLSTestSupport.openssl, [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", directory.appendingPathComponent("key.pem").path, "-out", certificate,
+                    "-days", "2", "-subj", "/CN=localhost"]),
+                 try TLSTestSupport.run(TLSTestSupport.openssl, [
+                    "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey]),
+                 // The certificate's own key, encrypted: refused, never a passphrase prompt.
+                 try TLSTestSupport.run(TLSTestSupport.openssl, [
+                    "pkey", "-in", directory.appendingPathComponent("key.pem").path, "-aes256",
+                    "-passout", "pass:secret", "-out", encryptedKey])]
+            }
+            try #require(made.allSatisfy { $0.status == 0 }, "\(made.map(\.summary))")
+            #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
+                try ReferenceBackend.start(tls: .files(certificate: certificate, key: otherKey))
+            }
+            #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
+                try ReferenceBackend.start(tls: .files(certificate: certificate, key: encryptedKey))
+            }
+            #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
+                try ReferenceBackend.start(tls: .files(certificate: certificate, key: "/dev/zero"))
+            }
+            #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
+                try ReferenceBackend.start(tls: .files(certificate: otherKey, key: otherKey))
+            }
+        }
+    }
+}
