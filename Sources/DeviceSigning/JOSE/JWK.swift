@@ -12,12 +12,21 @@ public struct JWK: Sendable, Hashable, Codable {
     public let x: String
     /// base64url of the 32-byte y coordinate.
     public let y: String
+    /// The intended use (RFC 7517 §4.2): `"sig"` or `"enc"`; nil when not stated. Not part of the
+    /// thumbprint (RFC 7638 takes the required members only), so it never changes a key id.
+    public let use: String?
 
-    public init(kty: String = "EC", crv: String = "P-256", x: String, y: String) {
+    public init(kty: String = "EC", crv: String = "P-256", x: String, y: String, use: String? = nil) {
         self.kty = kty
         self.crv = crv
         self.x = x
         self.y = y
+        self.use = use
+    }
+
+    /// This JWK with `use` set (e.g. `"enc"` for a registration's encryption key).
+    public func withUse(_ use: String?) -> JWK {
+        JWK(kty: kty, crv: crv, x: x, y: y, use: use)
     }
 
     /// The RFC 7638 canonical JSON: required members only, sorted, no whitespace.
@@ -31,8 +40,14 @@ public struct JWK: Sendable, Hashable, Codable {
         return Base64.encode(digest, alphabet: .url)
     }
 
-    /// The compact JSON with members in thumbprint order.
-    public var jsonString: String { thumbprintInput }
+    /// The compact JSON with members sorted: the thumbprint input, plus `use` when stated.
+    public var jsonString: String {
+        guard let use else { return thumbprintInput }
+        // A one-element array is always serializable; its brackets dropped, the string is quoted.
+        let array = (try? JSONSerialization.data(withJSONObject: [use])) ?? Data(#"[""]"#.utf8)
+        let quoted = String(decoding: array, as: UTF8.self).dropFirst().dropLast()
+        return #"{"crv":"\#(crv)","kty":"\#(kty)","use":\#(quoted),"x":"\#(x)","y":"\#(y)"}"#
+    }
 
     /// Parses and checks a public JWK (kty EC, crv P-256, 32-byte coordinates on the curve).
     public init<Bytes: DataProtocol>(jsonRepresentation: Bytes) throws {
@@ -41,7 +56,10 @@ public struct JWK: Sendable, Hashable, Codable {
               let x = members["x"] as? String, let y = members["y"] as? String else {
             throw DeviceSigningError(.malformedEncoding, "A P-256 JWK needs string members kty, crv, x and y.")
         }
-        self.init(kty: kty, crv: crv, x: x, y: y)
+        guard members["use"] == nil || members["use"] is String else {
+            throw DeviceSigningError(.malformedEncoding, "A JWK's use member must be a string.")
+        }
+        self.init(kty: kty, crv: crv, x: x, y: y, use: members["use"] as? String)
         _ = try publicKey()
     }
 

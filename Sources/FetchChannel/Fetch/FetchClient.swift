@@ -13,7 +13,9 @@ import Foundation
 /// are still returned, so one backend can yield operations and an error.
 ///
 /// Each request is new: a fresh Device-Signature (new request id, creation time, signature), the
-/// configured timeout, `Accept: application/json`. Requests go only to `https://` or to plain
+/// configured timeout, and `Accept: application/jose;charset=UTF-8` when the registration has an
+/// encryption key (the answer is then decrypted with it), `Accept: application/json` without one.
+/// Requests go only to `https://` or to plain
 /// `http://` on a loopback host; anything else fails with `networkError(insecureTransport)`
 /// before a request is made.
 ///
@@ -121,7 +123,7 @@ public final class FetchClient: Sendable {
             }
             let request = TransportRequest(
                 method: "GET", url: url,
-                headers: [DeviceSignatureSigner.headerName: signature, "Accept": "application/json"],
+                headers: [DeviceSignatureSigner.headerName: signature, "Accept": registration.acceptedMediaType],
                 body: nil, timeout: configuration.requestTimeout, trust: registration.trust)
             let sent = clock.nowMillis()
             let result = await transport.send(request, timer: timer)
@@ -133,7 +135,8 @@ public final class FetchClient: Sendable {
             let context = FetchErrorMapping.Context(server: server, estimatedOffsetMillis: estimate,
                                                     toleranceMillis: registration.toleranceMillis,
                                                     requestCreationMillis: creation, deviceSignature: signature)
-            let (mapped, classification) = FetchErrorMapping.evaluate(result, context: context)
+            let (mapped, classification) = FetchErrorMapping.evaluate(result, context: context,
+                                                                      decryptionKey: registration.encryptionKey)
             let decision = policy.decision(for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
                                            isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
             guard case .retry(let newOffset) = decision, !Task.isCancelled else { return mapped }

@@ -68,7 +68,10 @@ public enum FetchErrorMapping {
     }
 
     /// The mapping and the clock-skew classification it was based on (for the retry policy).
-    static func evaluate(_ result: TransportResult, context: Context)
+    /// With `decryptionKey`, a 2xx answer must be an `application/jose` JWE to that key
+    /// (docs/ARCHITECTURE.md, "application/jose"); error answers are JSON either way.
+    static func evaluate(_ result: TransportResult, context: Context,
+                         decryptionKey: P256.KeyAgreement.PrivateKey? = nil)
         -> (result: Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>, classification: ClockSkewClassification)
     {
         let server = context.server
@@ -98,6 +101,9 @@ public enum FetchErrorMapping {
 
         switch answer.status {
         case 200...299:
+            if let decryptionKey {
+                return (decrypt(answer, with: decryptionKey, server: server), .notSkew)
+            }
             return (decode(answer, server: server), .notSkew)
         case 401, 403:
             return (.failure(.unauthorized(server: server, httpError: info())), .notSkew)
@@ -116,6 +122,10 @@ public enum FetchErrorMapping {
         guard let contentType = answer.header("content-type") else {
             return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) has no Content-Type; application/json was expected."))
         }
+        guard !isJOSE(contentType) else {
+            return .failure(.invalidResponse(server: server, reason: "\(undecryptableReasonPrefix) The answer is "
+                + "application/jose, but this registration has no encryption key and asked for application/json."))
+        }
         guard isJSON(contentType) else {
             let shown = String(contentType.prefix(100))
             return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) is \(shown), not application/json."))
@@ -125,6 +135,50 @@ public enum FetchErrorMapping {
         } catch {
             return .failure(.invalidResponse(server: server, reason: error.reason))
         }
+    }
+
+    /// A 2xx answer to a request that asked for `application/jose`: decrypted with `key`, then
+    /// decoded like a JSON answer. An answer that is not a JWE, or does not decrypt, is
+    /// `invalidResponse` whose reason starts with ``undecryptableReasonPrefix``; nothing of it is used.
+    private static func decrypt(_ answer: HTTPAnswer, with key: P256.KeyAgreement.PrivateKey, server: String)
+        -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
+    {
+        let undecryptable = { (why: String) -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError> in
+            .failure(.invalidResponse(server: server, reason: "\(undecryptableReasonPrefix) \(why)"))
+        }
+        let contentType = answer.header("content-type") ?? ""
+        guard isJOSE(contentType) else {
+            let shown = contentType.isEmpty ? "without a Content-Type" : String(contentType.prefix(100))
+            return undecryptable("The answer (HTTP \(answer.status)) is \(shown), not the application/jose asked for.")
+        }
+        guard let compact = String(data: answer.body, encoding: .utf8) else {
+            return undecryptable("The application/jose answer is not UTF-8 text.")
+        }
+        let plaintext: Data
+        do {
+            plaintext = try JWE.decrypt(compact.trimmingCharacters(in: .whitespacesAndNewlines), with: key)
+        } catch {
+            return undecryptable("The answer does not decrypt with this registration's encryption key: "
+                                 + reason(of: error))
+        }
+        do {
+            return .success(try PendingOperationsDecoder.decode(plaintext, server: server))
+        } catch {
+            return .failure(.invalidResponse(server: server, reason: error.reason))
+        }
+    }
+
+    /// How an `invalidResponse` reason for an answer that cannot be decrypted begins.
+    public static let undecryptableReasonPrefix = "Undecryptable:"
+
+    private static func reason(of error: any Error) -> String {
+        (error as? DeviceSigningError).map { "\($0.reason) (\($0.code))" } ?? "\(error)"
+    }
+
+    /// `application/jose`, any case, parameters ignored.
+    static func isJOSE(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/jose"
     }
 
     /// `application/json` or `application/<anything>+json`, any case, parameters ignored.

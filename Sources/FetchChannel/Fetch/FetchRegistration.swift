@@ -21,10 +21,14 @@ public struct FetchRegistration: Sendable {
     /// What the backend's HTTPS server must present: the system CAs by default, or its private CA
     /// bundle, plus pins. Every request to this backend is checked against it.
     public var trust: TLSTrust
+    /// The private half of the dispatch target's `encryptionKey`: with one, the operations answer
+    /// is asked for as `application/jose` and decrypted with it; without one, as plain JSON.
+    public var encryptionKey: P256.KeyAgreement.PrivateKey?
 
     public init(server: URL, deviceId: String, dispatchTargetId: String, signingKey: SigningKeySource,
                 paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
-                trust: TLSTrust = .system) {
+                trust: TLSTrust = .system, encryptionKey: P256.KeyAgreement.PrivateKey? = nil) {
+        self.encryptionKey = encryptionKey
         self.server = server
         self.deviceId = deviceId
         self.dispatchTargetId = dispatchTargetId
@@ -37,9 +41,15 @@ public struct FetchRegistration: Sendable {
     /// With a key already loaded.
     public init(server: URL, deviceId: String, dispatchTargetId: String, key: P256.Signing.PrivateKey,
                 paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
-                trust: TLSTrust = .system) {
+                trust: TLSTrust = .system, encryptionKey: P256.KeyAgreement.PrivateKey? = nil) {
         self.init(server: server, deviceId: deviceId, dispatchTargetId: dispatchTargetId, signingKey: SigningKeySource(key),
-                  paths: paths, toleranceMillis: toleranceMillis, trust: trust)
+                  paths: paths, toleranceMillis: toleranceMillis, trust: trust, encryptionKey: encryptionKey)
+    }
+
+    /// The Accept value of the operations request: the vendor's JOSE header with an encryption
+    /// key, JSON without one.
+    var acceptedMediaType: String {
+        encryptionKey == nil ? "application/json" : "application/jose;charset=UTF-8"
     }
 
     /// The base URL as errors, operations and the clock-skew estimator name it: as given, without

@@ -25,6 +25,10 @@ enum ServeCommand {
             .value("tls-cert", "FILE",
                    help: "Serve https with this PEM certificate chain (leaf first); needs --tls-key."),
             .value("tls-key", "FILE", help: "The unencrypted PEM P-256 private key of --tls-cert."),
+            .value("jwe-alg", "A", help: "The JWE key management of operations answers asked for with Accept: "
+                   + "application/jose: \(EncryptionCommands.algorithms.joined(separator: ", ")) (default: ECDH-ES)."),
+            .value("jwe-enc", "E", help: "The JWE content encryption of those answers: "
+                   + "\(EncryptionCommands.encryptions.joined(separator: ", ")) (default: A256GCM)."),
             CommonOptions.json,
         ]
     )) { invocation in
@@ -33,10 +37,17 @@ enum ServeCommand {
         let port = try arguments.integer("port", in: 0...65_535) ?? 0
         let tolerance = try arguments.decimal("tolerance-seconds", in: 0...86_400) ?? 60
         let offset = try arguments.decimal("clock-offset-seconds", in: -315_360_000...315_360_000) ?? 0
-        let configuration = ReferenceBackend.Configuration(
+        var configuration = ReferenceBackend.Configuration(
             host: host, port: Int(port), toleranceMillis: Int64((tolerance * 1000).rounded()),
             clockOffsetMillis: Int64((offset * 1000).rounded()))
         let tls = try tlsChoice(arguments)
+        if let alg = try arguments.choice("jwe-alg", from: EncryptionCommands.algorithms).flatMap(JWE.Algorithm.init) {
+            configuration.jweAlgorithm = alg
+        }
+        let encryptions = EncryptionCommands.encryptions
+        if let enc = try arguments.choice("jwe-enc", from: encryptions).flatMap(JWE.ContentEncryption.init) {
+            configuration.jweEncryption = enc
+        }
         let backend: ReferenceBackend
         do {
             backend = try ReferenceBackend.start(configuration, tls: tls)

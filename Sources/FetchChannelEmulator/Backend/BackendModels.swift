@@ -2,7 +2,8 @@ import DeviceSigning
 import Foundation
 
 /// A registered dispatch target: where the backend sends a device's out-of-band operations and
-/// the key that signs the device's requests.
+/// the key that signs the device's requests, and the key its operations answers are encrypted to
+/// (optional: a target registered without one gets plain JSON).
 struct DispatchTargetRecord: Sendable {
     let id: String
     let extId: String
@@ -12,6 +13,8 @@ struct DispatchTargetRecord: Sendable {
     let target: String
     let dispatcher: String
     var signatureKey: P256.Signing.PublicKey
+    /// Kept as registered: rotating the signature key does not change it.
+    let encryptionKey: P256.KeyAgreement.PublicKey?
 }
 
 /// The operation kinds of the redeem endpoint (`/token/redeem/{kind}`).

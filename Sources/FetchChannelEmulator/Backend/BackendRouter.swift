@@ -56,7 +56,7 @@ struct BackendRouter: Sendable {
     // MARK: Faults
 
     /// Refuses a body that is not JSON, then counts the request and applies an injected fault.
-    /// Faults that replace the answer (status, garbage, oversized, close) skip the request's
+    /// Faults that replace the answer (status, garbage, oversized, close, undecryptable) skip the request's
     /// processing, so it has no effect; delay, hang and wrong-content-type process it and then
     /// disturb the answer.
     private func serve(_ endpoint: EmulatorEndpoint, _ request: HTTPRequest,
@@ -84,6 +84,8 @@ struct BackendRouter: Sendable {
             var response = process()
             response.headers.replaceOrAdd(name: "Content-Type", value: "text/html")
             return .respond(response)
+        case .undecryptable:
+            return .respond(undecryptableAnswer())
         }
     }
 
@@ -151,10 +153,20 @@ struct BackendRouter: Sendable {
         case .success:
             break   // Unsigned, or the device's first dispatch target: no signature to check.
         }
+        var encryptionKey: P256.KeyAgreement.PublicKey?
+        if body["encryptionKey"] != nil {
+            switch Self.publicKey("encryptionKey", in: body) {
+            case .success(let parsed) where parsed.x963Representation == key.x963Representation:
+                return BackendResponses.malformed("encryptionKey must not be the signatureKey; send a key of its own.")
+            case .success(let parsed): encryptionKey = try? P256.KeyAgreement.PublicKey(jwk: parsed.jwk)
+            case .failure(let refusal): return refusal.response
+            }
+        }
         let optional = { (name: String) -> String in (body[name] as? String) ?? "" }
         let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
                                           username: optional("username"), deviceId: deviceId, name: optional("name"),
-                                          target: optional("target"), dispatcher: optional("dispatcher"), signatureKey: key)
+                                          target: optional("target"), dispatcher: optional("dispatcher"),
+                                          signatureKey: key, encryptionKey: encryptionKey)
         switch state.register(record, by: .device(signedBy: signer)) {
         case .registered:
             return BackendResponses.json(201, ["id": record.id, "extId": record.extId])
@@ -193,16 +205,23 @@ struct BackendRouter: Sendable {
     }
 
     private static func signatureKey(in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
-        guard let jwkObject = body["signatureKey"] as? [String: Any],
+        publicKey("signatureKey", in: body)
+    }
+
+    /// The public P-256 JWK in member `name` of the body, checked to be on the curve.
+    private static func publicKey(_ name: String,
+                                  in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
+        let refusal = { (text: String) in BackendResponses.Refusal(BackendResponses.malformed(text)) }
+        guard let jwkObject = body[name] as? [String: Any],
               let jwkData = try? JSONSerialization.data(withJSONObject: jwkObject) else {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("signatureKey must be a public JWK object.")))
+            return .failure(refusal("\(name) must be a public JWK object."))
         }
         do {
             return .success(try JWK(jsonRepresentation: jwkData).publicKey())
         } catch let error as DeviceSigningError {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("signatureKey is not a usable P-256 JWK: \(error.reason)")))
+            return .failure(refusal("\(name) is not a usable P-256 JWK: \(error.reason)"))
         } catch {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("signatureKey is not a usable P-256 JWK.")))
+            return .failure(refusal("\(name) is not a usable P-256 JWK."))
         }
     }
 
@@ -215,12 +234,43 @@ struct BackendRouter: Sendable {
         case .success(let signature): verified = signature
         case .failure(let refusal): return refuse(refusal)
         }
-        guard state.target(verified.dispatchTargetId)?.deviceId == deviceId else {
+        guard let target = state.target(verified.dispatchTargetId), target.deviceId == deviceId else {
             return refuse(.foreignDispatchTarget(
                 "The Device-Signature's dispatch target is not registered for device \(deviceId.prefix(64))."))
         }
-        let pending = state.pendingOperations(for: deviceId, nowMillis: clock.nowMillis())
-        return HTTPResponse.json(status: 200, Data(StoredOperation.answer(pending)))
+        let format = OperationsAnswerFormat.negotiate(accept: request.headers.values(for: "Accept"),
+                                                      targetHasEncryptionKey: target.encryptionKey != nil)
+        let answer = StoredOperation.answer(state.pendingOperations(for: deviceId, nowMillis: clock.nowMillis()))
+        switch (format, target.encryptionKey) {
+        case (.json, _):
+            return HTTPResponse.json(status: 200, Data(answer))
+        case (.jose, let key?):
+            return encrypted(answer, to: key)
+        case (.jose, nil), (nil, _):
+            return BackendResponses.error(406, "NOT_ACCEPTABLE", "The operations answer is application/json, or "
+                + "application/jose for a dispatch target registered with an encryptionKey; check the Accept header.")
+        }
+    }
+
+    /// `plaintext` as a compact JWE to `key` with the configured algorithms, as `application/jose`.
+    private func encrypted(_ plaintext: [UInt8], to key: P256.KeyAgreement.PublicKey) -> HTTPResponse {
+        do {
+            let jwe = try JWE.encrypt(plaintext, to: key, algorithm: configuration.jweAlgorithm,
+                                      encryption: configuration.jweEncryption)
+            return HTTPResponse(status: 200, headers: ["Content-Type": OperationsAnswerFormat.joseContentType],
+                                body: Array(jwe.utf8))
+        } catch {
+            return BackendResponses.error(500, "ENCRYPTION_FAILED", "The emulator could not encrypt the answer.")
+        }
+    }
+
+    /// The `undecryptable` fault's answer: an empty operations list encrypted to a fresh key that
+    /// nobody holds.
+    private func undecryptableAnswer() -> HTTPResponse {
+        guard let stranger = try? P256.KeyAgreement.PrivateKey() else {
+            return BackendResponses.error(500, "ENCRYPTION_FAILED", "The emulator could not make a key.")
+        }
+        return encrypted(StoredOperation.answer([]), to: stranger.publicKey)
     }
 
     // MARK: Redemption

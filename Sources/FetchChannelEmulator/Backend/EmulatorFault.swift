@@ -16,6 +16,9 @@ public struct EmulatorFault: Sendable, Hashable {
         case hang
         /// Answer 200 with a valid body but `Content-Type: text/html`.
         case wrongContentType = "wrong-content-type"
+        /// Answer 200 `application/jose` with a JWE made for a different, fresh key: a client
+        /// cannot decrypt it.
+        case undecryptable
     }
 
     public let endpoint: EmulatorEndpoint

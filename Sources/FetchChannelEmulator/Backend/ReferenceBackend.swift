@@ -30,13 +30,18 @@ public final class ReferenceBackend: Sendable {
         public var defaultLifetimeSeconds: Double
         /// The HTTP server's settings (host, port and clock are taken from the fields above).
         public var http: HTTPServer.Configuration
+        /// The key management algorithm of encrypted operations answers (`Accept: application/jose`).
+        public var jweAlgorithm: JWE.Algorithm
+        /// The content encryption of encrypted operations answers.
+        public var jweEncryption: JWE.ContentEncryption
 
         public init(host: String = "127.0.0.1", port: Int = 0, toleranceMillis: Int64 = 60_000,
                     clock: any WallClock = SystemWallClock(), clockOffsetMillis: Int64 = 0,
                     replayCacheCapacity: Int = 1_000_000,
                     replayQuotaPerDispatchTarget: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
                     basePath: String = "/nevisfido",
-                    defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration()) {
+                    defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration(),
+                    jweAlgorithm: JWE.Algorithm = .ecdhES, jweEncryption: JWE.ContentEncryption = .a256GCM) {
             self.host = host
             self.port = port
             self.toleranceMillis = toleranceMillis
@@ -47,6 +52,8 @@ public final class ReferenceBackend: Sendable {
             self.basePath = basePath
             self.defaultLifetimeSeconds = defaultLifetimeSeconds
             self.http = http
+            self.jweAlgorithm = jweAlgorithm
+            self.jweEncryption = jweEncryption
         }
     }
 
@@ -118,14 +125,17 @@ public final class ReferenceBackend: Sendable {
 
     // MARK: In-process control (the same code as the `/_emulator/` API)
 
-    /// Registers a dispatch target for `deviceId` with the device's public key; returns its id.
-    /// This is the emulator's own control: unlike the HTTP endpoint it needs no signature for a
-    /// device that already has a dispatch target.
+    /// Registers a dispatch target for `deviceId` with the device's public key (and the key its
+    /// operations answers are encrypted to, if any); returns its id. This is the emulator's own
+    /// control: unlike the HTTP endpoint it needs no signature for a device that already has a
+    /// dispatch target.
     public func registerDispatchTarget(deviceId: String, signatureKey: P256.Signing.PublicKey,
+                                       encryptionKey: P256.KeyAgreement.PublicKey? = nil,
                                        username: String = "user", name: String = "device") throws -> String {
         let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
                                           username: username, deviceId: deviceId, name: name, target: "emulator",
-                                          dispatcher: "emulator", signatureKey: signatureKey)
+                                          dispatcher: "emulator", signatureKey: signatureKey,
+                                          encryptionKey: encryptionKey)
         guard router.state.register(record, by: .control) == .registered else {
             throw EmulatorError("The emulator holds the most dispatch targets it keeps.")
         }
