@@ -69,7 +69,7 @@ public enum FetchErrorMapping {
 
     /// The mapping and the clock-skew classification it was based on (for the retry policy).
     /// With `decryptionKey`, a 2xx answer must be an `application/jose` JWE to that key
-    /// (docs/ARCHITECTURE.md, "application/jose"); error answers are JSON either way.
+    /// (docs/ARCHITECTURE.md, "Encrypted answers"); error answers are JSON either way.
     static func evaluate(_ result: TransportResult, context: Context,
                          decryptionKey: P256.KeyAgreement.PrivateKey? = nil)
         -> (result: Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>, classification: ClockSkewClassification)

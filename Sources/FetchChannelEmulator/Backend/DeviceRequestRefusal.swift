@@ -5,7 +5,7 @@ import DeviceSigning
 ///
 /// Two views of one refusal: `code`, the internal reason the statistics count, and `response`, the
 /// answer on the wire. The wire answer does not tell an unauthenticated caller whether a dispatch
-/// target exists (docs/ARCHITECTURE.md, "Error answers of the emulator"): an unknown dispatch
+/// target exists (docs/ARCHITECTURE.md, "Wire contract"): an unknown dispatch
 /// target answers exactly as a signature that does not verify, 401 `INVALID_SIGNATURE`.
 enum DeviceRequestRefusal: Error, Sendable {
     /// The verifier refused the Device-Signature.

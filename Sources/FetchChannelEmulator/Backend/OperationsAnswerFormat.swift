@@ -1,7 +1,7 @@
 import Foundation
 
 /// The media type of an operations answer, chosen from the request's `Accept` field
-/// (docs/ARCHITECTURE.md, "application/jose"): the vendor's clients ask for
+/// (docs/ARCHITECTURE.md, "Encrypted answers"): the vendor's clients ask for
 /// `application/jose;charset=UTF-8` and get a JWE; curl and the README ask for JSON, or send
 /// `*/*` or no Accept at all, and get plain JSON.
 enum OperationsAnswerFormat: Equatable {

@@ -1,8 +1,8 @@
 /// The host and port a request is addressed to: a `Host` field value or the authority of an
 /// absolute-form target (RFC 9110 §7.2, RFC 3986 §3.2.2), parsed strictly and never resolved.
 ///
-/// The emulator answers only requests addressed to loopback (docs/ARCHITECTURE.md, "Security
-/// rules"): a web page that rebinds its own name to 127.0.0.1 still sends its own name here.
+/// The emulator answers only requests addressed to loopback (docs/ARCHITECTURE.md, "Wire
+/// contract"): a web page that rebinds its own name to 127.0.0.1 still sends its own name here.
 struct HTTPAuthority: Sendable, Hashable {
     enum Host: Sendable, Hashable {
         /// `localhost`, any letter case, without a trailing dot.

@@ -85,7 +85,7 @@ final class HTTPServerEngine: Sendable {
                 host: ip.numericString, urlHost: ip.urlHost, port: try listener.boundPort())
             if configuration.tlsIdentity != nil {
                 // libssl writes with write(2), not send(MSG_NOSIGNAL): a client that left would
-                // raise SIGPIPE and kill the process (docs/ARCHITECTURE.md, "Facts checked").
+                // raise SIGPIPE and kill the process (docs/ARCHITECTURE.md, "Transport and trust").
                 signal(SIGPIPE, SIG_IGN)
             }
             let signal = try HTTPStopSignal()

@@ -6,7 +6,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// Encrypted operations answers (docs/ARCHITECTURE.md, "application/jose"): a dispatch target
+/// Encrypted operations answers (docs/ARCHITECTURE.md, "Encrypted answers"): a dispatch target
 /// registered with an `encryptionKey` gets its operations as a JWE when it asks for
 /// `application/jose`, plain JSON when it asks for JSON, and 406 for anything else.
 @Suite struct ReferenceBackendEncryptionTests {

@@ -4,7 +4,7 @@ import FetchChannelEmulator
 import Foundation
 import Testing
 
-/// Encrypted operations answers end to end (docs/ARCHITECTURE.md, "application/jose"): a
+/// Encrypted operations answers end to end (docs/ARCHITECTURE.md, "Encrypted answers"): a
 /// registration with an encryption key asks for `application/jose` and decrypts; one that cannot
 /// decrypt its answer gets `invalidResponse` (undecryptable) while the other backends' operations
 /// arrive.
