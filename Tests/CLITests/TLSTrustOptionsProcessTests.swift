@@ -1,3 +1,4 @@
+import FetchChannelEmulator
 import Foundation
 import Testing
 
@@ -26,6 +27,40 @@ extension CLISubprocessTests {
             let shown = try await sandbox.run(["key", "show", keyId, "--json"] + sandbox.storeArguments)
             let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")
             #expect(object["caFile"] is NSNull && (object["pins"] as? [String]) == [], "nothing stored: \(object)")
+        }
+    
+        /// Against the reference backend over HTTPS: the trust is checked on the registration
+        /// itself, stored with it, and used by fetch.
+        @Test func registerChecksAndStoresTheTrustThatFetchThenUses() async throws {
+            let backend = try ReferenceBackend.start(tls: .generated)
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let caPEM = try #require(backend.tlsCertificateAuthorityPEM)
+            let pin = try #require(backend.tlsPin)
+            let ca = try sandbox.write("ca.pem", caPEM)
+            let server = backend.baseURL.absoluteString
+            #expect(server.hasPrefix("https://"))
+            let keyId = try await sandbox.generateKey()
+            let base = ["register", "--server", server, "--device-id", "phone-7", "--key", keyId] + sandbox.storeArguments
+
+            // The system CAs do not know this backend; a wrong pin does not match it: nothing is stored.
+            let untrusted = try await sandbox.run(base)
+            #expect(untrusted.status == 1 && untrusted.err.contains("tlsUntrustedCertificate"), "\(untrusted.summary)")
+            let wrongPin = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
+            let pinned = try await sandbox.run(base + ["--ca-file", ca.path, "--pin", wrongPin])
+            #expect(pinned.status == 1 && pinned.err.contains("tlsPinMismatch"), "\(pinned.summary)")
+            #expect(backend.statistics.requests(to: .targets) == 0, "no registration reached the backend")
+
+            let registered = try await sandbox.run(base + ["--ca-file", ca.path, "--pin", pin])
+            #expect(registered.status == 0, "\(registered.summary)")
+            let shown = try await sandbox.run(["key", "show", keyId, "--json"] + sandbox.storeArguments)
+            let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")
+            #expect(object["caFile"] as? String == ca.path && (object["pins"] as? [String]) == [pin], "\(object)")
+
+            let operation = try backend.dispatch(deviceId: "phone-7", channel: "png-qr-code")
+            let fetched = try await sandbox.run(["fetch", "--json"] + sandbox.storeArguments)
+            #expect(fetched.status == 0 && fetched.out.contains(operation.token), "\(fetched.summary)")
         }
     }
 }
