@@ -103,8 +103,10 @@ configure() {
         -swift-version 6 -package-name fetchchannel -parse-as-library -warnings-as-errors
         -sanitize=fuzzer,address -enable-testing -g "$OPT"
         -I "$OUT/modules" -I "$ROOT/Sources/COpenSSL" -I "$OUT/modules/CDeviceSigningShim"
+        -I "$ROOT/Sources/CCurl" -I "$OUT/modules/CCurlShim"
     )
-    C_FLAGS=(-g -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CDeviceSigningShim/include")
+    C_FLAGS=(-g -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CDeviceSigningShim/include"
+        -I "$ROOT/Sources/CCurlShim/include")
 }
 
 # Prints a digest of the given files plus the flags: the build stamp.
@@ -152,13 +154,15 @@ require_tools() {
 
 build_shim() {
     local sources stamp out
-    # COpenSSL's module map and header too: every later stamp includes this one.
-    mapfile -t sources < <(find "$ROOT/Sources/CDeviceSigningShim" "$ROOT/Sources/COpenSSL" -type f | LC_ALL=C sort)
+    # The C modules' module maps and headers too: every later stamp includes this one. The
+    # libcurl shim (FetchChannel's) is compiled with the OpenSSL one, into the same objects.
+    mapfile -t sources < <(find "$ROOT/Sources/CDeviceSigningShim" "$ROOT/Sources/COpenSSL" \
+        "$ROOT/Sources/CCurlShim" "$ROOT/Sources/CCurl" -type f | LC_ALL=C sort)
     stamp="$(digest "${sources[@]}")"
     out="$OUT/obj/CDeviceSigningShim"
     stale "$out.stamp" "$stamp" || return 0
     echo "== fuzz: compiling CDeviceSigningShim" >&2
-    rm -rf "$out" && mkdir -p "$out" "$OUT/modules/CDeviceSigningShim"
+    rm -rf "$out" && mkdir -p "$out" "$OUT/modules/CDeviceSigningShim" "$OUT/modules/CCurlShim"
     local file
     for file in "${sources[@]}"; do
         [[ "$file" == *.c ]] || continue
@@ -168,6 +172,12 @@ build_shim() {
     cat >"$OUT/modules/CDeviceSigningShim/module.modulemap" <<EOF
 module CDeviceSigningShim {
     umbrella header "$ROOT/Sources/CDeviceSigningShim/include/CDeviceSigningShim.h"
+    export *
+}
+EOF
+    cat >"$OUT/modules/CCurlShim/module.modulemap" <<EOF
+module CCurlShim {
+    umbrella header "$ROOT/Sources/CCurlShim/include/CCurlShim.h"
     export *
 }
 EOF
@@ -216,7 +226,7 @@ build_target_locked() {
     echo "== fuzz: linking fuzz-$target" >&2
     mkdir -p "$OUT/bin"
     swiftc "${SWIFT_FLAGS[@]}" -module-name "Fuzz_${target//-/_}" \
-        -use-ld=lld "${sources[@]}" "${objects[@]}" -lcrypto -o "$binary"
+        -use-ld=lld "${sources[@]}" "${objects[@]}" -lssl -lcrypto -lcurl -o "$binary"
     echo "$stamp" >"$binary.stamp"
 }
 

@@ -2,7 +2,8 @@
 //
 // Input: the body. Checks, besides "no crash": an accepted answer has no empty token and every
 // operation carries the server; OperationOrdering.merged of it is sorted by creation time, has
-// unique tokens and loses no token; a refused answer has a reason.
+// unique identities (origin, token: the same token at two origins is two operations) and loses no
+// identity; a refused answer has a reason.
 
 import Foundation
 
@@ -25,8 +26,8 @@ public func fuzzPendingOperations(_ data: UnsafePointer<UInt8>?, _ size: Int) ->
         fuzzCheck(operation.server == server, "operation without its server")
     }
     let merged = OperationOrdering.merged([operations, operations])
-    fuzzCheck(Set(merged.map(\.token)) == Set(operations.map(\.token)), "merging lost or invented a token")
-    fuzzCheck(merged.count == Set(merged.map(\.token)).count, "merging kept a duplicate token")
+    fuzzCheck(Set(merged.map(\.identity)) == Set(operations.map(\.identity)), "merging lost or invented an operation")
+    fuzzCheck(merged.count == Set(merged.map(\.identity)).count, "merging kept a duplicate identity")
     fuzzCheck(zip(merged, merged.dropFirst()).allSatisfy { $0.creationTimeInEpochMillis <= $1.creationTimeInEpochMillis },
               "merged operations are not sorted by creation time")
     return 0
