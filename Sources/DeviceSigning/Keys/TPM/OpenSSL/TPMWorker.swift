@@ -39,15 +39,18 @@ final class TPMWorker: Sendable {
             throw DeviceSigningError(.tpmUnavailable, "Could not \(action): the connection to the TPM failed "
                 + "earlier (\(earlier.reason)) Load the key again to reconnect.", openSSLErrors: earlier.openSSLErrors)
         }
+        // The queued block hands `body` and its result over through boxes it empties, so that the
+        // last reference to a TPM object is never dropped on the worker after the caller went on:
+        // a process that exits right after would free the key while OpenSSL cleans up at exit.
+        let job = Locked<(@Sendable () throws -> T)?>(body)
         let outcome = Locked<Result<T, any Error>?>(nil)
         let finished = DispatchSemaphore(value: 0)
         queue.async {
-            let result = Result { try body() }
-            outcome.withLock { $0 = result }
+            outcome.withLock { $0 = Self.run(job) }
             finished.signal()
         }
         guard finished.wait(timeout: .now() + timeoutSeconds) == .success,
-              let result = outcome.withLock({ $0 })
+              let result = outcome.withLock({ taken in defer { taken = nil }; return taken })
         else {
             let error = DeviceSigningError(.tpmUnavailable, "The TPM reached through \(target) did not answer "
                 + "within \(timeout) (trying to \(action)). Check that it is running and not overloaded; the "
@@ -73,6 +76,13 @@ final class TPMWorker: Sendable {
         } else {
             _ = try? perform("release a key") { body() }
         }
+    }
+
+    /// Takes the job out of its box and runs it; the closure (and what it captured) is released
+    /// when this returns, before the caller is signalled.
+    private static func run<T>(_ job: Locked<(@Sendable () throws -> T)?>) -> Result<T, any Error>? {
+        guard let body = job.withLock({ taken in defer { taken = nil }; return taken }) else { return nil }
+        return Result { try body() }
     }
 
     private func markFailed(_ error: DeviceSigningError) {
