@@ -1,3 +1,5 @@
+import Foundation
+
 /// The outcome of checking one vector file: how many cases ran and every disagreement, each
 /// naming its case (`id`, `name` or `tcId`) so a failure can be found in the file.
 public struct VectorFileReport: Sendable, Hashable {
@@ -24,6 +26,23 @@ public struct VectorFileReport: Sendable, Hashable {
 
     mutating func fail(_ message: String) {
         failures.append(message)
+    }
+
+    /// The first step of every checker: decodes the file, or records why it cannot be checked
+    /// (`describedAs` names it in that message, the report's file name by default) and gives nil.
+    mutating func decode<File: Decodable>(_ type: File.Type, from data: Data, describedAs name: String? = nil) -> File? {
+        switch VectorDecoding.decode(type, from: data) {
+        case .success(let file):
+            return file
+        case .failure(let error):
+            fail("\(name ?? file) cannot be read: \(error)")
+            return nil
+        }
+    }
+
+    /// Records a failure unless the file has at least `minimum` of what it counts.
+    mutating func expect(atLeast minimum: Int, _ noun: String, in count: Int, of container: String = "file") {
+        expect(count >= minimum, "the \(container) has \(count) \(noun); at least \(minimum) are required")
     }
 
     /// A report for a file that could not be checked at all (unreadable, undecodable, no checker).

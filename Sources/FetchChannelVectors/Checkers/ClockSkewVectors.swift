@@ -68,13 +68,9 @@ public enum ClockSkewVectors: Sendable {
 
     public static func check(_ data: Data) -> VectorFileReport {
         var report = VectorFileReport(file: fileName)
-        let file: File
-        switch VectorDecoding.decode(File.self, from: data) {
-        case .success(let decoded): file = decoded
-        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
-        }
+        guard let file = report.decode(File.self, from: data) else { return report }
         // The table is well formed.
-        report.expect(file.rows.count >= minimumRows, "the table has \(file.rows.count) rows; at least \(minimumRows) are required")
+        report.expect(atLeast: minimumRows, "rows", in: file.rows.count, of: "table")
         let ids = file.rows.map(\.id)
         report.expect(Set(ids).count == ids.count, "duplicate row ids")
         for row in file.rows {

@@ -72,11 +72,7 @@ public enum DeviceSignatureVectors: Sendable {
 
     public static func check(_ data: Data) -> VectorFileReport {
         var report = VectorFileReport(file: fileName)
-        let file: File
-        switch VectorDecoding.decode(File.self, from: data) {
-        case .success(let decoded): file = decoded
-        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
-        }
+        guard let file = report.decode(File.self, from: data) else { return report }
         // The fixture key.
         report.expect(file.key.x == rfc7515X && file.key.y == rfc7515Y, "key: not the RFC 7515 A.3 example key")
         report.expect(file.key.comment.contains("TEST ONLY"), "key: the comment must say TEST ONLY")
@@ -106,8 +102,7 @@ public enum DeviceSignatureVectors: Sendable {
     }
 
     private static func checkPositiveCases(_ file: File, key: P256.Signing.PrivateKey, into report: inout VectorFileReport) {
-        report.expect(file.positive.count >= minimumPositiveCases,
-                      "the file has \(file.positive.count) positive cases; at least \(minimumPositiveCases) are required")
+        report.expect(atLeast: minimumPositiveCases, "positive cases", in: file.positive.count)
         for vector in file.positive {
             report.casesChecked += 1
             let name = vector.name
@@ -163,8 +158,7 @@ public enum DeviceSignatureVectors: Sendable {
 
     private static func checkVerificationCases(_ file: File, key: P256.Signing.PublicKey, into report: inout VectorFileReport) {
         let rejections = file.verification.filter { $0.expected != "ACCEPT" }
-        report.expect(rejections.count >= minimumRejections,
-                      "the file has \(rejections.count) rejection cases; at least \(minimumRejections) are required")
+        report.expect(atLeast: minimumRejections, "rejection cases", in: rejections.count)
         report.expect(Set(file.verification.map(\.name)).count == file.verification.count, "verification case names are not unique")
         var sessions: [String: (ManualWallClock, DeviceSignatureVerifier)] = [:]
         for vector in file.verification {

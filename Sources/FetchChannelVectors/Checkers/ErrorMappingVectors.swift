@@ -99,11 +99,7 @@ public enum ErrorMappingVectors: Sendable {
 
     public static func check(_ data: Data) -> VectorFileReport {
         var report = VectorFileReport(file: fileName)
-        let file: File
-        switch VectorDecoding.decode(File.self, from: data) {
-        case .success(let decoded): file = decoded
-        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
-        }
+        guard let file = report.decode(File.self, from: data) else { return report }
         report.failures += tableProblems(file)
         for row in file.rows {
             report.casesChecked += 1

@@ -36,11 +36,7 @@ public enum JWSVectors: Sendable {
 
     public static func check(_ data: Data) -> VectorFileReport {
         var report = VectorFileReport(file: fileName)
-        let file: File
-        switch VectorDecoding.decode(File.self, from: data) {
-        case .success(let decoded): file = decoded
-        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
-        }
+        guard let file = report.decode(File.self, from: data) else { return report }
         let key: P256.Signing.PublicKey
         do {
             key = try P256.Signing.PublicKey(jwk: JWK(x: file.key.x, y: file.key.y))
@@ -56,8 +52,7 @@ public enum JWSVectors: Sendable {
             report.expect(VectorDecoding.base64url(vector.expectedPayloadBase64url) == payload,
                           "vector \(vector.id) \(vector.name): the payload differs from expectedPayloadBase64url")
         }
-        report.expect(file.invalid.count >= minimumInvalidCases,
-                      "the file has \(file.invalid.count) invalid cases; at least \(minimumInvalidCases) are required")
+        report.expect(atLeast: minimumInvalidCases, "invalid cases", in: file.invalid.count)
         for vector in file.invalid {
             report.casesChecked += 1
             switch outcome(vector.compact, key: key) {

@@ -29,12 +29,8 @@ public enum PendingOperationsVectors: Sendable {
 
     public static func check(_ data: Data) -> VectorFileReport {
         var report = VectorFileReport(file: fileName)
-        let file: File
-        switch VectorDecoding.decode(File.self, from: data) {
-        case .success(let decoded): file = decoded
-        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
-        }
-        report.expect(file.cases.count >= minimumCases, "the file has \(file.cases.count) cases; at least \(minimumCases) are required")
+        guard let file = report.decode(File.self, from: data) else { return report }
+        report.expect(atLeast: minimumCases, "cases", in: file.cases.count)
         for vector in file.cases {
             report.casesChecked += 1
             let label = "vector \(vector.id) \(vector.name)"

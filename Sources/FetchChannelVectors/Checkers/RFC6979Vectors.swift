@@ -24,11 +24,7 @@ public enum RFC6979Vectors: Sendable {
 
     public static func check(_ data: Data) -> VectorFileReport {
         var report = VectorFileReport(file: fileName)
-        let file: File
-        switch VectorDecoding.decode(File.self, from: data) {
-        case .success(let decoded): file = decoded
-        case .failure(let error): return .unusable(fileName, "\(fileName) cannot be read: \(error)")
-        }
+        guard let file = report.decode(File.self, from: data) else { return report }
         guard let x = VectorDecoding.hex(file.publicKeyXHex), let y = VectorDecoding.hex(file.publicKeyYHex),
               let key = try? P256.Signing.PublicKey(rawRepresentation: x + y) else {
             return .unusable(fileName, "publicKeyXHex/publicKeyYHex are not a P-256 point")
@@ -38,7 +34,7 @@ public enum RFC6979Vectors: Sendable {
             return .unusable(fileName, "privateKeyHex is not a P-256 private scalar")
         }
         report.expect(privateKey.publicKey == key, "the RFC's public point must belong to its private key")
-        report.expect(file.cases.count >= minimumCases, "the file has \(file.cases.count) cases; at least \(minimumCases) are required")
+        report.expect(atLeast: minimumCases, "cases", in: file.cases.count)
         for testCase in file.cases {
             report.casesChecked += 1
             guard let r = VectorDecoding.hex(testCase.rHex), let s = VectorDecoding.hex(testCase.sHex),

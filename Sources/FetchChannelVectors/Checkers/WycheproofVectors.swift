@@ -43,11 +43,7 @@ public enum WycheproofVectors: Sendable {
     public static func check(_ data: Data, suite: Suite) -> VectorFileReport {
         let name = "wycheproof/" + suite.fileName
         var report = VectorFileReport(file: name)
-        let file: File
-        switch VectorDecoding.decode(File.self, from: data) {
-        case .success(let decoded): file = decoded
-        case .failure(let error): return .unusable(name, "\(suite.fileName) cannot be read: \(error)")
-        }
+        guard let file = report.decode(File.self, from: data, describedAs: suite.fileName) else { return report }
         for group in file.testGroups {
             report.expect(group.sha == "SHA-256", "a test group uses \(group.sha), not SHA-256")
             guard let der = VectorDecoding.hex(group.publicKeyDer),
