@@ -84,26 +84,34 @@ let package = Package(
             dependencies: ["DeviceSigning"],
             swiftSettings: strict
         ),
+        // What more than one test target uses: dedicated threads for blocking bodies, the package's
+        // own file locations, vector reports as test issues.
+        .target(
+            name: "FetchChannelTestSupport",
+            dependencies: ["DeviceSigning", "FetchChannelVectors"],
+            path: "Tests/TestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "DeviceSigningTests",
-            dependencies: ["DeviceSigning", "FetchChannelVectors", "FetchChannelEmulator", "keystore-crash-child"],
+            dependencies: ["FetchChannelTestSupport", "DeviceSigning", "FetchChannelVectors", "FetchChannelEmulator", "keystore-crash-child"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "DeviceSigning", "FetchChannelEmulator", "FetchChannelVectors"],
+            dependencies: ["FetchChannelTestSupport", "FetchChannel", "DeviceSigning", "FetchChannelEmulator", "FetchChannelVectors"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "FetchChannelEmulatorTests",
-            dependencies: ["FetchChannelEmulator", "DeviceSigning"],
+            dependencies: ["FetchChannelTestSupport", "FetchChannelEmulator", "DeviceSigning"],
             swiftSettings: strict
         ),
         // Parser unit tests, and tests that run the built `fetchchannel` binary as a subprocess
         // (the dependency on the executable target makes `swift test` build it first).
         .testTarget(
             name: "CLITests",
-            dependencies: ["FetchChannelCLI", "fetchchannel", "FetchChannelEmulator", "FetchChannelVectors", "DeviceSigning"],
+            dependencies: ["FetchChannelTestSupport", "FetchChannelCLI", "fetchchannel", "FetchChannelEmulator", "FetchChannelVectors", "DeviceSigning"],
             swiftSettings: strict
         ),
     ]

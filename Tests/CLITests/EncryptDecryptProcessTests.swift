@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannelVectors
 import Foundation
@@ -15,7 +16,7 @@ extension CLISubprocessTests {
         }
 
         static func keyFiles(in sandbox: CLISandbox) throws -> KeyFiles {
-            let privatePEM = TestPaths.keys.appendingPathComponent("demo-device-p256.pem")
+            let privatePEM = PackageLocations.keys.appendingPathComponent("demo-device-p256.pem")
             let pem = try String(contentsOf: privatePEM, encoding: .utf8)
             let key = try P256.KeyAgreement.PrivateKey(pemRepresentation: pem)
             return KeyFiles(privatePEM: privatePEM,
@@ -69,7 +70,7 @@ extension CLISubprocessTests {
         @Test func decryptsRFC7520() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let data = try Data(contentsOf: TestPaths.vectors.appendingPathComponent(JWEVectors.fileName))
+            let data = try Data(contentsOf: PackageLocations.vectors.appendingPathComponent(JWEVectors.fileName))
             let file = try JSONDecoder().decode(JWEVectors.File.self, from: data)
             let vector = try #require(file.cases.first { $0.name == "rfc7520-5.5" })
             let key = try JWEVectors.privateKey(vector.key, in: file)

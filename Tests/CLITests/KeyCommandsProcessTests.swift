@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
@@ -173,7 +174,7 @@ extension CLISubprocessTests {
             let store = sandbox.storeArguments
             // An `openssl genpkey` PKCS#8 key and a SEC1 key from Keys/.
             for name in ["demo-device-p256.pem", "rfc7515-a3-p256.pem"] {
-                let file = TestPaths.keys.appendingPathComponent(name)
+                let file = PackageLocations.keys.appendingPathComponent(name)
                 let expected = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: file, encoding: .utf8)).publicKey.jwkThumbprint
                 let imported = try await sandbox.run(["key", "import", file.path] + store)
                 #expect(imported.status == 0 && imported.lines == [expected], "\(name): \(imported.summary)")

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
@@ -27,7 +28,7 @@ extension CLISubprocessTests {
         @Test func noCommandPrintsThePrivateKey() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let fixture = TestPaths.keys.appendingPathComponent("demo-device-p256.pem")
+            let fixture = PackageLocations.keys.appendingPathComponent("demo-device-p256.pem")
             let key = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: fixture, encoding: .utf8))
             let forms = try Self.secretForms(of: key)
             let store = sandbox.storeArguments

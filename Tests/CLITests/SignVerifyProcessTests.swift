@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
@@ -68,7 +69,7 @@ extension CLISubprocessTests {
             let object = try #require(try json.json() as? [String: Any])
             #expect(object["valid"] as? Bool == false && object["code"] as? String == "invalidSignature")
 
-            let privateKeyGiven = try await sandbox.run(["verify", "--public-key", TestPaths.keys.appendingPathComponent("demo-device-p256.pem").path, jws])
+            let privateKeyGiven = try await sandbox.run(["verify", "--public-key", PackageLocations.keys.appendingPathComponent("demo-device-p256.pem").path, jws])
             #expect(privateKeyGiven.status == 1 && privateKeyGiven.err.contains("holds a private key"), "\(privateKeyGiven.summary)")
             let missingJWS = try await sandbox.run(["verify", "--public-key", ownKey.path])
             #expect(missingJWS.status == 64 && missingJWS.err.contains("missing argument JWS"))

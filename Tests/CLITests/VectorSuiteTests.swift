@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
     typealias JSONObject = [String: Any]
 
     func load(_ name: String) throws -> JSONObject {
-        let data = try Data(contentsOf: TestPaths.vectors.appendingPathComponent(name))
+        let data = try Data(contentsOf: PackageLocations.vectors.appendingPathComponent(name))
         return try #require(try JSONSerialization.jsonObject(with: data) as? JSONObject)
     }
 
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func everyFileOfThePackagePassesInProcess() throws {
-        let reports = try VectorSuite.verify(directory: TestPaths.vectors)
+        let reports = try VectorSuite.verify(directory: PackageLocations.vectors)
         #expect(!reports.isEmpty)
         for report in reports {
             #expect(report.passed && report.casesChecked > 0, "\(report.file): \(report.failures)")

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
@@ -7,7 +8,7 @@ extension CLISubprocessTests {
     @Suite struct VectorsProcessTests {
         /// The vector files of the package (everything but the documentation).
         var vectorFiles: [String] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: TestPaths.vectors.path)) ?? [])
+            ((try? FileManager.default.contentsOfDirectory(atPath: PackageLocations.vectors.path)) ?? [])
                 .filter { !$0.hasPrefix(".") && !VectorSuite.documentationFiles.contains($0) }
         }
 
@@ -20,7 +21,7 @@ extension CLISubprocessTests {
         /// A copy of Vectors/ that a test may change.
         func copyOfVectors(in sandbox: CLISandbox) throws -> URL {
             let copy = sandbox.file("Vectors")
-            try FileManager.default.copyItem(at: TestPaths.vectors, to: copy)
+            try FileManager.default.copyItem(at: PackageLocations.vectors, to: copy)
             return copy
         }
 
@@ -28,7 +29,7 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let result = try await CLIProcess(["vectors", "verify"], environment: environment(sandbox),
-                                              currentDirectory: TestPaths.packageRoot).runToCompletion()
+                                              currentDirectory: PackageLocations.root).runToCompletion()
             #expect(result.status == 0, "\(result.summary)")
             let suites = TestPaths.wycheproof == nil ? 0 : WycheproofVectors.suites.count
             if TestPaths.wycheproof == nil && TestPaths.isCI {
@@ -49,7 +50,7 @@ extension CLISubprocessTests {
         @Test func jsonReport() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await CLIProcess(["vectors", "verify", "--json", "--dir", TestPaths.vectors.path], environment: environment(sandbox))
+            let result = try await CLIProcess(["vectors", "verify", "--json", "--dir", PackageLocations.vectors.path], environment: environment(sandbox))
                 .runToCompletion()
             #expect(result.status == 0, "\(result.summary)")
             let object = try #require(try result.json() as? [String: Any])

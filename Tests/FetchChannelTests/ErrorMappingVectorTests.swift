@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelVectors
@@ -9,7 +10,7 @@ import Testing
 /// verify`); one test case per row, every failure names the row id.
 @Suite struct ErrorMappingVectorTests {
     static let data: Data = {
-        let url = FetchTestSupport.packageRoot.appendingPathComponent("Vectors").appendingPathComponent(ErrorMappingVectors.fileName)
+        let url = PackageLocations.vectors.appendingPathComponent(ErrorMappingVectors.fileName)
         // A missing file fails `fileHasEnoughUniqueRows` with the reading error.
         return (try? Data(contentsOf: url)) ?? Data()
     }()

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
@@ -6,7 +7,7 @@ import Testing
 
 /// The fetch client over a fake transport: concurrency, timeouts, cancellation, clock-skew policy,
 /// fresh signatures, the transport rule. No sleeps: timers and answers are driven by the test.
-@Suite struct FetchClientTests {
+@Suite(.dedicatedThread) struct FetchClientTests {
     /// A whole second, so that `Date` (whole seconds) carries the server time exactly.
     static let deviceMillis: Int64 = 1_700_000_000_000
 

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import FetchChannel
 import FetchChannelVectors
 import Foundation
@@ -8,7 +9,7 @@ import Testing
 /// failure names the vector id and name.
 @Suite struct PendingOperationsVectorTests {
     @Test func everyVectorDecodesAsExpected() throws {
-        let root = FetchTestSupport.packageRoot
+        let root = PackageLocations.root
         let data = try Data(contentsOf: root.appendingPathComponent("Vectors").appendingPathComponent(PendingOperationsVectors.fileName))
         let report = PendingOperationsVectors.check(data)
         report.recordFailures()

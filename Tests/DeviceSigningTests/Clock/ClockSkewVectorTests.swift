@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannelVectors
 import Foundation

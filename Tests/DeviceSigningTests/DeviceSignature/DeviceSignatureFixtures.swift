@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannelVectors
 import Foundation
@@ -6,21 +7,8 @@ import Testing
 
 /// Shared by the Device-Signature tests: the vector file, the fixture key, small helpers.
 enum DeviceSignatureFixtures {
-    /// The nearest directory above this file that holds Package.swift.
-    static let packageRoot: URL? = {
-        var directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while directory.path != "/" {
-            if FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path) {
-                return directory
-            }
-            directory.deleteLastPathComponent()
-        }
-        return nil
-    }()
-
     static func vectorData() throws -> Data {
-        let root = try #require(packageRoot, "No Package.swift above \(#filePath)")
-        return try Data(contentsOf: root.appendingPathComponent("Vectors").appendingPathComponent(DeviceSignatureVectors.fileName))
+        try Data(contentsOf: PackageLocations.vectors.appendingPathComponent(DeviceSignatureVectors.fileName))
     }
 
     static func loadVectors() throws -> DeviceSignatureVectors.File {

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 @testable import DeviceSigning
@@ -19,7 +20,7 @@ struct ECDHOpenSSLInteropTests {
         let keyPEM = try key.pemRepresentation.withUnsafeBytes { Data($0) }
         let peerPEM = Data(peer.pemRepresentation.utf8)
         let ours = try key.sharedSecretFromKeyAgreement(with: peer).withUnsafeBytes { Array($0) }
-        return try await onDedicatedThread {
+        return try await DedicatedThreads.run {
             try withTemporaryDirectory { directory in
                 let keyFile = directory.appendingPathComponent("key.pem")
                 let peerFile = directory.appendingPathComponent("peer.pem")

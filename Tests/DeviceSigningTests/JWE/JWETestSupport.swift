@@ -45,10 +45,3 @@ final class PinnedJWERandomSource: JWERandomSource, @unchecked Sendable {
     }
 }
 
-/// Runs blocking `body` (subprocesses, files) on a thread of its own, not on the cooperative pool.
-func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    let result: Result<T, any Error> = await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: Result { try body() }) }.start()
-    }
-    return try result.get()
-}

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing

@@ -1,10 +1,11 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
 
 /// A child process saves, rotates and deletes keys in a loop; the test kills it with SIGKILL at
 /// random points, 200 times (seeded), and checks after every kill that nothing was lost.
-@Suite struct KeyStoreCrashSafetyTests {
+@Suite(.dedicatedThread) struct KeyStoreCrashSafetyTests {
     static let passphrase = "crash-safety passphrase"
 
     /// The child executable, built by SwiftPM next to the test bundle.

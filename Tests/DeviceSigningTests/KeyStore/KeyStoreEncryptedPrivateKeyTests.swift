@@ -1,8 +1,9 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 @testable import DeviceSigning
 
-@Suite struct KeyStoreEncryptedPrivateKeyTests {
+@Suite(.dedicatedThread) struct KeyStoreEncryptedPrivateKeyTests {
     typealias PrivateKey = P256.Signing.PrivateKey
 
     @Test(arguments: [KeyStoreFixtures.cheapKDF, .pbkdf2SHA256(iterations: 100_000)])

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 @testable import DeviceSigning
@@ -43,7 +44,7 @@ enum OpenSSLTool {
     }
 }
 
-@Suite(.enabled(if: OpenSSLTool.isAvailable, "needs /usr/bin/openssl"))
+@Suite(.enabled(if: OpenSSLTool.isAvailable, "needs /usr/bin/openssl"), .dedicatedThread)
 struct KeyStoreOpenSSLInteropTests {
     typealias PrivateKey = P256.Signing.PrivateKey
 

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import FetchChannelTestSupport
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -7,7 +8,7 @@ import Foundation
 import Testing
 @testable import DeviceSigning
 
-@Suite struct KeyStoreTests {
+@Suite(.dedicatedThread) struct KeyStoreTests {
     typealias PrivateKey = P256.Signing.PrivateKey
     let cheap = KeyStoreFixtures.cheapKDF
 

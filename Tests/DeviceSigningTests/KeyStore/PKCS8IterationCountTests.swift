@@ -1,5 +1,6 @@
 internal import CDeviceSigningShim
 internal import COpenSSL
+import FetchChannelTestSupport
 import Foundation
 import Testing
 @testable import DeviceSigning
@@ -7,7 +8,7 @@ import Testing
 /// Iteration counts above INT_MAX: OpenSSL takes them as `int`, so 2^31 would wrap negative and
 /// OpenSSL would quietly use 2048 iterations. The shim refuses them in both directions, and the
 /// Swift layer refuses them before the shim is reached.
-@Suite struct PKCS8IterationCountTests {
+@Suite(.dedicatedThread) struct PKCS8IterationCountTests {
     static let twoToThe31 = 1 << 31
 
     /// A DER EncryptedPrivateKeyInfo, PBES2 with PBKDF2-HMAC-SHA256 at `iterations`, AES-256-CBC,

@@ -1,19 +1,16 @@
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
 
 /// Locations and decoders shared by the tests.
 enum TestSupport {
-    /// The package root: the nearest directory above this file that holds Package.swift.
-    static let packageRoot: URL = VectorSuite.packageRoot(from: URL(fileURLWithPath: #filePath))
-        ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-
     static func vectorFile(_ name: String) throws -> Data {
-        try Data(contentsOf: packageRoot.appendingPathComponent("Vectors").appendingPathComponent(name))
+        try Data(contentsOf: PackageLocations.vectors.appendingPathComponent(name))
     }
 
     static func keyFile(_ name: String) throws -> String {
-        try String(contentsOf: packageRoot.appendingPathComponent("Keys").appendingPathComponent(name), encoding: .utf8)
+        try String(contentsOf: PackageLocations.keys.appendingPathComponent(name), encoding: .utf8)
     }
 
     static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }

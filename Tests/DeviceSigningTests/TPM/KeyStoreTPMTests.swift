@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 @testable import DeviceSigning
@@ -5,7 +6,7 @@ import FetchChannelEmulator
 
 /// A TPM-bound key in the key store: its TSS2 PEM stored like every key file, a record that says
 /// it is TPM-bound, a load that gives a usable signing key, exports of the public key only.
-@Suite struct KeyStoreTPMTests {
+@Suite(.dedicatedThread) struct KeyStoreTPMTests {
     struct RoundTrip: Sendable {
         var keyId = ""
         var modes: [String: Int] = [:]

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 @testable import DeviceSigning
@@ -5,7 +6,7 @@ import FetchChannelEmulator
 
 /// TPM 2.0 keys through OpenSSL's tpm2 provider, against a software TPM each test starts.
 /// Blocking work runs on a thread of its own; the expectations are checked on the test's task.
-@Suite struct TPMKeyTests {
+@Suite(.dedicatedThread) struct TPMKeyTests {
     static let message = Array("device signing through a TPM".utf8)
 
     @Test func generatedKeySignsAndPlainOpenSSLVerifies() async throws {

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
 import Foundation
@@ -77,7 +78,7 @@ enum BackendClient {
     /// Sends `request` exactly as written on a fresh connection and reads one answer.
     static func raw(_ backend: ReferenceBackend, _ request: String) async throws -> RawHTTPResponse {
         let port = backend.baseURL.port ?? 0
-        return try await HTTPTestSupport.onDedicatedThread {
+        return try await DedicatedThreads.run {
             let client = try RawHTTPClient(port: port)
             defer { client.close() }
             return try client.roundTrip(request)

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
 import Foundation
@@ -9,7 +10,7 @@ import FoundationNetworking
 /// Encrypted operations answers (docs/ARCHITECTURE.md, "Encrypted answers"): a dispatch target
 /// registered with an `encryptionKey` gets its operations as a JWE when it asks for
 /// `application/jose`, plain JSON when it asks for JSON, and 406 for anything else.
-@Suite struct ReferenceBackendEncryptionTests {
+@Suite(.dedicatedThread) struct ReferenceBackendEncryptionTests {
     let start: Int64 = 1_700_000_000_000
 
     /// A device registered over HTTP with a signature key and (optionally) an encryption key.

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
 import Foundation
@@ -8,7 +9,7 @@ import FoundationNetworking
 
 /// Registration over HTTP: a device's first dispatch target is open (trust on first use); a
 /// further one needs a Device-Signature of one of that device's dispatch targets.
-@Suite struct ReferenceBackendRegistrationTests {
+@Suite(.dedicatedThread) struct ReferenceBackendRegistrationTests {
     let start: Int64 = 1_700_000_000_000
 
     private func register(_ backend: ReferenceBackend, deviceId: String, key: P256.Signing.PublicKey,

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
 import Foundation
@@ -5,7 +6,7 @@ import Testing
 
 /// The replay cache's per-dispatch-target quota on the wire: 429 with `Retry-After` for the
 /// dispatch target over it, 200 for every other.
-@Suite struct ReferenceBackendReplayQuotaTests {
+@Suite(.dedicatedThread) struct ReferenceBackendReplayQuotaTests {
     @Test func aDispatchTargetOverItsQuotaGets429WithRetryAfterAndOthersAreServed() async throws {
         let start: Int64 = 1_700_000_000_000
         let clock = ManualWallClock(millis: start)

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
 import Foundation
@@ -6,7 +7,7 @@ import Testing
 /// What the backend refuses before a route runs, and how it words refusals so that they tell an
 /// attacker nothing: loopback Host only, JSON bodies only, one Device-Signature field, and no
 /// answer that says whether a dispatch target exists.
-@Suite struct ReferenceBackendRequestGuardTests {
+@Suite(.dedicatedThread) struct ReferenceBackendRequestGuardTests {
     let start: Int64 = 1_700_000_000_000
 
     @Test func onlyRequestsAddressedToLoopbackAreAnswered() async throws {

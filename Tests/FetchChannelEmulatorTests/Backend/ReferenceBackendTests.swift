@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
 import Foundation
@@ -6,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite struct ReferenceBackendTests {
+@Suite(.dedicatedThread) struct ReferenceBackendTests {
     let start: Int64 = 1_700_000_000_000
 
     @Test func registerDispatchFetchRedeemOverHTTP() async throws {

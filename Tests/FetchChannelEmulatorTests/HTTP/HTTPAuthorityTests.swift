@@ -1,7 +1,8 @@
 @testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import Testing
 
-@Suite struct HTTPAuthorityTests {
+@Suite(.dedicatedThread) struct HTTPAuthorityTests {
     @Test(arguments: [
         ("127.0.0.1", true, nil), ("127.0.0.1:8080", true, 8080), ("127.255.0.9:0", true, 0), ("localhost", true, nil),
         ("LOCALHOST:65535", true, 65_535), ("localhost:", true, nil), ("[::1]", true, nil), ("[::1]:443", true, 443),

@@ -1,4 +1,5 @@
 @testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
@@ -245,7 +246,7 @@ extension HTTPServerTests {
             defer { server.stop() }
 
             typealias Observed = (RawHTTPClient.CloseOutcome, [Int])
-            let (refused, afterwards) = try await HTTPTestSupport.onDedicatedThread { () throws -> Observed in
+            let (refused, afterwards) = try await DedicatedThreads.run { () throws -> Observed in
                 let first = try RawHTTPClient(port: address.port)
                 let second = try RawHTTPClient(port: address.port)
                 try first.send(HTTPTestSupport.get("/busy"))
@@ -283,7 +284,7 @@ extension HTTPServerTests {
                 var leftoverOfEvicted: [UInt8] = []
                 var openAtTheEnd = -1
             }
-            let observed = try await HTTPTestSupport.onDedicatedThread { () throws -> Observed in
+            let observed = try await DedicatedThreads.run { () throws -> Observed in
                 var observed = Observed()
                 // Three kept-alive connections, idle after one request each; the first is the oldest.
                 let clients = try (0..<3).map { _ in try RawHTTPClient(port: address.port) }

@@ -1,11 +1,12 @@
 @testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
 
 /// All HTTP server tests run one after another: several measure time, count descriptors of the
 /// whole process, or load both cores, and would disturb each other if run in parallel.
-@Suite(.serialized) struct HTTPServerTests {}
+@Suite(.serialized, .dedicatedThread) struct HTTPServerTests {}
 
 /// Shared helpers for the HTTP server tests.
 enum HTTPTestSupport {
@@ -129,13 +130,6 @@ enum HTTPTestSupport {
         return results.withLock { all in (0..<count).compactMap { all[$0] } }
     }
 
-    /// Runs a blocking `body` (socket I/O) on a thread of its own and awaits its result, so that
-    /// the cooperative pool stays free.
-    static func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
-    }
 
     /// Runs `body` on a dedicated thread and returns at once.
     static func onThread(_ body: @escaping @Sendable () -> Void) {

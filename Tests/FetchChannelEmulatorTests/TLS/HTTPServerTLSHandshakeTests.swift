@@ -1,4 +1,5 @@
 @testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -26,7 +27,7 @@ extension HTTPServerTests {
         @Test func plaintextHTTPGetsNoHTTPAnswerAndTheServerGoesOn() async throws {
             let (server, address, identity) = try Self.startTLSServer()
             defer { server.stop() }
-            let (answer, stillServes) = try await HTTPTestSupport.onDedicatedThread {
+            let (answer, stillServes) = try await DedicatedThreads.run {
                 let client = try RawHTTPClient(port: address.port)
                 try client.send(HTTPTestSupport.get("/health"))
                 let answer = try client.readUntilClose(timeout: .seconds(5))
@@ -40,7 +41,7 @@ extension HTTPServerTests {
         @Test func aClientThatNeverSendsAClientHelloIsClosedAtTheIdleDeadline() async throws {
             let (server, address, identity) = try Self.startTLSServer(idleTimeout: .milliseconds(200))
             defer { server.stop() }
-            let (outcome, stillServes) = try await HTTPTestSupport.onDedicatedThread {
+            let (outcome, stillServes) = try await DedicatedThreads.run {
                 let client = try RawHTTPClient(port: address.port)
                 return (client.waitForClose(timeout: .seconds(10)), try Self.answersOverTLS(address, identity))
             }
@@ -53,7 +54,7 @@ extension HTTPServerTests {
             let (server, address, identity) = try Self.startTLSServer()
             defer { server.stop() }
             let url = address.baseURL.absoluteString + "/health"
-            let result = try await HTTPTestSupport.onDedicatedThread {
+            let result = try await DedicatedThreads.run {
                 try TLSTestSupport.run(TLSTestSupport.curl, ["-sS", "-w", "%{http_code} ", "-k", "--pinnedpubkey",
                                                              identity.pin] + Array(repeating: ["-o", "/dev/null", url],
                                                                                    count: 3).flatMap { $0 })
@@ -69,7 +70,7 @@ extension HTTPServerTests {
             configuration.tlsIdentity = identity
             let (server, address) = try HTTPTestSupport.startServer(configuration)
             defer { server.stop() }
-            let (outcome, served) = try await HTTPTestSupport.onDedicatedThread {
+            let (outcome, served) = try await DedicatedThreads.run {
                 let silent = try RawHTTPClient(port: address.port)
                 _ = HTTPTestSupport.waitUntil { server.statistics.idleConnections == 1 }
                 let served = try Self.answersOverTLS(address, identity)
@@ -85,7 +86,7 @@ extension HTTPServerTests {
             configuration.tlsIdentity = try TLSServerIdentity.generate()
             let (server, address) = try HTTPTestSupport.startServer(configuration)
             defer { server.stop() }
-            let outcome = try await HTTPTestSupport.onDedicatedThread {
+            let outcome = try await DedicatedThreads.run {
                 let client = try RawHTTPClient(port: address.port)
                 // The first bytes of a TLS record header (handshake, TLS 1.0 record version), then nothing.
                 try client.send([0x16, 0x03, 0x01])

@@ -1,4 +1,5 @@
 @testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -19,7 +20,7 @@ extension HTTPServerTests {
             let url = backend.baseURL.absoluteString + "/_emulator/stats"
             #expect(url.hasPrefix("https://127.0.0.1:"))
 
-            let results = try await HTTPTestSupport.onDedicatedThread {
+            let results = try await DedicatedThreads.run {
                 [try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path]),
                  try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path, "--pinnedpubkey", pin]),
                  try TLSTestSupport.curlStatus(url.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
@@ -44,7 +45,7 @@ extension HTTPServerTests {
             let caFile = directory.appendingPathComponent("ca.pem")
             try Data(try #require(backend.tlsCertificateAuthorityPEM).utf8).write(to: caFile)
             let port = try #require(backend.baseURL.port)
-            let result = try await HTTPTestSupport.onDedicatedThread {
+            let result = try await DedicatedThreads.run {
                 try TLSTestSupport.run(TLSTestSupport.openssl, [
                     "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile.path, "-verify_return_error",
                     "-verify_hostname", "localhost", "-servername", "localhost", "-brief"])
@@ -58,7 +59,7 @@ extension HTTPServerTests {
             defer { TLSTestSupport.remove(directory) }
             let certificate = directory.appendingPathComponent("cert.pem").path
             let key = directory.appendingPathComponent("key.pem").path
-            let made = try await HTTPTestSupport.onDedicatedThread {
+            let made = try await DedicatedThreads.run {
                 try TLSTestSupport.run(TLSTestSupport.openssl, [
                     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                     "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=localhost",
@@ -70,7 +71,7 @@ extension HTTPServerTests {
             #expect(backend.tlsCertificateAuthorityPEM == nil)
             let pin = try #require(backend.tlsPin)
             let url = backend.baseURL.absoluteString + "/_emulator/stats"
-            let result = try await HTTPTestSupport.onDedicatedThread {
+            let result = try await DedicatedThreads.run {
                 try TLSTestSupport.curlStatus(url, ["--cacert", certificate, "--pinnedpubkey", pin])
             }
             #expect(result.status == 0 && result.output == "200", "\(result.summary)")
@@ -82,7 +83,7 @@ extension HTTPServerTests {
             let certificate = directory.appendingPathComponent("cert.pem").path
             let otherKey = directory.appendingPathComponent("other.pem").path
             let encryptedKey = directory.appendingPathComponent("encrypted.pem").path
-            let made = try await HTTPTestSupport.onDedicatedThread {
+            let made = try await DedicatedThreads.run {
                 [try TLSTestSupport.run(TLSTestSupport.openssl, [
                     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                     "-keyout", directory.appendingPathComponent("key.pem").path, "-out", certificate,

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
@@ -8,7 +9,7 @@ extension Practices {
     /// The coordinator and the pipeline with the real fetch and redemption clients against the
     /// reference backend (in-process, loopback, on the test's clock): the backend's own counters
     /// say how many requests were made and how often each token was redeemed.
-    @Suite struct CoordinatorAgainstReferenceBackendTests {
+    @Suite(.dedicatedThread) struct CoordinatorAgainstReferenceBackendTests {
         @Test func aThousandMixedTriggersInOneThrottleWindowMakeOneRequest() async throws {
             let device = try ReferenceDevice()
             defer { device.backend.stop() }

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannel
 import FetchChannelEmulator
@@ -11,7 +12,7 @@ import Testing
 /// Endpoints: `operations` (fetch) and `redeem`. The `targets` endpoint is called only by the CLI's
 /// register/rotate, not by these clients. Redemption carries no Device-Signature, so clock skew
 /// does not apply to it.
-@Suite struct FaultMatrixTests {
+@Suite(.dedicatedThread) struct FaultMatrixTests {
     enum Fault: String, CaseIterable, Sendable {
         case delayBeyondTimeout = "delay 8 s (timeout 4 s)"
         case status500 = "500"

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
@@ -8,7 +9,7 @@ import Testing
 /// registration with an encryption key asks for `application/jose` and decrypts; one that cannot
 /// decrypt its answer gets `invalidResponse` (undecryptable) while the other backends' operations
 /// arrive.
-@Suite struct EncryptedFetchAgainstReferenceBackendTests {
+@Suite(.dedicatedThread) struct EncryptedFetchAgainstReferenceBackendTests {
     let deviceId = "device-encrypted"
 
     /// A started backend with a dispatch target for this device, registered with `encryptionKey`.

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
@@ -7,7 +8,7 @@ import Testing
 /// The fetch and redemption clients over the package's transport (libcurl on Linux) against the
 /// reference backend on loopback (port 0, stopped by each test). Clock skew and expiry are set
 /// through the emulator's clock.
-@Suite struct FetchAgainstReferenceBackendTests {
+@Suite(.dedicatedThread) struct FetchAgainstReferenceBackendTests {
     let key: P256.Signing.PrivateKey
     let deviceId = "device-integration"
 
@@ -182,9 +183,9 @@ import Testing
         try slow.injectFault(EmulatorFault(endpoint: .operations, kind: .delay, seconds: 60))
         let started = ContinuousClock.now
         let fetch = Task { await FetchClient().pendingOutOfBandOperations([registration]) }
-        // Cancel once the backend holds the request (yielding, not sleeping; bounded).
+        // Cancel once the backend holds the request (polled, bounded; a yield loop would spin a core).
         while slow.statistics.requests(to: .operations) == 0, ContinuousClock.now - started < .seconds(45) {
-            await Task.yield()
+            try await Task.sleep(for: .milliseconds(2))
         }
         #expect(slow.statistics.requests(to: .operations) == 1)
         fetch.cancel()

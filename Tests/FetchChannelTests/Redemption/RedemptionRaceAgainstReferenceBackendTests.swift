@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
@@ -11,7 +12,7 @@ extension Practices {
     /// after the other. The backend's counters decide: every token redeemed once or, if every
     /// attempt failed, not at all; no redemption request the pipeline did not account for; one
     /// fetch request per fetch. Each interleaving is a new device on one backend.
-    @Suite struct RedemptionRaceAgainstReferenceBackendTests {
+    @Suite(.dedicatedThread) struct RedemptionRaceAgainstReferenceBackendTests {
         static let baseSeed: UInt64 = 0xBAC_6E9D
         static let interleavings = 200
 

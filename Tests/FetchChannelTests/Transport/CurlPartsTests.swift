@@ -1,4 +1,5 @@
 #if os(Linux)
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// The transport's pure parts: header lines in and out, timeouts, and the CURLcode mapping
 /// (codes as libcurl 7.88 numbers them in curl.h).
-@Suite struct CurlPartsTests {
+@Suite(.dedicatedThread) struct CurlPartsTests {
     static func head(_ lines: [String]) -> CurlResponseHead {
         var head = CurlResponseHead()
         for line in lines {

@@ -1,4 +1,5 @@
 #if os(Linux)
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
@@ -8,13 +9,13 @@ import Testing
 /// Real TLS handshakes on loopback: `openssl s_server` with certificates made by `openssl` in a
 /// directory of the suite's own, against the trust of each request. Skipped (saying so) when
 /// `openssl` is not on PATH.
-@Suite(.enabled(if: OpenSSLCommand.isAvailable, "openssl is not on PATH: the TLS handshake tests need it"))
+@Suite(.enabled(if: OpenSSLCommand.isAvailable, "openssl is not on PATH: the TLS handshake tests need it"), .dedicatedThread)
 final class CurlTransportTLSTests {
     let certificates: TestCertificates
     let transport = CurlTransport()
 
     init() async throws {
-        certificates = try await DedicatedThread.run { try TestCertificates.make() }
+        certificates = try await DedicatedThreads.run { try TestCertificates.make() }
     }
 
     deinit {
@@ -25,15 +26,15 @@ final class CurlTransportTLSTests {
     func withServer<T: Sendable>(_ certificate: (certificate: URL, key: URL),
                                  _ body: (OpenSSLTestServer) async throws -> T) async throws -> T {
         let directory = certificates.directory
-        let server = try await DedicatedThread.run {
+        let server = try await DedicatedThreads.run {
             try OpenSSLTestServer(certificate: certificate.certificate, key: certificate.key, in: directory)
         }
         do {
             let result = try await body(server)
-            await DedicatedThread.run { server.stop() }
+            await DedicatedThreads.run { server.stop() }
             return result
         } catch {
-            await DedicatedThread.run { server.stop() }
+            await DedicatedThreads.run { server.stop() }
             throw error
         }
     }

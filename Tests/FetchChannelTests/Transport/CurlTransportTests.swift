@@ -1,4 +1,5 @@
 #if os(Linux)
+import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannelEmulator
 import Foundation
@@ -9,7 +10,7 @@ import Testing
 /// The libcurl transport over plain HTTP on loopback: against the reference backend and against
 /// raw servers that misbehave on purpose. Each test uses a transport of its own, so that its
 /// connection counts are its own; blocking waits run on a ``DedicatedThread``.
-@Suite struct CurlTransportTests {
+@Suite(.dedicatedThread) struct CurlTransportTests {
     let transport = CurlTransport()
 
     static func request(_ url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil,
@@ -80,7 +81,7 @@ import Testing
         // libcurl counts whole milliseconds from the start of the transfer.
         #expect(elapsed >= .milliseconds(298), "not before the timeout: \(elapsed)")
         #expect(elapsed < Self.noHangBound, "the timeout, not a later limit, ended it: \(elapsed)")
-        let closed = await DedicatedThread.run { silent.waitUntil { $0.closedByClient == 1 } }
+        let closed = await DedicatedThreads.run { silent.waitUntil { $0.closedByClient == 1 } }
         #expect(closed, "the timed-out transfer's connection is closed")
     }
 
@@ -89,12 +90,12 @@ import Testing
         defer { silent.stop() }
         let transport = self.transport
         let sending = Task { await transport.send(Self.request(Self.url(silent.port), timeout: .seconds(60))) }
-        let arrived = await DedicatedThread.run { silent.waitUntil(timeout: Self.noHangBound) { $0.requests == 1 } }
+        let arrived = await DedicatedThreads.run { silent.waitUntil(timeout: Self.noHangBound) { $0.requests == 1 } }
         try #require(arrived, "the request reached the server")
         sending.cancel()
         // Measured by the server, on its own thread: the transfer is removed and its connection
         // closed at once, long before the request's 60 s timeout.
-        let closed = await DedicatedThread.run { silent.waitUntil(timeout: .seconds(10)) { $0.closedByClient == 1 } }
+        let closed = await DedicatedThreads.run { silent.waitUntil(timeout: .seconds(10)) { $0.closedByClient == 1 } }
         #expect(closed, "the cancelled transfer's connection is closed at once")
         let result = await sending.value
         #expect(result.failureKind == .cancelled, "\(result)")

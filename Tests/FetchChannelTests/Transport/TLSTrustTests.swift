@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import DeviceSigning
 import Foundation
 import Testing
@@ -6,7 +7,7 @@ import Testing
 
 /// ``TLSTrust`` is validated when it is made: a pin libcurl could never match, or a bundle
 /// without a certificate, is an error at configuration time, not a failed connection later.
-@Suite struct TLSTrustTests {
+@Suite(.dedicatedThread) struct TLSTrustTests {
     static let goodPin = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
 
     @Test func systemIsTheDefault() throws {

@@ -3,7 +3,7 @@ import Testing
 
 extension VectorFileReport {
     /// Records every failure of the report as its own issue (each names its vector case).
-    func recordFailures(sourceLocation: SourceLocation = #_sourceLocation) {
+    public func recordFailures(sourceLocation: SourceLocation = #_sourceLocation) {
         for failure in failures {
             Issue.record(Comment(rawValue: "\(file): \(failure)"), sourceLocation: sourceLocation)
         }
