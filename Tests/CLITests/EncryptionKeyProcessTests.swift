@@ -18,7 +18,8 @@ extension CLISubprocessTests {
         /// record without `encryptionJWK`.
         func makeOldFormat(_ sandbox: CLISandbox, _ keyId: String) throws {
             let recordURL = storeFile(sandbox, keyId + ".json")
-            var record = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: recordURL)) as? [String: Any])
+            let parsed = try JSONSerialization.jsonObject(with: Data(contentsOf: recordURL))
+            var record = try #require(parsed as? [String: Any])
             record["encryptionJWK"] = nil
             let data = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
             try FileManager.default.removeItem(at: recordURL)
@@ -28,7 +29,8 @@ extension CLISubprocessTests {
         }
 
         func show(_ sandbox: CLISandbox, _ keyId: String) async throws -> [String: Any] {
-            let shown = try await sandbox.run(["key", "show", "--json", keyId] + sandbox.storeArguments, passphrase: nil)
+            let shown = try await sandbox.run(["key", "show", "--json", keyId] + sandbox.storeArguments,
+                                              passphrase: nil)
             return try #require(try shown.json() as? [String: Any], "\(shown.summary)")
         }
 
@@ -64,7 +66,7 @@ extension CLISubprocessTests {
             #expect(Set(encryption.keys) == ["kty", "crv", "x", "y", "use"] && encryption["use"] == "enc")
             #expect(encryption["x"] != signing["x"], "the encryption key is never the signing key")
             let text = try await sandbox.run(["key", "show", keyId] + store, passphrase: nil)
-            #expect(text.out.contains("Encryption JWK:   {\"crv\":\"P-256\",\"kty\":\"EC\",\"use\":\"enc\""), "\(text.summary)")
+            #expect(text.out.contains(#"Encryption JWK:   {"crv":"P-256","kty":"EC","use":"enc""#), "\(text.summary)")
             let encryptionJWK = try JWK(jsonRepresentation: JSONSerialization.data(withJSONObject: encryption))
             let publicKey = try P256.KeyAgreement.PublicKey(jwk: encryptionJWK)
 
@@ -93,12 +95,15 @@ extension CLISubprocessTests {
             let privateJWK = try await sandbox.run(["key", "export", "--encryption", "--private", "--format", "jwk",
                                                     keyId] + store)
             #expect(privateJWK.status == 64 && privateJWK.out.isEmpty, "\(privateJWK.summary)")
-            let publicNoEncryption = try await sandbox.run(["key", "export", "--encryption", "--no-encryption", keyId] + store)
+            let publicNoEncryption = try await sandbox.run(["key", "export", "--encryption", "--no-encryption",
+                                                            keyId] + store)
             #expect(publicNoEncryption.status == 64, "\(publicNoEncryption.summary)")
             let wrong = try await sandbox.run(["key", "export", "--encryption", "--private", keyId] + store,
                                               passphrase: "wrong")
-            #expect(wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"), "\(wrong.summary)")
-            let none = try await sandbox.run(["key", "export", "--encryption", "--private", keyId] + store, passphrase: nil)
+            #expect(wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"),
+                    "\(wrong.summary)")
+            let none = try await sandbox.run(["key", "export", "--encryption", "--private", keyId] + store,
+                                             passphrase: nil)
             #expect(none.status == 64 && none.out.isEmpty && none.err.contains("not a terminal"), "\(none.summary)")
 
             // A key made before encryption keys existed: null, and nothing to export yet.

@@ -12,8 +12,9 @@ extension KeyStore {
         let name = Self.encryptionKeyFile(keyId)
         let key = P256.KeyAgreement.PrivateKey(try readPrivateKey(name, passphrase: passphrase, tpm: tpm))
         guard key.publicKey.jwkThumbprint == expected.thumbprint else {
-            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(name)) holds key \(key.publicKey.jwkThumbprint), "
-                                     + "not the encryption key \(expected.thumbprint) of key \(keyId); the file was replaced.")
+            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(name)) holds key "
+                                     + "\(key.publicKey.jwkThumbprint), not the encryption key "
+                                     + "\(expected.thumbprint) of key \(keyId); the file was replaced.")
         }
         return key
     }
@@ -90,7 +91,8 @@ extension KeyStore {
     static func checkEncryptionKey(_ encryptionKey: P256.KeyAgreement.PrivateKey,
                                    for signingKey: P256.Signing.PrivateKey) throws {
         guard encryptionKey.publicKey.jwkThumbprint != signingKey.publicKey.jwkThumbprint else {
-            throw DeviceSigningError(.invalidKey, "An entry's encryption key must be a key of its own, not its signing key.")
+            throw DeviceSigningError(.invalidKey,
+                                     "An entry's encryption key must be a key of its own, not its signing key.")
         }
         guard encryptionKey.isHardwareBound == signingKey.isHardwareBound else {
             throw DeviceSigningError(.invalidKey, "An entry's encryption key is protected as its signing key is: "

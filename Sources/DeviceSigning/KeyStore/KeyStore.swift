@@ -92,7 +92,9 @@ public final class KeyStore: Sendable, CustomStringConvertible {
                 throw DeviceSigningError(.keyAlreadyExists, "Key \(keyId) is already in \(directory.path); update its metadata or delete it first.")
             }
             // Commit order: the private keys, then the record that makes the key present.
-            try encryptionPEM?.withUnsafeBytes { try storage.writeAtomically(Self.encryptionKeyFile(keyId), contents: $0) }
+            try encryptionPEM?.withUnsafeBytes {
+                try storage.writeAtomically(Self.encryptionKeyFile(keyId), contents: $0)
+            }
             try stored.pem.withUnsafeBytes { try storage.writeAtomically(Self.privateKeyFile(keyId), contents: $0) }
             try json.withUnsafeBytes { try storage.writeAtomically(Self.metadataFile(keyId), contents: $0) }
         }
@@ -148,19 +150,23 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         try Self.checkKeyId(keyId)
         let key = try readPrivateKey(Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm)
         guard key.publicKey.jwkThumbprint == keyId else {
-            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(Self.privateKeyFile(keyId))) holds key \(key.publicKey.jwkThumbprint), not \(keyId); the file was renamed or replaced.")
+            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(Self.privateKeyFile(keyId))) holds key "
+                                     + "\(key.publicKey.jwkThumbprint), not \(keyId); the file was renamed or "
+                                     + "replaced.")
         }
         return key
     }
 
     /// The private key in the store's file `name`, with the errors of `load` naming the file.
-    func readPrivateKey(_ name: String, passphrase: SecureBytes?, tpm: TPMConfiguration) throws -> P256.Signing.PrivateKey {
+    func readPrivateKey(_ name: String, passphrase: SecureBytes?,
+                        tpm: TPMConfiguration) throws -> P256.Signing.PrivateKey {
         let text = try storage.readFile(name)
         do {
             return try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
         } catch let error as DeviceSigningError {
             let damaged = error.code == .malformedEncoding || error.code == .invalidKey
-            throw DeviceSigningError(damaged ? .corruptKeyFile : error.code, "\(storage.filePath(name)): \(error.reason)", openSSLErrors: error.openSSLErrors)
+            throw DeviceSigningError(damaged ? .corruptKeyFile : error.code,
+                                     "\(storage.filePath(name)): \(error.reason)", openSSLErrors: error.openSSLErrors)
         }
     }
 

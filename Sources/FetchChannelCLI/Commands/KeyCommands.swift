@@ -113,7 +113,8 @@ enum KeyCommands {
                 ("Device id", metadata.deviceId ?? "-"),
                 ("Server", metadata.server ?? "-"),
                 ("TLS trust", KeyDescription.trust(metadata)),
-                ("Files", "\(store.directory.path)/\(keyId).pem, \(metadata.encryptionJWK == nil ? "" : ".enc.pem, ").json"),
+                ("Files", "\(store.directory.path)/\(keyId).pem, "
+                    + (metadata.encryptionJWK == nil ? "" : ".enc.pem, ") + ".json"),
             ]
             for (name, value) in rows {
                 invocation.standardOutput.line(name + ":" + String(repeating: " ", count: 17 - name.count) + value)
@@ -127,7 +128,14 @@ enum KeyCommands {
     static let export = Command(spec: CommandSpec(
         path: ["key", "export"],
         abstract: "Export a key's public key (or, with --private, the private key) as PEM, JWK or DER.",
-        discussion: "The public key by default (PEM: SubjectPublicKeyInfo; JWK; DER). With --private the private key is exported as PKCS#8 ENCRYPTED PRIVATE KEY (PEM or DER) under the key's passphrase; only with --no-encryption as plain PKCS#8 or a private JWK, which is never printed to a terminal. A private key written to a regular file (> key.pem) makes that file 0600 before anything is written. DER is binary: it is written only when standard output is not a terminal. With --encryption all of this applies to the key's encryption key instead (the key the backend encrypts operations answers to; its public JWK carries \"use\":\"enc\"). --json prints {\"keyId\", \"format\", \"private\", \"encrypted\", \"data\"} (DER as base64).",
+        discussion: "The public key by default (PEM: SubjectPublicKeyInfo; JWK; DER). With --private the private "
+            + "key is exported as PKCS#8 ENCRYPTED PRIVATE KEY (PEM or DER) under the key's passphrase; only with "
+            + "--no-encryption as plain PKCS#8 or a private JWK, which is never printed to a terminal. A private "
+            + "key written to a regular file (> key.pem) makes that file 0600 before anything is written. DER is "
+            + "binary: it is written only when standard output is not a terminal. With --encryption all of this "
+            + "applies to the key's encryption key instead (the key the backend encrypts operations answers to; its "
+            + "public JWK carries \"use\":\"enc\"). --json prints {\"keyId\", \"format\", \"private\", "
+            + "\"encrypted\", \"data\"} (DER as base64).",
         options: [
             CommonOptions.store,
             .value("format", "pem|jwk|der", help: "The output format (default: pem)."),
@@ -162,8 +170,9 @@ enum KeyCommands {
                 + "gets one at its next 'fetchchannel register'")
         }
         if isPrivate, metadata.isHardwareBound {
-            throw CLIFailure("key \(keyId) is bound to a TPM 2.0: its private \(encryption ? "encryption " : "")key never "
-                + "leaves the TPM, so it cannot be exported; export the public key instead (omit --private)")
+            let what = encryption ? "private encryption key" : "private key"
+            throw CLIFailure("key \(keyId) is bound to a TPM 2.0: its \(what) never leaves the TPM, so it cannot "
+                + "be exported; export the public key instead (omit --private)")
         }
 
         var bytes: [UInt8]
@@ -171,7 +180,8 @@ enum KeyCommands {
         if !isPrivate {
             let publicKey = try (encryption ? metadata.encryptionJWK ?? metadata.jwk : metadata.jwk).publicKey()
             switch format {
-            case "jwk": bytes = Array(((encryption ? publicKey.jwk.withUse("enc") : publicKey.jwk).jsonString + "\n").utf8)
+            case "jwk": bytes = Array(((encryption ? publicKey.jwk.withUse("enc") : publicKey.jwk).jsonString
+                                       + "\n").utf8)
             case "der": bytes = Array(publicKey.derRepresentation)
             default: bytes = Array(publicKey.pemRepresentation.utf8)
             }

@@ -196,7 +196,8 @@ struct BackendRouter: Sendable {
         // The encryption key is kept as registered: a PATCH may name it, but only unchanged.
         if body["encryptionKey"] != nil {
             switch Self.publicKey("encryptionKey", in: body) {
-            case .success(let named) where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
+            case .success(let named)
+                where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
                 break
             case .success:
                 return BackendResponses.malformed("encryptionKey is kept as registered; name it unchanged or omit it.")
