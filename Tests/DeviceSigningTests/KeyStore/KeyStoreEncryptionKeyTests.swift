@@ -154,4 +154,30 @@ import Testing
             #expect(loaded.publicKey == encryptionKey.publicKey)
         }
     }
+
+    /// Interrupted at either rename (the key file's, or the record's), the entry stays as it was.
+    @Test(arguments: [".enc.pem", ".json"])
+    func addingAnEncryptionKeyInterruptedLeavesTheEntryAsItWas(interruptedFile: String) throws {
+        try withStore { store, directory in
+            let key = try P256.Signing.PrivateKey()
+            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "phone"),
+                                       passphrase: secret("pass"), kdf: cheap)
+            let record = try Data(contentsOf: directory.appendingPathComponent("\(keyId).json"))
+            store.storage.beforeRename.withLock { hook in
+                hook = { name in if name.hasSuffix(interruptedFile) { throw KeyStoreTests.SimulatedCrash() } }
+            }
+            #expect(throws: KeyStoreTests.SimulatedCrash.self) {
+                try store.addEncryptionKey(keyId, passphrase: secret("pass"), kdf: cheap)
+            }
+            store.storage.beforeRename.withLock { $0 = nil }
+            // The record is untouched: the entry loads as before and has no encryption key.
+            #expect(try Data(contentsOf: directory.appendingPathComponent("\(keyId).json")) == record)
+            #expect(try store.loadEncryptionKey(keyId, passphrase: secret("pass")) == nil)
+            #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
+            // The next attempt replaces the unnamed file and completes.
+            let completed = try store.addEncryptionKey(keyId, passphrase: secret("pass"), kdf: cheap)
+            let loaded = try #require(try store.loadEncryptionKey(keyId, passphrase: secret("pass")))
+            #expect(loaded.publicKey.jwk.withUse("enc") == completed.encryptionJWK)
+        }
+    }
 }
