@@ -61,7 +61,9 @@ enum KeyCommands {
     static let list = Command(spec: CommandSpec(
         path: ["key", "list"],
         abstract: "List the keys in the key store.",
-        discussion: "One line per key: key id, creation time, registration. --json prints an array of {\"keyId\", \"publicJwk\", \"created\", \"protection\", \"dispatchTargetId\", \"deviceId\", \"server\"}.",
+        discussion: "One line per key: key id, creation time, registration. --json prints an array of {\"keyId\", "
+            + "\"publicJwk\", \"encryptionKey\", \"created\", \"protection\", \"dispatchTargetId\", \"deviceId\", "
+            + "\"server\"}.",
         options: [CommonOptions.store, CommonOptions.json]
     )) { invocation in
         let access = KeyStoreAccess(invocation: invocation)
