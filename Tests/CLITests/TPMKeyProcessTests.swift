@@ -71,6 +71,16 @@ extension CLISubprocessTests {
             #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
             #expect(refused.err.contains("never leaves the TPM") && refused.err.contains("cannot be exported"),
                     "\(refused.summary)")
+            // Its encryption key is made in the same TPM: a TSS2 PEM, never exportable either.
+            let encryptionURL = URL(fileURLWithPath: sandbox.store).appendingPathComponent(keyId + ".enc.pem")
+            let encryptionPEM = try String(contentsOf: encryptionURL, encoding: .utf8)
+            #expect(encryptionPEM.hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----"))
+            let record = try #require(try await run(["key", "show", "--json", keyId]).json() as? [String: Any])
+            let encryptionKey = try #require(record["encryptionKey"] as? [String: String], "\(record)")
+            let refusedEncryption = try await run(["key", "export", "--encryption", "--private", "--no-encryption",
+                                                   keyId])
+            #expect(refusedEncryption.status == 1, "\(refusedEncryption.summary)")
+            #expect(refusedEncryption.err.contains("private encryption key never leaves"), "\(refusedEncryption.err)")
 
             // register and fetch with the TPM key, end to end against the reference backend.
             let backend = try ReferenceBackend.start()
@@ -92,8 +102,9 @@ extension CLISubprocessTests {
             let newKeyId = try #require(rotated.lines.first)
             let newRecord = try #require(try await run(["key", "show", "--json", newKeyId]).json() as? [String: Any])
             #expect(newRecord["protection"] as? String == "TPM 2.0 (not exportable)", "\(newRecord)")
+            #expect(newRecord["encryptionKey"] as? [String: String] == encryptionKey, "rotation keeps it")
             let fetchedAgain = try await run(["fetch", "--json"])
-            #expect(fetchedAgain.status == 0, "the rotated TPM key signs: \(fetchedAgain.summary)")
+            #expect(fetchedAgain.status == 0, "the rotated TPM key signs and decrypts: \(fetchedAgain.summary)")
 
             // The TPM gone: the fetch reports deviceProtectionError naming the TCTI, and exits 1.
             tpm.stop()

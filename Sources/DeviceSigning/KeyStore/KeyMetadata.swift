@@ -31,6 +31,12 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
     /// software key. `.tpm2`: a TPM-bound key, whose `kdf` reads `TPM 2.0 (not exportable)`.
     public internal(set) var protection: KeyProtection?
 
+    /// The public JWK (`"use":"enc"`) of the entry's encryption key, the P-256 key the backend
+    /// encrypts operations answers to (docs/ARCHITECTURE.md, "Encrypted answers"); set by the
+    /// store. nil (and absent from older records) until the entry has one: `KeyStore` adds it at
+    /// the next registration.
+    public internal(set) var encryptionJWK: JWK?
+
     /// Whether the private key is held by a TPM (and so can never be exported).
     public var isHardwareBound: Bool { protection?.isHardwareBound ?? false }
 
@@ -45,6 +51,7 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         self.created = Date(timeIntervalSince1970: created.timeIntervalSince1970.rounded(.down))
         self.kdf = nil
         self.protection = nil
+        self.encryptionJWK = nil
     }
 
     /// The public key of the record (checked: on the curve, not infinity).
@@ -97,6 +104,13 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         }
         guard (try? metadata.publicKey()) != nil else {
             throw DeviceSigningError(.corruptKeyFile, "\(file) does not hold a valid P-256 public JWK.")
+        }
+        if let encryption = metadata.encryptionJWK {
+            guard encryption.use == "enc", (try? encryption.publicKey()) != nil,
+                  encryption.thumbprint != metadata.jwk.thumbprint else {
+                throw DeviceSigningError(.corruptKeyFile, "\(file) has an encryptionJWK that is not a P-256 public "
+                                         + "JWK with \"use\":\"enc\" of its own; the file was edited.")
+            }
         }
         guard metadata.keyId == expectedKeyId, metadata.jwk.thumbprint == expectedKeyId else {
             throw DeviceSigningError(.corruptKeyFile, "\(file) describes key \(metadata.jwk.thumbprint), not \(expectedKeyId); the file was renamed or edited.")

@@ -8,10 +8,13 @@ import Foundation
 ///   `PRIVATE KEY` only when the caller asked for it with `allowUnencrypted: true`. For a
 ///   TPM-bound key, its `TSS2 PRIVATE KEY` (useless without that TPM), and the record says
 ///   `"protection": "tpm2"`.
+/// - `<keyId>.enc.pem`: the entry's encryption key (ECDH-ES, never the signing key), protected
+///   exactly as `<keyId>.pem`; the record holds its public JWK (`encryptionJWK`). Entries made
+///   before encryption keys existed have none until `addEncryptionKey` (at registration).
 /// - `<keyId>.json`: the public `KeyMetadata`.
 ///
-/// **A key is present once its `.json` exists.** `save` writes the `.pem` first and the `.json`
-/// second, each atomically (temporary file, fsync, rename, fsync of the directory); `delete`
+/// **A key is present once its `.json` exists.** `save` writes the `.enc.pem`, then the `.pem`,
+/// and the `.json` last, each atomically (temporary file, fsync, rename, fsync of the directory); `delete`
 /// removes the `.json` first. So a crash at any point never leaves a listed key without its
 /// complete private part; it can at most leave an unlisted `.pem`, which `load` still opens and
 /// a later `save` of the same key replaces.
@@ -60,37 +63,39 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     /// unless `allowUnencrypted` is true. Throws `.keyAlreadyExists` when the key is stored
     /// already (use `updateMetadata` or `delete`), `.invalidKey` when `metadata` belongs to
     /// another key, `.invalidKeyDerivation` for a `kdf` outside its limits.
+    ///
+    /// `encryptionKey`, the entry's own key for encrypted answers, is stored in `<keyId>.enc.pem`
+    /// protected exactly as the signing key (a TPM-bound signing key needs a TPM-bound one, a
+    /// software key a software one; `.invalidKey` otherwise, or when it is the signing key).
     @discardableResult
     public func save(_ key: P256.Signing.PrivateKey, metadata: KeyMetadata, passphrase: SecureBytes?,
-                     kdf: KeyDerivation = .default, allowUnencrypted: Bool = false) throws -> String {
+                     kdf: KeyDerivation = .default, allowUnencrypted: Bool = false,
+                     encryptionKey: P256.KeyAgreement.PrivateKey? = nil) throws -> String {
         let keyId = key.publicKey.jwkThumbprint
         guard metadata.keyId == keyId, metadata.jwk == key.publicKey.jwk else {
             throw DeviceSigningError(.invalidKey, "The metadata describes key \(metadata.keyId), not the key being saved (\(keyId)).")
         }
         var record = metadata
-        let pem: SecureBytes
-        if key.isHardwareBound {
-            pem = SecureBytes(Array(try key.tss2PEMRepresentation.utf8))
-            record.kdf = KeyProtection.tpm2.description
-            record.protection = .tpm2
-        } else if let passphrase {
-            // Encrypt before taking the lock: the key derivation is the slow part.
-            pem = SecureBytes(Array(try key.encryptedPEMRepresentation(passphrase: passphrase, kdf: kdf).utf8))
-            record.kdf = "\(kdf), AES-256-CBC"
-        } else {
-            guard allowUnencrypted else {
-                throw DeviceSigningError(.passphraseRequired, "A passphrase is required to save a key. To store it unencrypted (not recommended), pass allowUnencrypted: true.")
-            }
-            pem = try key.pemRepresentation
-            record.kdf = "none (unencrypted)"
+        // Encrypt before taking the lock: the key derivation is the slow part.
+        let stored = try StoredPrivateKey(key, passphrase: passphrase, kdf: kdf, allowUnencrypted: allowUnencrypted)
+        record.kdf = stored.kdf
+        if key.isHardwareBound { record.protection = .tpm2 }
+        let encryptionPEM = try encryptionKey.map { encryptionKey in
+            try Self.checkEncryptionKey(encryptionKey, for: key)
+            record.encryptionJWK = encryptionKey.publicKey.jwk.withUse("enc")
+            return try StoredPrivateKey(encryptionKey.material, passphrase: passphrase, kdf: kdf,
+                                        allowUnencrypted: allowUnencrypted).pem
         }
         let json = try record.encoded()
         try storage.withExclusiveLock {
             guard !storage.exists(Self.metadataFile(keyId)) else {
                 throw DeviceSigningError(.keyAlreadyExists, "Key \(keyId) is already in \(directory.path); update its metadata or delete it first.")
             }
-            // Commit order: the private key, then the record that makes the key present.
-            try pem.withUnsafeBytes { try storage.writeAtomically(Self.privateKeyFile(keyId), contents: $0) }
+            // Commit order: the private keys, then the record that makes the key present.
+            try encryptionPEM?.withUnsafeBytes {
+                try storage.writeAtomically(Self.encryptionKeyFile(keyId), contents: $0)
+            }
+            try stored.pem.withUnsafeBytes { try storage.writeAtomically(Self.privateKeyFile(keyId), contents: $0) }
             try json.withUnsafeBytes { try storage.writeAtomically(Self.metadataFile(keyId), contents: $0) }
         }
         return keyId
@@ -143,19 +148,26 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     public func load(_ keyId: String, passphrase: SecureBytes?,
                      tpm: TPMConfiguration = .environment) throws -> P256.Signing.PrivateKey {
         try Self.checkKeyId(keyId)
-        let file = storage.filePath(Self.privateKeyFile(keyId))
-        let text = try storage.readFile(Self.privateKeyFile(keyId))
-        let key: P256.Signing.PrivateKey
-        do {
-            key = try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
-        } catch let error as DeviceSigningError {
-            let damaged = error.code == .malformedEncoding || error.code == .invalidKey
-            throw DeviceSigningError(damaged ? .corruptKeyFile : error.code, "\(file): \(error.reason)", openSSLErrors: error.openSSLErrors)
-        }
+        let key = try readPrivateKey(Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm)
         guard key.publicKey.jwkThumbprint == keyId else {
-            throw DeviceSigningError(.corruptKeyFile, "\(file) holds key \(key.publicKey.jwkThumbprint), not \(keyId); the file was renamed or replaced.")
+            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(Self.privateKeyFile(keyId))) holds key "
+                                     + "\(key.publicKey.jwkThumbprint), not \(keyId); the file was renamed or "
+                                     + "replaced.")
         }
         return key
+    }
+
+    /// The private key in the store's file `name`, with the errors of `load` naming the file.
+    func readPrivateKey(_ name: String, passphrase: SecureBytes?,
+                        tpm: TPMConfiguration) throws -> P256.Signing.PrivateKey {
+        let text = try storage.readFile(name)
+        do {
+            return try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
+        } catch let error as DeviceSigningError {
+            let damaged = error.code == .malformedEncoding || error.code == .invalidKey
+            throw DeviceSigningError(damaged ? .corruptKeyFile : error.code,
+                                     "\(storage.filePath(name)): \(error.reason)", openSSLErrors: error.openSSLErrors)
+        }
     }
 
     // MARK: Changing
@@ -176,8 +188,9 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Removes the key `keyId` (its record first, then the private key, syncing the directory
-    /// after each). Throws `.keyNotFound` if neither file exists.
+    /// Removes the key `keyId` (its record first, then the private key and its encryption key,
+    /// syncing the directory after each). Throws `.keyNotFound` if neither the record nor the
+    /// private key exists.
     public func delete(_ keyId: String) throws {
         try Self.checkKeyId(keyId)
         try storage.withExclusiveLock {
@@ -185,6 +198,7 @@ public final class KeyStore: Sendable, CustomStringConvertible {
             if removedRecord { try storage.syncDirectory() }
             let removedKey = try storage.remove(Self.privateKeyFile(keyId))
             if removedKey { try storage.syncDirectory() }
+            if try storage.remove(Self.encryptionKeyFile(keyId)) { try storage.syncDirectory() }
             guard removedRecord || removedKey else {
                 throw DeviceSigningError(.keyNotFound, "There is no key \(keyId) in \(directory.path).")
             }
@@ -207,8 +221,9 @@ public final class KeyStore: Sendable, CustomStringConvertible {
 
     static func privateKeyFile(_ keyId: String) -> String { keyId + ".pem" }
     static func metadataFile(_ keyId: String) -> String { keyId + ".json" }
+    static func encryptionKeyFile(_ keyId: String) -> String { keyId + ".enc.pem" }
 
-    private func readMetadata(_ keyId: String) throws -> KeyMetadata {
+    func readMetadata(_ keyId: String) throws -> KeyMetadata {
         let name = Self.metadataFile(keyId)
         let data = try storage.readFile(name).withUnsafeBytes { Data($0) }
         return try KeyMetadata.decode(data, expectedKeyId: keyId, file: storage.filePath(name))

@@ -9,9 +9,17 @@ extension P256.KeyAgreement {
     public struct PrivateKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
         private let key: P256.Signing.PrivateKey
 
-        private init(_ key: P256.Signing.PrivateKey) {
+        /// Adopts `key`'s P-256 material for key agreement only (the key store's encryption key,
+        /// which the store keeps in a file of its own; never a signing key of the store).
+        init(_ key: P256.Signing.PrivateKey) {
             self.key = key
         }
+
+        /// The wrapped material, for the key store to write it as it writes signing keys.
+        var material: P256.Signing.PrivateKey { key }
+
+        /// Whether the private half is held by a TPM (and so is never exportable).
+        public var isHardwareBound: Bool { key.isHardwareBound }
 
         /// The owned OpenSSL key, for the key agreement.
         var backing: EVPKey { key.backing }
@@ -89,7 +97,9 @@ extension P256.KeyAgreement {
         /// The ECDH shared secret Z with `publicKeyShare` (the 32-byte x coordinate of the shared
         /// point, SEC 1 §3.3.1). Secret: feed it to a KDF, never use it as a key directly.
         public func sharedSecretFromKeyAgreement(with publicKeyShare: PublicKey) throws -> SecureBytes {
-            try JWEBackend.sharedSecret(privateKey: backing, publicKey: publicKeyShare.backing)
+            // A TPM key derives in its own library context, on its session's worker.
+            if isHardwareBound { return try backing.sharedSecret(with: publicKeyShare.backing) }
+            return try JWEBackend.sharedSecret(privateKey: backing, publicKey: publicKeyShare.backing)
         }
 
         public var description: String { "P256.KeyAgreement.PrivateKey(keyId: \(publicKey.jwkThumbprint))" }

@@ -12,7 +12,15 @@ enum FetchCommands {
     static let fetch = Command(spec: CommandSpec(
         path: ["fetch"],
         abstract: "Fetch the pending out-of-band operations of every registered key, from all backends at once.",
-        discussion: "Each registration (a key with a dispatch target, server and device id) is asked with its own fresh Device-Signature, concurrently. Prints the operations, oldest first (created, channel, server, token prefix), and one line per failing backend on standard error with its typed error. Exit 0 when every backend answered, 2 when some failed, 1 when all failed. --policy picks the channels: accessibility (default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], \"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis and toleranceMillis.",
+        discussion: "Each registration (a key with a dispatch target, server and device id) is asked with its own "
+            + "fresh Device-Signature, concurrently, with Accept: application/jose;charset=UTF-8: the answer is a "
+            + "JWE to the key's encryption key, decrypted here (a key registered without one asks for "
+            + "application/json). Prints the operations, oldest first (created, channel, server, token prefix), and "
+            + "one line per failing backend on standard error with its typed error. Exit 0 when every backend "
+            + "answered, 2 when some failed, 1 when all failed. --policy picks the channels: accessibility "
+            + "(default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], "
+            + "\"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis "
+            + "and toleranceMillis.",
         options: [
             .value("key", "KEYID", help: "Only this key's registration (repeatable; default: every registered key).", repeatable: true),
             .value("policy", "push-only|accessibility", help: "Which channels to show (default: accessibility)."),
@@ -57,9 +65,20 @@ enum FetchCommands {
                 unusable.append(.networkError(server: serverText, cause: NetworkFailure(.invalidURL, detail: "key \(metadata.keyId) records no usable server and device id")))
                 continue
             }
+            // The registration's encryption key: answers come as application/jose and are decrypted
+            // with it; a key registered without one asks for JSON.
+            let encryptionKey: P256.KeyAgreement.PrivateKey?
+            do {
+                encryptionKey = try store.loadEncryptionKey(metadata.keyId, passphrase: passphrase, tpm: access.tpm)
+            } catch let error as DeviceSigningError {
+                unusable.append(.deviceProtectionError(server: serverText, reason: "the encryption key of key "
+                                                       + "\(metadata.keyId) cannot be used: \(error.reason)"))
+                continue
+            }
             registrations.append(FetchRegistration(server: server, deviceId: deviceId, dispatchTargetId: target,
                                                    signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase),
-                                                   trust: try BackendTrustOptions.stored(metadata)))
+                                                   trust: try BackendTrustOptions.stored(metadata),
+                                                   encryptionKey: encryptionKey))
         }
         invocation.note("Fetching from \(registrations.count) backend\(registrations.count == 1 ? "" : "s")…")
         let client = FetchClient(configuration: FetchClientConfiguration(requestTimeout: .milliseconds(Int64((timeout * 1000).rounded()))))

@@ -17,8 +17,9 @@ enum KeyCommands {
         abstract: "Generate a P-256 device key in the key store and print its key id.",
         discussion: "The private key is stored as PKCS#8 ENCRYPTED PRIVATE KEY (scrypt N=16384, r=8, p=1; "
             + "AES-256-CBC) in <keyId>.pem, the public JWK and metadata in <keyId>.json, both mode 0600 in a 0700 "
-            + "directory. With --tpm the key is made in the TPM and <keyId>.pem holds its TSS2 PRIVATE KEY, which "
-            + "only that TPM can use. The key id is the RFC 7638 JWK thumbprint. "
+            + "directory. The key's own P-256 encryption key (the backend encrypts its answers to it) is stored the "
+            + "same way in <keyId>.enc.pem. With --tpm both keys are made in the TPM and the .pem files hold their "
+            + "TSS2 PRIVATE KEY, which only that TPM can use. The key id is the RFC 7638 JWK thumbprint. "
             + "--json prints {\"keyId\", \"publicJwk\"}.",
         options: [CommonOptions.store, CommonOptions.passphraseFile, noEncryption, tpm, CommonOptions.json]
     )) { invocation in
@@ -38,8 +39,10 @@ enum KeyCommands {
         let store = try access.open(create: true)
         let key = inTPM ? try P256.Signing.PrivateKey(generatingInTPM: access.tpm)
             : try P256.Signing.PrivateKey()
+        let encryptionKey = inTPM ? try P256.KeyAgreement.PrivateKey(generatingInTPM: access.tpm)
+            : try P256.KeyAgreement.PrivateKey()
         let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: passphrase,
-                                   allowUnencrypted: passphrase == nil)
+                                   allowUnencrypted: passphrase == nil, encryptionKey: encryptionKey)
         let metadata = try store.metadata(keyId)
         if invocation.json {
             invocation.standardOutput.line(try JSONOutput.text(["keyId": keyId, "publicJwk": KeyDescription.jwkObject(metadata.jwk)]))
@@ -58,7 +61,9 @@ enum KeyCommands {
     static let list = Command(spec: CommandSpec(
         path: ["key", "list"],
         abstract: "List the keys in the key store.",
-        discussion: "One line per key: key id, creation time, registration. --json prints an array of {\"keyId\", \"publicJwk\", \"created\", \"protection\", \"dispatchTargetId\", \"deviceId\", \"server\"}.",
+        discussion: "One line per key: key id, creation time, registration. --json prints an array of {\"keyId\", "
+            + "\"publicJwk\", \"encryptionKey\", \"created\", \"protection\", \"dispatchTargetId\", \"deviceId\", "
+            + "\"server\"}.",
         options: [CommonOptions.store, CommonOptions.json]
     )) { invocation in
         let access = KeyStoreAccess(invocation: invocation)
@@ -87,7 +92,9 @@ enum KeyCommands {
     static let show = Command(spec: CommandSpec(
         path: ["key", "show"],
         abstract: "Show a key's public JWK, protection and registration.",
-        discussion: "Nothing secret is shown. --json prints the same object as one element of 'key list --json'.",
+        discussion: "Nothing secret is shown: the public JWKs of the signing key and of the encryption key (none for a "
+            + "key made before encryption keys existed, until its next registration). --json prints the same object "
+            + "as one element of 'key list --json'; its encryptionKey is the public JWK (\"use\":\"enc\") or null.",
         options: [CommonOptions.store, CommonOptions.json],
         positionals: [keyIdArgument]
     )) { invocation in
@@ -103,11 +110,13 @@ enum KeyCommands {
                 ("Created", KeyDescription.created(metadata)),
                 ("Protection", metadata.kdf ?? "unknown"),
                 ("Public JWK", metadata.jwk.jsonString),
+                ("Encryption JWK", metadata.encryptionJWK?.jsonString ?? "-"),
                 ("Dispatch target", metadata.dispatchTargetId ?? "-"),
                 ("Device id", metadata.deviceId ?? "-"),
                 ("Server", metadata.server ?? "-"),
                 ("TLS trust", KeyDescription.trust(metadata)),
-                ("Files", "\(store.directory.path)/\(keyId).pem, .json"),
+                ("Files", "\(store.directory.path)/\(keyId).pem, "
+                    + (metadata.encryptionJWK == nil ? "" : ".enc.pem, ") + ".json"),
             ]
             for (name, value) in rows {
                 invocation.standardOutput.line(name + ":" + String(repeating: " ", count: 17 - name.count) + value)
@@ -121,12 +130,20 @@ enum KeyCommands {
     static let export = Command(spec: CommandSpec(
         path: ["key", "export"],
         abstract: "Export a key's public key (or, with --private, the private key) as PEM, JWK or DER.",
-        discussion: "The public key by default (PEM: SubjectPublicKeyInfo; JWK; DER). With --private the private key is exported as PKCS#8 ENCRYPTED PRIVATE KEY (PEM or DER) under the key's passphrase; only with --no-encryption as plain PKCS#8 or a private JWK, which is never printed to a terminal. A private key written to a regular file (> key.pem) makes that file 0600 before anything is written. DER is binary: it is written only when standard output is not a terminal. --json prints {\"keyId\", \"format\", \"private\", \"encrypted\", \"data\"} (DER as base64).",
+        discussion: "The public key by default (PEM: SubjectPublicKeyInfo; JWK; DER). With --private the private "
+            + "key is exported as PKCS#8 ENCRYPTED PRIVATE KEY (PEM or DER) under the key's passphrase; only with "
+            + "--no-encryption as plain PKCS#8 or a private JWK, which is never printed to a terminal. A private "
+            + "key written to a regular file (> key.pem) makes that file 0600 before anything is written. DER is "
+            + "binary: it is written only when standard output is not a terminal. With --encryption all of this "
+            + "applies to the key's encryption key instead (the key the backend encrypts operations answers to; its "
+            + "public JWK carries \"use\":\"enc\"). --json prints {\"keyId\", \"format\", \"private\", "
+            + "\"encrypted\", \"data\"} (DER as base64).",
         options: [
             CommonOptions.store,
             .value("format", "pem|jwk|der", help: "The output format (default: pem)."),
             .flag("private", help: "Export the private key (encrypted unless --no-encryption)."),
             .flag("no-encryption", help: "With --private: export the private key unencrypted."),
+            .flag("encryption", help: "Export the key's encryption key instead of its signing key."),
             CommonOptions.passphraseFile,
             CommonOptions.json,
         ],
@@ -148,17 +165,25 @@ enum KeyCommands {
         let access = KeyStoreAccess(invocation: invocation)
         let store = try access.open(create: false)
         let keyId = try access.resolve(arguments.positionals[0], in: store)
-        if isPrivate, try store.metadata(keyId).isHardwareBound {
-            throw CLIFailure("key \(keyId) is bound to a TPM 2.0: its private key never leaves the TPM, so it cannot "
+        let encryption = arguments.flag("encryption")
+        let metadata = try store.metadata(keyId)
+        if encryption && metadata.encryptionJWK == nil {
+            throw CLIFailure("key \(keyId) has no encryption key yet (it was made before encryption keys existed); it "
+                + "gets one at its next 'fetchchannel register'")
+        }
+        if isPrivate, metadata.isHardwareBound {
+            let what = encryption ? "private encryption key" : "private key"
+            throw CLIFailure("key \(keyId) is bound to a TPM 2.0: its \(what) never leaves the TPM, so it cannot "
                 + "be exported; export the public key instead (omit --private)")
         }
 
         var bytes: [UInt8]
         var encrypted = false
         if !isPrivate {
-            let publicKey = try store.metadata(keyId).publicKey()
+            let publicKey = try (encryption ? metadata.encryptionJWK ?? metadata.jwk : metadata.jwk).publicKey()
             switch format {
-            case "jwk": bytes = Array((publicKey.jwk.jsonString + "\n").utf8)
+            case "jwk": bytes = Array(((encryption ? publicKey.jwk.withUse("enc") : publicKey.jwk).jsonString
+                                       + "\n").utf8)
             case "der": bytes = Array(publicKey.derRepresentation)
             default: bytes = Array(publicKey.pemRepresentation.utf8)
             }
@@ -170,7 +195,14 @@ enum KeyCommands {
             if let problem = invocation.standardOutput.restrictRegularFileToOwner() {
                 throw CLIFailure("cannot restrict the output file to its owner (\(problem)); nothing was written")
             }
-            let (key, storePassphrase) = try access.loadPrivateKey(keyId, from: store)
+            let (key, storePassphrase): (any ExportablePrivateKey, SecureBytes?)
+            if encryption {
+                let (encryptionKey, passphrase) = try access.loadEncryptionKey(keyId, from: store)
+                guard let encryptionKey else { throw CLIFailure("key \(keyId) has no encryption key") }
+                (key, storePassphrase) = (encryptionKey, passphrase)
+            } else {
+                (key, storePassphrase) = try access.loadPrivateKey(keyId, from: store)
+            }
             if unencrypted {
                 let secret: SecureBytes
                 switch format {
@@ -180,11 +212,14 @@ enum KeyCommands {
                 }
                 bytes = secret.copiedBytes(extraCapacity: 1)
                 if format == "jwk" { bytes.append(UInt8(ascii: "\n")) }
-                invocation.note("warning: this is the private key, unencrypted: anyone who reads it can sign as this device.")
+                invocation.note(encryption
+                    ? "warning: this is the private encryption key, unencrypted: anyone who reads it can decrypt this "
+                        + "device's operations."
+                    : "warning: this is the private key, unencrypted: anyone who reads it can sign as this device.")
             } else {
                 let passphrase = try storePassphrase
                     ?? invocation.passphrases.passphrase(for: .protect(what: "the exported private key"))
-                let pem = try key.encryptedPEMRepresentation(passphrase: passphrase)
+                let pem = try key.encryptedPEMRepresentation(passphrase: passphrase, kdf: .default)
                 encrypted = true
                 if format == "der" {
                     let body = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
@@ -260,7 +295,7 @@ enum KeyCommands {
             : try filePassphrase ?? invocation.passphrases.passphrase(for: .protect(what: "the imported key"), allowsNoEncryption: true)
         let store = try KeyStoreAccess(invocation: invocation).open(create: true)
         let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: passphrase,
-                                   allowUnencrypted: passphrase == nil)
+                                   allowUnencrypted: passphrase == nil, encryptionKey: P256.KeyAgreement.PrivateKey())
         if invocation.json {
             invocation.standardOutput.line(try JSONOutput.text(["keyId": keyId, "publicJwk": KeyDescription.jwkObject(key.publicKey.jwk)]))
         } else {

@@ -50,12 +50,26 @@ struct KeyStoreAccess {
     /// Loads a private key, asking for its passphrase only when the key is encrypted. Returns
     /// the key and the passphrase that opened it (nil for an unencrypted key).
     func loadPrivateKey(_ keyId: String, from store: KeyStore) throws -> (P256.Signing.PrivateKey, SecureBytes?) {
+        try withPassphraseIfNeeded(keyId) { try store.load(keyId, passphrase: $0, tpm: tpm) }
+    }
+
+    /// Loads the encryption key of `keyId` as `loadPrivateKey` loads its signing key; nil when the
+    /// entry has none yet.
+    func loadEncryptionKey(_ keyId: String,
+                           from store: KeyStore) throws -> (P256.KeyAgreement.PrivateKey?, SecureBytes?) {
+        try withPassphraseIfNeeded(keyId) { try store.loadEncryptionKey(keyId, passphrase: $0, tpm: tpm) }
+    }
+
+    /// Runs `body` without a passphrase and, when the key turns out to be encrypted, again with
+    /// the one the user gives; returns its result and that passphrase (nil when none was needed).
+    func withPassphraseIfNeeded<Result>(_ keyId: String,
+                                        _ body: (SecureBytes?) throws -> Result) throws -> (Result, SecureBytes?) {
         do {
-            return (try store.load(keyId, passphrase: nil, tpm: tpm), nil)
+            return (try body(nil), nil)
         } catch let error as DeviceSigningError where error.code == .passphraseRequired {
             let passphrase = try invocation.passphrases.passphrase(for: .open(keyId: keyId))
             do {
-                return (try store.load(keyId, passphrase: passphrase), passphrase)
+                return (try body(passphrase), passphrase)
             } catch let error as DeviceSigningError where error.code == .wrongPassphrase {
                 throw CLIFailure("the passphrase does not open key \(keyId); check --passphrase-file or FETCHCHANNEL_PASSPHRASE")
             }
@@ -72,14 +86,18 @@ enum KeyDescription {
         return formatter.string(from: metadata.created)
     }
 
+    /// The members of a public JWK; `use` only when the JWK states it (an encryption key's `"enc"`).
     static func jwkObject(_ jwk: JWK) -> [String: Any] {
-        ["kty": jwk.kty, "crv": jwk.crv, "x": jwk.x, "y": jwk.y]
+        var object: [String: Any] = ["kty": jwk.kty, "crv": jwk.crv, "x": jwk.x, "y": jwk.y]
+        if let use = jwk.use { object["use"] = use }
+        return object
     }
 
     static func jsonObject(_ metadata: KeyMetadata) -> [String: Any] {
         [
             "keyId": metadata.keyId,
             "publicJwk": jwkObject(metadata.jwk),
+            "encryptionKey": JSONOutput.orNull(metadata.encryptionJWK.map(jwkObject)),
             "created": created(metadata),
             "protection": JSONOutput.orNull(metadata.kdf),
             "dispatchTargetId": JSONOutput.orNull(metadata.dispatchTargetId),

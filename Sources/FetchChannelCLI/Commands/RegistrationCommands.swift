@@ -20,7 +20,19 @@ enum RegistrationCommands {
     static let register = Command(spec: CommandSpec(
         path: ["register"],
         abstract: "Register a key with a backend as a dispatch target and store the target id with the key.",
-        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id in the key's metadata. When another key of the store is already registered for the same device at the same backend, the request carries a Device-Signature made with that key (the backend opens a further dispatch target of a known device only to the device itself), and that key's passphrase is needed; otherwise no passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). For an https:// server, --ca-file and --pin say how its certificate is checked (instead of, or besides, the system CAs); the check happens on this request, a failure exits 1 and says why, and the trust is stored with the registration for fetch, rotate and redeem. Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
+        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>, "
+            + "encryptionKey: <the key's encryption key, public JWK with \"use\":\"enc\">} to "
+            + "<server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id "
+            + "in the key's metadata. When another key of the store is already registered for the same device at "
+            + "the same backend, the request carries a Device-Signature made with that key (the backend opens a "
+            + "further dispatch target of a known device only to the device itself), and that key's passphrase is "
+            + "needed; otherwise no passphrase is needed: only public keys are sent. A key made before encryption "
+            + "keys existed first gets its encryption key (stored before the request is sent, protected as the key "
+            + "is: its passphrase is needed). The server must be https:// (http:// only on loopback). For an "
+            + "https:// server, --ca-file and --pin say how its certificate is checked (instead of, or besides, the "
+            + "system CAs); the check happens on this request, a failure exits 1 and says why, and the trust is "
+            + "stored with the registration for fetch, rotate and redeem. Prints the dispatch target id; --json "
+            + "prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
         options: [
             .value("server", "URL", help: "The backend's base URL, e.g. https://backend.example.", required: true),
             .value("device-id", "ID", help: "This device's id at the backend.", required: true),
@@ -48,11 +60,16 @@ enum RegistrationCommands {
             throw CLIFailure("key \(keyId) is already registered as dispatch target \(existing)\(metadata.server.map { " on " + $0 } ?? ""); generate a new key for another registration, or 'rotate' to replace this one")
         }
 
-        let body: [String: Any] = [
+        // A key made before encryption keys existed gets one now, stored before anything is sent.
+        let encryptionJWK = try metadata.encryptionJWK ?? access.withPassphraseIfNeeded(keyId) {
+            try store.addEncryptionKey(keyId, passphrase: $0, tpm: access.tpm)
+        }.0.encryptionJWK
+        var body: [String: Any] = [
             "username": username, "deviceId": deviceId, "name": name,
             "target": deviceId, "dispatcher": "fetchchannel",
             "signatureKey": KeyDescription.jwkObject(metadata.jwk),
         ]
+        if let encryptionJWK { body["encryptionKey"] = KeyDescription.jwkObject(encryptionJWK) }
         var headers: [String: String] = [:]
         if let sibling = try registeredSibling(of: keyId, deviceId: deviceId, server: server, in: store),
            let siblingTarget = sibling.dispatchTargetId {
@@ -112,7 +129,15 @@ enum RegistrationCommands {
     static let rotate = Command(spec: CommandSpec(
         path: ["rotate"],
         abstract: "Replace a registered key: new key, backend update signed with the old key, then delete the old key.",
-        discussion: "Generates a new key (protected with the old key's passphrase), stores it, then PATCHes <server>/nevisfido/token/dispatch/targets/<id> with {signatureKey: <new public JWK>} carrying a Device-Signature made with the OLD key. Only when the backend accepts (2xx) with an answer that names the same dispatch target is the registration moved to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never followed, an answer for another target, no answer) keeps both keys and says which one the backend may hold. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
+        discussion: "Generates a new key (protected with the old key's passphrase), stores it with a copy of the "
+            + "old key's encryption key (the registration keeps its encryption key), then PATCHes "
+            + "<server>/nevisfido/token/dispatch/targets/<id> with {signatureKey: <new public JWK>, encryptionKey: "
+            + "<the unchanged encryption key>} carrying a Device-Signature made with the OLD key. Only when the "
+            + "backend accepts (2xx) with an answer that names the same dispatch target is the registration moved "
+            + "to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never "
+            + "followed, an answer for another target, no answer) keeps both keys and says which one the backend "
+            + "may hold. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", "
+            + "\"server\"}.",
         options: [
             .value("key", "KEYID", help: "The registered key to replace.", required: true),
             CommonOptions.store,
@@ -146,6 +171,8 @@ enum RegistrationCommands {
         newMetadata.serverCAFile = oldMetadata.serverCAFile
         newMetadata.serverPins = oldMetadata.serverPins
         let newKeyId = try store.save(newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
+        // The registration keeps its encryption key: the new entry gets a copy of it.
+        let encryptionJWK = try store.copyEncryptionKey(from: oldKeyId, to: newKeyId).encryptionJWK
         invocation.note("Generated new key \(newKeyId); asking \(server) to replace key \(oldKeyId) of dispatch target \(targetId)…")
 
         // 2. The backend update, signed with the old key.
@@ -153,7 +180,9 @@ enum RegistrationCommands {
         let url = server.appending(path: targetsPath + "/" + BackendURL.segment(targetId))
         let answer: BackendHTTPClient.Answer
         do {
-            answer = try await BackendHTTPClient().send("PATCH", url, json: ["signatureKey": KeyDescription.jwkObject(newKey.publicKey.jwk)],
+            var body: [String: Any] = ["signatureKey": KeyDescription.jwkObject(newKey.publicKey.jwk)]
+            if let encryptionJWK { body["encryptionKey"] = KeyDescription.jwkObject(encryptionJWK) }
+            answer = try await BackendHTTPClient().send("PATCH", url, json: body,
                                                         headers: [DeviceSignatureSigner.headerName: signature], trust: trust)
         } catch let failure as CLIFailure {
             throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds the new key: then delete the old key and register the new one.")

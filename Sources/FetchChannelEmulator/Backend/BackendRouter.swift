@@ -193,6 +193,18 @@ struct BackendRouter: Sendable {
         guard let body = BackendResponses.object(from: request) else {
             return BackendResponses.malformed("The body must be a JSON object with signatureKey.")
         }
+        // The encryption key is kept as registered: a PATCH may name it, but only unchanged.
+        if body["encryptionKey"] != nil {
+            switch Self.publicKey("encryptionKey", in: body) {
+            case .success(let named)
+                where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
+                break
+            case .success:
+                return BackendResponses.malformed("encryptionKey is kept as registered; name it unchanged or omit it.")
+            case .failure(let refusal):
+                return refusal.response
+            }
+        }
         switch Self.signatureKey(in: body) {
         case .success(let key):
             guard state.updateKey(of: id, to: key) else {

@@ -1,0 +1,102 @@
+/// Each entry's encryption key: the P-256 key (ECDH-ES) the backend encrypts the entry's
+/// operations answers to, kept in `<keyId>.enc.pem` beside the signing key and protected the same
+/// way (docs/ARCHITECTURE.md, "Key store" and "Encrypted answers").
+extension KeyStore {
+    /// The encryption key of `keyId`, or nil when the entry has none yet (made before encryption
+    /// keys existed; see `addEncryptionKey`). Needs the passphrase of the signing key and throws
+    /// the errors of `load`; `.corruptKeyFile` when the file's key is not the one the record names.
+    public func loadEncryptionKey(_ keyId: String, passphrase: SecureBytes?,
+                                  tpm: TPMConfiguration = .environment) throws -> P256.KeyAgreement.PrivateKey? {
+        try Self.checkKeyId(keyId)
+        guard let expected = try readMetadata(keyId).encryptionJWK else { return nil }
+        let name = Self.encryptionKeyFile(keyId)
+        let key = P256.KeyAgreement.PrivateKey(try readPrivateKey(name, passphrase: passphrase, tpm: tpm))
+        guard key.publicKey.jwkThumbprint == expected.thumbprint else {
+            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(name)) holds key "
+                                     + "\(key.publicKey.jwkThumbprint), not the encryption key "
+                                     + "\(expected.thumbprint) of key \(keyId); the file was replaced.")
+        }
+        return key
+    }
+
+    /// Gives `keyId` an encryption key if it has none, and returns its record (unchanged when it
+    /// had one). The new key is protected as the signing key is: generated in the TPM of `tpm` for
+    /// a TPM-bound key; else encrypted with `passphrase`, which must open the signing key (checked
+    /// first: `.passphraseRequired`, `.wrongPassphrase`), or unencrypted for an unencrypted key.
+    /// The key file is written before the record that names it, so a failure at any point leaves
+    /// the entry as it was.
+    @discardableResult
+    public func addEncryptionKey(_ keyId: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
+                                 tpm: TPMConfiguration = .environment) throws -> KeyMetadata {
+        let current = try metadata(keyId)
+        if current.encryptionJWK != nil { return current }
+        let encryptionKey: P256.KeyAgreement.PrivateKey
+        var protectingPassphrase: SecureBytes?
+        if current.isHardwareBound {
+            encryptionKey = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm)
+        } else {
+            // Loading the signing key proves the passphrase and tells whether the entry is encrypted.
+            do {
+                _ = try load(keyId, passphrase: nil, tpm: tpm)
+            } catch let error as DeviceSigningError where error.code == .passphraseRequired && passphrase != nil {
+                _ = try load(keyId, passphrase: passphrase, tpm: tpm)
+                protectingPassphrase = passphrase
+            }
+            encryptionKey = try P256.KeyAgreement.PrivateKey()
+        }
+        let stored = try StoredPrivateKey(encryptionKey.material, passphrase: protectingPassphrase, kdf: kdf,
+                                          allowUnencrypted: protectingPassphrase == nil)
+        return try storage.withExclusiveLock {
+            var record = try readMetadata(keyId)
+            if record.encryptionJWK != nil { return record }  // another writer was first
+            record.encryptionJWK = encryptionKey.publicKey.jwk.withUse("enc")
+            let json = try record.encoded()
+            try stored.pem.withUnsafeBytes { try storage.writeAtomically(Self.encryptionKeyFile(keyId), contents: $0) }
+            try json.withUnsafeBytes { try storage.writeAtomically(Self.metadataFile(keyId), contents: $0) }
+            return record
+        }
+    }
+
+    /// Gives `newKeyId` (an entry without an encryption key) the encryption key of `oldKeyId`: a
+    /// byte-for-byte copy of its file, and its public JWK in the record. For a rotation, where the
+    /// new signing key keeps the registration's encryption key; the new entry must be protected
+    /// as the old one (the same passphrase, or both TPM-bound: `.invalidKey` otherwise). Nothing
+    /// is loaded into memory or a TPM. Returns the new record (unchanged when the old entry has
+    /// no encryption key); `.keyAlreadyExists` when `newKeyId` has one already.
+    @discardableResult
+    public func copyEncryptionKey(from oldKeyId: String, to newKeyId: String) throws -> KeyMetadata {
+        try Self.checkKeyId(oldKeyId)
+        try Self.checkKeyId(newKeyId)
+        return try storage.withExclusiveLock {
+            let old = try readMetadata(oldKeyId)
+            var record = try readMetadata(newKeyId)
+            guard let jwk = old.encryptionJWK else { return record }
+            guard record.encryptionJWK == nil else {
+                throw DeviceSigningError(.keyAlreadyExists, "Key \(newKeyId) has an encryption key already.")
+            }
+            guard old.isHardwareBound == record.isHardwareBound else {
+                throw DeviceSigningError(.invalidKey, "Key \(oldKeyId) and key \(newKeyId) are not protected the same "
+                                         + "way (TPM and software); their encryption key cannot be shared.")
+            }
+            let file = try storage.readFile(Self.encryptionKeyFile(oldKeyId))
+            record.encryptionJWK = jwk
+            let json = try record.encoded()
+            try file.withUnsafeBytes { try storage.writeAtomically(Self.encryptionKeyFile(newKeyId), contents: $0) }
+            try json.withUnsafeBytes { try storage.writeAtomically(Self.metadataFile(newKeyId), contents: $0) }
+            return record
+        }
+    }
+
+    /// An entry's encryption key is its own (never the signing key) and as hardware-bound as it.
+    static func checkEncryptionKey(_ encryptionKey: P256.KeyAgreement.PrivateKey,
+                                   for signingKey: P256.Signing.PrivateKey) throws {
+        guard encryptionKey.publicKey.jwkThumbprint != signingKey.publicKey.jwkThumbprint else {
+            throw DeviceSigningError(.invalidKey,
+                                     "An entry's encryption key must be a key of its own, not its signing key.")
+        }
+        guard encryptionKey.isHardwareBound == signingKey.isHardwareBound else {
+            throw DeviceSigningError(.invalidKey, "An entry's encryption key is protected as its signing key is: "
+                                     + "both in the TPM, or both software keys.")
+        }
+    }
+}

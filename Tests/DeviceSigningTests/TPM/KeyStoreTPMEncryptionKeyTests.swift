@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import DeviceSigning
+import FetchChannelEmulator
+
+/// A TPM-bound entry's encryption key is made in the same TPM: stored as its TSS2 blob, never
+/// exportable, and it decrypts a JWE made to its public key.
+@Suite struct KeyStoreTPMEncryptionKeyTests {
+    struct Outcome: Sendable {
+        var pemLabelLine = ""
+        var isHardwareBound = false
+        var decrypted: [UInt8] = []
+        var exportCode: DeviceSigningError.Code?
+        var hasJWK = false
+    }
+
+    @Test func tpmEntryGainsATPMEncryptionKeyThatDecrypts() async throws {
+        guard SoftwareTPM.available(for: "TPM encryption key") else { return }
+        let message = Array(#"{"operations":[]}"#.utf8)
+        let outcome = try await onOwnThread { () throws -> Outcome in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let directory = tpm.directory.appendingPathComponent("keys")
+            let store = try KeyStore(directory: directory)
+            // A TPM without a resource manager holds few objects: the signing key is released here.
+            let keyId = try {
+                let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+                return try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil)
+            }()
+            let record = try store.addEncryptionKey(keyId, passphrase: nil, tpm: tpm.configuration())
+            var outcome = Outcome()
+            outcome.hasJWK = record.encryptionJWK?.use == "enc"
+            let text = try String(contentsOf: directory.appendingPathComponent(keyId + ".enc.pem"), encoding: .utf8)
+            outcome.pemLabelLine = String(text.prefix { $0 != "\n" })
+            let loaded = try #require(try store.loadEncryptionKey(keyId, passphrase: nil, tpm: tpm.configuration()))
+            outcome.isHardwareBound = loaded.isHardwareBound
+            outcome.exportCode = caughtCode { _ = try loaded.pemRepresentation }
+            let jwe = try JWE.encrypt(message, to: loaded.publicKey)
+            outcome.decrypted = Array(try JWE.decrypt(jwe, with: loaded))
+            return outcome
+        }
+        #expect(outcome.hasJWK)
+        #expect(outcome.pemLabelLine == "-----BEGIN TSS2 PRIVATE KEY-----")
+        #expect(outcome.isHardwareBound)
+        #expect(outcome.exportCode == .keyNotExportable)
+        #expect(outcome.decrypted == message)
+    }
+}
