@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import FetchChannelTestSupport
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
@@ -9,7 +10,7 @@ import Testing
 
 /// Each entry's encryption key (`<keyId>.enc.pem`): stored as the signing key is, named by the
 /// record, removed with the entry; an entry made before it existed loads as before and gains one.
-@Suite struct KeyStoreEncryptionKeyTests {
+@Suite(.dedicatedThread) struct KeyStoreEncryptionKeyTests {
     let cheap = KeyStoreFixtures.cheapKDF
 
     func withStore<R>(_ body: (KeyStore, URL) throws -> R) throws -> R {

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 @testable import DeviceSigning
@@ -5,7 +6,7 @@ import FetchChannelEmulator
 
 /// A TPM-bound entry's encryption key is made in the same TPM: stored as its TSS2 blob, never
 /// exportable, and it decrypts a JWE made to its public key.
-@Suite struct KeyStoreTPMEncryptionKeyTests {
+@Suite(.dedicatedThread) struct KeyStoreTPMEncryptionKeyTests {
     struct Outcome: Sendable {
         var pemLabelLine = ""
         var isHardwareBound = false

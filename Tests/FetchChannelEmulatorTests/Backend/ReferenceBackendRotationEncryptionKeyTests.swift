@@ -1,10 +1,11 @@
+import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
 import Foundation
 import Testing
 
 /// A rotation keeps the dispatch target's encryption key: the PATCH may name it, unchanged only.
-@Suite struct ReferenceBackendRotationEncryptionKeyTests {
+@Suite(.dedicatedThread) struct ReferenceBackendRotationEncryptionKeyTests {
     private static func jwkObject(_ jwk: JWK) throws -> [String: String] {
         try #require(try JSONSerialization.jsonObject(with: Data(jwk.jsonString.utf8)) as? [String: String])
     }
