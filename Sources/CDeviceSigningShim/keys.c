@@ -55,12 +55,16 @@ done:
 }
 
 /* Full validation of a freshly built key: point on curve, not infinity, and (for key pairs) the
- * private scalar in range and matching the point. */
+ * private scalar in range and matching the point. A public key gets the quick check (coordinates
+ * in range, on the curve, not infinity): P-256 has cofactor 1, so every such point has the
+ * group's order, and OpenSSL's full check would only add a scalar multiplication proving it
+ * (NIST SP 800-56A's partial validation is full validation there; the invalid-curve defence of
+ * RFC 7518 is the on-curve check). */
 static EVP_PKEY *dss_checked(EVP_PKEY *pkey, int pair) {
     if (pkey == NULL) return NULL;
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
     int ok = 0;
-    if (ctx != NULL) ok = pair ? EVP_PKEY_pairwise_check(ctx) : EVP_PKEY_public_check(ctx);
+    if (ctx != NULL) ok = pair ? EVP_PKEY_pairwise_check(ctx) : EVP_PKEY_public_check_quick(ctx);
     EVP_PKEY_CTX_free(ctx);
     if (ok != 1) {
         EVP_PKEY_free(pkey);
