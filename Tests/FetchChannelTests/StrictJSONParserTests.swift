@@ -55,8 +55,9 @@ import Testing
     }
 
     @Test func sameNamesInSeparateObjectsAreFine() throws {
-        #expect(try parse(#"{"a":{"x":1},"b":{"x":1}}"#).get() == .object(["a": .object(["x": .integer(1)]), "b": .object(["x": .integer(1)])]))
-        #expect(try parse(#"[{"x":1},{"x":2}]"#).get() == .array([.object(["x": .integer(1)]), .object(["x": .integer(2)])]))
+        let one = JSONValue.object(["x": .integer(1)])
+        #expect(try parse(#"{"a":{"x":1},"b":{"x":1}}"#).get() == .object(["a": one, "b": one]))
+        #expect(try parse(#"[{"x":1},{"x":2}]"#).get() == .array([one, .object(["x": .integer(2)])]))
     }
 
     @Test(arguments: [
@@ -69,7 +70,9 @@ import Testing
         #expect(isNotJSON(parse(json)), "\(json.debugDescription): \(parse(json))")
     }
 
-    @Test(arguments: ["01", "-01", "1.", ".5", "-", "1e", "1e+", "+1", "NaN", "Infinity", "-Infinity", "0x10", "1.5.2", "1_000"])
+    @Test(arguments: [
+        "01", "-01", "1.", ".5", "-", "1e", "1e+", "+1", "NaN", "Infinity", "-Infinity", "0x10", "1.5.2", "1_000",
+    ])
     func badNumbersAreRefused(number: String) {
         #expect(isNotJSON(parse(number)), "\(number): \(parse(number))")
         #expect(isNotJSON(parse(#"{"n":\#(number)}"#)), "\(number) in an object")
@@ -118,7 +121,8 @@ import Testing
 
     private func answer(creation: String = "1", extra: String = "", data: String = "null") -> String {
         #"{"operations":[{"creationTimeInEpochMillis":\#(creation),"dispatchChannel":"link",\#(extra)"#
-            + #""payload":{"contentType":"c","version":"1","redeemData":{"token":"t","redeemUrl":"u"},"data":\#(data)}}]}"#
+            + #""payload":{"contentType":"c","version":"1","redeemData":{"token":"t","redeemUrl":"u"},"#
+            + #""data":\#(data)}}]}"#
     }
 
     @Test(arguments: [
@@ -139,9 +143,12 @@ import Testing
     }
 
     @Test func dataIsKeptExactlyAndItsDepthIsBounded() throws {
-        let kept = try PendingOperationsDecoder.decode(Data(answer(data: #"{"n":9007199254740993,"x":[1e2]}"#).utf8), server: "s")
-        #expect(kept.first?.payload.data == .object(["n": .integer(9_007_199_254_740_993), "x": .array([.number(100)])]))
-        #expect(try PendingOperationsDecoder.decode(Data(answer().utf8), server: "s").first?.payload.data == nil, "null is absent")
+        let data = #"{"n":9007199254740993,"x":[1e2]}"#
+        let kept = try PendingOperationsDecoder.decode(Data(answer(data: data).utf8), server: "s")
+        let expected = JSONValue.object(["n": .integer(9_007_199_254_740_993), "x": .array([.number(100)])])
+        #expect(kept.first?.payload.data == expected)
+        let absent = try PendingOperationsDecoder.decode(Data(answer().utf8), server: "s")
+        #expect(absent.first?.payload.data == nil, "null is absent")
         let depth = StrictJSONParser.maximumDepth
         let tooDeep = answer(data: String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
         #expect(throws: PendingOperationsDecoder.InvalidResponse.self) {

@@ -93,7 +93,7 @@ private struct StrictJSONReader {
     private mutating func object(depth: Int) throws(StrictJSONParser.Failure) -> JSONValue {
         guard depth <= StrictJSONParser.maximumDepth else { throw .tooDeep(offset: position) }
         position += 1
-        var members: [String: JSONValue] = [:]
+        var members = [String: JSONValue](minimumCapacity: 8)  // an operation's objects: no regrowth
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             position += 1
@@ -198,9 +198,9 @@ private struct StrictJSONReader {
                 guard let scalar = Unicode.Scalar(unit) else { throw notJSON }
                 return scalar
             }
-            guard peek() == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") else {
-                throw notJSON
-            }
+            let lowFollows = peek() == UInt8(ascii: "\\") && position + 1 < bytes.count
+                && bytes[position + 1] == UInt8(ascii: "u")
+            guard lowFollows else { throw notJSON }
             position += 2
             let low = try hex4()
             guard (0xDC00...0xDFFF).contains(low),
@@ -258,7 +258,9 @@ private struct StrictJSONReader {
         }
         if isInteger, fitsInteger {
             if !negative, magnitude <= UInt64(Int64.max) { return .integer(Int64(magnitude)) }
-            if negative, magnitude <= UInt64(Int64.max) + 1 { return .integer(Int64(truncatingIfNeeded: 0 &- magnitude)) }
+            if negative, magnitude <= UInt64(Int64.max) + 1 {
+                return .integer(Int64(truncatingIfNeeded: 0 &- magnitude))
+            }
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let double = Double(text), double.isFinite else { throw .numberOutOfRange(offset: start) }
