@@ -22,7 +22,9 @@ enum ServerThreads {
         }
         thread.start()
         done.wait()
-        guard let result = outcome.withLock({ $0 }) else { throw BenchmarkError("the backend thread ended without a result") }
+        guard let result = outcome.withLock({ $0 }) else {
+            throw BenchmarkError("the backend thread ended without a result")
+        }
         return try result.get()
     }
 
