@@ -48,13 +48,21 @@ static int dss_fits_int(size_t len) { return len <= (size_t)INT_MAX; }
 
 /* ---- ECDH and the Concat KDF ----------------------------------------------------------------- */
 
-int dss_ecdh_p256_derive(EVP_PKEY *priv, EVP_PKEY *peer, uint8_t *out, size_t out_len) {
-    if (priv == NULL || peer == NULL || out == NULL || out_len != DSS_ECDH_P256_SECRET_BYTES) return 0;
+EVP_PKEY_CTX *dss_ecdh_context(EVP_PKEY *priv) {
+    if (priv == NULL) return NULL;
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, priv, NULL);
-    if (ctx == NULL) return 0;
+    if (ctx == NULL) return NULL;
+    if (EVP_PKEY_derive_init(ctx) != 1) {
+        EVP_PKEY_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+int dss_ecdh_p256_derive(EVP_PKEY_CTX *ctx, EVP_PKEY *peer, uint8_t *out, size_t out_len) {
+    if (ctx == NULL || peer == NULL || out == NULL || out_len != DSS_ECDH_P256_SECRET_BYTES) return 0;
     size_t len = 0;
-    int ok = EVP_PKEY_derive_init(ctx) == 1
-        && EVP_PKEY_derive_set_peer_ex(ctx, peer, 0) == 1
+    int ok = EVP_PKEY_derive_set_peer_ex(ctx, peer, 0) == 1
         && EVP_PKEY_derive(ctx, NULL, &len) == 1
         && len == out_len;
     if (ok) {
@@ -62,7 +70,6 @@ int dss_ecdh_p256_derive(EVP_PKEY *priv, EVP_PKEY *peer, uint8_t *out, size_t ou
         ok = EVP_PKEY_derive(ctx, out, &len) == 1 && len == out_len;
     }
     if (!ok) OPENSSL_cleanse(out, out_len);
-    EVP_PKEY_CTX_free(ctx);
     return ok;
 }
 

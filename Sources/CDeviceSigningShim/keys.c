@@ -55,12 +55,16 @@ done:
 }
 
 /* Full validation of a freshly built key: point on curve, not infinity, and (for key pairs) the
- * private scalar in range and matching the point. */
+ * private scalar in range and matching the point. A public key gets the quick check (coordinates
+ * in range, on the curve, not infinity): P-256 has cofactor 1, so every such point has the
+ * group's order, and OpenSSL's full check would only add a scalar multiplication proving it
+ * (NIST SP 800-56A's partial validation is full validation there; the invalid-curve defence of
+ * RFC 7518 is the on-curve check). */
 static EVP_PKEY *dss_checked(EVP_PKEY *pkey, int pair) {
     if (pkey == NULL) return NULL;
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
     int ok = 0;
-    if (ctx != NULL) ok = pair ? EVP_PKEY_pairwise_check(ctx) : EVP_PKEY_public_check(ctx);
+    if (ctx != NULL) ok = pair ? EVP_PKEY_pairwise_check(ctx) : EVP_PKEY_public_check_quick(ctx);
     EVP_PKEY_CTX_free(ctx);
     if (ok != 1) {
         EVP_PKEY_free(pkey);
@@ -94,6 +98,27 @@ done:
     return result;
 }
 
+/* The P-256 domain parameters as a key without a point, made once and never freed (it lives as
+ * long as the process, like the default provider). A public key is a duplicate of it given the
+ * point: building the group from its name on every import (EVP_PKEY_fromdata) costs about a
+ * third of an ECDH derive, which every JWE's ephemeral key would pay. */
+static CRYPTO_ONCE dss_p256_template_once = CRYPTO_ONCE_STATIC_INIT;
+static EVP_PKEY *dss_p256_template;
+
+static void dss_p256_make_template(void) {
+    OSSL_PARAM params[] = {
+        OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)dss_group_name, 0),
+        OSSL_PARAM_construct_end(),
+    };
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (ctx == NULL) return;
+    if (EVP_PKEY_fromdata_init(ctx) != 1
+        || EVP_PKEY_fromdata(ctx, &dss_p256_template, EVP_PKEY_KEY_PARAMETERS, params) != 1) {
+        dss_p256_template = NULL;
+    }
+    EVP_PKEY_CTX_free(ctx);
+}
+
 EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int allow_compressed) {
     if (point == NULL) return NULL;
     if (point_len == DSS_P256_POINT_BYTES) {
@@ -103,7 +128,21 @@ EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int
     } else {
         return NULL;
     }
-    return dss_checked(dss_p256_fromdata(NULL, point, point_len), 0);
+    if (CRYPTO_THREAD_run_once(&dss_p256_template_once, dss_p256_make_template) != 1 || dss_p256_template == NULL) {
+        return NULL;
+    }
+    EVP_PKEY *pkey = EVP_PKEY_dup(dss_p256_template);
+    if (pkey == NULL) return NULL;
+    /* Decoding the point refuses one off the curve; dss_checked checks again, explicitly. A key
+     * given compressed is kept in the uncompressed form, as every other key (its DER, its JWK). */
+    if (EVP_PKEY_set1_encoded_public_key(pkey, point, point_len) != 1
+        || (point_len == DSS_P256_COMPRESSED_POINT_BYTES
+            && EVP_PKEY_set_utf8_string_param(pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
+                                              OSSL_PKEY_EC_POINT_CONVERSION_FORMAT_UNCOMPRESSED) != 1)) {
+        EVP_PKEY_free(pkey);
+        return NULL;
+    }
+    return dss_checked(pkey, 0);
 }
 
 int dss_p256_is_p256(const EVP_PKEY *pkey) {
@@ -124,13 +163,19 @@ int dss_p256_has_private(const EVP_PKEY *pkey) {
 int dss_p256_public_point(const EVP_PKEY *pkey, uint8_t *out, size_t out_len) {
     if (pkey == NULL || out == NULL || out_len != DSS_P256_POINT_BYTES) return 0;
     /* Ask for the uncompressed form explicitly: a key imported compressed may prefer that form. */
-    EC_GROUP *group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+    EC_GROUP *group = NULL;
     EC_POINT *pub = NULL;
     uint8_t buf[DSS_P256_POINT_BYTES];
     size_t len = 0;
     int ok = 0;
-    if (group == NULL) goto done;
     if (EVP_PKEY_get_octet_string_param(pkey, OSSL_PKEY_PARAM_PUB_KEY, buf, sizeof buf, &len) != 1) goto done;
+    if (len == DSS_P256_POINT_BYTES && buf[0] == 0x04) {   /* already uncompressed: no group needed */
+        memcpy(out, buf, len);
+        ok = 1;
+        goto done;
+    }
+    group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+    if (group == NULL) goto done;
     pub = EC_POINT_new(group);
     if (pub == NULL || EC_POINT_oct2point(group, pub, buf, len, NULL) != 1) goto done;
     if (EC_POINT_point2oct(group, pub, POINT_CONVERSION_UNCOMPRESSED, out, out_len, NULL) != out_len) goto done;

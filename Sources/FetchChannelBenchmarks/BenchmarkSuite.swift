@@ -3,9 +3,10 @@
 public enum BenchmarkSuite: Sendable {
     /// The row names, in order (stable: checks outside the test suite read them).
     public static let rowNames = [
-        "sign", "verify", "device-signature",
+        "sign", "verify", "device-signature", "jwe-decrypt",
         "emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth",
-        "fetch-8-backends", "fetch-client-cpu",
+        "emulator-tls-handshakes",
+        "fetch-8-backends", "fetch-client-cpu", "fetch-client-cpu-tls", "fetch-client-cpu-jwe",
         "keystore-load", "sign-resident-growth",
         "trigger-day-requests", "pipeline-tokens", "tpm-sign",
     ]
@@ -18,7 +19,7 @@ public enum BenchmarkSuite: Sendable {
         /// Requests for the emulator's resident-memory row; nil derives a count from `seconds`.
         public var emulatorRequests: Int?
         /// Only these rows (names from `rowNames`); nil runs every row. Rows measured together
-        /// (sign and verify; the emulator's four; the fetch client's two) run as a group.
+        /// (sign and verify; the emulator's four; the fetch client's four) run as a group.
         public var only: Set<String>?
 
         public init(seconds: Double = 4, signatures: Int = 1_000_000, emulatorRequests: Int? = nil, only: Set<String>? = nil) {
@@ -36,10 +37,16 @@ public enum BenchmarkSuite: Sendable {
         var rows: [BenchmarkRow] = []
         if wanted("sign", "verify") { rows += try SigningBenchmarks.rows(seconds: options.seconds) }
         if wanted("device-signature") { rows.append(try DeviceSignatureBenchmarks.row(seconds: options.seconds)) }
+        if wanted("jwe-decrypt") { rows.append(try JWEDecryptBenchmark.row(seconds: options.seconds)) }
         if wanted("emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth") {
             rows += try EmulatorBenchmarks.rows(.init(seconds: options.seconds, residentRequests: options.emulatorRequests))
         }
-        if wanted("fetch-8-backends", "fetch-client-cpu") { rows += try await FetchBenchmarks.rows() }
+        if wanted("emulator-tls-handshakes") {
+            rows.append(try await TLSHandshakeBenchmark.row(seconds: options.seconds))
+        }
+        if wanted("fetch-8-backends", "fetch-client-cpu", "fetch-client-cpu-tls", "fetch-client-cpu-jwe") {
+            rows += try await FetchBenchmarks.rows(seconds: options.seconds)
+        }
         if wanted("keystore-load") { rows.append(try KeyStoreBenchmarks.loadRow()) }
         if wanted("sign-resident-growth") { rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures)) }
         if wanted("trigger-day-requests") { rows.append(try await TriggerDayBenchmark.row()) }

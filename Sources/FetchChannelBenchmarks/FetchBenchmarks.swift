@@ -7,10 +7,10 @@ import Foundation
 public enum FetchBenchmarks {
     /// `fetch-8-backends`: wall time of one fetch from eight backends, one of which answers after
     /// 300 ms (baseline: the 300 ms delay; target ratio ≤ 1.25, which proves the requests run
-    /// concurrently). `fetch-client-cpu`: client CPU per fetch of 20 operations from one backend
-    /// (process CPU with the fetch client minus process CPU for the same answers fetched by a bare
-    /// socket client with pre-signed requests), target ≤ 200 µs.
-    public static func rows(rounds: Int = 5) async throws -> [BenchmarkRow] {
+    /// concurrently). Then the client CPU rows of ``ClientCPUBenchmark``: `fetch-client-cpu`,
+    /// `fetch-client-cpu-tls` and `fetch-client-cpu-jwe`.
+    /// `seconds` (the suite's measuring time of a rate row) sizes the CPU rows' rounds.
+    public static func rows(rounds: Int = 5, seconds: Double = 4) async throws -> [BenchmarkRow] {
         let delayMillis = 300.0
         var backends: [ReferenceBackend] = []
         defer { backends.forEach { $0.stop() } }
@@ -39,47 +39,10 @@ public enum FetchBenchmarks {
         let wall = Measurement.median(walls)
         let ratio = wall / delayMillis
 
-        let cpu = try await clientCPUPerFetch(backend: backends[0], fetches: 300)
+        let cpuRows = try await ClientCPUBenchmark.rows(fetchesPerRound: max(20, Int(seconds * 50)))
         return [
             BenchmarkRow(name: "fetch-8-backends", value: (wall * 10).rounded() / 10, unit: "ms per fetch (8 backends, one delayed 300 ms)",
                          baseline: delayMillis, ratio: (ratio * 1000).rounded() / 1000, target: "<= 1.25", met: ratio <= 1.25),
-            BenchmarkRow(name: "fetch-client-cpu", value: cpu.client.rounded(), unit: "µs CPU per fetch of 20 operations (≈, see notes)",
-                         baseline: cpu.bare.rounded(), ratio: nil, target: "<= 200 µs", met: cpu.client <= 200),
-        ]
-    }
-
-    private static func clientCPUPerFetch(backend: ReferenceBackend, fetches: Int) async throws -> (client: Double, bare: Double) {
-        let key = try P256.Signing.PrivateKey()
-        let deviceId = "bench-cpu"
-        let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
-        for _ in 0..<20 { try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging", lifetimeSeconds: 3_600) }
-        let registration = FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key)
-        let client = FetchClient()
-        _ = await client.pendingOutOfBandOperations([registration])
-
-        let before = processCPUSeconds()
-        for _ in 0..<fetches {
-            let result = await client.pendingOutOfBandOperations([registration])
-            guard result.operations.count == 20 else { throw BenchmarkError("expected 20 operations, got \(result.operations.count)") }
-        }
-        let withClient = (processCPUSeconds() - before) / Double(fetches)
-
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock())
-        let requests = try (0..<fetches).map { _ in
-            Array("GET /nevisfido/devices/outofbandoperations/\(deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\nDevice-Signature: \(try signer.headerValue())\r\n\r\n".utf8)
-        }
-        let bare = try LoopbackHTTPClient(port: backend.baseURL.port ?? 0)
-        let bareBefore = processCPUSeconds()
-        for request in requests where try bare.roundTrip(request) != 200 {
-            throw BenchmarkError("the bare client's fetch failed")
-        }
-        let serverOnly = (processCPUSeconds() - bareBefore) / Double(fetches)
-        return (max(0, withClient - serverOnly) * 1e6, serverOnly * 1e6)
-    }
-
-    static func processCPUSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        ] + cpuRows
     }
 }

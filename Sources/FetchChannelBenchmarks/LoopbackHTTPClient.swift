@@ -8,6 +8,8 @@ import Glibc
 final class LoopbackHTTPClient {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// The body of the last answer.
+    private(set) var lastBody: [UInt8] = []
 
     init(port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -31,7 +33,7 @@ final class LoopbackHTTPClient {
         close(descriptor)
     }
 
-    /// Sends a request and returns the status of its answer (the body is read and discarded).
+    /// Sends a request and returns the status of its answer (the body is kept in `lastBody`).
     func roundTrip(_ request: [UInt8]) throws -> Int {
         var sent = 0
         while sent < request.count {
@@ -40,7 +42,8 @@ final class LoopbackHTTPClient {
             sent += written
         }
         while true {
-            if let (status, length) = parsedAnswer() {
+            if let (status, headLength, length) = parsedAnswer() {
+                lastBody = Array(buffer[headLength..<length])
                 buffer.removeFirst(length)
                 return status
             }
@@ -51,8 +54,8 @@ final class LoopbackHTTPClient {
         }
     }
 
-    /// (status, total length) once a whole answer with Content-Length is buffered.
-    private func parsedAnswer() -> (Int, Int)? {
+    /// (status, head length, total length) once a whole answer with Content-Length is buffered.
+    private func parsedAnswer() -> (Int, Int, Int)? {
         let terminator: [UInt8] = [13, 10, 13, 10]
         guard buffer.count >= 12, let headEnd = buffer.firstRange(of: terminator)?.upperBound else { return nil }
         let head = String(decoding: buffer[0..<headEnd], as: UTF8.self)
@@ -61,6 +64,6 @@ final class LoopbackHTTPClient {
         for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
             length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
         }
-        return buffer.count >= headEnd + length ? (status, headEnd + length) : nil
+        return buffer.count >= headEnd + length ? (status, headEnd, headEnd + length) : nil
     }
 }

@@ -9,6 +9,22 @@ enum Measurement {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
+    /// CPU seconds of the whole process so far.
+    static func processCPUSeconds() -> Double {
+        cpuSeconds(CLOCK_PROCESS_CPUTIME_ID)
+    }
+
+    /// CPU seconds of the calling thread so far.
+    static func threadCPUSeconds() -> Double {
+        cpuSeconds(CLOCK_THREAD_CPUTIME_ID)
+    }
+
+    private static func cpuSeconds(_ clock: clockid_t) -> Double {
+        var time = timespec()
+        clock_gettime(clock, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// Operations per second of `body`, which performs `batch` operations per call.
     static func rate(batch: Int, minimumSeconds: Double, _ body: () -> Void) -> Double {
         var operations = 0

@@ -27,6 +27,35 @@ extension CLISubprocessTests {
             #expect(result.err.contains("Measuring"), "progress goes to stderr")
         }
 
+        static let newRows = ["jwe-decrypt", "emulator-tls-handshakes", "fetch-client-cpu-tls", "fetch-client-cpu-jwe"]
+
+        /// The rows of the HTTPS and JWE issues, in a short run: each prints in the table and in
+        /// `--json` with its name, a target and the contract's keys (their values are not judged here).
+        @Test func httpsAndJWERowsArePrinted() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let rows = Self.newRows.joined(separator: ",")
+            let json = try await sandbox.run(["bench", "--json", "--seconds", "0.05", "--rows", rows], passphrase: nil)
+            #expect(json.status == 0, "\(json.summary)")
+            let printed = try #require(try json.json() as? [[String: Any]], "\(json.summary)")
+            let names = printed.compactMap { $0["name"] as? String }
+            #expect(names == BenchmarkSuite.rowNames.filter(Self.newRows.contains))
+            for row in printed {
+                #expect(Set(row.keys) == ["name", "value", "unit", "baseline", "ratio", "target", "met"], "\(row)")
+                #expect(row["value"] is NSNumber && row["baseline"] is NSNumber && row["met"] is Bool, "\(row)")
+                #expect((row["target"] as? String)?.isEmpty == false, "\(row)")
+            }
+            let ratios = printed.filter { $0["ratio"] is NSNumber }.compactMap { $0["name"] as? String }
+            #expect(Set(ratios) == ["jwe-decrypt", "emulator-tls-handshakes", "fetch-client-cpu-tls"],
+                    "judged by their ratio")
+            let split = printed.first { $0["name"] as? String == "fetch-client-cpu-jwe" }?["unit"] as? String ?? ""
+            #expect(["signing", "transport", "decryption"].allSatisfy(split.contains), "\(split)")
+
+            let table = try await sandbox.run(["bench", "--seconds", "0.05", "--rows", "jwe-decrypt"], passphrase: nil)
+            #expect(table.status == 0 && table.out.contains("jwe-decrypt") && table.out.contains(">= 0.85"),
+                    "\(table.summary)")
+        }
+
         @Test func unknownRowIsAUsageError() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
@@ -36,7 +65,8 @@ extension CLISubprocessTests {
 
         @Test func everyRowNameIsDocumented() {
             #expect(BenchmarkSuite.rowNames.count == Set(BenchmarkSuite.rowNames).count)
-            for name in ["sign", "verify", "device-signature", "fetch-8-backends", "emulator-fetches"] {
+            let stable = ["sign", "verify", "device-signature", "fetch-8-backends", "emulator-fetches", "fetch-client-cpu"]
+            for name in stable + Self.newRows {
                 #expect(BenchmarkSuite.rowNames.contains(name), "the issue's stable name \(name)")
             }
         }

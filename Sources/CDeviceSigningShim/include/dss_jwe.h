@@ -18,9 +18,15 @@
 #define DSS_CBC_IV_BYTES 16
 #define DSS_AES_BLOCK_BYTES 16
 
-/// ECDH on P-256 (SEC 1 §3.3.1): the 32-byte x coordinate of priv * peer. The peer is not
-/// validated again here: every public key the Swift side builds was checked on import.
-int dss_ecdh_p256_derive(EVP_PKEY *priv, EVP_PKEY *peer, uint8_t *out, size_t out_len);
+/// A derive context of the software key priv, initialised for ECDH: kept by the caller and
+/// lent to one dss_ecdh_p256_derive at a time (creating one costs as much as a small derive).
+EVP_PKEY_CTX *dss_ecdh_context(EVP_PKEY *priv);
+
+/// ECDH on P-256 (SEC 1 §3.3.1) through a context of dss_ecdh_context: the 32-byte x coordinate
+/// of priv * peer. The peer is not validated again here: every public key the Swift side builds
+/// was checked on import (on the curve, not infinity). The context keeps a reference to peer
+/// until its next derive or its release.
+int dss_ecdh_p256_derive(EVP_PKEY_CTX *ctx, EVP_PKEY *peer, uint8_t *out, size_t out_len);
 
 /// The Concat KDF of NIST SP 800-56A §5.8.1 with SHA-256 (OpenSSL's SSKDF): out_len bytes from
 /// the shared secret z and other_info (AlgorithmID || PartyUInfo || PartyVInfo || SuppPubInfo).

@@ -21,6 +21,7 @@ final class EVPKey: @unchecked Sendable {
     let session: TPMSession?
     private let signContexts = ContextPool()
     private let verifyContexts = ContextPool()
+    private let deriveContexts = ContextPool()
 
     /// Takes ownership of `pointer` (freed in deinit). Refuses anything that is not P-256.
     convenience init(takingOwnershipOf pointer: OpaquePointer) throws {
@@ -52,12 +53,13 @@ final class EVPKey: @unchecked Sendable {
         guard let session else {
             signContexts.freeAll()
             verifyContexts.freeAll()
+            deriveContexts.freeAll()
             EVP_PKEY_free(pointer)
             return
         }
         // Freeing a TPM key flushes it from the TPM: a TPM command, so it runs on the worker and
         // is waited for (an exiting process leaves nothing loaded); never if the TPM is gone.
-        let owned = OwnedTPMKey(pointer: pointer, pools: [signContexts, verifyContexts])
+        let owned = OwnedTPMKey(pointer: pointer, pools: [signContexts, verifyContexts, deriveContexts])
         session.worker.release {
             owned.free()
             withExtendedLifetime(session) {}
@@ -107,6 +109,16 @@ final class EVPKey: @unchecked Sendable {
         }
         if result != 1 { OpenSSLErrorQueue.clear() }
         return result == 1
+    }
+
+    /// ECDH of this software key with `peer` (validated when it was built) into `secret` (32
+    /// bytes), through a kept derive context. False on failure, `secret` then zeroed.
+    func deriveP256(with peer: EVPKey, into secret: UnsafeMutableRawBufferPointer) -> Bool {
+        let derived = deriveContexts.with(create: { dss_ecdh_context(pointer) }) { context in
+            dss_ecdh_p256_derive(context, peer.pointer, secret.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                 secret.count) == 1
+        }
+        return derived == true
     }
 
     /// Throws `.keyNotExportable` for a key whose private half never leaves its TPM.

@@ -181,15 +181,8 @@ private struct StrictJSONScanner {
     private mutating func scanEscape() -> Unicode.Scalar? {
         guard let byte = peek() else { return nil }
         position += 1
+        if let character = JSONEscape.character(after: byte) { return character }
         switch byte {
-        case UInt8(ascii: "\""): return "\""
-        case UInt8(ascii: "\\"): return "\\"
-        case UInt8(ascii: "/"): return "/"
-        case UInt8(ascii: "b"): return "\u{08}"
-        case UInt8(ascii: "f"): return "\u{0C}"
-        case UInt8(ascii: "n"): return "\n"
-        case UInt8(ascii: "r"): return "\r"
-        case UInt8(ascii: "t"): return "\t"
         case UInt8(ascii: "u"):
             guard let unit = scanHex4() else { return nil }
             if (0xD800...0xDBFF).contains(unit), peek() == UInt8(ascii: "\\"),
@@ -212,14 +205,7 @@ private struct StrictJSONScanner {
         guard position + 4 <= bytes.count else { return nil }
         var value: UInt32 = 0
         for _ in 0..<4 {
-            let byte = bytes[position]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+            guard let digit = HexDigit.value(bytes[position]) else { return nil }
             value = value << 4 | UInt32(digit)
             position += 1
         }

@@ -151,12 +151,17 @@ public enum FetchErrorMapping {
             let shown = contentType.isEmpty ? "without a Content-Type" : String(contentType.prefix(100))
             return undecryptable("The answer (HTTP \(answer.status)) is \(shown), not the application/jose asked for.")
         }
-        guard let compact = String(data: answer.body, encoding: .utf8) else {
+        // Read as bytes: Foundation's String(data:) and trimmingCharacters go through NSString here.
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        let body = answer.body
+        let start = body.firstIndex { !isSpace($0) } ?? body.endIndex
+        let end = body.lastIndex { !isSpace($0) }.map { body.index(after: $0) } ?? start
+        guard let compact = String(validating: body[start..<max(start, end)], as: UTF8.self) else {
             return undecryptable("The application/jose answer is not UTF-8 text.")
         }
         let plaintext: Data
         do {
-            plaintext = try JWE.decrypt(compact.trimmingCharacters(in: .whitespacesAndNewlines), with: key)
+            plaintext = try JWE.decrypt(compact, with: key)
         } catch {
             return undecryptable("The answer does not decrypt with this registration's encryption key: "
                                  + reason(of: error))

@@ -14,6 +14,13 @@ public enum OperationOrdering {
             return a.identity.origin < b.identity.origin
         }
         var seen = Set<RedemptionIdentity>()
-        return all.filter { seen.insert($0.identity).inserted }
+        // A backend's operations mostly share one redeem URL: its origin is parsed once per text.
+        var origins: [String: String] = [:]
+        return all.filter { operation in
+            let redeemURL = operation.payload.redeemData.redeemUrl
+            let origin = origins[redeemURL] ?? RedemptionIdentity.origin(ofRedeemURL: redeemURL)
+            origins[redeemURL] = origin
+            return seen.insert(RedemptionIdentity(origin: origin, token: operation.token)).inserted
+        }
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 
-/// Decodes a backend's `{"operations":[Op…]}` answer, strictly.
+/// Decodes a backend's `{"operations":[Op…]}` answer, strictly: ``StrictJSONParser`` reads the
+/// text (duplicate member names, depth, numbers and UTF-8 refused as it says), then
+/// ``PendingOperationsAnswerReader`` takes the operations out of the tree.
 ///
 /// Any field of the wrong type, a missing required field (creation time, channel, payload,
 /// content type, version, token, redeem URL), non-JSON, a truncated body or a body above the size
@@ -15,26 +17,13 @@ public enum PendingOperationsDecoder {
         guard body.count <= maximumBodyBytes else {
             throw InvalidResponse("The answer is larger than \(maximumBodyBytes) bytes.")
         }
-        let wire: WireAnswer
-        do {
-            wire = try JSONDecoder().decode(WireAnswer.self, from: body)
-        } catch let error as DecodingError {
-            throw InvalidResponse(describe(error))
+        let root: JSONValue
+        do throws(StrictJSONParser.Failure) {
+            root = try StrictJSONParser.parse(body)
         } catch {
-            throw InvalidResponse("The answer is not JSON.")
+            throw InvalidResponse("The answer is not valid JSON: \(error).")
         }
-        return try wire.operations.enumerated().map { index, operation throws(InvalidResponse) in
-            guard !operation.payload.redeemData.token.isEmpty else {
-                throw InvalidResponse("operations[\(index)].payload.redeemData.token is empty.")
-            }
-            return PendingOutOfBandOperation(
-                creationTimeInEpochMillis: operation.creationTimeInEpochMillis,
-                dispatchChannel: operation.dispatchChannel,
-                payload: operation.payload,
-                additionalInformation: operation.additionalInformation,
-                server: server
-            )
-        }
+        return try PendingOperationsAnswerReader.operations(in: root, server: server)
     }
 
     /// Why an answer was not accepted, in words that name the offending field.
@@ -42,35 +31,5 @@ public enum PendingOperationsDecoder {
         public let reason: String
         public init(_ reason: String) { self.reason = reason }
         public var description: String { reason }
-    }
-
-    private struct WireAnswer: Decodable {
-        let operations: [WireOperation]
-    }
-
-    private struct WireOperation: Decodable {
-        let creationTimeInEpochMillis: Int64
-        let dispatchChannel: DispatchChannel
-        let payload: PendingOutOfBandOperation.Payload
-        let additionalInformation: JSONValue?
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let components = context.codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }
-            let joined = components.joined()
-            return joined.hasPrefix(".") ? String(joined.dropFirst()) : (joined.isEmpty ? "the answer" : joined)
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            let parent = path(context)
-            return "\(parent == "the answer" ? "" : parent + ".")\(key.stringValue) is missing."
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "\(path(context)) has the wrong type."
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "The answer is not valid JSON." : "\(path(context)) is invalid."
-        @unknown default:
-            return "The answer could not be decoded."
-        }
     }
 }

@@ -19,12 +19,16 @@ enum RedeemOriginCheck {
         let origin = BackendOrigin(url: backend)
         var admitted: [PendingOutOfBandOperation] = []
         var foreign: [String] = []
+        // A backend's operations mostly share one redeem URL: each text is parsed and checked once.
+        var verdicts: [String: Bool] = [:]
         for operation in operations {
-            let url = URL(string: operation.payload.redeemData.redeemUrl)
-            if let origin, let url, origin.contains(url) {
+            let text = operation.payload.redeemData.redeemUrl
+            let inside = verdicts[text] ?? URL(string: text).map { url in origin?.contains(url) ?? false } ?? false
+            verdicts[text] = inside
+            if inside {
                 admitted.append(operation)
             } else {
-                foreign.append(place(of: operation.payload.redeemData.redeemUrl, url))
+                foreign.append(place(of: text, URL(string: text)))
             }
         }
         guard !foreign.isEmpty else { return (admitted, nil) }

@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// Where a backend lives: scheme, host, port and the base path its URLs start with. A fetched
@@ -60,11 +61,38 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
 
     private static let defaultPorts = ["https": 443, "http": 80]
 
-    /// Whether no segment of `path` (percent-encoded) is `.` or `..` or hides a separator, once decoded.
+    /// Whether no segment of `path` (percent-encoded) is `.` or `..` or hides a separator, once
+    /// decoded. A `%` not followed by two hex digits, or a segment that decodes to bytes that are
+    /// not UTF-8, is refused, as `removingPercentEncoding` refuses them. Works on the UTF-8 bytes:
+    /// every operation's redeem URL passes here on each fetch.
     private static func isConfined(_ path: String) -> Bool {
-        path.split(separator: "/", omittingEmptySubsequences: true).allSatisfy { segment in
-            guard let decoded = segment.removingPercentEncoding else { return false }
-            return decoded != "." && decoded != ".." && !decoded.contains("/") && !decoded.contains("\\")
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).allSatisfy { segment in
+            guard let decoded = percentDecoded(segment) else { return false }
+            let dot = UInt8(ascii: ".")
+            return decoded != [dot] && decoded != [dot, dot]
+                && !decoded.contains(UInt8(ascii: "/")) && !decoded.contains(UInt8(ascii: "\\"))
         }
     }
+
+    /// The bytes `segment` stands for, or nil when its escapes or the result are not well-formed.
+    private static func percentDecoded(_ segment: String.UTF8View.SubSequence) -> [UInt8]? {
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(segment.count)
+        var index = segment.startIndex
+        while index != segment.endIndex {
+            let byte = segment[index]
+            index = segment.index(after: index)
+            guard byte == UInt8(ascii: "%") else {
+                decoded.append(byte)
+                continue
+            }
+            guard index != segment.endIndex, let high = HexDigit.value(segment[index]) else { return nil }
+            index = segment.index(after: index)
+            guard index != segment.endIndex, let low = HexDigit.value(segment[index]) else { return nil }
+            index = segment.index(after: index)
+            decoded.append(high << 4 | low)
+        }
+        return String(validating: decoded, as: UTF8.self) == nil ? nil : decoded
+    }
+
 }

@@ -28,7 +28,7 @@ enum JWEBackend {
         }
         var ok = false
         let secret = SecureBytes(count: sharedSecretBytes) { out in
-            ok = dss_ecdh_p256_derive(privateKey.pointer, publicKey.pointer, base(out), out.count) == 1
+            ok = privateKey.deriveP256(with: publicKey, into: out)
         }
         guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "The ECDH key agreement failed.") }
         return secret

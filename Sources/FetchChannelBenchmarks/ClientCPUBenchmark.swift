@@ -1,0 +1,179 @@
+import DeviceSigning
+import FetchChannel
+import FetchChannelEmulator
+import Foundation
+
+/// The fetch client's CPU per fetch of 20 operations from one reference backend on loopback:
+/// over plain HTTP (`fetch-client-cpu`), over HTTPS on a kept-alive connection
+/// (`fetch-client-cpu-tls`) and with the answer encrypted to the registration's encryption key
+/// (`fetch-client-cpu-jwe`).
+///
+/// The client's CPU is the process's minus the backend's threads' (``ServerThreads``). Its parts
+/// are measured beside it on the same inputs: signing (one Device-Signature header), decoding
+/// (the answer into operations; decrypting it first with JWE) and the rest, the transport and
+/// the client's bookkeeping. Rounds of the three alternate and each row is the median round.
+enum ClientCPUBenchmark {
+    static let operationsPerAnswer = 20
+
+    private enum Variant: CaseIterable {
+        case plain, tls, jwe
+    }
+
+    /// Microseconds per fetch.
+    private struct Round {
+        var client: Double
+        var server: Double
+        var signing: Double
+        var decoding: Double
+    }
+
+    /// One backend with its registration and the client that fetches from it.
+    private struct Setup {
+        let backend: ReferenceBackend
+        let registration: FetchRegistration
+        let signer: DeviceSignatureSigner
+        let client = FetchClient()
+        /// What the client decodes per fetch: the body as the backend sends it.
+        let decode: @Sendable () throws -> Int
+    }
+
+    static func rows(rounds: Int = 5, fetchesPerRound: Int = 200) async throws -> [BenchmarkRow] {
+        let plainBody = try answerBody()
+        var setups: [Variant: Setup] = [:]
+        defer { setups.values.forEach { $0.backend.stop() } }
+        for variant in Variant.allCases {
+            setups[variant] = try setup(variant, plainBody: plainBody)
+        }
+        var measured: [Variant: [Round]] = [:]
+        for round in 0..<rounds {
+            let order = round % 2 == 0 ? Variant.allCases : Variant.allCases.reversed()
+            for variant in order {
+                guard let setup = setups[variant] else { continue }
+                measured[variant, default: []].append(try await measure(setup, fetches: fetchesPerRound))
+            }
+        }
+        func median(_ variant: Variant) -> Round {
+            let all = measured[variant] ?? []
+            return Round(client: Measurement.median(all.map(\.client)),
+                         server: Measurement.median(all.map(\.server)),
+                         signing: Measurement.median(all.map(\.signing)),
+                         decoding: Measurement.median(all.map(\.decoding)))
+        }
+        let plain = median(.plain)
+        let tls = median(.tls)
+        let jwe = median(.jwe)
+        let tlsRatio = plain.client > 0 ? tls.client / plain.client : 0
+        return [
+            BenchmarkRow(name: "fetch-client-cpu", value: plain.client.rounded(),
+                         unit: "µs CPU per fetch of 20 operations: \(parts(plain, decoding: "decoding"))"
+                             + " (baseline: the backend's CPU per fetch)",
+                         baseline: plain.server.rounded(), ratio: nil, target: "<= 200 µs", met: plain.client <= 200),
+            BenchmarkRow(name: "fetch-client-cpu-tls", value: tls.client.rounded(),
+                         unit: "µs CPU per fetch of 20 operations over HTTPS, connection kept alive: "
+                             + "\(parts(tls, decoding: "decoding")) (baseline: fetch-client-cpu)",
+                         baseline: plain.client.rounded(), ratio: (tlsRatio * 1000).rounded() / 1000, target: "<= 1.3",
+                         met: tlsRatio <= 1.3),
+            BenchmarkRow(name: "fetch-client-cpu-jwe", value: jwe.client.rounded(),
+                         unit: "µs CPU per fetch of 20 operations answered as application/jose (ECDH-ES, A256GCM): "
+                             + "\(parts(jwe, decoding: "decryption and decoding"))"
+                             + " (baseline: the backend's CPU per fetch)",
+                         baseline: jwe.server.rounded(), ratio: nil, target: "<= 200 µs", met: jwe.client <= 200),
+        ]
+    }
+
+    private static func parts(_ round: Round, decoding: String) -> String {
+        let rest = max(0, round.client - round.signing - round.decoding)
+        func shown(_ micros: Double) -> Int { Int(micros.rounded()) }
+        return "signing \(shown(round.signing)), transport and the rest \(shown(rest)), "
+            + "\(decoding) \(shown(round.decoding))"
+    }
+
+    /// The body of a 20-operation answer as the reference backend sends it (plain JSON).
+    static func answerBody() throws -> Data {
+        let backend = try ReferenceBackend.start()
+        defer { backend.stop() }
+        let key = try P256.Signing.PrivateKey()
+        let deviceId = "bench-cpu-body"
+        let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
+        for _ in 0..<operationsPerAnswer {
+            try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging", lifetimeSeconds: 3_600)
+        }
+        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock())
+        let client = try LoopbackHTTPClient(port: backend.baseURL.port ?? 0)
+        let request = "GET /nevisfido/devices/outofbandoperations/\(deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + "Device-Signature: \(try signer.headerValue())\r\n\r\n"
+        guard try client.roundTrip(Array(request.utf8)) == 200 else {
+            throw BenchmarkError("the answer body's fetch failed")
+        }
+        return Data(client.lastBody)
+    }
+
+    private static func setup(_ variant: Variant, plainBody: Data) throws -> Setup {
+        // Each round sends hundreds of requests for one dispatch target, far over a real device's quota.
+        let configuration = ReferenceBackend.Configuration(replayQuotaPerDispatchTarget: 1_000_000)
+        let backend = try ServerThreads.start {
+            try ReferenceBackend.start(configuration, tls: variant == .tls ? .generated : nil)
+        }
+        do {
+            let key = try P256.Signing.PrivateKey()
+            let encryptionKey = variant == .jwe ? try P256.KeyAgreement.PrivateKey() : nil
+            let deviceId = "bench-cpu-\(variant)"
+            let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey,
+                                                            encryptionKey: encryptionKey?.publicKey)
+            for _ in 0..<operationsPerAnswer {
+                try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging", lifetimeSeconds: 3_600)
+            }
+            var trust = TLSTrust.system
+            if let authority = backend.tlsCertificateAuthorityPEM {
+                trust = try TLSTrust(anchors: .pemBundle(Data(authority.utf8)))
+            }
+            let registration = FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target,
+                                                 key: key, trust: trust, encryptionKey: encryptionKey)
+            let decode: @Sendable () throws -> Int
+            if let encryptionKey {
+                let compact = try JWE.encrypt(plainBody, to: encryptionKey.publicKey)
+                decode = {
+                    let plaintext = try JWE.decrypt(compact, with: encryptionKey)
+                    return try PendingOperationsDecoder.decode(plaintext, server: "b").count
+                }
+            } else {
+                decode = { try PendingOperationsDecoder.decode(plainBody, server: "b").count }
+            }
+            let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock())
+            return Setup(backend: backend, registration: registration, signer: signer, decode: decode)
+        } catch {
+            backend.stop()
+            throw error
+        }
+    }
+
+    private static func measure(_ setup: Setup, fetches: Int) async throws -> Round {
+        for _ in 0..<3 { _ = try await fetch(setup) }  // the connection (and its handshake) before the clock
+        let processBefore = Measurement.processCPUSeconds()
+        let serverBefore = ServerThreads.cpuSeconds()
+        for _ in 0..<fetches { _ = try await fetch(setup) }
+        let server = ServerThreads.cpuSeconds() - serverBefore
+        let process = Measurement.processCPUSeconds() - processBefore
+
+        let repetitions = 100
+        let signingBefore = Measurement.threadCPUSeconds()
+        for _ in 0..<repetitions { _ = try setup.signer.headerValue() }
+        let signing = Measurement.threadCPUSeconds() - signingBefore
+        let decodingBefore = Measurement.threadCPUSeconds()
+        for _ in 0..<repetitions where try setup.decode() != operationsPerAnswer {
+            throw BenchmarkError("the answer did not decode to \(operationsPerAnswer) operations")
+        }
+        let decoding = Measurement.threadCPUSeconds() - decodingBefore
+        return Round(client: max(0, process - server) / Double(fetches) * 1e6, server: server / Double(fetches) * 1e6,
+                     signing: signing / Double(repetitions) * 1e6, decoding: decoding / Double(repetitions) * 1e6)
+    }
+
+    private static func fetch(_ setup: Setup) async throws -> Int {
+        let result = await setup.client.pendingOutOfBandOperations([setup.registration])
+        guard result.errors.isEmpty, result.operations.count == operationsPerAnswer else {
+            throw BenchmarkError("expected \(operationsPerAnswer) operations from \(setup.registration.serverName), "
+                                 + "got \(result.operations.count) and errors \(result.errors.map(\.code))")
+        }
+        return result.operations.count
+    }
+}

@@ -1,0 +1,45 @@
+import DeviceSigning
+import Foundation
+
+/// Tells the in-process reference backend's CPU apart from the client's.
+///
+/// A Linux thread inherits its creator's name, so a backend started from a thread named
+/// ``name`` runs its accept and connection threads under that name too; their CPU time is read
+/// from `/proc/self/task/*/schedstat` (nanoseconds). The client's CPU is then the process's
+/// minus theirs, whatever thread (libcurl's, the task pool's) the client's work ran on.
+enum ServerThreads {
+    static let name = "fc-bench-server"
+
+    /// `start`'s result, computed on a new thread named ``name``.
+    static func start<Value: Sendable>(_ start: @escaping @Sendable () throws -> Value) throws -> Value {
+        let outcome = Locked<Result<Value, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            Thread.current.name = name  // set on the running thread: that is what the kernel records
+            let result = Result { try start() }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        guard let result = outcome.withLock({ $0 }) else {
+            throw BenchmarkError("the backend thread ended without a result")
+        }
+        return try result.get()
+    }
+
+    /// CPU seconds used so far by the live threads named ``name``.
+    static func cpuSeconds() -> Double {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        var nanoseconds = 0.0
+        for task in tasks {
+            let directory = "/proc/self/task/\(task)/"
+            guard let comm = try? String(contentsOfFile: directory + "comm", encoding: .utf8),
+                  comm.trimmingCharacters(in: .newlines) == name,
+                  let schedstat = try? String(contentsOfFile: directory + "schedstat", encoding: .utf8),
+                  let running = schedstat.split(separator: " ").first.flatMap({ Double($0) }) else { continue }
+            nanoseconds += running
+        }
+        return nanoseconds / 1e9
+    }
+}
