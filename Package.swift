@@ -24,6 +24,11 @@ let package = Package(
             name: "CDeviceSigningShim",
             dependencies: ["COpenSSL"]
         ),
+        // The benchmark's C baseline loops (EVP_PKEY_sign/verify with a kept context): benchmark only.
+        .target(
+            name: "CBenchmarkShim",
+            dependencies: ["COpenSSL"]
+        ),
         // System libcurl (libcurl4-openssl-dev), for the one HTTP transport; the header only includes curl.h.
         .systemLibrary(
             name: "CCurl",
@@ -52,7 +57,7 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator"],
+            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator", "COpenSSL", "CBenchmarkShim"],
             swiftSettings: strict
         ),
         // The per-file checks of Vectors/ and the Wycheproof suites: run by the tests and by
