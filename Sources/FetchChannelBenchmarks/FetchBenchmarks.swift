@@ -66,7 +66,7 @@ public enum FetchBenchmarks {
 
         let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock())
         let requests = try (0..<fetches).map { _ in
-            Array("GET /nevisfido/devices/outofbandoperations/\(deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\nDevice-Signature: \(try signer.headerValue())\r\n\r\n".utf8)
+            LoopbackHTTPClient.operationsRequest(deviceId: deviceId, signature: try signer.headerValue())
         }
         let bare = try LoopbackHTTPClient(port: backend.baseURL.port ?? 0)
         let bareBefore = processCPUSeconds()

@@ -1,11 +1,12 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// `fetchchannel register` and `fetchchannel rotate`: a key's dispatch target on a backend.
 enum RegistrationCommands {
     static let all = [register, rotate]
 
-    static let targetsPath = BackendHTTPClient.basePath + "/token/dispatch/targets"
+    static let targetsPath = WirePaths.basePath + WirePaths.dispatchTargets
 
     /// This machine's host name from gethostname(2) (no DNS lookup, unlike ProcessInfo.hostName).
     static func hostName() -> String {
@@ -20,7 +21,7 @@ enum RegistrationCommands {
     static let register = Command(spec: CommandSpec(
         path: ["register"],
         abstract: "Register a key with a backend as a dispatch target and store the target id with the key.",
-        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id in the key's metadata. When another key of the store is already registered for the same device at the same backend, the request carries a Device-Signature made with that key (the backend opens a further dispatch target of a known device only to the device itself), and that key's passphrase is needed; otherwise no passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). For an https:// server, --ca-file and --pin say how its certificate is checked (instead of, or besides, the system CAs); the check happens on this request, a failure exits 1 and says why, and the trust is stored with the registration for fetch, rotate and redeem. Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
+        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>} to <server>\(targetsPath) and stores the returned id, the server and the device id in the key's metadata. When another key of the store is already registered for the same device at the same backend, the request carries a Device-Signature made with that key (the backend opens a further dispatch target of a known device only to the device itself), and that key's passphrase is needed; otherwise no passphrase is needed: only the public key is sent. The server must be https:// (http:// only on loopback). For an https:// server, --ca-file and --pin say how its certificate is checked (instead of, or besides, the system CAs); the check happens on this request, a failure exits 1 and says why, and the trust is stored with the registration for fetch, rotate and redeem. Prints the dispatch target id; --json prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
         options: [
             .value("server", "URL", help: "The backend's base URL, e.g. https://backend.example.", required: true),
             .value("device-id", "ID", help: "This device's id at the backend.", required: true),
@@ -112,7 +113,7 @@ enum RegistrationCommands {
     static let rotate = Command(spec: CommandSpec(
         path: ["rotate"],
         abstract: "Replace a registered key: new key, backend update signed with the old key, then delete the old key.",
-        discussion: "Generates a new key (protected with the old key's passphrase), stores it, then PATCHes <server>/nevisfido/token/dispatch/targets/<id> with {signatureKey: <new public JWK>} carrying a Device-Signature made with the OLD key. Only when the backend accepts (2xx) with an answer that names the same dispatch target is the registration moved to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never followed, an answer for another target, no answer) keeps both keys and says which one the backend may hold. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
+        discussion: "Generates a new key (protected with the old key's passphrase), stores it, then PATCHes <server>\(targetsPath)/<id> with {signatureKey: <new public JWK>} carrying a Device-Signature made with the OLD key. Only when the backend accepts (2xx) with an answer that names the same dispatch target is the registration moved to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never followed, an answer for another target, no answer) keeps both keys and says which one the backend may hold. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
         options: [
             .value("key", "KEYID", help: "The registered key to replace.", required: true),
             CommonOptions.store,
