@@ -79,8 +79,8 @@ let package = Package(
         // The command-line tool's parser and commands, as a library so that tests can call them.
         .target(
             name: "FetchChannelCLI",
-            dependencies: ["DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator", "FetchChannelVectors",
-                           "FetchChannelBenchmarks"],
+            dependencies: ["DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator",
+                           "FetchChannelVectors", "FetchChannelBenchmarks"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -112,7 +112,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannel", "FetchChannelWire", "DeviceSigning", "FetchChannelEmulator", "FetchChannelVectors"],
+            dependencies: ["FetchChannel", "FetchChannelWire", "DeviceSigning", "FetchChannelEmulator",
+                           "FetchChannelVectors"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -124,8 +125,8 @@ let package = Package(
         // (the dependency on the executable target makes `swift test` build it first).
         .testTarget(
             name: "CLITests",
-            dependencies: ["FetchChannelCLI", "fetchchannel", "FetchChannelEmulator", "FetchChannelVectors", "DeviceSigning",
-                           "FetchChannelWire"],
+            dependencies: ["FetchChannelCLI", "fetchchannel", "FetchChannelEmulator", "FetchChannelVectors",
+                           "DeviceSigning", "FetchChannelWire"],
             swiftSettings: strict
         ),
     ]

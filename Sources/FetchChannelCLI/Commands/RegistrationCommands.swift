@@ -157,7 +157,7 @@ enum RegistrationCommands {
             answer = try await BackendHTTPClient().send("PATCH", url, json: ["signatureKey": KeyDescription.jwkObject(newKey.publicKey.jwk)],
                                                         headers: [DeviceSignatureSigner.headerName: signature], trust: trust)
         } catch let failure as CLIFailure {
-            throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds the new key: then delete the old key and register the new one.")
+            throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers \(WireErrorCode.invalidSignature), it holds the new key: then delete the old key and register the new one.")
         }
         guard (200..<300).contains(answer.status), answer.object?["id"] as? String == targetId else {
             // 3a. Anything but an acceptance that names this dispatch target: both keys stay.
@@ -181,7 +181,7 @@ enum RegistrationCommands {
     static func rotationNotConfirmed(_ answer: BackendHTTPClient.Answer, oldKeyId: String, newKeyId: String,
                                      targetId: String) -> String {
         let kept = "Both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered)."
-        let check = "Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds"
+        let check = "Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers \(WireErrorCode.invalidSignature), it holds"
             + " the new key: then delete the old key and register the new one."
         switch answer.status {
         case 200..<300:

@@ -387,7 +387,7 @@ struct HTTPRequestParser {
             return HTTPRequestParseError(413, "body of \(length) bytes exceeds \(limits.maxBodyBytes)")
         }
         // RFC 9110 §15.2: no interim answer to an HTTP/1.0 client.
-        expectsContinue = version == .http1_1 && length > 0 && headers.containsToken("100-continue", inField: "Expect")
+        expectsContinue = version == .http1_1 && length > 0 && headers.containsToken("100-continue", inField: WireHeader.expect)
         state = .body(length: length)
         return nil
     }
