@@ -7,6 +7,7 @@ let package = Package(
     name: "FetchChannel",
     products: [
         .library(name: "DeviceSigning", targets: ["DeviceSigning"]),
+        .library(name: "FetchChannelWire", targets: ["FetchChannelWire"]),
         .library(name: "FetchChannel", targets: ["FetchChannel"]),
         .library(name: "FetchChannelEmulator", targets: ["FetchChannelEmulator"]),
         .library(name: "FetchChannelVectors", targets: ["FetchChannelVectors"]),
@@ -22,6 +23,11 @@ let package = Package(
         // The few multi-step OpenSSL operations Swift cannot call cleanly (macros, OSSL_PARAM, ECDSA_SIG juggling).
         .target(
             name: "CDeviceSigningShim",
+            dependencies: ["COpenSSL"]
+        ),
+        // The benchmark's C baseline loops (EVP_PKEY_sign/verify with a kept context): benchmark only.
+        .target(
+            name: "CBenchmarkShim",
             dependencies: ["COpenSSL"]
         ),
         // System libcurl (libcurl4-openssl-dev), for the one HTTP transport; the header only includes curl.h.
@@ -40,32 +46,41 @@ let package = Package(
             dependencies: ["COpenSSL", "CDeviceSigningShim"],
             swiftSettings: strict
         ),
+        // The wire contract the client and the reference backend share: paths, header names, media
+        // types, error codes, the rejection -> status mapping, HTTP-date.
+        .target(
+            name: "FetchChannelWire",
+            dependencies: ["DeviceSigning"],
+            swiftSettings: strict
+        ),
         .target(
             name: "FetchChannel",
-            dependencies: ["DeviceSigning", "CCurl", "CCurlShim"],
+            dependencies: ["DeviceSigning", "FetchChannelWire", "CCurl", "CCurlShim"],
             swiftSettings: strict
         ),
         .target(
             name: "FetchChannelEmulator",
-            dependencies: ["DeviceSigning", "COpenSSL", "CDeviceSigningShim"],
+            dependencies: ["DeviceSigning", "FetchChannelWire", "COpenSSL", "CDeviceSigningShim"],
             swiftSettings: strict
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator"],
+            dependencies: ["DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator", "COpenSSL",
+                           "CBenchmarkShim"],
             swiftSettings: strict
         ),
         // The per-file checks of Vectors/ and the Wycheproof suites: run by the tests and by
         // `fetchchannel vectors verify`.
         .target(
             name: "FetchChannelVectors",
-            dependencies: ["DeviceSigning", "FetchChannel"],
+            dependencies: ["DeviceSigning", "FetchChannelWire", "FetchChannel"],
             swiftSettings: strict
         ),
         // The command-line tool's parser and commands, as a library so that tests can call them.
         .target(
             name: "FetchChannelCLI",
-            dependencies: ["DeviceSigning", "FetchChannel", "FetchChannelEmulator", "FetchChannelVectors", "FetchChannelBenchmarks"],
+            dependencies: ["DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator",
+                           "FetchChannelVectors", "FetchChannelBenchmarks"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -94,24 +109,32 @@ let package = Package(
         ),
         .testTarget(
             name: "DeviceSigningTests",
-            dependencies: ["FetchChannelTestSupport", "DeviceSigning", "FetchChannelVectors", "FetchChannelEmulator", "keystore-crash-child"],
+            dependencies: ["FetchChannelTestSupport", "DeviceSigning", "FetchChannelWire", "FetchChannelVectors",
+                           "FetchChannelEmulator", "keystore-crash-child"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FetchChannelWireTests",
+            dependencies: ["FetchChannelTestSupport", "FetchChannelWire", "DeviceSigning"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannelTestSupport", "FetchChannel", "DeviceSigning", "FetchChannelEmulator", "FetchChannelVectors"],
+            dependencies: ["FetchChannelTestSupport", "FetchChannel", "FetchChannelWire", "DeviceSigning",
+                           "FetchChannelEmulator", "FetchChannelVectors"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "FetchChannelEmulatorTests",
-            dependencies: ["FetchChannelTestSupport", "FetchChannelEmulator", "DeviceSigning"],
+            dependencies: ["FetchChannelTestSupport", "FetchChannelEmulator", "FetchChannelWire", "DeviceSigning"],
             swiftSettings: strict
         ),
         // Parser unit tests, and tests that run the built `fetchchannel` binary as a subprocess
         // (the dependency on the executable target makes `swift test` build it first).
         .testTarget(
             name: "CLITests",
-            dependencies: ["FetchChannelTestSupport", "FetchChannelCLI", "fetchchannel", "FetchChannelEmulator", "FetchChannelVectors", "DeviceSigning"],
+            dependencies: ["FetchChannelTestSupport", "FetchChannelCLI", "fetchchannel", "FetchChannelEmulator",
+                           "FetchChannelVectors", "DeviceSigning", "FetchChannelWire"],
             swiftSettings: strict
         ),
     ]

@@ -72,8 +72,9 @@ require_seconds() {
 # The Swift modules a target links, in dependency order.
 modules_of() {
     case "$1" in
-        pending-operations) echo "DeviceSigning FetchChannel" ;;
-        http-request) echo "DeviceSigning FetchChannelEmulator" ;;
+        pending-operations) echo "DeviceSigning FetchChannelWire FetchChannel" ;;
+        http-request) echo "DeviceSigning FetchChannelWire FetchChannelEmulator" ;;
+        device-signature | http-date) echo "DeviceSigning FetchChannelWire" ;;
         *) echo "DeviceSigning" ;;
     esac
 }
@@ -184,12 +185,13 @@ EOF
     echo "$stamp" >"$out.stamp"
 }
 
-# build_module NAME: Sources/NAME as an instrumented, testable module (whole-module, one object).
+# build_module NAME [STAMP...]: Sources/NAME as an instrumented, testable module (whole-module,
+# one object); the stamps are those of the modules it imports, built before it.
 build_module() {
-    local name="$1" sources stamp deps=""
+    local name="$1" sources stamp
+    shift
     mapfile -t sources < <(swift_sources "$ROOT/Sources/$name")
-    [[ "$name" == DeviceSigning ]] || deps="$OUT/obj/DeviceSigning.o.stamp"
-    stamp="$(digest "${sources[@]}" "$OUT/obj/CDeviceSigningShim.stamp" $deps)"
+    stamp="$(digest "${sources[@]}" "$OUT/obj/CDeviceSigningShim.stamp" "$@")"
     stale "$OUT/obj/$name.o.stamp" "$stamp" || return 0
     echo "== fuzz: compiling $name ($OPT)" >&2
     mkdir -p "$OUT/obj" "$OUT/modules"
@@ -213,7 +215,7 @@ build_target_locked() {
     local target="$1" module objects=() stamps=() sources stamp binary
     build_shim
     for module in $(modules_of "$target"); do
-        build_module "$module"
+        build_module "$module" "${stamps[@]}"
         objects+=("$OUT/obj/$module.o")
         stamps+=("$OUT/obj/$module.o.stamp")
     done

@@ -140,22 +140,3 @@ int dss_verify_digest_raw(EVP_PKEY_CTX *ctx, const uint8_t *digest, size_t diges
     int rc = EVP_PKEY_verify(ctx, der, der_len, digest, digest_len);
     return rc == 1 ? 1 : (rc == 0 ? 0 : -1);
 }
-
-long dss_bench_sign(EVP_PKEY_CTX *ctx, const uint8_t *digest, long iterations) {
-    long done = 0;
-    uint8_t der[DSS_ECDSA_DER_MAX_BYTES];
-    for (long i = 0; i < iterations; i++) {
-        size_t der_len = sizeof der;
-        if (EVP_PKEY_sign(ctx, der, &der_len, digest, DSS_SHA256_BYTES) == 1) done++;
-    }
-    return done;
-}
-
-long dss_bench_verify(EVP_PKEY_CTX *ctx, const uint8_t *digest, const uint8_t *der, size_t der_len,
-                      long iterations) {
-    long done = 0;
-    for (long i = 0; i < iterations; i++) {
-        if (EVP_PKEY_verify(ctx, der, der_len, digest, DSS_SHA256_BYTES) == 1) done++;
-    }
-    return done;
-}

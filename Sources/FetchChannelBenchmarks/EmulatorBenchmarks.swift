@@ -40,9 +40,7 @@ public enum EmulatorBenchmarks {
         let makeRequests = { (client: Int, count: Int) -> [[UInt8]] in
             let (deviceId, signer) = devices[client]
             return (0..<count).compactMap { _ in
-                (try? signer.headerValue()).map {
-                    Array("GET /nevisfido/devices/outofbandoperations/\(deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\nDevice-Signature: \($0)\r\n\r\n".utf8)
-                }
+                (try? signer.headerValue()).map { LoopbackHTTPClient.operationsRequest(deviceId: deviceId, signature: $0) }
             }
         }
 

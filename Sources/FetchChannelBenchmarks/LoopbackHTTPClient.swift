@@ -1,3 +1,4 @@
+import FetchChannelWire
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -27,6 +28,13 @@ final class LoopbackHTTPClient {
         }
         var one: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// The bytes of a signed pending-operations request for `deviceId` at the default path.
+    static func operationsRequest(deviceId: String, signature: String) -> [UInt8] {
+        let path = FetchPaths.default.pendingOperationsPath(deviceId: deviceId)
+        return Array(("GET \(path) HTTP/1.1\r\n\(WireHeader.host): 127.0.0.1\r\n"
+            + "\(WireHeader.deviceSignature): \(signature)\r\n\r\n").utf8)
     }
 
     deinit {

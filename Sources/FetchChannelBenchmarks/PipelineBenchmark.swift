@@ -1,4 +1,5 @@
 import FetchChannel
+import FetchChannelWire
 import Foundation
 
 /// The redemption pipeline's own cost: the dedupe check and the bookkeeping per token (begin, a
@@ -67,7 +68,7 @@ enum PipelineBenchmark {
     /// Tokens/s through `RedemptionPipeline.redeem(_:)` (each awaited in turn) with an instant redeemer.
     static func actorRate(pool: [String], answer: RedeemedOperation, seconds: Double) async -> Double {
         let payloads = pool.map {
-            PendingOutOfBandOperation.Payload(contentType: "application/json", version: "1",
+            PendingOutOfBandOperation.Payload(contentType: WireMediaType.json, version: "1",
                                               redeemData: .init(token: $0, redeemUrl: "https://backend.example/redeem"))
         }
         let pipeline = RedemptionPipeline(redeemer: InstantRedeemer(answer: answer))

@@ -1,6 +1,7 @@
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
+import FetchChannelWire
 import Foundation
 
 /// A scripted day of triggers replayed through a ``FetchCoordinator`` against the reference
@@ -64,7 +65,7 @@ enum TriggerDayBenchmark {
             case .push:
                 let operation = try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging")
                 pushed.append(operation.token)
-                trigger = .incoming(.pushNotification, .init(contentType: "application/json", version: "1",
+                trigger = .incoming(.pushNotification, .init(contentType: WireMediaType.json, version: "1",
                                                              redeemData: .init(token: operation.token, redeemUrl: operation.redeemURL)))
             case .foreground:
                 trigger = .foreground

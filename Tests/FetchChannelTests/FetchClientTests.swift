@@ -1,5 +1,6 @@
 import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 import Testing
 

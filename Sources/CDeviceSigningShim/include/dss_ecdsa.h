@@ -38,11 +38,4 @@ int dss_ecdsa_der_to_raw(const uint8_t *der, size_t der_len, uint8_t *raw_out, s
 int dss_ecdsa_raw_to_der(const uint8_t *raw, size_t raw_len,
                          uint8_t *der_out, size_t der_cap, size_t *der_len);
 
-/// The C baseline of the benchmark: `iterations` EVP_PKEY_sign / EVP_PKEY_verify calls on one
-/// digest with a kept context, as a program written directly against OpenSSL would do.
-/// Returns the number of successful operations.
-long dss_bench_sign(EVP_PKEY_CTX *ctx, const uint8_t *digest, long iterations);
-long dss_bench_verify(EVP_PKEY_CTX *ctx, const uint8_t *digest, const uint8_t *der, size_t der_len,
-                      long iterations);
-
 #endif

@@ -9,54 +9,11 @@ public enum ClockSkewClassification: Sendable, Hashable {
     case probable(ClockSkew)
     case notSkew
 
-    /// The error code a backend uses for a creation time outside its tolerance.
-    public static let clockSkewErrorCode = "CLOCK_SKEW_TOO_BIG"
-
     /// The skew, for either kind of skew.
     public var clockSkew: ClockSkew? {
         switch self {
         case .definite(let skew), .probable(let skew): skew
         case .notSkew: nil
         }
-    }
-
-    /// Classifies one answer.
-    ///
-    /// - Definite: status ≥ 400 and a JSON body whose `errorCode` is `CLOCK_SKEW_TOO_BIG` (a 2xx or
-    ///   3xx answer is never an error, whatever its body). Measured offset: `serverTimeInEpochMillis`
-    ///   − `requestCreationMillis` when both are known, else the estimate, else unknown.
-    /// - Probable: status 401 or 403 and |estimate| > tolerance (exactly at the tolerance is fine).
-    ///   Measured offset: the estimate.
-    ///
-    /// - Parameters:
-    ///   - body: the answer's body; bodies over 64 KiB or not JSON count as having no error code.
-    ///   - estimatedOffsetMillis: the estimator's offset for `server` after recording this answer's sample.
-    ///   - requestCreationMillis: the device clock when the request was made, without any offset
-    ///     applied (so that the result is the whole offset, comparable with the estimate).
-    public static func classify(
-        status: Int,
-        body: some Collection<UInt8>,
-        estimatedOffsetMillis: Int64?,
-        toleranceMillis: Int64,
-        server: String,
-        requestCreationMillis: Int64? = nil
-    ) -> ClockSkewClassification {
-        if status >= 400 {
-            let errorBody = ErrorBody.parse(body)
-            if errorBody.errorCode == clockSkewErrorCode {
-                var measured = estimatedOffsetMillis
-                if let serverTime = errorBody.serverTimeInEpochMillis, let created = requestCreationMillis {
-                    let (difference, overflow) = serverTime.subtractingReportingOverflow(created)
-                    if !overflow { measured = difference }
-                }
-                return .definite(ClockSkew(server: server, measuredOffsetMillis: measured, toleranceMillis: toleranceMillis))
-            }
-        }
-        if status == 401 || status == 403, let estimate = estimatedOffsetMillis,
-            estimate.magnitude > UInt64(max(0, toleranceMillis))
-        {
-            return .probable(ClockSkew(server: server, measuredOffsetMillis: estimate, toleranceMillis: toleranceMillis))
-        }
-        return .notSkew
     }
 }

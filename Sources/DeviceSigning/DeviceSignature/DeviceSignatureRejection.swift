@@ -1,10 +1,9 @@
 /// Why a `Device-Signature` was refused.
 ///
-/// Each case has a stable `code`, the `errorCode` the emulator puts in its error bodies
-/// (docs/ARCHITECTURE.md, "Wire contract"), the HTTP status it answers with, and a
-/// `reason` for people. Equality compares the associated values too; compare `code` to match the
-/// kind only.
-public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringConvertible {
+/// A value with a `reason` for people; the wire module gives each case its stable `code` and the
+/// HTTP status a backend answers with (docs/ARCHITECTURE.md, "Wire contract"). Equality compares
+/// the associated values too; compare `code` to match the kind only.
+public enum DeviceSignatureRejection: Error, Sendable, Hashable {
     /// The header value is not a well-formed Device-Signature: too large, not a strict compact
     /// JWS, `alg` other than ES256 (`none` and `HS256` included), `typ` other than "JWT", no
     /// `kid`, or a payload that is not the expected JSON object (missing or mistyped members,
@@ -31,30 +30,6 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringCon
     /// `retryAfterSeconds` (≥ 1). `REPLAY_QUOTA_EXCEEDED`, 429 with `Retry-After`: the client may
     /// retry after that many seconds with a new request.
     case replayQuotaExceeded(quota: Int, retryAfterSeconds: Int64)
-
-    /// The stable machine-readable code.
-    public var code: String {
-        switch self {
-        case .malformed: "MALFORMED_REQUEST"
-        case .unknownDispatchTarget: "UNKNOWN_DISPATCH_TARGET"
-        case .invalidSignature: "INVALID_SIGNATURE"
-        case .clockSkewTooBig: "CLOCK_SKEW_TOO_BIG"
-        case .replayedRequest: "REPLAYED_REQUEST"
-        case .replayCacheFull: "REPLAY_CACHE_FULL"
-        case .replayQuotaExceeded: "REPLAY_QUOTA_EXCEEDED"
-        }
-    }
-
-    /// The HTTP status the emulator answers with (docs/ARCHITECTURE.md, "Wire contract"; 503 for a full cache,
-    /// 429 for a dispatch target over its quota).
-    public var httpStatus: Int {
-        switch self {
-        case .malformed: 400
-        case .unknownDispatchTarget, .invalidSignature, .clockSkewTooBig, .replayedRequest: 401
-        case .replayQuotaExceeded: 429
-        case .replayCacheFull: 503
-        }
-    }
 
     /// The `Retry-After` delay in seconds (RFC 9110 §10.2.3) the answer carries, or nil for none.
     public var retryAfterSeconds: Int64? {
@@ -85,6 +60,4 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable, CustomStringCon
                 + "retry after \(seconds) s with a new request."
         }
     }
-
-    public var description: String { "\(code): \(reason)" }
 }

@@ -13,9 +13,6 @@ import Foundation
 /// payload:          {"dispatchTargetId":"…","requestId":"…","creationTimeInEpochMillis":1767225600000}
 /// ```
 public struct DeviceSignatureSigner: Sendable {
-    /// The HTTP header field that carries the value.
-    public static let headerName = "Device-Signature"
-
     /// The dispatch target this signer signs for: the `kid` and the payload's `dispatchTargetId`.
     public let dispatchTargetId: String
 

@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// Fetches the pending out-of-band operations of this device from every backend it is registered
@@ -123,7 +124,7 @@ public final class FetchClient: Sendable {
             }
             let request = TransportRequest(
                 method: "GET", url: url,
-                headers: [DeviceSignatureSigner.headerName: signature, "Accept": registration.acceptedMediaType],
+                headers: [WireHeader.deviceSignature: signature, WireHeader.accept: registration.acceptedMediaType],
                 body: nil, timeout: configuration.requestTimeout, trust: registration.trust)
             let sent = clock.nowMillis()
             let result = await transport.send(request, timer: timer)

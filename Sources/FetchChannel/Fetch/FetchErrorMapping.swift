@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// Turns what one pending-operations request came to into the operations or one typed error.
@@ -60,7 +61,7 @@ public enum FetchErrorMapping {
     @discardableResult
     public static func recordSample(of answer: HTTPAnswer, sentAtMillis: Int64, receivedAtMillis: Int64,
                                     server: String, into estimator: ClockSkewEstimator) -> ClockSkewSample? {
-        guard let sample = ClockSkewSample.from(dateHeader: answer.header("date"), ageHeader: answer.header("age"),
+        guard let sample = ClockSkewSample.from(dateHeader: answer.header(WireHeader.date), ageHeader: answer.header(WireHeader.age),
                                                 sentAtMillis: sentAtMillis, receivedAtMillis: receivedAtMillis)
         else { return nil }
         estimator.record(sample, for: server)
@@ -119,16 +120,16 @@ public enum FetchErrorMapping {
     private static func decode(_ answer: HTTPAnswer, server: String)
         -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
     {
-        guard let contentType = answer.header("content-type") else {
-            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) has no Content-Type; application/json was expected."))
+        guard let contentType = answer.header(WireHeader.contentType) else {
+            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) has no Content-Type; \(WireMediaType.json) was expected."))
         }
-        guard !isJOSE(contentType) else {
+        guard !WireMediaType.isJOSE(contentType) else {
             return .failure(.invalidResponse(server: server, reason: "\(undecryptableReasonPrefix) The answer is "
-                + "application/jose, but this registration has no encryption key and asked for application/json."))
+                + "\(WireMediaType.jose), but this registration has no encryption key and asked for \(WireMediaType.json)."))
         }
-        guard isJSON(contentType) else {
+        guard WireMediaType.isJSON(contentType) else {
             let shown = String(contentType.prefix(100))
-            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) is \(shown), not application/json."))
+            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) is \(shown), not \(WireMediaType.json)."))
         }
         do {
             return .success(try PendingOperationsDecoder.decode(answer.body, server: server))
@@ -146,10 +147,10 @@ public enum FetchErrorMapping {
         let undecryptable = { (why: String) -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError> in
             .failure(.invalidResponse(server: server, reason: "\(undecryptableReasonPrefix) \(why)"))
         }
-        let contentType = answer.header("content-type") ?? ""
-        guard isJOSE(contentType) else {
+        let contentType = answer.header(WireHeader.contentType) ?? ""
+        guard WireMediaType.isJOSE(contentType) else {
             let shown = contentType.isEmpty ? "without a Content-Type" : String(contentType.prefix(100))
-            return undecryptable("The answer (HTTP \(answer.status)) is \(shown), not the application/jose asked for.")
+            return undecryptable("The answer (HTTP \(answer.status)) is \(shown), not the \(WireMediaType.jose) asked for.")
         }
         // Read as bytes: Foundation's String(data:) and trimmingCharacters go through NSString here.
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
@@ -157,7 +158,7 @@ public enum FetchErrorMapping {
         let start = body.firstIndex { !isSpace($0) } ?? body.endIndex
         let end = body.lastIndex { !isSpace($0) }.map { body.index(after: $0) } ?? start
         guard let compact = String(validating: body[start..<max(start, end)], as: UTF8.self) else {
-            return undecryptable("The application/jose answer is not UTF-8 text.")
+            return undecryptable("The \(WireMediaType.jose) answer is not UTF-8 text.")
         }
         let plaintext: Data
         do {
@@ -178,20 +179,5 @@ public enum FetchErrorMapping {
 
     private static func reason(of error: any Error) -> String {
         (error as? DeviceSigningError).map { "\($0.reason) (\($0.code))" } ?? "\(error)"
-    }
-
-    /// `application/jose`, any case, parameters ignored.
-    static func isJOSE(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/jose"
-    }
-
-    /// `application/json` or `application/<anything>+json`, any case, parameters ignored.
-    static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)[0]
-            .trimmingCharacters(in: .whitespaces).lowercased()
-        if mediaType == "application/json" { return true }
-        guard mediaType.hasPrefix("application/"), mediaType.hasSuffix("+json") else { return false }
-        return mediaType.count > "application/".count + "+json".count
     }
 }

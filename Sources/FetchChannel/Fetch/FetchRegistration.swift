@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// One backend this device is registered on: where it is, who the device is there, and the key
@@ -49,7 +50,7 @@ public struct FetchRegistration: Sendable {
     /// The Accept value of the operations request: the vendor's JOSE header with an encryption
     /// key, JSON without one.
     var acceptedMediaType: String {
-        encryptionKey == nil ? "application/json" : "application/jose;charset=UTF-8"
+        encryptionKey == nil ? WireMediaType.json : WireMediaType.joseUTF8
     }
 
     /// The base URL as errors, operations and the clock-skew estimator name it: as given, without

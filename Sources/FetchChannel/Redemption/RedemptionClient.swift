@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// Redeems an operation's token: `POST {"token": …}` to the operation's `redeemUrl`.
@@ -73,7 +74,7 @@ public final class RedemptionClient: Sendable {
         // JSONSerialization escapes the token correctly whatever it holds.
         let body = (try? JSONSerialization.data(withJSONObject: ["token": redeemData.token])) ?? Data()
         let request = TransportRequest(method: "POST", url: url,
-                                       headers: ["Content-Type": "application/json", "Accept": "application/json"],
+                                       headers: [WireHeader.contentType: WireMediaType.json, WireHeader.accept: WireMediaType.json],
                                        body: body, timeout: requestTimeout, trust: trust)
         return Self.outcome(of: await transport.send(request, timer: timer), url: urlText, token: redeemData.token)
     }
@@ -88,8 +89,8 @@ public final class RedemptionClient: Sendable {
     }
 
     /// The error codes of a redemption error body (`errorCode`).
-    public static let alreadyRedeemedErrorCode = "TOKEN_ALREADY_REDEEMED"
-    public static let expiredErrorCode = "TOKEN_EXPIRED"
+    public static let alreadyRedeemedErrorCode = WireErrorCode.tokenAlreadyRedeemed
+    public static let expiredErrorCode = WireErrorCode.tokenExpired
 
     /// Maps what the redeem request came to. Pure.
     ///
@@ -111,14 +112,14 @@ public final class RedemptionClient: Sendable {
             return .failure(.unknown(url: url, httpError: info, reason: "The answer is larger than \(HTTPAnswer.maximumBodyBytes) bytes."))
         }
         let object = answer.body.count <= 64 * 1_024 ? try? JSONDecoder().decode([String: JSONValue].self, from: answer.body) : nil
-        if answer.status >= 400, case .string(let errorCode)? = object?["errorCode"] {
+        if answer.status >= 400, case .string(let errorCode)? = object?[WireErrorCode.Member.errorCode] {
             if errorCode == alreadyRedeemedErrorCode { return .failure(.tokenAlreadyRedeemed(url: url, httpError: info)) }
             if errorCode == expiredErrorCode { return .failure(.tokenExpired(url: url, httpError: info)) }
         }
         guard (200...299).contains(answer.status) else {
             return .failure(.unknown(url: url, httpError: info, reason: "The backend did not accept the token."))
         }
-        guard let contentType = answer.header("content-type"), FetchErrorMapping.isJSON(contentType), let object else {
+        guard let contentType = answer.header(WireHeader.contentType), WireMediaType.isJSON(contentType), let object else {
             return .failure(.unknown(url: url, httpError: info, reason: "The answer is not a JSON object."))
         }
         return .success(RedeemedOperation(body: object))

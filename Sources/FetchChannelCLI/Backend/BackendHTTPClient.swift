@@ -1,4 +1,5 @@
 import FetchChannel
+import FetchChannelWire
 import Foundation
 
 /// The few backend calls the CLI makes itself (registering a dispatch target, rotating its key,
@@ -7,9 +8,6 @@ import Foundation
 /// never travels to a URL the user did not name), bodies capped at 1 MiB while they stream,
 /// plain http only to loopback, an exact timeout.
 struct BackendHTTPClient: Sendable {
-    /// The backend's device endpoints live under this prefix (docs/ARCHITECTURE.md, "Wire contract").
-    static let basePath = "/nevisfido"
-
     struct Answer: Sendable {
         let status: Int
         let body: Data
@@ -35,12 +33,12 @@ struct BackendHTTPClient: Sendable {
         /// `401 INVALID_SIGNATURE: message` from an error body, or the status and a short excerpt;
         /// a redirect says where it pointed, and that it was not followed.
         var summary: String {
-            if let object, let code = object["errorCode"] as? String {
-                let message = (object["message"] as? String).map { ": " + Self.clean($0) } ?? ""
+            if let object, let code = object[WireErrorCode.Member.errorCode] as? String {
+                let message = (object[WireErrorCode.Member.message] as? String).map { ": " + Self.clean($0) } ?? ""
                 return "\(status) \(Self.clean(code))\(message)"
             }
             if (300..<400).contains(status) {
-                let target = header("location").map { " to \(Self.clean($0))" } ?? ""
+                let target = header(WireHeader.location).map { " to \(Self.clean($0))" } ?? ""
                 return "\(status) redirect\(target), not followed"
             }
             let excerpt = Self.clean(String(decoding: body.prefix(200), as: UTF8.self))
@@ -71,8 +69,8 @@ struct BackendHTTPClient: Sendable {
               trust: TLSTrust = .system) async throws -> Answer {
         let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
         var fields = headers
-        fields["Content-Type"] = "application/json"
-        fields["Accept"] = "application/json"
+        fields[WireHeader.contentType] = WireMediaType.json
+        fields[WireHeader.accept] = WireMediaType.json
         return try await send(method, url, body: data, headers: fields, trust: trust)
     }
 

@@ -1,11 +1,12 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// `fetchchannel register` and `fetchchannel rotate`: a key's dispatch target on a backend.
 enum RegistrationCommands {
     static let all = [register, rotate]
 
-    static let targetsPath = BackendHTTPClient.basePath + "/token/dispatch/targets"
+    static let targetsPath = WirePaths.basePath + WirePaths.dispatchTargets
 
     /// This machine's host name from gethostname(2) (no DNS lookup, unlike ProcessInfo.hostName).
     static func hostName() -> String {
@@ -22,7 +23,7 @@ enum RegistrationCommands {
         abstract: "Register a key with a backend as a dispatch target and store the target id with the key.",
         discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>, "
             + "encryptionKey: <the key's encryption key, public JWK with \"use\":\"enc\">} to "
-            + "<server>/nevisfido/token/dispatch/targets and stores the returned id, the server and the device id "
+            + "<server>\(targetsPath) and stores the returned id, the server and the device id "
             + "in the key's metadata. When another key of the store is already registered for the same device at "
             + "the same backend, the request carries a Device-Signature made with that key (the backend opens a "
             + "further dispatch target of a known device only to the device itself), and that key's passphrase is "
@@ -131,7 +132,7 @@ enum RegistrationCommands {
         abstract: "Replace a registered key: new key, backend update signed with the old key, then delete the old key.",
         discussion: "Generates a new key (protected with the old key's passphrase), stores it with a copy of the "
             + "old key's encryption key (the registration keeps its encryption key), then PATCHes "
-            + "<server>/nevisfido/token/dispatch/targets/<id> with {signatureKey: <new public JWK>, encryptionKey: "
+            + "<server>\(targetsPath)/<id> with {signatureKey: <new public JWK>, encryptionKey: "
             + "<the unchanged encryption key>} carrying a Device-Signature made with the OLD key. Only when the "
             + "backend accepts (2xx) with an answer that names the same dispatch target is the registration moved "
             + "to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never "
@@ -185,7 +186,7 @@ enum RegistrationCommands {
             answer = try await BackendHTTPClient().send("PATCH", url, json: body,
                                                         headers: [DeviceSignatureSigner.headerName: signature], trust: trust)
         } catch let failure as CLIFailure {
-            throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds the new key: then delete the old key and register the new one.")
+            throw CLIFailure("\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers \(WireErrorCode.invalidSignature), it holds the new key: then delete the old key and register the new one.")
         }
         guard (200..<300).contains(answer.status), answer.object?["id"] as? String == targetId else {
             // 3a. Anything but an acceptance that names this dispatch target: both keys stay.
@@ -209,7 +210,7 @@ enum RegistrationCommands {
     static func rotationNotConfirmed(_ answer: BackendHTTPClient.Answer, oldKeyId: String, newKeyId: String,
                                      targetId: String) -> String {
         let kept = "Both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered)."
-        let check = "Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers INVALID_SIGNATURE, it holds"
+        let check = "Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers \(WireErrorCode.invalidSignature), it holds"
             + " the new key: then delete the old key and register the new one."
         switch answer.status {
         case 200..<300:

@@ -1,5 +1,6 @@
 import DeviceSigning
 import FetchChannelEmulator
+import FetchChannelWire
 import Foundation
 
 /// `fetchchannel serve`: the reference backend in the foreground until SIGINT or SIGTERM.
@@ -9,7 +10,7 @@ enum ServeCommand {
     static let serve = Command(spec: CommandSpec(
         path: ["serve"],
         abstract: "Run the reference backend (the emulator of the backend's device endpoints) on loopback.",
-        discussion: "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under /nevisfido, the emulator's control API under /_emulator (dispatch, clock, faults, stats). Plain HTTP unless --tls, loopback only: a request whose Host is not loopback gets 421, a request body that is not application/json gets 415, and a further dispatch target of a known device needs a Device-Signature of that device (trust on first use). --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL."
+        discussion: "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under \(WirePaths.basePath), the emulator's control API under \(WirePaths.Emulator.root) (dispatch, clock, faults, stats). Plain HTTP unless --tls, loopback only: a request whose Host is not loopback gets 421, a request body that is not \(WireMediaType.json) gets 415, and a further dispatch target of a known device needs a Device-Signature of that device (trust on first use). --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL."
             + " --tls serves https with a P-256 CA and a certificate for 127.0.0.1, ::1 and localhost made at"
             + " start: the CA certificate is written to a temporary file (removed on stop) whose path is shown"
             + " with the certificate's pin (sha256//…) on standard error, and --json adds \"caFile\" and"
@@ -26,7 +27,7 @@ enum ServeCommand {
                    help: "Serve https with this PEM certificate chain (leaf first); needs --tls-key."),
             .value("tls-key", "FILE", help: "The unencrypted PEM P-256 private key of --tls-cert."),
             .value("jwe-alg", "A", help: "The JWE key management of operations answers asked for with Accept: "
-                   + "application/jose: \(EncryptionCommands.algorithms.joined(separator: ", ")) (default: ECDH-ES)."),
+                   + "\(WireMediaType.jose): \(EncryptionCommands.algorithms.joined(separator: ", ")) (default: ECDH-ES)."),
             .value("jwe-enc", "E", help: "The JWE content encryption of those answers: "
                    + "\(EncryptionCommands.encryptions.joined(separator: ", ")) (default: A256GCM)."),
             CommonOptions.json,

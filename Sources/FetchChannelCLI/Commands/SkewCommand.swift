@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// `fetchchannel skew`: how far this device's clock is from a backend's, from the `Date` headers
@@ -34,8 +35,8 @@ enum SkewCommand {
             let sent = clock.nowMillis()
             let answer = try await client.get(server.url, trust: trust)
             let received = clock.nowMillis()
-            let date = answer.header("Date")
-            let age = answer.header("Age")
+            let date = answer.header(WireHeader.date)
+            let age = answer.header(WireHeader.age)
             guard let sample = ClockSkewSample.from(dateHeader: date, ageHeader: age, sentAtMillis: sent, receivedAtMillis: received) else {
                 lastProblem = date == nil ? "the answer had no Date header"
                     : age != nil ? "the answer came from a cache (Age header)"

@@ -1,6 +1,7 @@
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
+import FetchChannelWire
 import Foundation
 
 /// The demo's narrative. Real HTTP on loopback, real signatures, a real key store; the device's
@@ -100,7 +101,7 @@ struct DemoWalkthrough {
         // 8. A push for the operation a fetch is about to start: redeemed exactly once.
         let pipeline = RedemptionPipeline(redeemer: redeemer)
         let starter = FetchCoordinator(fetcher: fetcher, pipeline: pipeline, policy: .pushOnly, clock: clock)
-        let payload = PendingOutOfBandOperation.Payload(contentType: "application/json", version: "1",
+        let payload = PendingOutOfBandOperation.Payload(contentType: WireMediaType.json, version: "1",
                                                         redeemData: .init(token: push.token, redeemUrl: push.redeemURL))
         async let fetched = starter.handle(.foreground)
         async let pushed = starter.handle(.incoming(.pushNotification, payload))

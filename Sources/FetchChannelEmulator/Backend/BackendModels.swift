@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// A registered dispatch target: where the backend sends a device's out-of-band operations and
@@ -48,7 +49,7 @@ struct StoredOperation: Sendable {
         self.redeemURL = redeemURL
         self.redeemed = false
         var payload: [String: Any] = [
-            "contentType": "application/json",
+            "contentType": WireMediaType.json,
             "version": "1",
             "redeemData": ["token": token, "redeemUrl": redeemURL],
         ]

@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// The answers the emulated backend gives, in one place so every error body has the same shape:
@@ -10,38 +11,39 @@ enum BackendResponses {
         init(_ response: HTTPResponse) { self.response = response }
     }
 
-    static func json(_ status: Int, _ object: [String: Any]) -> HTTPResponse {
+    static func json(_ status: HTTPStatus, _ object: [String: Any]) -> HTTPResponse {
         // Objects built here hold only strings, numbers, arrays and dictionaries: always serializable.
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return HTTPResponse.json(status: status, data)
+        return HTTPResponse.json(status: status.code, data)
     }
 
-    static func error(_ status: Int, _ code: String, _ message: String, extra: [String: Any] = [:]) -> HTTPResponse {
-        var body: [String: Any] = ["errorCode": code, "message": message]
+    static func error(_ status: HTTPStatus, _ code: String, _ message: String, extra: [String: Any] = [:]) -> HTTPResponse {
+        var body: [String: Any] = [WireErrorCode.Member.errorCode: code, WireErrorCode.Member.message: message]
         body.merge(extra) { current, _ in current }
         return json(status, body)
     }
 
-    static func rejection(_ rejection: DeviceSignatureRejection) -> HTTPResponse {
+    /// The answer to `rejection`: its status and code, and `message` (its reason by default).
+    static func rejection(_ rejection: DeviceSignatureRejection, message: String? = nil) -> HTTPResponse {
         var extra: [String: Any] = [:]
         if case .clockSkewTooBig(let serverTime, _) = rejection {
-            extra["serverTimeInEpochMillis"] = serverTime
+            extra[WireErrorCode.Member.serverTimeInEpochMillis] = serverTime
         }
-        var response = error(rejection.httpStatus, rejection.code, rejection.reason, extra: extra)
+        var response = error(rejection.httpStatus, rejection.code, message ?? rejection.reason, extra: extra)
         if let seconds = rejection.retryAfterSeconds {
-            response.headers.replaceOrAdd(name: "Retry-After", value: String(seconds))
+            response.headers.replaceOrAdd(name: WireHeader.retryAfter, value: String(seconds))
         }
         return response
     }
 
     static func malformed(_ message: String) -> HTTPResponse {
-        error(400, "MALFORMED_REQUEST", message)
+        error(.badRequest, WireErrorCode.malformedRequest, message)
     }
 
-    static let notFound = HTTPResponse(status: 404)
+    static let notFound = HTTPResponse(status: HTTPStatus.notFound.code)
 
     static func methodNotAllowed(allow: [String]) -> HTTPResponse {
-        HTTPResponse(status: 405, headers: ["Allow": allow.joined(separator: ", ")])
+        HTTPResponse(status: HTTPStatus.methodNotAllowed.code, headers: [WireHeader.allow: allow.joined(separator: ", ")])
     }
 
     /// 415 for a request body that is not `application/json` (parameters such as `charset` allowed):
@@ -49,12 +51,13 @@ enum BackendResponses {
     /// request has no body or a JSON one.
     static func unsupportedMediaType(_ request: HTTPRequest) -> HTTPResponse? {
         guard !request.body.isEmpty else { return nil }
-        let types = request.headers.values(for: "Content-Type")
+        let types = request.headers.values(for: WireHeader.contentType)
         if types.count == 1, let mediaType = types[0].split(separator: ";", omittingEmptySubsequences: false).first,
-           HTTPHeaders.namesEqual(String(mediaType.trimmingHTTPWhitespace()), "application/json") {
+           HTTPHeaders.namesEqual(String(mediaType.trimmingHTTPWhitespace()), WireMediaType.json) {
             return nil
         }
-        return error(415, "UNSUPPORTED_MEDIA_TYPE", "A request body must be sent as Content-Type: application/json.")
+        return error(.unsupportedMediaType, WireErrorCode.unsupportedMediaType,
+                     "A request body must be sent as \(WireHeader.contentType): \(WireMediaType.json).")
     }
 
     /// Parses a JSON object body; nil for anything else.

@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// Turns each HTTP request into the emulated backend's answer: the device endpoints of
@@ -21,24 +22,24 @@ struct BackendRouter: Sendable {
 
     func handle(_ request: HTTPRequest) -> HTTPServerAction {
         guard HTTPAuthority.namesOnlyLoopback(request) else {
-            return .respond(BackendResponses.error(421, "MISDIRECTED_REQUEST", "The emulator answers requests "
+            return .respond(BackendResponses.error(.misdirectedRequest, WireErrorCode.misdirectedRequest, "The emulator answers requests "
                 + "addressed to localhost, 127.0.0.0/8 or [::1] only; check the Host header."))
         }
         let path = request.path
-        if path == "/_emulator" || path.hasPrefix("/_emulator/") {
+        if path == WirePaths.Emulator.root || path.hasPrefix(WirePaths.Emulator.root + "/") {
             guard request.peer.isLoopback else {
-                return .respond(BackendResponses.error(403, "FORBIDDEN", "The emulator control API answers loopback clients only."))
+                return .respond(BackendResponses.error(.forbidden, WireErrorCode.forbidden, "The emulator control API answers loopback clients only."))
             }
             return .respond(BackendResponses.unsupportedMediaType(request) ?? control(request))
         }
         let base = configuration.basePath
-        if let id = remainder(of: path, after: base + "/token/dispatch/targets") {
+        if let id = remainder(of: path, after: base + WirePaths.dispatchTargets) {
             return serve(.targets, request) { targets(request, id: id) }
         }
-        if let deviceId = remainder(of: path, after: base + "/devices/outofbandoperations"), !deviceId.isEmpty {
+        if let deviceId = remainder(of: path, after: base + WirePaths.pendingOperations), !deviceId.isEmpty {
             return serve(.operations, request) { operations(request, deviceId: deviceId) }
         }
-        if let kind = remainder(of: path, after: base + "/token/redeem"), !kind.isEmpty {
+        if let kind = remainder(of: path, after: base + WirePaths.redeem), !kind.isEmpty {
             return serve(.redeem, request) { redeem(request, kindText: kind) }
         }
         return .respond(BackendResponses.notFound)
@@ -68,21 +69,21 @@ struct BackendRouter: Sendable {
             return .respondAfter(delayMillis: Int(((fault.seconds ?? 0) * 1000).rounded()), process())
         case .status:
             let status = fault.status ?? 500
-            return .respond(BackendResponses.error(status, "INJECTED_FAULT", "The emulator was told to answer \(status)."))
+            return .respond(BackendResponses.error(HTTPStatus(status), WireErrorCode.injectedFault, "The emulator was told to answer \(status)."))
         case .garbage:
-            return .respond(HTTPResponse.json(status: 200, Data("<html>\u{0}\u{7f}not json".utf8)))
+            return .respond(HTTPResponse.json(status: HTTPStatus.ok.code, Data("<html>\u{0}\u{7f}not json".utf8)))
         case .oversized:
             var body = Array(#"{"operations":["#.utf8)
             body.append(contentsOf: repeatElement(UInt8(ascii: " "), count: (1 << 20) + 1024))
             body.append(contentsOf: Array("]}".utf8))
-            return .respond(HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: body))
+            return .respond(HTTPResponse(status: HTTPStatus.ok.code, headers: [WireHeader.contentType: WireMediaType.json], body: body))
         case .close:
             return .closeWithoutAnswer
         case .hang:
             return .respondThenHang(process())
         case .wrongContentType:
             var response = process()
-            response.headers.replaceOrAdd(name: "Content-Type", value: "text/html")
+            response.headers.replaceOrAdd(name: WireHeader.contentType, value: "text/html")
             return .respond(response)
         case .undecryptable:
             return .respond(undecryptableAnswer())
@@ -103,7 +104,7 @@ struct BackendRouter: Sendable {
     /// The value of the Device-Signature field, nil without one; more than one field is malformed,
     /// whatever the letter case of their names (docs/docs/ARCHITECTURE.md, "Invariants").
     private static func signatureField(of request: HTTPRequest) -> Result<String?, DeviceRequestRefusal> {
-        let fields = request.headers.values(for: DeviceSignatureSigner.headerName)
+        let fields = request.headers.values(for: WireHeader.deviceSignature)
         guard fields.count <= 1 else {
             return .failure(.malformedHeader("The request has \(fields.count) Device-Signature fields; send one."))
         }
@@ -169,14 +170,14 @@ struct BackendRouter: Sendable {
                                           signatureKey: key, encryptionKey: encryptionKey)
         switch state.register(record, by: .device(signedBy: signer)) {
         case .registered:
-            return BackendResponses.json(201, ["id": record.id, "extId": record.extId])
+            return BackendResponses.json(.created, ["id": record.id, "extId": record.extId])
         case .notSignedByTheDevice where signer == nil:
             return refuse(.signatureRequired(deviceId: deviceId))
         case .notSignedByTheDevice:
             return refuse(.foreignDispatchTarget("The Device-Signature is not by a dispatch target of device "
                                                  + "\(deviceId.prefix(64)); sign with a key of one of its targets."))
         case .full:
-            return BackendResponses.error(507, "TOO_MANY_TARGETS", "The emulator holds the most dispatch targets it keeps.")
+            return BackendResponses.error(.insufficientStorage, WireErrorCode.tooManyTargets, "The emulator holds the most dispatch targets it keeps.")
         }
     }
 
@@ -210,7 +211,7 @@ struct BackendRouter: Sendable {
             guard state.updateKey(of: id, to: key) else {
                 return refuse(.rejected(.unknownDispatchTarget(id)))
             }
-            return BackendResponses.json(200, ["id": id])
+            return BackendResponses.json(.ok, ["id": id])
         case .failure(let refusal):
             return refusal.response
         }
@@ -250,17 +251,17 @@ struct BackendRouter: Sendable {
             return refuse(.foreignDispatchTarget(
                 "The Device-Signature's dispatch target is not registered for device \(deviceId.prefix(64))."))
         }
-        let format = OperationsAnswerFormat.negotiate(accept: request.headers.values(for: "Accept"),
+        let format = OperationsAnswerFormat.negotiate(accept: request.headers.values(for: WireHeader.accept),
                                                       targetHasEncryptionKey: target.encryptionKey != nil)
         let answer = StoredOperation.answer(state.pendingOperations(for: deviceId, nowMillis: clock.nowMillis()))
         switch (format, target.encryptionKey) {
         case (.json, _):
-            return HTTPResponse.json(status: 200, Data(answer))
+            return HTTPResponse.json(status: HTTPStatus.ok.code, Data(answer))
         case (.jose, let key?):
             return encrypted(answer, to: key)
         case (.jose, nil), (nil, _):
-            return BackendResponses.error(406, "NOT_ACCEPTABLE", "The operations answer is application/json, or "
-                + "application/jose for a dispatch target registered with an encryptionKey; check the Accept header.")
+            return BackendResponses.error(.notAcceptable, WireErrorCode.notAcceptable, "The operations answer is \(WireMediaType.json), or "
+                + "\(WireMediaType.jose) for a dispatch target registered with an encryptionKey; check the Accept header.")
         }
     }
 
@@ -269,10 +270,10 @@ struct BackendRouter: Sendable {
         do {
             let jwe = try JWE.encrypt(plaintext, to: key, algorithm: configuration.jweAlgorithm,
                                       encryption: configuration.jweEncryption)
-            return HTTPResponse(status: 200, headers: ["Content-Type": OperationsAnswerFormat.joseContentType],
+            return HTTPResponse(status: HTTPStatus.ok.code, headers: [WireHeader.contentType: OperationsAnswerFormat.joseContentType],
                                 body: Array(jwe.utf8))
         } catch {
-            return BackendResponses.error(500, "ENCRYPTION_FAILED", "The emulator could not encrypt the answer.")
+            return BackendResponses.error(.internalServerError, WireErrorCode.encryptionFailed, "The emulator could not encrypt the answer.")
         }
     }
 
@@ -280,7 +281,7 @@ struct BackendRouter: Sendable {
     /// nobody holds.
     private func undecryptableAnswer() -> HTTPResponse {
         guard let stranger = try? P256.KeyAgreement.PrivateKey() else {
-            return BackendResponses.error(500, "ENCRYPTION_FAILED", "The emulator could not make a key.")
+            return BackendResponses.error(.internalServerError, WireErrorCode.encryptionFailed, "The emulator could not make a key.")
         }
         return encrypted(StoredOperation.answer([]), to: stranger.publicKey)
     }
@@ -297,13 +298,13 @@ struct BackendRouter: Sendable {
         case .redeemed(let lifetime, let kind):
             let op = ["registration": "Reg", "authentication": "Auth", "deregistration": "Dereg"][kind.rawValue] ?? "Auth"
             let uafRequest = #"[{"header":{"upv":{"major":1,"minor":1},"op":"\#(op)","appID":"emulator"},"challenge":"\#(BackendResponses.randomIdentifier())"}]"#
-            return BackendResponses.json(200, ["statusCode": 1200, "uafRequest": uafRequest, "op": op, "lifetimeMillis": lifetime])
+            return BackendResponses.json(.ok, ["statusCode": 1200, "uafRequest": uafRequest, "op": op, "lifetimeMillis": lifetime])
         case .alreadyRedeemed:
-            return BackendResponses.error(410, "TOKEN_ALREADY_REDEEMED", "This token was redeemed before; every operation is redeemed once.")
+            return BackendResponses.error(.gone, WireErrorCode.tokenAlreadyRedeemed, "This token was redeemed before; every operation is redeemed once.")
         case .expired:
-            return BackendResponses.error(410, "TOKEN_EXPIRED", "The operation's lifetime is over; start a new operation.")
+            return BackendResponses.error(.gone, WireErrorCode.tokenExpired, "The operation's lifetime is over; start a new operation.")
         case .unknownToken:
-            return BackendResponses.error(400, "UNKNOWN_TOKEN", "No operation has this token.")
+            return BackendResponses.error(.badRequest, WireErrorCode.unknownToken, "No operation has this token.")
         case .wrongKind:
             return BackendResponses.malformed("The token belongs to another operation kind; use the redeemUrl of the operation.")
         }
@@ -313,22 +314,22 @@ struct BackendRouter: Sendable {
 
     private func control(_ request: HTTPRequest) -> HTTPResponse {
         switch (request.method, request.path) {
-        case ("POST", "/_emulator/dispatch"):
+        case ("POST", WirePaths.Emulator.dispatch):
             guard let body = BackendResponses.object(from: request) else {
                 return BackendResponses.malformed("The body must be a JSON object.")
             }
             switch dispatch(body) {
-            case .success(let operation): return HTTPResponse.json(status: 201, Data(operation.json))
+            case .success(let operation): return HTTPResponse.json(status: HTTPStatus.created.code, Data(operation.json))
             case .failure(let refusal): return refusal.response
             }
-        case ("POST", "/_emulator/clock"):
+        case ("POST", WirePaths.Emulator.clock):
             guard let body = BackendResponses.object(from: request), let seconds = (body["offsetSeconds"] as? NSNumber)?.doubleValue,
                   seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400 else {
                 return BackendResponses.malformed("The body must be {\"offsetSeconds\": number} (at most ten years either way).")
             }
             clock.offsetMillis = Int64((seconds * 1000).rounded())
-            return BackendResponses.json(200, ["offsetSeconds": seconds])
-        case ("POST", "/_emulator/faults"):
+            return BackendResponses.json(.ok, ["offsetSeconds": seconds])
+        case ("POST", WirePaths.Emulator.faults):
             guard let body = BackendResponses.object(from: request) else {
                 return BackendResponses.malformed("The body must be a JSON object.")
             }
@@ -342,19 +343,19 @@ struct BackendRouter: Sendable {
                                       status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
             if let problem = fault.validationProblem() { return BackendResponses.malformed(problem) }
             state.addFault(fault)
-            return BackendResponses.json(200, [:])
-        case ("DELETE", "/_emulator/faults"):
+            return BackendResponses.json(.ok, [:])
+        case ("DELETE", WirePaths.Emulator.faults):
             state.clearFaults()
-            return BackendResponses.json(200, [:])
-        case ("GET", "/_emulator/stats"):
+            return BackendResponses.json(.ok, [:])
+        case ("GET", WirePaths.Emulator.stats):
             let statistics = state.statistics
-            return BackendResponses.json(200, ["requests": statistics.requests, "redemptions": statistics.redemptions,
+            return BackendResponses.json(.ok, ["requests": statistics.requests, "redemptions": statistics.redemptions,
                                                "rejections": statistics.rejections])
-        case (_, "/_emulator/dispatch"), (_, "/_emulator/clock"):
+        case (_, WirePaths.Emulator.dispatch), (_, WirePaths.Emulator.clock):
             return BackendResponses.methodNotAllowed(allow: ["POST"])
-        case (_, "/_emulator/faults"):
+        case (_, WirePaths.Emulator.faults):
             return BackendResponses.methodNotAllowed(allow: ["POST", "DELETE"])
-        case (_, "/_emulator/stats"):
+        case (_, WirePaths.Emulator.stats):
             return BackendResponses.methodNotAllowed(allow: ["GET"])
         default:
             return BackendResponses.notFound
@@ -387,10 +388,10 @@ struct BackendRouter: Sendable {
             deviceId: deviceId, kind: kind, creationTimeMillis: now,
             expiresAtMillis: now + Int64((lifetimeSeconds * 1000).rounded()),
             channel: channel, token: token,
-            redeemURL: baseURL.withLock { $0 } + configuration.basePath + "/token/redeem/" + kind.rawValue,
+            redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
             data: data)
         guard state.add(operation, nowMillis: now) else {
-            return .failure(BackendResponses.Refusal(BackendResponses.error(507, "TOO_MANY_OPERATIONS", "The emulator holds the most operations it keeps.")))
+            return .failure(BackendResponses.Refusal(BackendResponses.error(.insufficientStorage, WireErrorCode.tooManyOperations, "The emulator holds the most operations it keeps.")))
         }
         return .success(operation)
     }

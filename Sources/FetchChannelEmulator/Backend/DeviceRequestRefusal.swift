@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 
 /// Why the backend refused to authenticate a device request: the verifier's rejection of its
 /// Device-Signature, or the backend's own check of who signed it.
@@ -24,9 +25,9 @@ enum DeviceRequestRefusal: Error, Sendable {
     var code: String {
         switch self {
         case .rejected(let rejection): rejection.code
-        case .malformedHeader: "MALFORMED_REQUEST"
-        case .signatureRequired: "SIGNATURE_REQUIRED"
-        case .foreignDispatchTarget: "FOREIGN_DISPATCH_TARGET"
+        case .malformedHeader: WireErrorCode.malformedRequest
+        case .signatureRequired: WireErrorCode.signatureRequired
+        case .foreignDispatchTarget: WireErrorCode.foreignDispatchTarget
         }
     }
 
@@ -41,9 +42,9 @@ enum DeviceRequestRefusal: Error, Sendable {
         case .signatureRequired(let deviceId):
             let message = "Device \(deviceId.prefix(64)) already has a dispatch target; request another one "
                 + "with a Device-Signature of one of the device's dispatch targets."
-            return BackendResponses.error(401, DeviceSignatureRejection.invalidSignature.code, message)
+            return BackendResponses.rejection(.invalidSignature, message: message)
         case .foreignDispatchTarget(let message):
-            return BackendResponses.error(401, DeviceSignatureRejection.invalidSignature.code, message)
+            return BackendResponses.rejection(.invalidSignature, message: message)
         }
     }
 }

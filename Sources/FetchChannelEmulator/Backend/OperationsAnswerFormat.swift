@@ -1,3 +1,4 @@
+import FetchChannelWire
 import Foundation
 
 /// The media type of an operations answer, chosen from the request's `Accept` field
@@ -8,7 +9,7 @@ enum OperationsAnswerFormat: Equatable {
     case json
     case jose
 
-    static let joseContentType = "application/jose;charset=UTF-8"
+    static let joseContentType = WireMediaType.joseUTF8
 
     /// The format `accept` (every Accept field of the request) asks for, nil when it names
     /// neither. JOSE wins when both are acceptable and the target has an encryption key; a
@@ -23,8 +24,8 @@ enum OperationsAnswerFormat: Equatable {
             let refused = parts.dropFirst().contains { $0.hasPrefix("q=") && Double($0.dropFirst(2)) == 0 }
             if refused { continue }
             switch mediaType {
-            case "application/jose": acceptsJOSE = true
-            case "application/json", "application/*", "*/*": acceptsJSON = true
+            case WireMediaType.jose: acceptsJOSE = true
+            case WireMediaType.json, WireMediaType.anyApplication, WireMediaType.any: acceptsJSON = true
             default: break
             }
         }

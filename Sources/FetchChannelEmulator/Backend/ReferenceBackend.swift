@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// The reference backend: an emulator of the backend's device endpoints on loopback, for tests,
@@ -39,7 +40,7 @@ public final class ReferenceBackend: Sendable {
                     clock: any WallClock = SystemWallClock(), clockOffsetMillis: Int64 = 0,
                     replayCacheCapacity: Int = 1_000_000,
                     replayQuotaPerDispatchTarget: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
-                    basePath: String = "/nevisfido",
+                    basePath: String = WirePaths.basePath,
                     defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration(),
                     jweAlgorithm: JWE.Algorithm = .ecdhES, jweEncryption: JWE.ContentEncryption = .a256GCM) {
             self.host = host

@@ -1,3 +1,4 @@
+import FetchChannelWire
 /// The host and port a request is addressed to: a `Host` field value or the authority of an
 /// absolute-form target (RFC 9110 §7.2, RFC 3986 §3.2.2), parsed strictly and never resolved.
 ///
@@ -57,7 +58,7 @@ struct HTTPAuthority: Sendable, Hashable {
     /// may be absent; an HTTP/1.1 request always has one Host field). nil when one of them is
     /// present but not a valid authority.
     static func named(by request: HTTPRequest) -> [HTTPAuthority]? {
-        var texts = request.headers.values(for: "Host")
+        var texts = request.headers.values(for: WireHeader.host)
         if !request.target.hasPrefix("/"), request.target != "*", let schemeEnd = request.target.range(of: "://") {
             let afterScheme = request.target[schemeEnd.upperBound...]
             texts.append(String(afterScheme.prefix { $0 != "/" && $0 != "?" }))

@@ -1,3 +1,4 @@
+import FetchChannelWire
 import Foundation
 
 /// A parsed request, as handed to the server's handler.
@@ -52,11 +53,11 @@ public struct HTTPRequest: Sendable, Hashable {
     /// Whether the client asked to close the connection after this request: `Connection: close`,
     /// or HTTP/1.0 without `Connection: keep-alive` (RFC 9112 §9.3).
     public var wantsConnectionClose: Bool {
-        if headers.containsToken("close", inField: "Connection") {
+        if headers.containsToken("close", inField: WireHeader.connection) {
             return true
         }
         if version == .http1_0 {
-            return !headers.containsToken("keep-alive", inField: "Connection")
+            return !headers.containsToken("keep-alive", inField: WireHeader.connection)
         }
         return false
     }

@@ -1,3 +1,4 @@
+import FetchChannelWire
 /// An incremental, strict HTTP/1.1 request parser (RFC 9112) with configurable limits.
 ///
 /// Bytes are appended as they arrive; each complete line is examined once, so a client that
@@ -346,7 +347,7 @@ struct HTTPRequestParser {
     // MARK: - Framing
 
     private mutating func finishHead() -> HTTPRequestParseError? {
-        let hostCount = headers.values(for: "Host").count
+        let hostCount = headers.values(for: WireHeader.host).count
         if version == .http1_1 && hostCount != 1 {
             return HTTPRequestParseError(400, "an HTTP/1.1 request needs exactly one Host field (found \(hostCount))")
         }
@@ -354,8 +355,8 @@ struct HTTPRequestParser {
             return HTTPRequestParseError(400, "more than one Host field")
         }
 
-        let contentLengthFields = headers.values(for: "Content-Length")
-        let transferEncodings = headers.values(for: "Transfer-Encoding")
+        let contentLengthFields = headers.values(for: WireHeader.contentLength)
+        let transferEncodings = headers.values(for: WireHeader.transferEncoding)
         if !transferEncodings.isEmpty {
             if version == .http1_0 {
                 return HTTPRequestParseError(400, "Transfer-Encoding in an HTTP/1.0 request")
@@ -386,7 +387,7 @@ struct HTTPRequestParser {
             return HTTPRequestParseError(413, "body of \(length) bytes exceeds \(limits.maxBodyBytes)")
         }
         // RFC 9110 §15.2: no interim answer to an HTTP/1.0 client.
-        expectsContinue = version == .http1_1 && length > 0 && headers.containsToken("100-continue", inField: "Expect")
+        expectsContinue = version == .http1_1 && length > 0 && headers.containsToken("100-continue", inField: WireHeader.expect)
         state = .body(length: length)
         return nil
     }

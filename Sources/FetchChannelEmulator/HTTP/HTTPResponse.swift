@@ -1,3 +1,4 @@
+import FetchChannelWire
 import Foundation
 
 /// An answer for the server to write. The server adds `Date` (unless given), `Content-Length` and
@@ -31,7 +32,7 @@ public struct HTTPResponse: Sendable, Hashable {
     /// A JSON answer from already-encoded bytes, with `Content-Type: application/json`.
     public static func json(status: Int, _ data: Data, headers: HTTPHeaders = [:]) -> HTTPResponse {
         var headers = headers
-        headers.replaceOrAdd(name: "Content-Type", value: "application/json")
+        headers.replaceOrAdd(name: WireHeader.contentType, value: WireMediaType.json)
         return HTTPResponse(status: status, headers: headers, body: data)
     }
 
@@ -56,7 +57,7 @@ public struct HTTPResponse: Sendable, Hashable {
     /// A plain-text answer, `Content-Type: text/plain; charset=utf-8`.
     public static func text(status: Int, _ text: String, headers: HTTPHeaders = [:]) -> HTTPResponse {
         var headers = headers
-        headers.replaceOrAdd(name: "Content-Type", value: "text/plain; charset=utf-8")
+        headers.replaceOrAdd(name: WireHeader.contentType, value: "text/plain; charset=utf-8")
         return HTTPResponse(status: status, headers: headers, body: Array(text.utf8))
     }
 
@@ -67,7 +68,7 @@ public struct HTTPResponse: Sendable, Hashable {
         let code = "HTTP_" + (phrase.isEmpty ? String(status) : phrase.uppercased()
             .replacingOccurrences(of: " ", with: "_").replacingOccurrences(of: "-", with: "_"))
         let body = "{\"errorCode\":\"\(code)\",\"reason\":\"\(jsonEscaped(reason))\"}"
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+        return HTTPResponse(status: status, headers: [WireHeader.contentType: WireMediaType.json], body: Array(body.utf8))
     }
 
     private static func jsonEscaped(_ text: String) -> String {

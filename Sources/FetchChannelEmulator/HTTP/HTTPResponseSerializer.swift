@@ -1,3 +1,4 @@
+import FetchChannelWire
 /// Turns an `HTTPResponse` into wire bytes, adding the fields the server owns.
 ///
 /// The server, not the handler, frames every answer: `Content-Length` is always computed from the
@@ -14,7 +15,7 @@ enum HTTPResponseSerializer {
         case keepAlive
     }
 
-    private static let serverOwnedFields = ["Content-Length", "Transfer-Encoding", "Connection"]
+    private static let serverOwnedFields = [WireHeader.contentLength, WireHeader.transferEncoding, WireHeader.connection]
 
     /// - Parameters:
     ///   - omitBody: true for an answer to HEAD: the head announces the length, no body follows.
@@ -34,19 +35,19 @@ enum HTTPResponseSerializer {
         let hasContent = response.status != 204 && response.status != 304
 
         var head = "HTTP/1.1 \(response.status) \(response.reasonPhrase)\r\n"
-        if !response.headers.contains("Date") {
-            head += "Date: \(HTTPServerDate.imfFixdate(epochMillis: dateMillis))\r\n"
+        if !response.headers.contains(WireHeader.date) {
+            head += "\(WireHeader.date): \(HTTPServerDate.imfFixdate(epochMillis: dateMillis))\r\n"
         }
         for field in response.headers where !serverOwnedFields.contains(where: { HTTPHeaders.namesEqual($0, field.name) }) {
             head += "\(field.name): \(field.value)\r\n"
         }
         if hasContent {
-            head += "Content-Length: \(response.body.count + contentLengthSurplus)\r\n"
+            head += "\(WireHeader.contentLength): \(response.body.count + contentLengthSurplus)\r\n"
         }
         switch connection {
         case .none: break
-        case .close: head += "Connection: close\r\n"
-        case .keepAlive: head += "Connection: keep-alive\r\n"
+        case .close: head += "\(WireHeader.connection): close\r\n"
+        case .keepAlive: head += "\(WireHeader.connection): keep-alive\r\n"
         }
         head += "\r\n"
 
@@ -59,7 +60,7 @@ enum HTTPResponseSerializer {
 
     /// Whether the handler asked, with `Connection: close`, for the connection to end after this answer.
     static func asksToClose(_ response: HTTPResponse) -> Bool {
-        response.headers.containsToken("close", inField: "Connection")
+        response.headers.containsToken("close", inField: WireHeader.connection)
     }
 
     private static func problem(with response: HTTPResponse) -> String? {

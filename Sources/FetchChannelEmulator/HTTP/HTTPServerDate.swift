@@ -1,8 +1,9 @@
 import DeviceSigning
+import FetchChannelWire
 
 /// The `Date` header's clock and format for the server.
 ///
-/// Formatting is DeviceSigning's `HTTPDate.format` (IMF-fixdate, locale-free), the same code whose
+/// Formatting is FetchChannelWire's `HTTPDate.format` (IMF-fixdate, locale-free), the same code whose
 /// parser the clients use to measure clock skew: one implementation of the format, both ways.
 public enum HTTPServerDate {
     /// The system's real-time clock in milliseconds since the Unix epoch (the default server clock).

@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// `Vectors/clock-skew.json`: every row runs through the real sample → estimator →

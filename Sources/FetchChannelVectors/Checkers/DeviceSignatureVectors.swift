@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 /// `Vectors/device-signature.json`, known answers derived independently (Python):
@@ -15,8 +16,9 @@ public enum DeviceSignatureVectors: Sendable {
     /// The x and y of the RFC 7515 A.3 key, which the file must use.
     static let rfc7515X = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"
     static let rfc7515Y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
-    static let knownOutcomes: Set = ["ACCEPT", "MALFORMED_REQUEST", "INVALID_SIGNATURE", "UNKNOWN_DISPATCH_TARGET",
-                                     "CLOCK_SKEW_TOO_BIG", "REPLAYED_REQUEST"]
+    static let knownOutcomes: Set = ["ACCEPT", WireErrorCode.malformedRequest, WireErrorCode.invalidSignature,
+                                     WireErrorCode.unknownDispatchTarget, WireErrorCode.clockSkewTooBig,
+                                     WireErrorCode.replayedRequest]
 
     public struct File: Decodable, Sendable {
         public struct PrivateJWK: Decodable, Sendable {

@@ -1,6 +1,7 @@
 import FetchChannelTestSupport
 import DeviceSigning
 @testable import FetchChannelEmulator
+import FetchChannelWire
 import Foundation
 import Testing
 #if canImport(FoundationNetworking)

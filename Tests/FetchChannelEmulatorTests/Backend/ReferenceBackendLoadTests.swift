@@ -1,5 +1,6 @@
 import DeviceSigning
 @testable import FetchChannelEmulator
+import FetchChannelWire
 import Foundation
 import Testing
 

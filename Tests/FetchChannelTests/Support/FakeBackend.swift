@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelWire
 import Foundation
 
 @testable import FetchChannel
@@ -36,7 +37,7 @@ final class FakeBackend: Sendable {
             var body = #"{"errorCode":"\#(rejection.code)""#
             if case .clockSkewTooBig(let serverTime, _) = rejection { body += #","serverTimeInEpochMillis":\#(serverTime)"# }
             body += "}"
-            return .answer(HTTPAnswer(status: rejection.httpStatus, headers: ["Date": date, "Content-Type": "application/json"],
+            return .answer(HTTPAnswer(status: rejection.httpStatus.code, headers: ["Date": date, "Content-Type": "application/json"],
                                       body: Data(body.utf8)))
         }
     }

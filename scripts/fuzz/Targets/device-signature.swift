@@ -16,6 +16,7 @@
 import Foundation
 
 @testable import DeviceSigning
+import FetchChannelWire
 
 private let registered: Set<String> = [FuzzKeys.dispatchTargetId, "target \"quoted\" \\ back/slash é 🔑"]
 private let publicKey = FuzzKeys.publicKey
@@ -42,7 +43,7 @@ private func verifyTwice(_ value: String, clock: Int64, lookup: @escaping Device
     switch verifier.verify(value) {
     case .failure(let rejection):
         fuzzCheck(codes.contains(rejection.code), "unknown rejection code \(rejection.code)")
-        fuzzCheck(!rejection.reason.isEmpty && [400, 401, 503].contains(rejection.httpStatus), "rejection \(rejection)")
+        fuzzCheck(!rejection.reason.isEmpty && [400, 401, 503].contains(rejection.httpStatus.code), "rejection \(rejection)")
         fuzzCheck(verifier.replayCacheCount == 0, "a refused value was remembered")
         return nil
     case .success(let verified):

@@ -7,7 +7,7 @@
 //   to the same instant;
 // - format(m) is 29 bytes and parses back to m rounded down to the second (clamped to 0000-9999).
 
-@testable import DeviceSigning
+@testable import FetchChannelWire
 
 private let referenceClocks: [Int64] = [1_700_000_000_000, 0, -62_135_596_800_000, .min, .max]
 

@@ -1,3 +1,4 @@
+import FetchChannelWire
 /// The request's header fields as the lines handed to libcurl (CURLOPT_HTTPHEADER).
 ///
 /// A field whose name is not an HTTP token, or whose value holds CR, LF or NUL, is refused before
@@ -22,9 +23,10 @@ enum CurlHeaderLines {
             // libcurl reads "Name:" as "remove", so an empty value is written "Name;".
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
-        if !given.contains("accept") { lines.append("Accept:") }
-        if hasBody, !given.contains("content-type") { lines.append("Content-Type:") }
-        if !given.contains("expect") { lines.append("Expect:") }
+        for (name, needed) in [(WireHeader.accept, true), (WireHeader.contentType, hasBody), (WireHeader.expect, true)]
+        where needed && !given.contains(name.lowercased()) {
+            lines.append(name + ":")
+        }
         return lines
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import DeviceSigning
+@testable import FetchChannelWire
 
 @Suite struct ClockSkewClassificationTests {
     static let server = "https://backend.example"

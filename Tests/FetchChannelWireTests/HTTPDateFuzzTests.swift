@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import DeviceSigning
+@testable import FetchChannelWire
 
 /// Random and damaged input must give nil or a self-consistent date, never a crash.
 ///

@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 extension ClockSkewClassification {

@@ -7,7 +7,8 @@ import Foundation
 /// segment: `/` and every other reserved character are encoded).
 public struct FetchPaths: Sendable, Hashable {
     /// `GET`, with Device-Signature: the device's pending out-of-band operations.
-    public static let defaultPendingOperations = "/nevisfido/devices/outofbandoperations/{deviceId}"
+    public static let defaultPendingOperations =
+        WirePaths.basePath + WirePaths.pendingOperations + "/" + WirePaths.deviceIdPlaceholder
 
     public static let `default` = FetchPaths()
 
@@ -20,7 +21,7 @@ public struct FetchPaths: Sendable, Hashable {
 
     /// The pending-operations path for `deviceId`.
     public func pendingOperationsPath(deviceId: String) -> String {
-        pendingOperations.replacingOccurrences(of: "{deviceId}", with: Self.pathSegment(deviceId))
+        pendingOperations.replacingOccurrences(of: WirePaths.deviceIdPlaceholder, with: Self.pathSegment(deviceId))
     }
 
     /// RFC 3986 unreserved characters stay, everything else is percent-encoded; `.` and `..`

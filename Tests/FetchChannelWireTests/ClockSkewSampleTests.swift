@@ -1,6 +1,7 @@
 import Testing
 
 @testable import DeviceSigning
+@testable import FetchChannelWire
 
 @Suite struct ClockSkewSampleTests {
     /// Tue, 14 Nov 2023 22:13:20 GMT.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import DeviceSigning
+@testable import FetchChannelWire
 
 @Suite struct HTTPDateTests {
     /// RFC 9110's example instant, 1994-11-06T08:49:37Z (checked with `date -u`).

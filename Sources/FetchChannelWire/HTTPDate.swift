@@ -1,3 +1,5 @@
+import DeviceSigning
+
 /// RFC 9110 §5.6.7 HTTP-date: parsing all three formats, formatting the preferred one.
 ///
 /// Hand-written rather than `DateFormatter`, which is slow, locale-dependent and lenient. The
