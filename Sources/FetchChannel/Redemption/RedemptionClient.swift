@@ -23,7 +23,7 @@ public final class RedemptionClient: Sendable {
     public let requestTimeout: Duration
     /// The backends a redeem URL must be on; nil: no restriction (any https://, or http:// on loopback).
     public let registeredBackends: [BackendOrigin]?
-    /// The trust of each registered backend whose trust is not the system's.
+    /// The trust of each registered backend.
     private let backendTrusts: [BackendTrust]
     private let transport: any HTTPTransport
     private let timer: any RequestTimer
@@ -69,8 +69,7 @@ public final class RedemptionClient: Sendable {
         self.requestTimeout = requestTimeout
         registeredBackends = backends.map { $0.compactMap { BackendOrigin(url: $0.url) } }
         backendTrusts = (backends ?? []).compactMap { backend in
-            guard backend.trust != .system, let origin = BackendOrigin(url: backend.url) else { return nil }
-            return BackendTrust(origin: origin, trust: backend.trust)
+            BackendOrigin(url: backend.url).map { BackendTrust(origin: $0, trust: backend.trust) }
         }
         self.transport = transport
         self.timer = timer
