@@ -138,7 +138,8 @@ extension CLISubprocessTests {
 
         /// The README's checks of `serve --tls` with the CA file alone: curl and openssl s_client
         /// verify the chain (and the name) against it.
-        @Test(.enabled(if: Self.tlsToolsInstalled, "needs /usr/bin/curl and /usr/bin/openssl (apt-get install curl openssl)"))
+        @Test(.enabled(if: Self.tlsToolsInstalled,
+                       "needs /usr/bin/curl and /usr/bin/openssl (apt-get install curl openssl)"))
         func curlAndOpenSSLTrustServeTLSWithItsCAFile() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

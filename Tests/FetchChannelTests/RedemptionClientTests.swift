@@ -134,7 +134,8 @@ import Testing
         }
         let key = try P256.Signing.PrivateKey()
         func registration(_ server: String, _ trust: TLSTrust) -> FetchRegistration {
-            FetchRegistration(server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key, trust: trust)
+            FetchRegistration(server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key,
+                              trust: trust)
         }
         let pinned = try TLSTrust(pins: ["sha256//" + Data(count: 32).base64EncodedString()])
         let privateCA = try TLSTrust.caFile("/etc/fetchchannel/backend-ca.pem")
@@ -143,7 +144,8 @@ import Testing
                                                       registration("https://a.example/nested", .system),
                                                       registration("https://b.example/prefix", privateCA)])
         // The backend whose base path holds the URL most closely decides, a system-trust one included.
-        let expected: [(String, TLSTrust)] = [("https://a.example/redeem", pinned), ("https://a.example/nested/r", .system),
+        let expected: [(String, TLSTrust)] = [("https://a.example/redeem", pinned),
+                                              ("https://a.example/nested/r", .system),
                                               ("https://B.example:443/prefix/r", privateCA)]
         for (url, _) in expected {
             #expect(await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: url))

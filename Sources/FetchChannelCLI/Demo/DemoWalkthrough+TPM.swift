@@ -25,7 +25,8 @@ extension DemoWalkthrough {
         }
         let key = try store.load(keyId, passphrase: nil, tpm: tpm.configuration())
         let exportRefused = (try? key.pemRepresentation) == nil
-        let target = try await Self.register(key, deviceId: Self.tpmDeviceId, at: backend.baseURL, trust: software.trust)
+        let target = try await Self.register(key, deviceId: Self.tpmDeviceId, at: backend.baseURL,
+                                             trust: software.trust)
         let push = try backend.dispatch(deviceId: Self.tpmDeviceId,
                                         channel: DispatchChannel.pushNotification.wireValue)
         let registration = FetchRegistration(server: backend.baseURL, deviceId: Self.tpmDeviceId,

@@ -43,7 +43,8 @@ struct DemoWalkthrough {
         say("   healthy        \(healthy.baseURL.absoluteString)  (HTTPS: its CA trusted, its key pinned)")
         say("   clock skewed   \(skewed.baseURL.absoluteString)  (its clock is 7 min 12 s ahead)")
         say("   down           \(downURL.absoluteString)")
-        say("   wrong pin      \(repinned.baseURL.absoluteString)  (HTTPS: its CA trusted, its key is not the pinned one)")
+        say("   wrong pin      \(repinned.baseURL.absoluteString)  "
+            + "(HTTPS: its CA trusted, its key is not the pinned one)")
 
         // 2. A key in a temporary, encrypted store.
         let store = try KeyStore(directory: storeDirectory.appendingPathComponent("keys", isDirectory: true))
