@@ -10,8 +10,10 @@ import Testing
 /// trust"): real handshakes on loopback with the emulator's TLS server, whose certificate comes
 /// from a CA generated for each server. Each test has a transport of its own; starting and stopping
 /// servers (key generation, joining their threads) and other blocking waits run on a
-/// ``DedicatedThread``; bounds on time are loose (see ``CurlTransportTests/noHangBound``).
-@Suite struct CurlTransportOverTLSTests {
+/// ``DedicatedThread``; bounds on time are loose (see ``CurlTransportTests/noHangBound``). One test
+/// at a time: each starts servers and a transport thread of its own, and all at once they took
+/// the two cores from the timing-sensitive suites running beside them.
+@Suite(.serialized) struct CurlTransportOverTLSTests {
     let transport = CurlTransport()
 
     /// A TLS server on 127.0.0.1 with a fresh generated identity, and the trust that accepts it
