@@ -13,9 +13,15 @@ extension CLISubprocessTests {
             #expect(ContinuousClock.now - began < .seconds(10), "the demo must finish in under 10 s")
             // The skew is 7 min 12 s; the measured offset also holds the request's time in flight,
             // which on a loaded machine can round the message to 7 min 13 s.
-            for expected in ["-> fetched: 3 operations, 2 errors", "-> throttled", ".pushOnly       -> firebase-cloud-messaging",
-                             ".accessibility  -> link", "redeemed it 1 time(s)", "-> released; tried again -> redeemed",
-                             "clockSkewTooBig", "The device clock is 7 min 1", "s behind", "networkError", "connection refused"] {
+            // The healthy backend speaks HTTPS with its CA and pin; the wrong-pin one fails its pin check.
+            for expected in ["-> fetched: 3 operations, 3 errors", "-> throttled",
+                             ".pushOnly       -> firebase-cloud-messaging", ".accessibility  -> link",
+                             "redeemed it 1 time(s)", "-> released; tried again -> redeemed", "clockSkewTooBig",
+                             "The device clock is 7 min 1", "s behind", "networkError", "connection refused",
+                             "healthy        https://127.0.0.1:",
+                             "networkError (connectionRefused) from http://127.0.0.1:",
+                             "networkError (tlsPinMismatch) from https://127.0.0.1:",
+                             "matches none of the pinned keys"] {
                 #expect(result.out.contains(expected), "missing \"\(expected)\" in:\n\(result.out)")
             }
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)

@@ -64,31 +64,43 @@ extension CLISubprocessTests {
             #expect(result.status == 0 && result.err.contains("Received SIGINT"), "\(result.summary)")
         }
 
-        /// Runs curl on a thread of its own (a blocking subprocess); returns its exit status and stdout.
-        func curl(_ arguments: [String]) async throws -> (Int32, String) {
+        /// Runs a tool on a thread of its own (a blocking subprocess), standard input closed;
+        /// returns its exit status, standard output and standard error.
+        func tool(_ path: String, _ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
             try await withCheckedThrowingContinuation { continuation in
                 Thread {
                     continuation.resume(with: Result {
                         let process = Process()
-                        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-                        process.arguments = ["-sS", "--max-time", "10"] + arguments
+                        process.executableURL = URL(fileURLWithPath: path)
+                        process.arguments = arguments
                         let output = Pipe()
+                        let errors = Pipe()
                         process.standardOutput = output
-                        process.standardError = FileHandle.nullDevice
+                        process.standardError = errors
                         process.standardInput = FileHandle.nullDevice
                         try process.run()
                         let data = output.fileHandleForReading.readDataToEndOfFile()
+                        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
                         process.waitUntilExit()
-                        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+                        return (process.terminationStatus, String(decoding: data, as: UTF8.self),
+                                String(decoding: errorData, as: UTF8.self))
                     })
                 }.start()
             }
         }
 
-        @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs /usr/bin/curl"))
-        func tlsJSONGivesTheCAFileAndThePin() async throws {
-            let sandbox = try CLISandbox()
-            defer { sandbox.remove() }
+        /// curl with a 10 s limit; returns its exit status and standard output.
+        func curl(_ arguments: [String]) async throws -> (Int32, String) {
+            let result = try await tool("/usr/bin/curl", ["-sS", "--max-time", "10"] + arguments)
+            return (result.status, result.out)
+        }
+
+        static let tlsToolsInstalled = ["/usr/bin/curl", "/usr/bin/openssl"].allSatisfy {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+
+        /// `serve --tls --json` with its CA file under the sandbox; returns the child and its JSON line.
+        func startTLSServe(sandbox: CLISandbox) async throws -> (CLIProcess, [String: Any], String) {
             let environment = sandbox.environment(passphrase: nil, extra: ["TMPDIR": sandbox.root.path])
             let child = try CLIProcess(["serve", "--tls", "--json"], environment: environment)
             try child.start()
@@ -97,8 +109,15 @@ extension CLISubprocessTests {
                 try await Task.sleep(for: .milliseconds(20))
             }
             let line = child.outputSoFar.split(separator: "\n").first.map(String.init) ?? ""
-            let parsed = try JSONSerialization.jsonObject(with: Data(line.utf8))
-            let object = try #require(parsed as? [String: Any], "\(line)")
+            let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8))
+            return (child, try #require(parsed as? [String: Any], "\(line)"), line)
+        }
+
+        @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs /usr/bin/curl"))
+        func tlsJSONGivesTheCAFileAndThePin() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (child, object, line) = try await startTLSServe(sandbox: sandbox)
             let url = try #require(object["url"] as? String)
             let caFile = try #require(object["caFile"] as? String)
             let pin = try #require(object["pin"] as? String)
@@ -116,6 +135,34 @@ extension CLISubprocessTests {
             #expect(result.status == 0, "\(result.summary)")
             #expect(result.err.contains(caFile) && result.err.contains(pin), "\(result.summary)")
             #expect(!FileManager.default.fileExists(atPath: caFile), "the CA file is removed on stop")
+        }
+
+        /// The README's checks of `serve --tls` with the CA file alone: curl and openssl s_client
+        /// verify the chain (and the name) against it.
+        @Test(.enabled(if: Self.tlsToolsInstalled,
+                       "needs /usr/bin/curl and /usr/bin/openssl (apt-get install curl openssl)"))
+        func curlAndOpenSSLTrustServeTLSWithItsCAFile() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (child, object, line) = try await startTLSServe(sandbox: sandbox)
+            let url = try #require(object["url"] as? String, "\(line)")
+            let caFile = try #require(object["caFile"] as? String, "\(line)")
+            let port = try #require(URL(string: url)?.port, "\(line)")
+
+            let (status, body) = try await curl(["--cacert", caFile, url + "/_emulator/stats"])
+            #expect(status == 0 && body.contains("requests"), "curl --cacert: exit \(status): \(body)")
+            let untrusted = try await curl([url + "/_emulator/stats"])
+            #expect(untrusted.0 == 60, "without the CA file curl refuses the chain: exit \(untrusted.0)")
+
+            let sClient = try await tool("/usr/bin/openssl", [
+                "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile, "-verify_return_error",
+                "-verify_ip", "127.0.0.1", "-brief"])
+            #expect(sClient.status == 0 && sClient.err.contains("Verification: OK"),
+                    "openssl s_client: exit \(sClient.status): \(sClient.err)")
+
+            child.process.terminate()
+            let result = await child.waitForExit()
+            #expect(result.status == 0, "\(result.summary)")
         }
 
         @Test func tlsCertWithoutKeyIsAUsageError() async throws {

@@ -15,12 +15,25 @@ import Foundation
 /// request: an operation that arrives by push, link or QR code cannot send this device's
 /// redemption to a place it never registered with. A fetched operation is already on its
 /// backend's origin (the fetch drops the others).
+///
+/// Made from ``FetchRegistration``s (``init(requestTimeout:registrations:)``), it also redeems
+/// with each backend's own ``TLSTrust``: a redeem URL inside a registered backend is checked
+/// against that backend's CA bundle and pins, as its fetch is (docs/ARCHITECTURE.md, "Transport
+/// and trust"); anything else against the system CAs.
 public final class RedemptionClient: Sendable {
     public let requestTimeout: Duration
     /// The backends a redeem URL must be on; nil: no restriction (any https://, or http:// on loopback).
     public let registeredBackends: [BackendOrigin]?
+    /// The trust of each registered backend.
+    private let backendTrusts: [BackendTrust]
     private let transport: any HTTPTransport
     private let timer: any RequestTimer
+
+    /// A registered backend and what its HTTPS server must present.
+    private struct BackendTrust: Sendable {
+        let origin: BackendOrigin
+        let trust: TLSTrust
+    }
 
     /// - Parameter registeredBackends: the base URLs of the backends this device is registered with
     ///   (``FetchRegistration/server``); a redeem URL outside all of them is refused. A URL that is
@@ -32,18 +45,49 @@ public final class RedemptionClient: Sendable {
                   registeredBackends: registeredBackends)
     }
 
-    init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
-         registeredBackends: [URL]? = nil) {
+    /// Redeems only inside the backends of `registrations` (as `registeredBackends` does), each
+    /// with its registration's ``FetchRegistration/trust``: what a device registered with a
+    /// private CA or pins hands its ``RedemptionPipeline``.
+    public convenience init(requestTimeout: Duration = .seconds(15), registrations: [FetchRegistration]) {
+        self.init(requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer(),
+                  registrations: registrations)
+    }
+
+    convenience init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
+                     registeredBackends: [URL]? = nil) {
+        self.init(requestTimeout: requestTimeout, transport: transport, timer: timer,
+                  backends: registeredBackends.map { $0.map { ($0, TLSTrust.system) } })
+    }
+
+    convenience init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
+                     registrations: [FetchRegistration]) {
+        self.init(requestTimeout: requestTimeout, transport: transport, timer: timer,
+                  backends: registrations.map { ($0.server, $0.trust) })
+    }
+
+    private init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
+                 backends: [(url: URL, trust: TLSTrust)]?) {
         self.requestTimeout = requestTimeout
-        self.registeredBackends = registeredBackends.map { $0.compactMap(BackendOrigin.init(url:)) }
+        registeredBackends = backends.map { $0.compactMap { BackendOrigin(url: $0.url) } }
+        backendTrusts = (backends ?? []).compactMap { backend in
+            BackendOrigin(url: backend.url).map { BackendTrust(origin: $0, trust: backend.trust) }
+        }
         self.transport = transport
         self.timer = timer
     }
 
+    /// The trust a redemption at `url` must satisfy: that of the registered backend holding it
+    /// (the one with the longest base path, when backends nest), else the system CAs.
+    package func trust(forRedeemURL url: URL) -> TLSTrust {
+        backendTrusts.filter { $0.origin.contains(url) }
+            .max { $0.origin.basePath.count < $1.origin.basePath.count }?.trust ?? .system
+    }
+
     /// Redeems the token of an operation's payload (from a fetch, a push, a link or a QR code),
-    /// trusting the system CAs.
+    /// with the trust of the registered backend that holds its redeem URL (the system CAs when
+    /// none does).
     public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> Result<RedeemedOperation, RedemptionError> {
-        await redeem(payload.redeemData, trust: .system)
+        await redeem(payload.redeemData)
     }
 
     /// Redeems the token of an operation's payload at a backend with its own trust: pass the
@@ -53,9 +97,11 @@ public final class RedemptionClient: Sendable {
         await redeem(payload.redeemData, trust: trust)
     }
 
-    /// Redeems `redeemData.token` at `redeemData.redeemUrl`, trusting the system CAs.
+    /// Redeems `redeemData.token` at `redeemData.redeemUrl`, with the trust of the registered
+    /// backend that holds the URL (the system CAs when none does).
     public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData) async -> Result<RedeemedOperation, RedemptionError> {
-        await redeem(redeemData, trust: .system)
+        let backendTrust = URL(string: redeemData.redeemUrl).map { trust(forRedeemURL: $0) } ?? TLSTrust.system
+        return await redeem(redeemData, trust: backendTrust)
     }
 
     /// Redeems `redeemData.token` at `redeemData.redeemUrl`, whose server must satisfy `trust`.

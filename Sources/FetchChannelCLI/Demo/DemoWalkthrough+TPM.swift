@@ -25,11 +25,12 @@ extension DemoWalkthrough {
         }
         let key = try store.load(keyId, passphrase: nil, tpm: tpm.configuration())
         let exportRefused = (try? key.pemRepresentation) == nil
-        let target = try await Self.register(key, deviceId: Self.tpmDeviceId, at: backend.baseURL)
+        let target = try await Self.register(key, deviceId: Self.tpmDeviceId, at: backend.baseURL,
+                                             trust: software.trust)
         let push = try backend.dispatch(deviceId: Self.tpmDeviceId,
                                         channel: DispatchChannel.pushNotification.wireValue)
         let registration = FetchRegistration(server: backend.baseURL, deviceId: Self.tpmDeviceId,
-                                             dispatchTargetId: target, key: key)
+                                             dispatchTargetId: target, key: key, trust: software.trust)
         let result = await FetchClient(configuration: .init(requestTimeout: .seconds(5)))
             .pendingOutOfBandOperations([software, registration])
         let fetchedPush = result.operations.contains { $0.token == push.token }

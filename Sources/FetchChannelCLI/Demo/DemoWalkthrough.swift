@@ -27,18 +27,25 @@ struct DemoWalkthrough {
 
         say("fetchchannel demo: the fetch channel of a device, against reference backends on loopback.")
 
-        // 1. Three backends.
-        let healthy = try ReferenceBackend.start()
+        // 1. Four backends. The healthy one speaks HTTPS; the device trusts its generated CA and pins its key.
+        let healthy = try ReferenceBackend.start(tls: .generated)
         defer { healthy.stop() }
+        let healthyTrust = try Self.trust(of: healthy)
         let skewed = try ReferenceBackend.start(.init(clockOffsetMillis: 7 * 60_000 + 12_000))
         defer { skewed.stop() }
         let down = try ReferenceBackend.start()
         let downURL = down.baseURL
         down.stop()  // nothing listens there any more: connections are refused
-        step(1, "Three reference backends:")
-        say("   healthy        \(healthy.baseURL.absoluteString)")
+        // Its certificate is valid, but its key is not the one the device pinned (the healthy one's).
+        let repinned = try ReferenceBackend.start(tls: .generated)
+        defer { repinned.stop() }
+        let repinnedTrust = try TLSTrust(anchors: try Self.trust(of: repinned).anchors, pins: healthyTrust.pins)
+        step(1, "Four reference backends:")
+        say("   healthy        \(healthy.baseURL.absoluteString)  (HTTPS: its CA trusted, its key pinned)")
         say("   clock skewed   \(skewed.baseURL.absoluteString)  (its clock is 7 min 12 s ahead)")
         say("   down           \(downURL.absoluteString)")
+        say("   wrong pin      \(repinned.baseURL.absoluteString)  "
+            + "(HTTPS: its CA trusted, its key is not the pinned one)")
 
         // 2. A key in a temporary, encrypted store.
         let store = try KeyStore(directory: storeDirectory.appendingPathComponent("keys", isDirectory: true))
@@ -51,14 +58,19 @@ struct DemoWalkthrough {
 
         // 3. Register it with the two backends that answer (the down one keeps a made-up id).
         let deviceId = "demo-phone"
-        let healthyTarget = try await Self.register(key, deviceId: deviceId, at: healthy.baseURL)
+        let healthyTarget = try await Self.register(key, deviceId: deviceId, at: healthy.baseURL, trust: healthyTrust)
         let skewedTarget = try await Self.register(key, deviceId: deviceId, at: skewed.baseURL)
         try store.updateMetadata(keyId) { $0.dispatchTargetId = healthyTarget; $0.server = healthy.baseURL.absoluteString }
         step(3, "Registered the key as a dispatch target: \(healthyTarget) (healthy), \(skewedTarget) (skewed).")
+        // The wrong-pin backend registers in process: over the network the pin check refuses it.
+        let repinnedTarget = try repinned.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
         let registrations = [
-            FetchRegistration(server: healthy.baseURL, deviceId: deviceId, dispatchTargetId: healthyTarget, key: key),
+            FetchRegistration(server: healthy.baseURL, deviceId: deviceId, dispatchTargetId: healthyTarget, key: key,
+                              trust: healthyTrust),
             FetchRegistration(server: skewed.baseURL, deviceId: deviceId, dispatchTargetId: skewedTarget, key: key),
             FetchRegistration(server: downURL, deviceId: deviceId, dispatchTargetId: "unreachable", key: key),
+            FetchRegistration(server: repinned.baseURL, deviceId: deviceId, dispatchTargetId: repinnedTarget, key: key,
+                              trust: repinnedTrust),
         ]
 
         // 4. Operations through the three channels.
@@ -70,7 +82,7 @@ struct DemoWalkthrough {
 
         // 5. A foreground trigger fetches from every backend at once. Redemption goes only to
         // the backends the device is registered on, whatever a push or QR code names.
-        let redeemer = RedemptionClient(registeredBackends: registrations.map(\.server))
+        let redeemer = RedemptionClient(registrations: registrations)
         let client = FetchClient(configuration: .init(requestTimeout: .seconds(5)), clock: clock)
         let fetcher = RegisteredFetchClient(client: client, registrations: registrations)
         let notifications = InMemoryLocalNotifications(clock: clock)
@@ -121,12 +133,15 @@ struct DemoWalkthrough {
         // 10. Clock skew and the down backend, in the same partial result.
         step(10, "The same fetch reported, beside the healthy backend's operations:")
         for error in snapshot.errors {
-            say("   \(error.code) (\(error.server ?? "-"))")
+            let kind = error.networkFailure.map { " (\($0.kind))" } ?? ""
+            say("   \(error.code)\(kind) from \(error.server ?? "-")")
             if let offset = error.measuredOffsetMillis { say("     measured offset: \(offset) ms, tolerance: \(error.toleranceMillis ?? 0) ms") }
             say("     \(error.message)")
         }
         let codes = snapshot.errors.map(\.code)
-        guard codes.contains("clockSkewTooBig"), codes.contains("networkError"), snapshot.operations.count == 3,
+        let kinds = snapshot.errors.compactMap(\.networkFailure?.kind)
+        guard codes.contains("clockSkewTooBig"), kinds.contains(.connectionRefused), kinds.contains(.tlsPinMismatch),
+              snapshot.operations.count == 3,
               healthy.statistics.redemptions[push.token] == 1, retried.code == "redeemed" else {
             throw CLIFailure("the demo did not go as expected: errors \(codes), \(snapshot.operations.count) operations")
         }
@@ -136,16 +151,23 @@ struct DemoWalkthrough {
     }
 
     /// POSTs the public key to the backend's dispatch-target endpoint; returns the target id.
-    static func register(_ key: P256.Signing.PrivateKey, deviceId: String, at server: URL) async throws -> String {
+    static func register(_ key: P256.Signing.PrivateKey, deviceId: String, at server: URL,
+                         trust: TLSTrust = .system) async throws -> String {
         let jwk = (try? JSONSerialization.jsonObject(with: Data(key.publicKey.jwk.jsonString.utf8))) ?? [:]
         let answer = try await BackendHTTPClient().send(
             "POST", server.appendingPathComponent(RegistrationCommands.targetsPath),
             json: ["username": "demo", "deviceId": deviceId, "name": "demo phone", "target": deviceId,
-                   "dispatcher": "fetchchannel", "signatureKey": jwk])
+                   "dispatcher": "fetchchannel", "signatureKey": jwk], trust: trust)
         guard answer.status == 201, let id = answer.object?["id"] as? String else {
             throw CLIFailure("registration failed: \(answer.summary)")
         }
         return id
+    }
+
+    /// What a device that got a backend's CA certificate and pin out of band trusts: that CA only, and that key.
+    static func trust(of backend: ReferenceBackend) throws -> TLSTrust {
+        let authority = try require(backend.tlsCertificateAuthorityPEM, "the backend has no generated CA")
+        return try TLSTrust(anchors: .pemBundle(Data(authority.utf8)), pins: [require(backend.tlsPin, "no pin")])
     }
 
     static func require<T>(_ value: T?, _ message: String) throws -> T {

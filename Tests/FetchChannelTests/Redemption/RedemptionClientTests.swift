@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 import Testing
 
@@ -125,6 +126,35 @@ import Testing
                                     registeredBackends: [])
         #expect(await none.redeem(inside).failure?.networkFailureKind == .foreignRedeemUrl)
         #expect(transport.requests.count == 2, "the registered and the unrestricted redemption")
+    }
+
+    @Test func eachRegisteredBackendIsRedeemedWithItsOwnTrust() async throws {
+        let transport = FakeTransport { _ in
+            .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
+        }
+        let key = try P256.Signing.PrivateKey()
+        func registration(_ server: String, _ trust: TLSTrust) -> FetchRegistration {
+            FetchRegistration(server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key,
+                              trust: trust)
+        }
+        let pinned = try TLSTrust(pins: ["sha256//" + Data(count: 32).base64EncodedString()])
+        let privateCA = try TLSTrust.caFile("/etc/fetchchannel/backend-ca.pem")
+        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+                                      registrations: [registration("https://a.example/", pinned),
+                                                      registration("https://a.example/nested", .system),
+                                                      registration("https://b.example/prefix", privateCA)])
+        // The backend whose base path holds the URL most closely decides, a system-trust one included.
+        let expected: [(String, TLSTrust)] = [("https://a.example/redeem", pinned),
+                                              ("https://a.example/nested/r", .system),
+                                              ("https://B.example:443/prefix/r", privateCA)]
+        for (url, _) in expected {
+            #expect(await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: url))
+                .redemptionCode == nil)
+        }
+        #expect(transport.requests.map(\.trust) == expected.map(\.1))
+        #expect(client.trust(forRedeemURL: URL(string: "https://elsewhere.example/r")!) == .system)
+        let outside = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://b.example/other/r")
+        #expect(await client.redeem(outside).failure?.networkFailureKind == .foreignRedeemUrl)
     }
 
     @Test func timeoutIsANetworkError() async {

@@ -73,6 +73,21 @@ import Testing
                          host: "backend.example", trust: trust, timeout: .seconds(15))
     }
 
+    @Test func pinListsThatDifferOnlyInCaseDifferIgnoringCase() {
+        // libcurl matches a kept-alive connection to a request by its pin text, ignoring case.
+        let pin = "sha256//" + Data((0..<32).map { UInt8($0 * 7) }).base64EncodedString()
+        let flipped = pin.replacingOccurrences(of: "A", with: "a")
+        #expect(pin != flipped)
+        let option = CurlRequestOptions.pinnedPublicKeyOption([pin])
+        let flippedOption = CurlRequestOptions.pinnedPublicKeyOption([flipped])
+        #expect(option.lowercased() != flippedOption.lowercased())
+        #expect(option.hasPrefix(pin + ";sha256//case-"), "the real pins come first, in libcurl's list form: \(option)")
+        #expect(!option.dropFirst(pin.count).contains("="), "the extra entry is no base64 digest")
+        let two = CurlRequestOptions.pinnedPublicKeyOption([pin, flipped])
+        #expect(two.hasPrefix(pin + ";" + flipped + ";sha256//case-"))
+        #expect(two == CurlRequestOptions.pinnedPublicKeyOption([pin, flipped]), "the same pins give the same text")
+    }
+
     @Test func networkCodesMapToKinds() {
         let cases: [(CurlFailureFacts, NetworkFailure.Kind)] = [
             (Self.facts(7, osErrno: Int(ECONNREFUSED)), .connectionRefused),

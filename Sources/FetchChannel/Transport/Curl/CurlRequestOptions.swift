@@ -59,8 +59,32 @@ enum CurlRequestOptions {
             try transfer.set(CURLOPT_CAINFO, path)
         }
         if !trust.pins.isEmpty {
-            try transfer.set(CURLOPT_PINNEDPUBLICKEY, trust.pins.joined(separator: ";"))
+            try transfer.set(CURLOPT_PINNEDPUBLICKEY, pinnedPublicKeyOption(trust.pins))
         }
+    }
+
+    /// The pins as CURLOPT_PINNEDPUBLICKEY's `sha256//A;sha256//B` list, plus one entry that can
+    /// never match a key and records which characters of the pins are upper case.
+    ///
+    /// libcurl reuses a kept-alive connection only for a request whose pin text equals the
+    /// connection's, but it compares that text ignoring case (checked with libcurl 7.88), while
+    /// base64 is case-sensitive: a request pinned to another key whose pin differs only in case
+    /// would ride on a connection whose key was never checked against it. The extra entry makes
+    /// pin lists that differ in case differ in lower-case text; `-` is not base64, so no key's
+    /// digest ever matches it.
+    static func pinnedPublicKeyOption(_ pins: [String]) -> String {
+        let joined = pins.joined(separator: ";")
+        var mask = ""
+        var nibble = 0
+        for (index, scalar) in joined.unicodeScalars.enumerated() {
+            nibble = nibble << 1 | (scalar.properties.isUppercase ? 1 : 0)
+            if index % 4 == 3 {
+                mask.append(String(nibble, radix: 16))
+                nibble = 0
+            }
+        }
+        mask.append(String(nibble, radix: 16))
+        return joined + ";" + TLSTrust.pinPrefix + "case-" + mask
     }
 
     /// GET, HEAD and POST as libcurl knows them; any other token as a custom method. A body is
