@@ -65,8 +65,10 @@ let package = Package(
         ),
         .target(
             name: "FetchChannelBenchmarks",
-            dependencies: ["DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator", "COpenSSL",
-                           "CBenchmarkShim"],
+            dependencies: [
+                "DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator", "COpenSSL",
+                "CBenchmarkShim",
+            ],
             swiftSettings: strict
         ),
         // The per-file checks of Vectors/ and the Wycheproof suites: run by the tests and by
@@ -79,8 +81,10 @@ let package = Package(
         // The command-line tool's parser and commands, as a library so that tests can call them.
         .target(
             name: "FetchChannelCLI",
-            dependencies: ["DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator",
-                           "FetchChannelVectors", "FetchChannelBenchmarks"],
+            dependencies: [
+                "DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator",
+                "FetchChannelVectors", "FetchChannelBenchmarks",
+            ],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -109,8 +113,10 @@ let package = Package(
         ),
         .testTarget(
             name: "DeviceSigningTests",
-            dependencies: ["FetchChannelTestSupport", "DeviceSigning", "FetchChannelWire", "FetchChannelVectors",
-                           "FetchChannelEmulator", "keystore-crash-child"],
+            dependencies: [
+                "FetchChannelTestSupport", "DeviceSigning", "FetchChannelWire", "FetchChannelVectors",
+                "FetchChannelEmulator", "keystore-crash-child",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -120,8 +126,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchChannelTests",
-            dependencies: ["FetchChannelTestSupport", "FetchChannel", "FetchChannelWire", "DeviceSigning",
-                           "FetchChannelEmulator", "FetchChannelVectors"],
+            dependencies: [
+                "FetchChannelTestSupport", "FetchChannel", "FetchChannelWire", "DeviceSigning",
+                "FetchChannelEmulator", "FetchChannelVectors",
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -133,8 +141,10 @@ let package = Package(
         // (the dependency on the executable target makes `swift test` build it first).
         .testTarget(
             name: "CLITests",
-            dependencies: ["FetchChannelTestSupport", "FetchChannelCLI", "fetchchannel", "FetchChannelEmulator",
-                           "FetchChannelVectors", "DeviceSigning", "FetchChannelWire"],
+            dependencies: [
+                "FetchChannelTestSupport", "FetchChannelCLI", "fetchchannel", "FetchChannelEmulator",
+                "FetchChannelVectors", "DeviceSigning", "FetchChannelWire",
+            ],
             swiftSettings: strict
         ),
     ]

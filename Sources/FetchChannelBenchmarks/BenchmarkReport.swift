@@ -3,11 +3,14 @@ import Foundation
 /// Renders rows as an aligned table (people) or one JSON array (machines).
 public enum BenchmarkReport {
     public static func table(_ rows: [BenchmarkRow]) -> String {
-        var lines = [pad("name", 24) + pad("value", 16) + pad("baseline", 14) + pad("ratio", 8) + pad("target", 12) + "met  unit"]
+        var lines = [
+            pad("name", 24) + pad("value", 16) + pad("baseline", 14) + pad("ratio", 8) + pad("target", 12) + "met  unit"
+        ]
         for row in rows {
-            lines.append(pad(row.name, 24) + pad(format(row.value), 16) + pad(row.baseline.map(format) ?? "-", 14)
-                         + pad(row.ratio.map { String(format: "%.3f", $0) } ?? "-", 8) + pad(row.target, 12)
-                         + (row.met ? "yes  " : "NO   ") + row.unit)
+            lines.append(
+                pad(row.name, 24) + pad(format(row.value), 16) + pad(row.baseline.map(format) ?? "-", 14)
+                    + pad(row.ratio.map { String(format: "%.3f", $0) } ?? "-", 8) + pad(row.target, 12)
+                    + (row.met ? "yes  " : "NO   ") + row.unit)
         }
         return lines.joined(separator: "\n")
     }

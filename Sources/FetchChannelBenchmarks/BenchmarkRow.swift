@@ -12,7 +12,8 @@ public struct BenchmarkRow: Sendable, Codable, Equatable {
     public let target: String
     public let met: Bool
 
-    public init(name: String, value: Double, unit: String, baseline: Double?, ratio: Double?, target: String, met: Bool) {
+    public init(name: String, value: Double, unit: String, baseline: Double?, ratio: Double?, target: String, met: Bool)
+    {
         self.name = name
         self.value = value
         self.unit = unit

@@ -22,7 +22,9 @@ public enum BenchmarkSuite: Sendable {
         /// (sign and verify; the emulator's four; the fetch client's four) run as a group.
         public var only: Set<String>?
 
-        public init(seconds: Double = 4, signatures: Int = 1_000_000, emulatorRequests: Int? = nil, only: Set<String>? = nil) {
+        public init(
+            seconds: Double = 4, signatures: Int = 1_000_000, emulatorRequests: Int? = nil, only: Set<String>? = nil
+        ) {
             self.seconds = seconds
             self.signatures = signatures
             self.emulatorRequests = emulatorRequests
@@ -39,7 +41,8 @@ public enum BenchmarkSuite: Sendable {
         if wanted("device-signature") { rows.append(try DeviceSignatureBenchmarks.row(seconds: options.seconds)) }
         if wanted("jwe-decrypt") { rows.append(try JWEDecryptBenchmark.row(seconds: options.seconds)) }
         if wanted("emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth") {
-            rows += try EmulatorBenchmarks.rows(.init(seconds: options.seconds, residentRequests: options.emulatorRequests))
+            rows += try EmulatorBenchmarks.rows(
+                .init(seconds: options.seconds, residentRequests: options.emulatorRequests))
         }
         if wanted("emulator-tls-handshakes") {
             rows.append(try await TLSHandshakeBenchmark.row(seconds: options.seconds))
@@ -48,7 +51,9 @@ public enum BenchmarkSuite: Sendable {
             rows += try await FetchBenchmarks.rows(seconds: options.seconds)
         }
         if wanted("keystore-load") { rows.append(try KeyStoreBenchmarks.loadRow()) }
-        if wanted("sign-resident-growth") { rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures)) }
+        if wanted("sign-resident-growth") {
+            rows.append(try SigningBenchmarks.memoryRow(signatures: options.signatures))
+        }
         if wanted("trigger-day-requests") { rows.append(try await TriggerDayBenchmark.row()) }
         if wanted("pipeline-tokens") { rows.append(await PipelineBenchmark.row(seconds: options.seconds)) }
         if wanted("tpm-sign") { rows.append(try TPMSigningBenchmark.row(seconds: options.seconds)) }
@@ -56,7 +61,8 @@ public enum BenchmarkSuite: Sendable {
         // The names are a contract: a row renamed or added without updating `rowNames` fails here.
         let expected = rowNames.filter { options.only?.contains($0) ?? true }
         guard rows.map(\.name) == expected else {
-            throw BenchmarkError("the benchmark produced rows \(rows.map(\.name)), but BenchmarkSuite.rowNames lists \(expected)")
+            throw BenchmarkError(
+                "the benchmark produced rows \(rows.map(\.name)), but BenchmarkSuite.rowNames lists \(expected)")
         }
         return rows
     }

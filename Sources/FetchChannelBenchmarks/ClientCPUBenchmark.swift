@@ -54,30 +54,34 @@ enum ClientCPUBenchmark {
         }
         func median(_ variant: Variant) -> Round {
             let all = measured[variant] ?? []
-            return Round(client: Measurement.median(all.map(\.client)),
-                         server: Measurement.median(all.map(\.server)),
-                         signing: Measurement.median(all.map(\.signing)),
-                         decoding: Measurement.median(all.map(\.decoding)))
+            return Round(
+                client: Measurement.median(all.map(\.client)),
+                server: Measurement.median(all.map(\.server)),
+                signing: Measurement.median(all.map(\.signing)),
+                decoding: Measurement.median(all.map(\.decoding)))
         }
         let plain = median(.plain)
         let tls = median(.tls)
         let jwe = median(.jwe)
         let tlsRatio = plain.client > 0 ? tls.client / plain.client : 0
         return [
-            BenchmarkRow(name: "fetch-client-cpu", value: plain.client.rounded(),
-                         unit: "µs CPU per fetch of 20 operations: \(parts(plain, decoding: "decoding"))"
-                             + " (baseline: the backend's CPU per fetch)",
-                         baseline: plain.server.rounded(), ratio: nil, target: "<= 200 µs", met: plain.client <= 200),
-            BenchmarkRow(name: "fetch-client-cpu-tls", value: tls.client.rounded(),
-                         unit: "µs CPU per fetch of 20 operations over HTTPS, connection kept alive: "
-                             + "\(parts(tls, decoding: "decoding")) (baseline: fetch-client-cpu)",
-                         baseline: plain.client.rounded(), ratio: (tlsRatio * 1000).rounded() / 1000, target: "<= 1.3",
-                         met: tlsRatio <= 1.3),
-            BenchmarkRow(name: "fetch-client-cpu-jwe", value: jwe.client.rounded(),
-                         unit: "µs CPU per fetch of 20 operations answered as application/jose (ECDH-ES, A256GCM): "
-                             + "\(parts(jwe, decoding: "decryption and decoding"))"
-                             + " (baseline: the backend's CPU per fetch)",
-                         baseline: jwe.server.rounded(), ratio: nil, target: "<= 200 µs", met: jwe.client <= 200),
+            BenchmarkRow(
+                name: "fetch-client-cpu", value: plain.client.rounded(),
+                unit: "µs CPU per fetch of 20 operations: \(parts(plain, decoding: "decoding"))"
+                    + " (baseline: the backend's CPU per fetch)",
+                baseline: plain.server.rounded(), ratio: nil, target: "<= 200 µs", met: plain.client <= 200),
+            BenchmarkRow(
+                name: "fetch-client-cpu-tls", value: tls.client.rounded(),
+                unit: "µs CPU per fetch of 20 operations over HTTPS, connection kept alive: "
+                    + "\(parts(tls, decoding: "decoding")) (baseline: fetch-client-cpu)",
+                baseline: plain.client.rounded(), ratio: (tlsRatio * 1000).rounded() / 1000, target: "<= 1.3",
+                met: tlsRatio <= 1.3),
+            BenchmarkRow(
+                name: "fetch-client-cpu-jwe", value: jwe.client.rounded(),
+                unit: "µs CPU per fetch of 20 operations answered as application/jose (ECDH-ES, A256GCM): "
+                    + "\(parts(jwe, decoding: "decryption and decoding"))"
+                    + " (baseline: the backend's CPU per fetch)",
+                baseline: jwe.server.rounded(), ratio: nil, target: "<= 200 µs", met: jwe.client <= 200),
         ]
     }
 
@@ -100,7 +104,8 @@ enum ClientCPUBenchmark {
         }
         let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock())
         let client = try LoopbackHTTPClient(port: backend.baseURL.port ?? 0)
-        let request = "GET /nevisfido/devices/outofbandoperations/\(deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        let request =
+            "GET /nevisfido/devices/outofbandoperations/\(deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             + "Device-Signature: \(try signer.headerValue())\r\n\r\n"
         guard try client.roundTrip(Array(request.utf8)) == 200 else {
             throw BenchmarkError("the answer body's fetch failed")
@@ -118,8 +123,9 @@ enum ClientCPUBenchmark {
             let key = try P256.Signing.PrivateKey()
             let encryptionKey = variant == .jwe ? try P256.KeyAgreement.PrivateKey() : nil
             let deviceId = "bench-cpu-\(variant)"
-            let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey,
-                                                            encryptionKey: encryptionKey?.publicKey)
+            let target = try backend.registerDispatchTarget(
+                deviceId: deviceId, signatureKey: key.publicKey,
+                encryptionKey: encryptionKey?.publicKey)
             for _ in 0..<operationsPerAnswer {
                 try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging", lifetimeSeconds: 3_600)
             }
@@ -127,8 +133,9 @@ enum ClientCPUBenchmark {
             if let authority = backend.tlsCertificateAuthorityPEM {
                 trust = try TLSTrust(anchors: .pemBundle(Data(authority.utf8)))
             }
-            let registration = FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target,
-                                                 key: key, trust: trust, encryptionKey: encryptionKey)
+            let registration = FetchRegistration(
+                server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target,
+                key: key, trust: trust, encryptionKey: encryptionKey)
             let decode: @Sendable () throws -> Int
             if let encryptionKey {
                 let compact = try JWE.encrypt(plainBody, to: encryptionKey.publicKey)
@@ -164,15 +171,17 @@ enum ClientCPUBenchmark {
             throw BenchmarkError("the answer did not decode to \(operationsPerAnswer) operations")
         }
         let decoding = Measurement.threadCPUSeconds() - decodingBefore
-        return Round(client: max(0, process - server) / Double(fetches) * 1e6, server: server / Double(fetches) * 1e6,
-                     signing: signing / Double(repetitions) * 1e6, decoding: decoding / Double(repetitions) * 1e6)
+        return Round(
+            client: max(0, process - server) / Double(fetches) * 1e6, server: server / Double(fetches) * 1e6,
+            signing: signing / Double(repetitions) * 1e6, decoding: decoding / Double(repetitions) * 1e6)
     }
 
     private static func fetch(_ setup: Setup) async throws -> Int {
         let result = await setup.client.pendingOutOfBandOperations([setup.registration])
         guard result.errors.isEmpty, result.operations.count == operationsPerAnswer else {
-            throw BenchmarkError("expected \(operationsPerAnswer) operations from \(setup.registration.serverName), "
-                                 + "got \(result.operations.count) and errors \(result.errors.map(\.code))")
+            throw BenchmarkError(
+                "expected \(operationsPerAnswer) operations from \(setup.registration.serverName), "
+                    + "got \(result.operations.count) and errors \(result.errors.map(\.code))")
         }
         return result.operations.count
     }

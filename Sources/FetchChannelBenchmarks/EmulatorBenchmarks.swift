@@ -25,9 +25,11 @@ public enum EmulatorBenchmarks {
         // A short tolerance keeps the replay cache (entries live two tolerances) at a steady size;
         // each client is one dispatch target sending thousands of requests a second, far over the
         // per-target quota a real deployment keeps.
-        let backend = try ReferenceBackend.start(.init(toleranceMillis: 10_000, replayCacheCapacity: 4_000_000,
-                                                       replayQuotaPerDispatchTarget: 4_000_000,
-                                                       http: .init(maxConnections: 64)))
+        let backend = try ReferenceBackend.start(
+            .init(
+                toleranceMillis: 10_000, replayCacheCapacity: 4_000_000,
+                replayQuotaPerDispatchTarget: 4_000_000,
+                http: .init(maxConnections: 64)))
         defer { backend.stop() }
         let devices = try (0..<options.clients).map { index -> (String, DeviceSignatureSigner) in
             let key = try P256.Signing.PrivateKey()
@@ -40,13 +42,16 @@ public enum EmulatorBenchmarks {
         let makeRequests = { (client: Int, count: Int) -> [[UInt8]] in
             let (deviceId, signer) = devices[client]
             return (0..<count).compactMap { _ in
-                (try? signer.headerValue()).map { LoopbackHTTPClient.operationsRequest(deviceId: deviceId, signature: $0) }
+                (try? signer.headerValue()).map {
+                    LoopbackHTTPClient.operationsRequest(deviceId: deviceId, signature: $0)
+                }
             }
         }
 
         let estimate = max(1_000, Int(baseline * perPhase / 4))
-        let measured = try LoadRun.run(port: port, clients: options.clients, requestsPerClient: estimate / options.clients,
-                                       makeRequests: makeRequests)
+        let measured = try LoadRun.run(
+            port: port, clients: options.clients, requestsPerClient: estimate / options.clients,
+            makeRequests: makeRequests)
         let rate = Double(measured.completed) / measured.seconds
         let latencies = measured.latencies.sorted()
         let p50 = percentile(latencies, 0.50) * 1000
@@ -54,37 +59,49 @@ public enum EmulatorBenchmarks {
 
         let residentTotal = options.residentRequests ?? max(20_000, Int(rate * perPhase))
         let warmup = residentTotal / 4
-        _ = try LoadRun.run(port: port, clients: options.clients, requestsPerClient: warmup / options.clients, makeRequests: makeRequests)
+        _ = try LoadRun.run(
+            port: port, clients: options.clients, requestsPerClient: warmup / options.clients,
+            makeRequests: makeRequests)
         let before = Measurement.residentBytes()
         var remaining = residentTotal - warmup
         let chunk = 50_000
         while remaining > 0 {
             let count = min(chunk, remaining)
-            _ = try LoadRun.run(port: port, clients: options.clients, requestsPerClient: max(1, count / options.clients), makeRequests: makeRequests)
+            _ = try LoadRun.run(
+                port: port, clients: options.clients, requestsPerClient: max(1, count / options.clients),
+                makeRequests: makeRequests)
             remaining -= count
         }
         let after = Measurement.residentBytes()
         let growth = Double(after - before) / 1_048_576
 
         return [
-            BenchmarkRow(name: "emulator-fetches", value: rate.rounded(), unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
-                         baseline: baseline.rounded(), ratio: baseline > 0 ? ((rate / baseline) * 1000).rounded() / 1000 : nil,
-                         target: ">= 5000/s", met: rate >= 5_000 && measured.failures == 0),
-            BenchmarkRow(name: "emulator-latency-p50", value: (p50 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
-                         target: "-", met: true),
-            BenchmarkRow(name: "emulator-latency-p99", value: (p99 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
-                         target: "< 20 ms", met: p99 < 20),
-            BenchmarkRow(name: "emulator-resident-growth", value: (growth * 100).rounded() / 100,
-                         unit: "MiB over requests \(warmup)...\(residentTotal)", baseline: Double(before / 1_048_576), ratio: nil,
-                         target: "< 16 MiB", met: growth < 16),
+            BenchmarkRow(
+                name: "emulator-fetches", value: rate.rounded(),
+                unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
+                baseline: baseline.rounded(), ratio: baseline > 0 ? ((rate / baseline) * 1000).rounded() / 1000 : nil,
+                target: ">= 5000/s", met: rate >= 5_000 && measured.failures == 0),
+            BenchmarkRow(
+                name: "emulator-latency-p50", value: (p50 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
+                target: "-", met: true),
+            BenchmarkRow(
+                name: "emulator-latency-p99", value: (p99 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
+                target: "< 20 ms", met: p99 < 20),
+            BenchmarkRow(
+                name: "emulator-resident-growth", value: (growth * 100).rounded() / 100,
+                unit: "MiB over requests \(warmup)...\(residentTotal)", baseline: Double(before / 1_048_576),
+                ratio: nil,
+                target: "< 16 MiB", met: growth < 16),
         ]
     }
 
     /// Requests/s of the HTTP server with a handler that does nothing.
     private static func plainServerRate(clients: Int, seconds: Double) throws -> Double {
-        let server = HTTPServer(configuration: .init(maxConnections: 64), handler: { _ in
-            .respond(HTTPResponse.json(status: 200, Data(#"{"operations":[]}"#.utf8)))
-        })
+        let server = HTTPServer(
+            configuration: .init(maxConnections: 64),
+            handler: { _ in
+                .respond(HTTPResponse.json(status: 200, Data(#"{"operations":[]}"#.utf8)))
+            })
         let address = try server.start()
         defer { server.stop() }
         let request = Array("GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
@@ -114,8 +131,10 @@ enum LoadRun {
         let latencies: [Double]
     }
 
-    static func run(port: Int, clients: Int, requestsPerClient: Int,
-                    makeRequests: (Int, Int) -> [[UInt8]]) throws -> Result {
+    static func run(
+        port: Int, clients: Int, requestsPerClient: Int,
+        makeRequests: (Int, Int) -> [[UInt8]]
+    ) throws -> Result {
         let prepared = (0..<clients).map { makeRequests($0, requestsPerClient) }
         let outcomes = Locked<[(Int, Int, [Double])]>([])
         let group = DispatchGroup()
@@ -131,7 +150,12 @@ enum LoadRun {
                 if let client = try? LoopbackHTTPClient(port: port) {
                     for request in requests {
                         let began = Measurement.monotonicSeconds()
-                        if let status = try? client.roundTrip(request), status == 200 { ok += 1 } else { failed += 1; break }
+                        if let status = try? client.roundTrip(request), status == 200 {
+                            ok += 1
+                        } else {
+                            failed += 1
+                            break
+                        }
                         latencies.append(Measurement.monotonicSeconds() - began)
                     }
                 } else {
@@ -141,10 +165,13 @@ enum LoadRun {
                 group.leave()
             }.start()
         }
-        guard group.wait(timeout: .now() + 600) == .success else { throw BenchmarkError("load clients did not finish in 10 minutes") }
+        guard group.wait(timeout: .now() + 600) == .success else {
+            throw BenchmarkError("load clients did not finish in 10 minutes")
+        }
         let seconds = Measurement.monotonicSeconds() - start
         let all = outcomes.withLock { $0 }
-        return Result(completed: all.reduce(0) { $0 + $1.0 }, failures: all.reduce(0) { $0 + $1.1 },
-                      seconds: seconds, latencies: all.flatMap(\.2))
+        return Result(
+            completed: all.reduce(0) { $0 + $1.0 }, failures: all.reduce(0) { $0 + $1.1 },
+            seconds: seconds, latencies: all.flatMap(\.2))
     }
 }

@@ -22,13 +22,15 @@ public enum FetchBenchmarks {
             let deviceId = "bench-\(index)"
             let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
             try backend.dispatch(deviceId: deviceId, channel: "link", lifetimeSeconds: 3_600)
-            registrations.append(FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key))
+            registrations.append(
+                FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key))
         }
         let client = FetchClient()
         _ = await client.pendingOutOfBandOperations(registrations)  // warm up connections
         var walls: [Double] = []
         for _ in 0..<rounds {
-            try backends[3].injectFault(EmulatorFault(endpoint: .operations, kind: .delay, seconds: delayMillis / 1000, count: 1))
+            try backends[3].injectFault(
+                EmulatorFault(endpoint: .operations, kind: .delay, seconds: delayMillis / 1000, count: 1))
             let start = Measurement.monotonicSeconds()
             let result = await client.pendingOutOfBandOperations(registrations)
             walls.append((Measurement.monotonicSeconds() - start) * 1000)
@@ -41,8 +43,10 @@ public enum FetchBenchmarks {
 
         let cpuRows = try await ClientCPUBenchmark.rows(fetchesPerRound: max(20, Int(seconds * 50)))
         return [
-            BenchmarkRow(name: "fetch-8-backends", value: (wall * 10).rounded() / 10, unit: "ms per fetch (8 backends, one delayed 300 ms)",
-                         baseline: delayMillis, ratio: (ratio * 1000).rounded() / 1000, target: "<= 1.25", met: ratio <= 1.25),
+            BenchmarkRow(
+                name: "fetch-8-backends", value: (wall * 10).rounded() / 10,
+                unit: "ms per fetch (8 backends, one delayed 300 ms)",
+                baseline: delayMillis, ratio: (ratio * 1000).rounded() / 1000, target: "<= 1.25", met: ratio <= 1.25)
         ] + cpuRows
     }
 }

@@ -13,15 +13,21 @@ public enum JWEDecryptBenchmark {
         let compact = try JWE.encrypt(plaintext, to: key.publicKey)
         let batch = 16
         var failures = 0
-        let rates = Measurement.compare(rounds: 5, secondsPerRound: max(0.05, seconds / 10), batch: batch, candidate: {
-            for _ in 0..<batch where (try? JWE.decrypt(compact, with: key))?.count != plaintext.count { failures += 1 }
-        }, baseline: {
-            for _ in 0..<batch where (try? key.sharedSecretFromKeyAgreement(with: peer)) == nil { failures += 1 }
-        })
+        let rates = Measurement.compare(
+            rounds: 5, secondsPerRound: max(0.05, seconds / 10), batch: batch,
+            candidate: {
+                for _ in 0..<batch where (try? JWE.decrypt(compact, with: key))?.count != plaintext.count {
+                    failures += 1
+                }
+            },
+            baseline: {
+                for _ in 0..<batch where (try? key.sharedSecretFromKeyAgreement(with: peer)) == nil { failures += 1 }
+            })
         guard failures == 0 else {
             throw BenchmarkError("\(failures) operations failed during the jwe-decrypt benchmark")
         }
-        let unit = "decryptions/s of a 20-operation answer (\(plaintext.count) bytes; ECDH-ES, A256GCM; "
+        let unit =
+            "decryptions/s of a 20-operation answer (\(plaintext.count) bytes; ECDH-ES, A256GCM; "
             + "baseline: ECDH derives/s)"
         return SigningBenchmarks.ratioRow("jwe-decrypt", rates.candidate, rates.baseline, unit: unit, target: 0.85)
     }

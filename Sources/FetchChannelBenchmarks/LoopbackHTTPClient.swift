@@ -1,7 +1,8 @@
 import FetchChannelWire
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A minimal blocking HTTP/1.1 keep-alive client for loopback benchmarks: no URLSession, so the
@@ -20,7 +21,9 @@ final class LoopbackHTTPClient {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             close(descriptor)
@@ -33,8 +36,9 @@ final class LoopbackHTTPClient {
     /// The bytes of a signed pending-operations request for `deviceId` at the default path.
     static func operationsRequest(deviceId: String, signature: String) -> [UInt8] {
         let path = FetchPaths.default.pendingOperationsPath(deviceId: deviceId)
-        return Array(("GET \(path) HTTP/1.1\r\n\(WireHeader.host): 127.0.0.1\r\n"
-            + "\(WireHeader.deviceSignature): \(signature)\r\n\r\n").utf8)
+        return Array(
+            ("GET \(path) HTTP/1.1\r\n\(WireHeader.host): 127.0.0.1\r\n"
+                + "\(WireHeader.deviceSignature): \(signature)\r\n\r\n").utf8)
     }
 
     deinit {
@@ -45,7 +49,9 @@ final class LoopbackHTTPClient {
     func roundTrip(_ request: [UInt8]) throws -> Int {
         var sent = 0
         while sent < request.count {
-            let written = request[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = request[sent...].withUnsafeBytes {
+                send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard written > 0 else { throw BenchmarkError("send() failed: errno \(errno)") }
             sent += written
         }

@@ -39,8 +39,10 @@ enum Measurement {
     }
 
     /// Medians of alternating rounds: (candidate ops/s, baseline ops/s).
-    static func compare(rounds: Int, secondsPerRound: Double, batch: Int,
-                        candidate: () -> Void, baseline: () -> Void) -> (candidate: Double, baseline: Double) {
+    static func compare(
+        rounds: Int, secondsPerRound: Double, batch: Int,
+        candidate: () -> Void, baseline: () -> Void
+    ) -> (candidate: Double, baseline: Double) {
         var candidateRates: [Double] = []
         var baselineRates: [Double] = []
         for round in 0..<rounds {
@@ -59,7 +61,8 @@ enum Measurement {
     static func median(_ values: [Double]) -> Double {
         guard !values.isEmpty else { return 0 }
         let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// Resident set size in bytes, from /proc/self/statm (0 where unavailable).

@@ -49,8 +49,9 @@ enum PipelineBenchmark {
             if baselineSet.count >= capacity { baselineSet.removeAll(keepingCapacity: true) }
         }
         candidate()  // fill the set to capacity before measuring
-        let rates = Measurement.compare(rounds: 5, secondsPerRound: max(0.05, seconds / 10), batch: batch,
-                                        candidate: candidate, baseline: baseline)
+        let rates = Measurement.compare(
+            rounds: 5, secondsPerRound: max(0.05, seconds / 10), batch: batch,
+            candidate: candidate, baseline: baseline)
 
         let before = Measurement.residentBytes()
         for _ in 0..<(200 * capacity / batch) { candidate() }  // 2,000,000 more tokens
@@ -60,16 +61,19 @@ enum PipelineBenchmark {
         let actorRate = await Self.actorRate(pool: pool, answer: answer, seconds: max(0.2, seconds / 4))
         return BenchmarkRow(
             name: "pipeline-tokens", value: rate.rounded(),
-            unit: "tokens/s: dedupe check, duplicate refused, bookkeeping (baseline: Set<String>.insert/s); after 2,000,000 more tokens the set holds \(ledger.redeemedCount) (capacity \(capacity)), resident growth \(String(format: "%.2f", growthMiB)) MiB; through the actor: \(Int(actorRate.rounded())) tokens/s",
-            baseline: rates.baseline.rounded(), ratio: rates.baseline > 0 ? (rate / rates.baseline * 1000).rounded() / 1000 : nil,
+            unit:
+                "tokens/s: dedupe check, duplicate refused, bookkeeping (baseline: Set<String>.insert/s); after 2,000,000 more tokens the set holds \(ledger.redeemedCount) (capacity \(capacity)), resident growth \(String(format: "%.2f", growthMiB)) MiB; through the actor: \(Int(actorRate.rounded())) tokens/s",
+            baseline: rates.baseline.rounded(),
+            ratio: rates.baseline > 0 ? (rate / rates.baseline * 1000).rounded() / 1000 : nil,
             target: ">= 1000000/s", met: rate >= 1_000_000 && bounded && refused > 0)
     }
 
     /// Tokens/s through `RedemptionPipeline.redeem(_:)` (each awaited in turn) with an instant redeemer.
     static func actorRate(pool: [String], answer: RedeemedOperation, seconds: Double) async -> Double {
         let payloads = pool.map {
-            PendingOutOfBandOperation.Payload(contentType: WireMediaType.json, version: "1",
-                                              redeemData: .init(token: $0, redeemUrl: "https://backend.example/redeem"))
+            PendingOutOfBandOperation.Payload(
+                contentType: WireMediaType.json, version: "1",
+                redeemData: .init(token: $0, redeemUrl: "https://backend.example/redeem"))
         }
         let pipeline = RedemptionPipeline(redeemer: InstantRedeemer(answer: answer))
         var done = 0

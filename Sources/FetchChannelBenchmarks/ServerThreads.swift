@@ -35,9 +35,10 @@ enum ServerThreads {
         for task in tasks {
             let directory = "/proc/self/task/\(task)/"
             guard let comm = try? String(contentsOfFile: directory + "comm", encoding: .utf8),
-                  comm.trimmingCharacters(in: .newlines) == name,
-                  let schedstat = try? String(contentsOfFile: directory + "schedstat", encoding: .utf8),
-                  let running = schedstat.split(separator: " ").first.flatMap({ Double($0) }) else { continue }
+                comm.trimmingCharacters(in: .newlines) == name,
+                let schedstat = try? String(contentsOfFile: directory + "schedstat", encoding: .utf8),
+                let running = schedstat.split(separator: " ").first.flatMap({ Double($0) })
+            else { continue }
             nanoseconds += running
         }
         return nanoseconds / 1e9

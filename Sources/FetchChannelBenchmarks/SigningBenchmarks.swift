@@ -15,16 +15,22 @@ public enum SigningBenchmarks {
         let perRound = max(0.05, seconds / Double(rounds * 4))
 
         var failures = 0
-        let sign = Measurement.compare(rounds: rounds, secondsPerRound: perRound, batch: batch, candidate: {
-            for _ in 0..<batch where (try? key.signature(for: message)) == nil { failures += 1 }
-        }, baseline: {
-            failures += batch - baseline.sign(iterations: batch)
-        })
-        let verify = Measurement.compare(rounds: rounds, secondsPerRound: perRound, batch: batch, candidate: {
-            for _ in 0..<batch where !publicKey.isValidSignature(signature, for: message) { failures += 1 }
-        }, baseline: {
-            failures += batch - baseline.verify(iterations: batch)
-        })
+        let sign = Measurement.compare(
+            rounds: rounds, secondsPerRound: perRound, batch: batch,
+            candidate: {
+                for _ in 0..<batch where (try? key.signature(for: message)) == nil { failures += 1 }
+            },
+            baseline: {
+                failures += batch - baseline.sign(iterations: batch)
+            })
+        let verify = Measurement.compare(
+            rounds: rounds, secondsPerRound: perRound, batch: batch,
+            candidate: {
+                for _ in 0..<batch where !publicKey.isValidSignature(signature, for: message) { failures += 1 }
+            },
+            baseline: {
+                failures += batch - baseline.verify(iterations: batch)
+            })
         guard failures == 0 else {
             throw BenchmarkError("\(failures) sign/verify operations failed during the benchmark")
         }
@@ -44,14 +50,18 @@ public enum SigningBenchmarks {
         for _ in 0..<count { _ = try key.signature(for: message) }
         let after = Measurement.residentBytes()
         let growthMiB = Double(after - before) / 1_048_576
-        return BenchmarkRow(name: "sign-resident-growth", value: growthMiB, unit: "MiB after \(count) signatures",
-                            baseline: Double(before) / 1_048_576, ratio: nil, target: "< 2 MiB", met: growthMiB < 2)
+        return BenchmarkRow(
+            name: "sign-resident-growth", value: growthMiB, unit: "MiB after \(count) signatures",
+            baseline: Double(before) / 1_048_576, ratio: nil, target: "< 2 MiB", met: growthMiB < 2)
     }
 
-    static func ratioRow(_ name: String, _ value: Double, _ baseline: Double, unit: String, target: Double) -> BenchmarkRow {
+    static func ratioRow(_ name: String, _ value: Double, _ baseline: Double, unit: String, target: Double)
+        -> BenchmarkRow
+    {
         let ratio = baseline > 0 ? value / baseline : 0
-        return BenchmarkRow(name: name, value: value.rounded(), unit: unit, baseline: baseline.rounded(),
-                            ratio: (ratio * 1000).rounded() / 1000, target: ">= \(target)", met: ratio >= target)
+        return BenchmarkRow(
+            name: name, value: value.rounded(), unit: unit, baseline: baseline.rounded(),
+            ratio: (ratio * 1000).rounded() / 1000, target: ">= \(target)", met: ratio >= target)
     }
 }
 

@@ -21,8 +21,9 @@ public enum TLSHandshakeBenchmark {
             throw BenchmarkError("the TLS backend has no generated CA")
         }
         let trust = try TLSTrust(anchors: .pemBundle(Data(authority.utf8)))
-        let request = TransportRequest(method: "GET", url: backend.baseURL.appendingPathComponent("handshake"),
-                                       headers: [:], body: nil, timeout: .seconds(10), trust: trust)
+        let request = TransportRequest(
+            method: "GET", url: backend.baseURL.appendingPathComponent("handshake"),
+            headers: [:], body: nil, timeout: .seconds(10), trust: trust)
         let key = try P256.Signing.PrivateKey()
         let message = Array("handshake baseline".utf8)
         let perRound = max(0.05, seconds / 10)
@@ -30,9 +31,10 @@ public enum TLSHandshakeBenchmark {
         var signatures: [Double] = []
         var failures = 0
         for _ in 0..<5 {
-            signatures.append(Measurement.rate(batch: 16, minimumSeconds: perRound) {
-                for _ in 0..<16 where (try? key.signature(for: message)) == nil { failures += 1 }
-            })
+            signatures.append(
+                Measurement.rate(batch: 16, minimumSeconds: perRound) {
+                    for _ in 0..<16 where (try? key.signature(for: message)) == nil { failures += 1 }
+                })
             handshakes.append(try await handshakeRate(request, seconds: perRound))
         }
         guard failures == 0 else {
@@ -59,10 +61,10 @@ public enum TLSHandshakeBenchmark {
 
     private static func handshake(_ request: TransportRequest) async -> TransportResult {
         #if os(Linux)
-        // A transport of its own has no connection and no TLS session to reuse.
-        await CurlTransport().send(request)
+            // A transport of its own has no connection and no TLS session to reuse.
+            await CurlTransport().send(request)
         #else
-        .notHTTP("the handshake benchmark runs on Linux only, where the transport is libcurl")
+            .notHTTP("the handshake benchmark runs on Linux only, where the transport is libcurl")
         #endif
     }
 }

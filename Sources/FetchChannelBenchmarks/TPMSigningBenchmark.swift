@@ -29,12 +29,15 @@ enum TPMSigningBenchmark {
                 throw BenchmarkError("\(failures) signatures failed during the \(name) benchmark")
             }
             let ratio = softwareRate > 0 ? tpmRate / softwareRate : 0
-            return BenchmarkRow(name: name, value: tpmRate.rounded(), unit: "signatures/s through the tpm2 provider "
-                                    + "and swtpm (baseline: in-process software signs/s)",
-                                baseline: softwareRate.rounded(), ratio: (ratio * 1000).rounded() / 1000,
-                                target: "reported", met: true)
+            return BenchmarkRow(
+                name: name, value: tpmRate.rounded(),
+                unit: "signatures/s through the tpm2 provider "
+                    + "and swtpm (baseline: in-process software signs/s)",
+                baseline: softwareRate.rounded(), ratio: (ratio * 1000).rounded() / 1000,
+                target: "reported", met: true)
         }
-        return BenchmarkRow(name: name, value: 0, unit: "skipped: \(missing) (baseline: software signs/s)",
-                            baseline: softwareRate.rounded(), ratio: nil, target: "reported", met: true)
+        return BenchmarkRow(
+            name: name, value: 0, unit: "skipped: \(missing) (baseline: software signs/s)",
+            baseline: softwareRate.rounded(), ratio: nil, target: "reported", met: true)
     }
 }

@@ -26,13 +26,18 @@ enum TriggerDayBenchmark {
         let deviceId = "bench-day-device"
         let registration = FetchRegistration(
             server: backend.baseURL, deviceId: deviceId,
-            dispatchTargetId: try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey), key: key)
+            dispatchTargetId: try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey),
+            key: key)
         let registered = Locked(true)
-        let fetcher = GatedFetcher(RegisteredFetchClient(client: FetchClient(clock: clock), registrations: {
-            registered.withLock { $0 } ? [registration] : []
-        }))
-        let coordinator = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: RedemptionClient()),
-                                           policy: .pushOnly, throttleWindowMillis: window, clock: clock)
+        let fetcher = GatedFetcher(
+            RegisteredFetchClient(
+                client: FetchClient(clock: clock),
+                registrations: {
+                    registered.withLock { $0 } ? [registration] : []
+                }))
+        let coordinator = FetchCoordinator(
+            fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: RedemptionClient()),
+            policy: .pushOnly, throttleWindowMillis: window, clock: clock)
 
         var waiting: [Task<TriggerOutcome, Never>] = []
         var heldUntil: Int64?
@@ -65,8 +70,11 @@ enum TriggerDayBenchmark {
             case .push:
                 let operation = try backend.dispatch(deviceId: deviceId, channel: "firebase-cloud-messaging")
                 pushed.append(operation.token)
-                trigger = .incoming(.pushNotification, .init(contentType: WireMediaType.json, version: "1",
-                                                             redeemData: .init(token: operation.token, redeemUrl: operation.redeemURL)))
+                trigger = .incoming(
+                    .pushNotification,
+                    .init(
+                        contentType: WireMediaType.json, version: "1",
+                        redeemData: .init(token: operation.token, redeemUrl: operation.redeemURL)))
             case .foreground:
                 trigger = .foreground
             case .userAction:
@@ -95,12 +103,15 @@ enum TriggerDayBenchmark {
 
         let counters = backend.statistics
         let requests = counters.requests(to: .operations)
-        let exactlyOnce = pushed.allSatisfy { counters.redemptions[$0] == 1 } && counters.redemptions.values.allSatisfy { $0 == 1 }
+        let exactlyOnce =
+            pushed.allSatisfy { counters.redemptions[$0] == 1 } && counters.redemptions.values.allSatisfy { $0 == 1 }
         let counts = script.count
         return BenchmarkRow(
             name: "trigger-day-requests", value: Double(requests),
-            unit: "fetch requests at the backend over a scripted day (\(counts.foregrounds) foregrounds, \(counts.userActions) user actions, \(counts.pushes) pushes; pushes redeemed once: \(exactlyOnce ? "yes" : "NO")); baseline: the minimum the rules allow, from the script",
-            baseline: Double(minimum), ratio: minimum > 0 ? (Double(requests) / Double(minimum) * 1000).rounded() / 1000 : nil,
+            unit:
+                "fetch requests at the backend over a scripted day (\(counts.foregrounds) foregrounds, \(counts.userActions) user actions, \(counts.pushes) pushes; pushes redeemed once: \(exactlyOnce ? "yes" : "NO")); baseline: the minimum the rules allow, from the script",
+            baseline: Double(minimum),
+            ratio: minimum > 0 ? (Double(requests) / Double(minimum) * 1000).rounded() / 1000 : nil,
             target: "= baseline", met: requests == minimum && exactlyOnce)
     }
 }

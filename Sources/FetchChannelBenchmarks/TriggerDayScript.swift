@@ -32,7 +32,9 @@ struct TriggerDayScript {
         var random = BenchmarkRandom(seed: seed)
         let day: Int64 = 16 * 3_600_000  // 07:00 to 23:00
         var events: [Timed] = []
-        func at(_ offset: Int64, _ event: Event) { events.append(Timed(offsetMillis: Swift.min(Swift.max(offset, 0), day), event: event)) }
+        func at(_ offset: Int64, _ event: Event) {
+            events.append(Timed(offsetMillis: Swift.min(Swift.max(offset, 0), day), event: event))
+        }
 
         for _ in 0..<60 {
             let time = Int64.random(in: 0..<day, using: &random)
@@ -58,21 +60,26 @@ struct TriggerDayScript {
             if Bool.random(using: &random) { at(time + Int64.random(in: 500...3_000, using: &random), .userAction) }
         }
         for index in 0..<8 {
-            at(Int64.random(in: 0..<day, using: &random), .silentDispatch(channel: index % 4 == 3 ? "png-qr-code" : "firebase-cloud-messaging"))
+            at(
+                Int64.random(in: 0..<day, using: &random),
+                .silentDispatch(channel: index % 4 == 3 ? "png-qr-code" : "firebase-cloud-messaging"))
         }
         at(6 * 3_600_000, .deregister)
         at(7 * 3_600_000, .register)
 
         let ordered = events.enumerated().sorted {
-            $0.element.offsetMillis != $1.element.offsetMillis ? $0.element.offsetMillis < $1.element.offsetMillis : $0.offset < $1.offset
+            $0.element.offsetMillis != $1.element.offsetMillis
+                ? $0.element.offsetMillis < $1.element.offsetMillis : $0.offset < $1.offset
         }.map(\.element)
         let latencies = (0..<ordered.count).map { _ in Int64.random(in: 150...1_200, using: &random) }
         return TriggerDayScript(events: ordered, fetchLatenciesMillis: latencies)
     }
 
     var count: (foregrounds: Int, userActions: Int, pushes: Int) {
-        (events.filter { $0.event == .foreground }.count, events.filter { $0.event == .userAction }.count,
-         events.filter { $0.event == .push }.count)
+        (
+            events.filter { $0.event == .foreground }.count, events.filter { $0.event == .userAction }.count,
+            events.filter { $0.event == .push }.count
+        )
     }
 
     /// The fetch requests the rules call for: a foreground or user action while registered makes one,

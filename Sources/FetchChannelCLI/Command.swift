@@ -30,6 +30,8 @@ enum CommonOptions {
     static let json = OptionSpec.flag("json", help: "Print machine-readable JSON on standard output.")
     static let store = OptionSpec.value(
         "store", "DIR",
-        help: "The key store directory (default: $XDG_DATA_HOME/fetchchannel/keys, else ~/.local/share/fetchchannel/keys).")
+        help:
+            "The key store directory (default: $XDG_DATA_HOME/fetchchannel/keys, else ~/.local/share/fetchchannel/keys)."
+    )
     static let passphraseFile = PassphraseResolver.option
 }

@@ -14,9 +14,11 @@ public enum FetchChannelCLI: Sendable {
     static let abstract = "Device keys, Device-Signatures and the fetch channel's reference backend."
 
     /// Every command, in the order of the help.
-    static let commands: [Command] = KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
+    static let commands: [Command] =
+        KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
         + EncryptionCommands.all
-        + FetchCommands.all + DemoCommand.all + SkewCommand.all + VectorCommands.all + ServeCommand.all + BenchCommand.all
+        + FetchCommands.all + DemoCommand.all + SkewCommand.all + VectorCommands.all + ServeCommand.all
+        + BenchCommand.all
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
     static let groups: [String: String] = [
@@ -32,7 +34,9 @@ public enum FetchChannelCLI: Sendable {
         let output = context.standardOutput
         let errors = context.standardError
         guard let first = arguments.first else {
-            return usageFailure(UsageError("no command given"), usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
+            return usageFailure(
+                UsageError("no command given"), usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel",
+                errors: errors)
         }
         if first == "-h" || first == "--help" || first == "help" {
             output.write(HelpFormatter.toolHelp(abstract: abstract, commands: commandSpecs))
@@ -43,10 +47,12 @@ public enum FetchChannelCLI: Sendable {
             return ExitCode.success
         }
         if first.hasPrefix("-") {
-            return usageFailure(ArgumentParser.forbiddenSecretOptions.contains(optionName(first).lowercased())
-                                    ? UsageError("--\(optionName(first)) is not an option: \(ArgumentParser.secretOnCommandLineMessage).")
-                                    : UsageError("unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
-                                usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
+            return usageFailure(
+                ArgumentParser.forbiddenSecretOptions.contains(optionName(first).lowercased())
+                    ? UsageError(
+                        "--\(optionName(first)) is not an option: \(ArgumentParser.secretOnCommandLineMessage).")
+                    : UsageError("unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
+                usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
 
         // A group: `key generate …`.
@@ -55,7 +61,8 @@ public enum FetchChannelCLI: Sendable {
             let rest = Array(arguments.dropFirst())
             guard let second = rest.first, !second.hasPrefix("-") else {
                 if rest.first == "-h" || rest.first == "--help" {
-                    output.write(HelpFormatter.groupHelp(name: first, abstract: groupAbstract, commands: members.map(\.spec)))
+                    output.write(
+                        HelpFormatter.groupHelp(name: first, abstract: groupAbstract, commands: members.map(\.spec)))
                     return ExitCode.success
                 }
                 if rest.first == "--version" {
@@ -63,19 +70,25 @@ public enum FetchChannelCLI: Sendable {
                     return ExitCode.success
                 }
                 let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
-                return usageFailure(UsageError("'fetchchannel \(first)' needs a subcommand: \(names)"),
-                                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)", errors: errors)
+                return usageFailure(
+                    UsageError("'fetchchannel \(first)' needs a subcommand: \(names)"),
+                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
+                    errors: errors)
             }
             guard let command = members.first(where: { $0.spec.path[1] == second }) else {
                 let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
-                return usageFailure(UsageError("unknown subcommand '\(ArgumentParser.shown(second))' of '\(first)'; expected one of \(names)"),
-                                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)", errors: errors)
+                return usageFailure(
+                    UsageError(
+                        "unknown subcommand '\(ArgumentParser.shown(second))' of '\(first)'; expected one of \(names)"),
+                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
+                    errors: errors)
             }
             return await run(command, Array(rest.dropFirst()), context: context)
         }
         guard let command = commands.first(where: { $0.spec.path == [first] }) else {
-            return usageFailure(UsageError("unknown command '\(ArgumentParser.shown(first))'"),
-                                usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
+            return usageFailure(
+                UsageError("unknown command '\(ArgumentParser.shown(first))'"),
+                usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
         return await run(command, Array(arguments.dropFirst()), context: context)
     }
@@ -125,7 +138,8 @@ public enum FetchChannelCLI: Sendable {
         case let failure as CLIFailure:
             return failure.message
         case let error as DeviceSigningError:
-            return error.openSSLErrors.isEmpty ? error.reason : "\(error.reason) (OpenSSL: \(error.openSSLErrors.joined(separator: "; ")))"
+            return error.openSSLErrors.isEmpty
+                ? error.reason : "\(error.reason) (OpenSSL: \(error.openSSLErrors.joined(separator: "; ")))"
         default:
             return String(describing: error)
         }

@@ -30,7 +30,8 @@ public struct VectorFileReport: Sendable, Hashable {
 
     /// The first step of every checker: decodes the file, or records why it cannot be checked
     /// (`describedAs` names it in that message, the report's file name by default) and gives nil.
-    mutating func decode<File: Decodable>(_ type: File.Type, from data: Data, describedAs name: String? = nil) -> File? {
+    mutating func decode<File: Decodable>(_ type: File.Type, from data: Data, describedAs name: String? = nil) -> File?
+    {
         switch VectorDecoding.decode(type, from: data) {
         case .success(let file):
             return file

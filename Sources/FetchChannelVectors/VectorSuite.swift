@@ -16,14 +16,26 @@ public enum VectorSuite: Sendable {
     }
 
     public static let checkers: [Checker] = [
-        Checker(fileName: ClockSkewVectors.fileName, summary: "clock-skew decision table", check: ClockSkewVectors.check),
-        Checker(fileName: ErrorMappingVectors.fileName, summary: "fetch error mapping table", check: ErrorMappingVectors.check),
-        Checker(fileName: DeviceSignatureVectors.fileName, summary: "Device-Signature known answers and verification", check: DeviceSignatureVectors.check),
-        Checker(fileName: JWSVectors.fileName, summary: "ES256 compact JWS, RFC 7515 A.3 and negative cases", check: JWSVectors.check),
-        Checker(fileName: JWEVectors.fileName, summary: "JWE ECDH-ES P-256, RFC 7518 C, RFC 7520 5.5, negatives",
-                check: JWEVectors.check),
-        Checker(fileName: PendingOperationsVectors.fileName, summary: "pending-operations answer bodies", check: PendingOperationsVectors.check),
-        Checker(fileName: RFC6979Vectors.fileName, summary: "RFC 6979 A.2.5 P-256 signatures (verify-only)", check: RFC6979Vectors.check),
+        Checker(
+            fileName: ClockSkewVectors.fileName, summary: "clock-skew decision table", check: ClockSkewVectors.check),
+        Checker(
+            fileName: ErrorMappingVectors.fileName, summary: "fetch error mapping table",
+            check: ErrorMappingVectors.check),
+        Checker(
+            fileName: DeviceSignatureVectors.fileName, summary: "Device-Signature known answers and verification",
+            check: DeviceSignatureVectors.check),
+        Checker(
+            fileName: JWSVectors.fileName, summary: "ES256 compact JWS, RFC 7515 A.3 and negative cases",
+            check: JWSVectors.check),
+        Checker(
+            fileName: JWEVectors.fileName, summary: "JWE ECDH-ES P-256, RFC 7518 C, RFC 7520 5.5, negatives",
+            check: JWEVectors.check),
+        Checker(
+            fileName: PendingOperationsVectors.fileName, summary: "pending-operations answer bodies",
+            check: PendingOperationsVectors.check),
+        Checker(
+            fileName: RFC6979Vectors.fileName, summary: "RFC 6979 A.2.5 P-256 signatures (verify-only)",
+            check: RFC6979Vectors.check),
     ]
 
     /// Files in the vector directory that are not vectors.
@@ -37,7 +49,10 @@ public enum VectorSuite: Sendable {
     /// Checks `data` as the file `fileName`; a name without a checker fails with "no checker".
     public static func check(fileName: String, data: Data) -> VectorFileReport {
         guard let checker = checker(for: fileName) else {
-            return .unusable(fileName, "no checker: \(fileName) is not a vector file this package knows; add a checker to FetchChannelVectors or remove the file")
+            return .unusable(
+                fileName,
+                "no checker: \(fileName) is not a vector file this package knows; add a checker to FetchChannelVectors or remove the file"
+            )
         }
         return checker.check(data)
     }
@@ -66,8 +81,10 @@ public enum VectorSuite: Sendable {
         while true {
             var isDirectory: ObjCBool = false
             if fileManager.fileExists(atPath: directory.appendingPathComponent("Package.swift").path),
-               fileManager.fileExists(atPath: directory.appendingPathComponent("Vectors").path, isDirectory: &isDirectory),
-               isDirectory.boolValue {
+                fileManager.fileExists(
+                    atPath: directory.appendingPathComponent("Vectors").path, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            {
                 return directory
             }
             if directory.path == "/" { return nil }

@@ -33,15 +33,19 @@ extension ClockSkewClassification {
                     let (difference, overflow) = serverTime.subtractingReportingOverflow(created)
                     if !overflow { measured = difference }
                 }
-                return .definite(ClockSkew(server: server, measuredOffsetMillis: measured,
-                                           toleranceMillis: toleranceMillis))
+                return .definite(
+                    ClockSkew(
+                        server: server, measuredOffsetMillis: measured,
+                        toleranceMillis: toleranceMillis))
             }
         }
         if status == 401 || status == 403, let estimate = estimatedOffsetMillis,
             estimate.magnitude > UInt64(max(0, toleranceMillis))
         {
-            return .probable(ClockSkew(server: server, measuredOffsetMillis: estimate,
-                                       toleranceMillis: toleranceMillis))
+            return .probable(
+                ClockSkew(
+                    server: server, measuredOffsetMillis: estimate,
+                    toleranceMillis: toleranceMillis))
         }
         return .notSkew
     }

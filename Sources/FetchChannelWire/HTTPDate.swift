@@ -78,7 +78,9 @@ public enum HTTPDate {
     static let minimumMillis: Int64 = Civil.days(year: 0, month: 1, day: 1) * Civil.millisPerDay
     static let maximumMillis: Int64 = Civil.days(year: 10_000, month: 1, day: 1) * Civil.millisPerDay - 1
 
-    private static let shortDayNames: [[UInt8]] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].map { Array($0.utf8) }
+    private static let shortDayNames: [[UInt8]] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].map {
+        Array($0.utf8)
+    }
     private static let longDayNames: [[UInt8]] = [
         "Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
     ].map { Array($0.utf8) }
@@ -137,8 +139,10 @@ public enum HTTPDate {
             let time = c.timeOfDay(), c.expect(space),
             c.expect(gmt), c.isAtEnd
         else { return nil }
-        return validated(Fields(weekday: weekday, year: year, month: month, day: day,
-                                hour: time.hour, minute: time.minute, second: time.second))
+        return validated(
+            Fields(
+                weekday: weekday, year: year, month: month, day: day,
+                hour: time.hour, minute: time.minute, second: time.second))
     }
 
     /// ` Mon DD hh:mm:ss YYYY` where DD is two digits or a space and one digit.
@@ -156,8 +160,10 @@ public enum HTTPDate {
             let time = c.timeOfDay(), c.expect(space),
             let year = c.digits(4), c.isAtEnd
         else { return nil }
-        return validated(Fields(weekday: weekday, year: year, month: month, day: day,
-                                hour: time.hour, minute: time.minute, second: time.second))
+        return validated(
+            Fields(
+                weekday: weekday, year: year, month: month, day: day,
+                hour: time.hour, minute: time.minute, second: time.second))
     }
 
     /// `, DD-Mon-YY hh:mm:ss GMT`
@@ -169,8 +175,9 @@ public enum HTTPDate {
             let time = c.timeOfDay(), c.expect(space),
             c.expect(gmt), c.isAtEnd
         else { return nil }
-        var fields = Fields(weekday: weekday, year: 0, month: month, day: day,
-                            hour: time.hour, minute: time.minute, second: time.second)
+        var fields = Fields(
+            weekday: weekday, year: 0, month: month, day: day,
+            hour: time.hour, minute: time.minute, second: time.second)
         fields.year = resolveTwoDigitYear(twoDigitYear, fields: fields, nowMillis: now())
         return validated(fields)
     }
@@ -183,7 +190,8 @@ public enum HTTPDate {
         let nowMillisOfDay = now - nowDays * Civil.millisPerDay
         let nowDate = Civil.date(days: nowDays)
         // The same calendar instant 50 years on (29 February rolls over to 1 March, as in `days`).
-        let limit = Civil.days(year: nowDate.year + 50, month: nowDate.month, day: nowDate.day)
+        let limit =
+            Civil.days(year: nowDate.year + 50, month: nowDate.month, day: nowDate.day)
             * Civil.millisPerDay + nowMillisOfDay
         let base = nowDate.year - Civil.floorMod(nowDate.year, 100) + twoDigitYear
         for year in [base + 100, base] {

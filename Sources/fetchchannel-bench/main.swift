@@ -15,17 +15,20 @@ while let argument = arguments.popFirst() {
     switch argument {
     case "--seconds":
         guard let value = arguments.popFirst().flatMap(Double.init), value > 0 else {
-            FileHandle.standardError.write(Data("Error: --seconds needs a positive number\n".utf8)); exit(64)
+            FileHandle.standardError.write(Data("Error: --seconds needs a positive number\n".utf8))
+            exit(64)
         }
         seconds = value
     case "--signatures":
         guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
-            FileHandle.standardError.write(Data("Error: --signatures needs a positive integer\n".utf8)); exit(64)
+            FileHandle.standardError.write(Data("Error: --signatures needs a positive integer\n".utf8))
+            exit(64)
         }
         signatures = value
     case "--emulator-requests":
         guard let value = arguments.popFirst().flatMap(Int.init), value >= 1_000 else {
-            FileHandle.standardError.write(Data("Error: --emulator-requests needs an integer of at least 1000\n".utf8)); exit(64)
+            FileHandle.standardError.write(Data("Error: --emulator-requests needs an integer of at least 1000\n".utf8))
+            exit(64)
         }
         emulatorRequests = value
     case "--json":
@@ -34,17 +37,22 @@ while let argument = arguments.popFirst() {
         print("USAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]")
         exit(0)
     default:
-        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nUSAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "Error: unknown argument '\(argument)'\nUSAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]\n"
+                    .utf8))
         exit(64)
     }
 }
 
 #if DEBUG
-FileHandle.standardError.write(Data("warning: debug build; run with `swift run -c release fetchchannel-bench` for meaningful numbers\n".utf8))
+    FileHandle.standardError.write(
+        Data("warning: debug build; run with `swift run -c release fetchchannel-bench` for meaningful numbers\n".utf8))
 #endif
 
 do {
-    let rows = try await BenchmarkSuite.rows(.init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests))
+    let rows = try await BenchmarkSuite.rows(
+        .init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

@@ -18,7 +18,8 @@ guard CommandLine.arguments.count == 2 else {
     FileHandle.standardError.write(Data("usage: keystore-crash-child STORE_DIRECTORY\n".utf8))
     exit(64)
 }
-guard let passphraseText = ProcessInfo.processInfo.environment["FETCHCHANNEL_PASSPHRASE"], !passphraseText.isEmpty else {
+guard let passphraseText = ProcessInfo.processInfo.environment["FETCHCHANNEL_PASSPHRASE"], !passphraseText.isEmpty
+else {
     FileHandle.standardError.write(Data("Error: FETCHCHANNEL_PASSPHRASE is not set\n".utf8))
     exit(64)
 }
@@ -33,8 +34,9 @@ do {
     while true {
         step += 1
         let key = try P256.Signing.PrivateKey()
-        let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "crash-\(step)"),
-                                   passphrase: passphrase, kdf: kdf)
+        let keyId = try store.save(
+            key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "crash-\(step)"),
+            passphrase: passphrase, kdf: kdf)
         report("saved \(keyId)")
         live.append(keyId)
         // Rotation: every other step retires the oldest key once the new one is stored.

@@ -12,7 +12,9 @@ import Testing
             .flag("json", help: "JSON."),
             .flag("private", help: "Private."),
         ],
-        positionals: [PositionalSpec("KEYID", help: "Key."), PositionalSpec("EXTRA", help: "Optional.", optional: true)])
+        positionals: [
+            PositionalSpec("KEYID", help: "Key."), PositionalSpec("EXTRA", help: "Optional.", optional: true),
+        ])
 
     static let required = CommandSpec(
         path: ["register"], abstract: "Register.",
@@ -116,8 +118,9 @@ import Testing
 
     @Test func optionsNeedTheirValue() throws {
         #expect(usageError(["K", "--store"]) == "option '--store' needs a value (DIR)")
-        #expect(usageError(["--store", "--json", "K"]) == "option '--store' needs a value (DIR)",
-                "a following option is not taken as the value")
+        #expect(
+            usageError(["--store", "--json", "K"]) == "option '--store' needs a value (DIR)",
+            "a following option is not taken as the value")
         #expect(try arguments(["--store=--odd", "K"]).value("store") == "--odd", "but --name=VALUE takes anything")
     }
 
@@ -136,7 +139,9 @@ import Testing
         #expect(try arguments(["--server", "https://b.example"], Self.required).value("server") == "https://b.example")
     }
 
-    @Test(arguments: ["--passphrase", "--passphrase=hunter2", "--password", "--PASSPHRASE=x", "--pass", "--passin", "--secret=x"])
+    @Test(arguments: [
+        "--passphrase", "--passphrase=hunter2", "--password", "--PASSPHRASE=x", "--pass", "--passin", "--secret=x",
+    ])
     func passphraseOptionsAreRefusedWithTheReason(_ argument: String) throws {
         let message = try #require(usageError(["K", argument, "hunter2"]))
         #expect(message.contains("never taken from the command line"), "\(message)")
@@ -147,7 +152,9 @@ import Testing
 
     @Test func passphraseIsRefusedEvenWhenOtherwiseValid() {
         // Any command, whatever else is on the line.
-        #expect(usageError(["--server", "https://b.example", "--passphrase", "x"], Self.required)?.contains("never taken") == true)
+        #expect(
+            usageError(["--server", "https://b.example", "--passphrase", "x"], Self.required)?.contains("never taken")
+                == true)
     }
 
     @Test func controlCharactersInMessagesAreReplaced() throws {
@@ -156,14 +163,19 @@ import Testing
     }
 
     @Test func usageLineListsEveryOption() {
-        #expect(Self.spec.usage == "fetchchannel key export [--store DIR] [--format pem|jwk|der] [--key KEYID] [--offset S] [--json] [--private] KEYID [EXTRA]")
+        #expect(
+            Self.spec.usage
+                == "fetchchannel key export [--store DIR] [--format pem|jwk|der] [--key KEYID] [--offset S] [--json] [--private] KEYID [EXTRA]"
+        )
         #expect(Self.required.usage == "fetchchannel register --server URL [--json]")
     }
 
     @Test func typedValuesAreValidated() throws {
-        let spec = CommandSpec(path: ["serve"], abstract: "Serve.", options: [
-            .value("port", "PORT", help: ""), .value("seconds", "S", help: ""), .value("format", "F", help: ""),
-        ])
+        let spec = CommandSpec(
+            path: ["serve"], abstract: "Serve.",
+            options: [
+                .value("port", "PORT", help: ""), .value("seconds", "S", help: ""), .value("format", "F", help: ""),
+            ])
         let good = try arguments(["--port", "8080", "--seconds", "-1.5", "--format", "jwk"], spec)
         #expect(try good.integer("port", in: 0...65_535) == 8080)
         #expect(try good.decimal("seconds", in: -10...10) == -1.5)

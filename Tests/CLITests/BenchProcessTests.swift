@@ -13,17 +13,23 @@ extension CLISubprocessTests {
         @Test func jsonRowsHaveTheContractShape() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await sandbox.run(["bench", "--json", "--seconds", "0.05", "--signatures", "1000",
-                                                "--rows", Self.lightRows.joined(separator: ",")], passphrase: nil)
+            let result = try await sandbox.run(
+                [
+                    "bench", "--json", "--seconds", "0.05", "--signatures", "1000",
+                    "--rows", Self.lightRows.joined(separator: ","),
+                ], passphrase: nil)
             #expect(result.status == 0, "\(result.summary)")
             let rows = try #require(try result.json() as? [[String: Any]], "\(result.summary)")
-            #expect(rows.compactMap { $0["name"] as? String } == BenchmarkSuite.rowNames.filter(Self.lightRows.contains))
+            #expect(
+                rows.compactMap { $0["name"] as? String } == BenchmarkSuite.rowNames.filter(Self.lightRows.contains))
             for row in rows {
                 #expect(Set(row.keys) == ["name", "value", "unit", "baseline", "ratio", "target", "met"], "\(row)")
                 #expect(row["value"] is NSNumber && row["met"] is Bool && row["target"] is String)
                 #expect(row["baseline"] is NSNumber || row["baseline"] is NSNull)
             }
-            #expect(rows.contains { $0["baseline"] is NSNull && $0["ratio"] is NSNull }, "absent values are null, not missing")
+            #expect(
+                rows.contains { $0["baseline"] is NSNull && $0["ratio"] is NSNull },
+                "absent values are null, not missing")
             #expect(result.err.contains("Measuring"), "progress goes to stderr")
         }
 
@@ -46,14 +52,16 @@ extension CLISubprocessTests {
                 #expect((row["target"] as? String)?.isEmpty == false, "\(row)")
             }
             let ratios = printed.filter { $0["ratio"] is NSNumber }.compactMap { $0["name"] as? String }
-            #expect(Set(ratios) == ["jwe-decrypt", "emulator-tls-handshakes", "fetch-client-cpu-tls"],
-                    "judged by their ratio")
+            #expect(
+                Set(ratios) == ["jwe-decrypt", "emulator-tls-handshakes", "fetch-client-cpu-tls"],
+                "judged by their ratio")
             let split = printed.first { $0["name"] as? String == "fetch-client-cpu-jwe" }?["unit"] as? String ?? ""
             #expect(["signing", "transport", "decryption"].allSatisfy(split.contains), "\(split)")
 
             let table = try await sandbox.run(["bench", "--seconds", "0.05", "--rows", "jwe-decrypt"], passphrase: nil)
-            #expect(table.status == 0 && table.out.contains("jwe-decrypt") && table.out.contains(">= 0.85"),
-                    "\(table.summary)")
+            #expect(
+                table.status == 0 && table.out.contains("jwe-decrypt") && table.out.contains(">= 0.85"),
+                "\(table.summary)")
         }
 
         @Test func unknownRowIsAUsageError() async throws {
@@ -65,7 +73,9 @@ extension CLISubprocessTests {
 
         @Test func everyRowNameIsDocumented() {
             #expect(BenchmarkSuite.rowNames.count == Set(BenchmarkSuite.rowNames).count)
-            let stable = ["sign", "verify", "device-signature", "fetch-8-backends", "emulator-fetches", "fetch-client-cpu"]
+            let stable = [
+                "sign", "verify", "device-signature", "fetch-8-backends", "emulator-fetches", "fetch-client-cpu",
+            ]
             for name in stable + Self.newRows {
                 #expect(BenchmarkSuite.rowNames.contains(name), "the issue's stable name \(name)")
             }

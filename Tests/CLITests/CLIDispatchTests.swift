@@ -13,8 +13,9 @@ import Testing
     }
 
     func run(_ arguments: [String], environment: [String: String] = [:], standardInput: [UInt8] = []) async -> Run {
-        let context = CLIContext.inMemory(environment: environment, currentDirectory: FileManager.default.temporaryDirectory,
-                                          standardInput: standardInput)
+        let context = CLIContext.inMemory(
+            environment: environment, currentDirectory: FileManager.default.temporaryDirectory,
+            standardInput: standardInput)
         let status = await FetchChannelCLI.run(arguments, context: context)
         return Run(status: status, out: context.standardOutput.capturedText, err: context.standardError.capturedText)
     }
@@ -67,21 +68,26 @@ import Testing
         let result = await run(["key", "show", "--bogus"])
         #expect(result.status == 64)
         #expect(result.out.isEmpty)
-        #expect(result.err == """
-            Error: unknown option '--bogus'
-            Usage: fetchchannel key show [--store DIR] [--json] KEYID
-              See 'fetchchannel key show --help' for more information.
+        #expect(
+            result.err == """
+                Error: unknown option '--bogus'
+                Usage: fetchchannel key show [--store DIR] [--json] KEYID
+                  See 'fetchchannel key show --help' for more information.
 
-            """)
+                """)
     }
 
     @Test func noCommandUnknownCommandAndMissingSubcommand() async {
         let none = await run([])
-        #expect(none.status == 64 && none.err.hasPrefix("Error: no command given\n") && none.err.contains("See 'fetchchannel --help'"))
+        #expect(
+            none.status == 64 && none.err.hasPrefix("Error: no command given\n")
+                && none.err.contains("See 'fetchchannel --help'"))
         let unknown = await run(["frobnicate"])
         #expect(unknown.status == 64 && unknown.err.hasPrefix("Error: unknown command 'frobnicate'"))
         let group = await run(["key"])
-        #expect(group.status == 64 && group.err.contains("needs a subcommand") && group.err.contains("See 'fetchchannel key --help'"))
+        #expect(
+            group.status == 64 && group.err.contains("needs a subcommand")
+                && group.err.contains("See 'fetchchannel key --help'"))
         let unknownSub = await run(["key", "frobnicate"])
         #expect(unknownSub.status == 64 && unknownSub.err.contains("unknown subcommand 'frobnicate'"))
         let groupHelp = await run(["key", "--help"])
@@ -92,12 +98,16 @@ import Testing
     }
 
     @Test func passphraseOnTheCommandLineIsAUsageError() async throws {
-        for arguments in [["key", "generate", "--passphrase", "hunter2"], ["--passphrase=hunter2", "key", "list"],
-                          ["sign", "--key", "abcd", "--passphrase=hunter2"]] {
+        for arguments in [
+            ["key", "generate", "--passphrase", "hunter2"], ["--passphrase=hunter2", "key", "list"],
+            ["sign", "--key", "abcd", "--passphrase=hunter2"],
+        ] {
             let result = await run(arguments)
             #expect(result.status == 64, "\(arguments)")
             #expect(result.err.contains("never taken from the command line"), "\(arguments)")
-            #expect(!result.err.contains("hunter2") && !result.out.contains("hunter2"), "\(arguments): the secret is echoed")
+            #expect(
+                !result.err.contains("hunter2") && !result.out.contains("hunter2"), "\(arguments): the secret is echoed"
+            )
         }
     }
 
@@ -113,7 +123,8 @@ import Testing
     }
 
     @Test func emptyPassphraseSourcesAreRefused() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-dispatch-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cli-dispatch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let empty = directory.appendingPathComponent("empty")
@@ -122,14 +133,19 @@ import Testing
         let store = directory.appendingPathComponent("keys").path
         let fromFile = await run(["key", "generate", "--store", store, "--passphrase-file", empty.path])
         #expect(fromFile.status == 64 && fromFile.err.contains("is empty"))
-        let fromEnvironment = await run(["key", "generate", "--store", store], environment: ["FETCHCHANNEL_PASSPHRASE": ""])
-        #expect(fromEnvironment.status == 64 && fromEnvironment.err.contains("FETCHCHANNEL_PASSPHRASE is set but empty"))
-        let missing = await run(["key", "generate", "--store", store, "--passphrase-file", directory.appendingPathComponent("nope").path])
+        let fromEnvironment = await run(
+            ["key", "generate", "--store", store], environment: ["FETCHCHANNEL_PASSPHRASE": ""])
+        #expect(
+            fromEnvironment.status == 64 && fromEnvironment.err.contains("FETCHCHANNEL_PASSPHRASE is set but empty"))
+        let missing = await run([
+            "key", "generate", "--store", store, "--passphrase-file", directory.appendingPathComponent("nope").path,
+        ])
         #expect(missing.status == 1 && missing.err.hasPrefix("Error: cannot read the passphrase file"))
     }
 
     @Test func passphraseFileFirstLineIsThePassphrase() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-dispatch-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cli-dispatch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("pass")
@@ -140,22 +156,31 @@ import Testing
         #expect(generated.status == 0, "\(generated.err)")
         let keyId = generated.out.trimmingCharacters(in: .whitespacesAndNewlines)
         // The environment's "first line" opens it: the file's CRLF and second line were not part of it.
-        let exported = await run(["key", "export", "--store", store, "--private", keyId], environment: ["FETCHCHANNEL_PASSPHRASE": "first line"])
+        let exported = await run(
+            ["key", "export", "--store", store, "--private", keyId],
+            environment: ["FETCHCHANNEL_PASSPHRASE": "first line"])
         #expect(exported.status == 0, "\(exported.err)")
-        let wrong = await run(["key", "export", "--store", store, "--private", keyId], environment: ["FETCHCHANNEL_PASSPHRASE": "first line\r"])
+        let wrong = await run(
+            ["key", "export", "--store", store, "--private", keyId],
+            environment: ["FETCHCHANNEL_PASSPHRASE": "first line\r"])
         #expect(wrong.status == 1 && wrong.err.contains("does not open key"))
         #expect(wrong.out.isEmpty)
     }
 
     @Test func invalidServerURLsAreUsageErrors() async {
-        for server in ["http://backend.example", "ftp://127.0.0.1", "not a url", "https://u:p@backend.example", "https://backend.example/?q=1"] {
+        for server in [
+            "http://backend.example", "ftp://127.0.0.1", "not a url", "https://u:p@backend.example",
+            "https://backend.example/?q=1",
+        ] {
             let result = await run(["register", "--server", server, "--device-id", "d", "--key", "abcd"])
             #expect(result.status == 64, "\(server): \(result.err)")
         }
     }
 
     @Test func serveRefusesBadNumbers() async {
-        for arguments in [["--port", "65536"], ["--port", "-1"], ["--tolerance-seconds", "-1"], ["--clock-offset-seconds", "inf"]] {
+        for arguments in [
+            ["--port", "65536"], ["--port", "-1"], ["--tolerance-seconds", "-1"], ["--clock-offset-seconds", "inf"],
+        ] {
             let result = await run(["serve"] + arguments)
             #expect(result.status == 64, "\(arguments)")
             #expect(result.err.contains("invalid value"), "\(arguments)")
@@ -167,21 +192,29 @@ import Testing
         #expect(await run(["fetch", "--policy", "everything"]).status == 64)
         #expect(await run(["redeem"]).status == 64)
         #expect(await run(["redeem", "TOKEN"]).status == 64, "--redeem-url is required")
-        #expect(await run(["redeem", "TOKEN", "--redeem-url", "http://backend.example/r"]).status == 64, "https only, except on loopback")
+        #expect(
+            await run(["redeem", "TOKEN", "--redeem-url", "http://backend.example/r"]).status == 64,
+            "https only, except on loopback")
         #expect(await run(["skew"]).status == 64)
-        #expect(await run(["skew", "--server", "http://backend.example"]).status == 64, "https only, except on loopback")
+        #expect(
+            await run(["skew", "--server", "http://backend.example"]).status == 64, "https only, except on loopback")
         #expect(await run(["skew", "--server", "https://b.example", "--samples", "0"]).status == 64)
         #expect(await run(["demo", "extra"]).status == 64)
     }
 
     @Test func verifyReadsTheJWSFromStandardInputAndRejectsGarbage() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cli-dispatch-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cli-dispatch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let keyFile = directory.appendingPathComponent("key.jwk")
         // RFC 7515 A.3's public key and its example JWS (payload: the JWT claims of the RFC).
-        try Data(#"{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#.utf8).write(to: keyFile)
-        let jws = "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q"
+        try Data(
+            #"{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#
+                .utf8
+        ).write(to: keyFile)
+        let jws =
+            "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q"
         let valid = await run(["verify", "--public-key", keyFile.path, "-"], standardInput: Array((jws + "\n").utf8))
         #expect(valid.status == 0, "\(valid.err)")
         #expect(valid.out.hasPrefix(#"{"iss":"joe""#))

@@ -14,18 +14,22 @@ extension CLISubprocessTests {
             // The skew is 7 min 12 s; the measured offset also holds the request's time in flight,
             // which on a loaded machine can round the message to 7 min 13 s.
             // The healthy backend speaks HTTPS with its CA and pin; the wrong-pin one fails its pin check.
-            for expected in ["-> fetched: 3 operations, 3 errors", "-> throttled",
-                             ".pushOnly       -> firebase-cloud-messaging", ".accessibility  -> link",
-                             "redeemed it 1 time(s)", "-> released; tried again -> redeemed", "clockSkewTooBig",
-                             "The device clock is 7 min 1", "s behind", "networkError", "connection refused",
-                             "healthy        https://127.0.0.1:",
-                             "networkError (connectionRefused) from http://127.0.0.1:",
-                             "networkError (tlsPinMismatch) from https://127.0.0.1:",
-                             "matches none of the pinned keys"] {
+            for expected in [
+                "-> fetched: 3 operations, 3 errors", "-> throttled",
+                ".pushOnly       -> firebase-cloud-messaging", ".accessibility  -> link",
+                "redeemed it 1 time(s)", "-> released; tried again -> redeemed", "clockSkewTooBig",
+                "The device clock is 7 min 1", "s behind", "networkError", "connection refused",
+                "healthy        https://127.0.0.1:",
+                "networkError (connectionRefused) from http://127.0.0.1:",
+                "networkError (tlsPinMismatch) from https://127.0.0.1:",
+                "matches none of the pinned keys",
+            ] {
                 #expect(result.out.contains(expected), "missing \"\(expected)\" in:\n\(result.out)")
             }
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
-                .filter { $0.hasPrefix("fetchchannel-demo-") }
+            let leftovers = try FileManager.default.contentsOfDirectory(
+                atPath: FileManager.default.temporaryDirectory.path
+            )
+            .filter { $0.hasPrefix("fetchchannel-demo-") }
             #expect(leftovers.isEmpty, "temporary stores left behind: \(leftovers)")
         }
     }

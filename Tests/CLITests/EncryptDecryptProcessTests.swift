@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
@@ -19,9 +19,10 @@ extension CLISubprocessTests {
             let privatePEM = PackageLocations.keys.appendingPathComponent("demo-device-p256.pem")
             let pem = try String(contentsOf: privatePEM, encoding: .utf8)
             let key = try P256.KeyAgreement.PrivateKey(pemRepresentation: pem)
-            return KeyFiles(privatePEM: privatePEM,
-                            publicPEM: try sandbox.write("public.pem", key.publicKey.pemRepresentation),
-                            publicJWK: try sandbox.write("public.jwk", key.publicKey.jwk.jsonString), key: key)
+            return KeyFiles(
+                privatePEM: privatePEM,
+                publicPEM: try sandbox.write("public.pem", key.publicKey.pemRepresentation),
+                publicJWK: try sandbox.write("public.jwk", key.publicKey.jwk.jsonString), key: key)
         }
 
         @Test func encryptThenDecryptRoundTrip() async throws {
@@ -29,37 +30,45 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let files = try Self.keyFiles(in: sandbox)
             let plaintext = Data("{\"operations\":[]}\nno newline at the end: é🔑".utf8)
-            let runs = [("ECDH-ES", "A256GCM", files.publicPEM), ("ECDH-ES+A128KW", "A128CBC-HS256", files.publicJWK),
-                        ("ECDH-ES+A256KW", "A256CBC-HS512", files.publicPEM)]
+            let runs = [
+                ("ECDH-ES", "A256GCM", files.publicPEM), ("ECDH-ES+A128KW", "A128CBC-HS256", files.publicJWK),
+                ("ECDH-ES+A256KW", "A256CBC-HS512", files.publicPEM),
+            ]
             for (alg, enc, keyFile) in runs {
                 let encrypted = try await sandbox.run(
                     ["encrypt", "--public-key", keyFile.path, "--alg", alg, "--enc", enc],
                     passphrase: nil, standardInput: plaintext)
-                #expect(encrypted.status == 0 && encrypted.err.isEmpty && encrypted.lines.count == 1,
-                        "\(encrypted.summary)")
+                #expect(
+                    encrypted.status == 0 && encrypted.err.isEmpty && encrypted.lines.count == 1,
+                    "\(encrypted.summary)")
                 let compact = try #require(encrypted.lines.first)
                 let header = try CompactJWE(parsing: compact).header
                 #expect(header.alg.rawValue == alg && header.enc.rawValue == enc)
                 #expect(try JWE.decrypt(compact, with: files.key) == plaintext, "\(alg) \(enc): the library disagrees")
 
-                let decrypted = try await sandbox.run(["decrypt", "--private-key", files.privatePEM.path, compact],
-                                                      passphrase: nil)
+                let decrypted = try await sandbox.run(
+                    ["decrypt", "--private-key", files.privatePEM.path, compact],
+                    passphrase: nil)
                 #expect(decrypted.status == 0 && decrypted.err.isEmpty, "\(decrypted.summary)")
                 #expect(decrypted.standardOutput == plaintext, "\(alg) \(enc): the plaintext is printed byte for byte")
             }
 
             // Defaults, --json, the JWE on standard input, a private JWK.
-            let json = try await sandbox.run(["encrypt", "--json", "--public-key", files.publicJWK.path],
-                                             passphrase: nil, standardInput: Data(#"{"a":1}"#.utf8))
+            let json = try await sandbox.run(
+                ["encrypt", "--json", "--public-key", files.publicJWK.path],
+                passphrase: nil, standardInput: Data(#"{"a":1}"#.utf8))
             let object = try #require(try json.json() as? [String: Any], "\(json.summary)")
             #expect(object["alg"] as? String == "ECDH-ES" && object["enc"] as? String == "A256GCM")
             let compact = try #require(object["jwe"] as? String)
             let jwk = try files.key.jwkRepresentation(includingPrivateKey: true).withUnsafeBytes { Data($0) }
             let privateJWK = sandbox.file("private.jwk")
-            #expect(FileManager.default.createFile(atPath: privateJWK.path, contents: jwk,
-                                                   attributes: [.posixPermissions: 0o600]))
-            let viaStdin = try await sandbox.run(["decrypt", "--json", "--private-key", privateJWK.path, "-"],
-                                                 passphrase: nil, standardInput: Data((compact + "\n").utf8))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: privateJWK.path, contents: jwk,
+                    attributes: [.posixPermissions: 0o600]))
+            let viaStdin = try await sandbox.run(
+                ["decrypt", "--json", "--private-key", privateJWK.path, "-"],
+                passphrase: nil, standardInput: Data((compact + "\n").utf8))
             let decrypted = try #require(try viaStdin.json() as? [String: Any], "\(viaStdin.summary)")
             #expect(decrypted["decrypted"] as? Bool == true)
             #expect((decrypted["header"] as? [String: String]) == ["alg": "ECDH-ES", "enc": "A256GCM"])
@@ -76,10 +85,13 @@ extension CLISubprocessTests {
             let key = try JWEVectors.privateKey(vector.key, in: file)
             let keyFile = sandbox.file("meriadoc.jwk")
             let jwk = try key.jwkRepresentation(includingPrivateKey: true).withUnsafeBytes { Data($0) }
-            #expect(FileManager.default.createFile(atPath: keyFile.path, contents: jwk,
-                                                   attributes: [.posixPermissions: 0o600]))
-            let result = try await sandbox.run(["decrypt", "--private-key", keyFile.path, vector.compact],
-                                               passphrase: nil)
+            #expect(
+                FileManager.default.createFile(
+                    atPath: keyFile.path, contents: jwk,
+                    attributes: [.posixPermissions: 0o600]))
+            let result = try await sandbox.run(
+                ["decrypt", "--private-key", keyFile.path, vector.compact],
+                passphrase: nil)
             #expect(result.status == 0, "\(result.summary)")
             #expect(result.out == vector.expected.plaintext)
         }
@@ -99,8 +111,9 @@ extension CLISubprocessTests {
             let privateKey = ["--private-key", files.privatePEM.path]
             let failed = try await sandbox.run(["decrypt"] + privateKey + [tampered], passphrase: nil)
             #expect(failed.status == 1 && failed.out.isEmpty, "\(failed.summary)")
-            #expect(failed.err == "Error: the JWE does not decrypt: "
-                        + "The JWE does not decrypt with this key (or was altered).\n")
+            #expect(
+                failed.err == "Error: the JWE does not decrypt: "
+                    + "The JWE does not decrypt with this key (or was altered).\n")
             let json = try await sandbox.run(["decrypt", "--json"] + privateKey + [tampered], passphrase: nil)
             let object = try #require(try json.json() as? [String: Any], "\(json.summary)")
             #expect(json.status == 1)
@@ -108,10 +121,12 @@ extension CLISubprocessTests {
 
             let malformed = try await sandbox.run(["decrypt"] + privateKey + ["a.b.c"], passphrase: nil)
             #expect(malformed.status == 1 && malformed.err.contains("five dot-separated parts"), "\(malformed.summary)")
-            let publicAsPrivate = try await sandbox.run(["decrypt", "--private-key", files.publicPEM.path, compact],
-                                                        passphrase: nil)
-            #expect(publicAsPrivate.status == 1 && publicAsPrivate.err.contains("holds a public key"),
-                    "\(publicAsPrivate.summary)")
+            let publicAsPrivate = try await sandbox.run(
+                ["decrypt", "--private-key", files.publicPEM.path, compact],
+                passphrase: nil)
+            #expect(
+                publicAsPrivate.status == 1 && publicAsPrivate.err.contains("holds a public key"),
+                "\(publicAsPrivate.summary)")
 
             // Nothing the command printed contains the private scalar.
             let scalar = try files.key.rawRepresentation.withUnsafeBytes { Data($0) }
@@ -125,13 +140,16 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let files = try Self.keyFiles(in: sandbox)
-            for arguments in [["encrypt", "--public-key", files.publicPEM.path, "--alg", "dir"],
-                              ["encrypt", "--public-key", files.publicPEM.path, "--enc", "A128CBC"],
-                              ["encrypt"], ["decrypt", "--private-key", files.privatePEM.path]] {
+            for arguments in [
+                ["encrypt", "--public-key", files.publicPEM.path, "--alg", "dir"],
+                ["encrypt", "--public-key", files.publicPEM.path, "--enc", "A128CBC"],
+                ["encrypt"], ["decrypt", "--private-key", files.privatePEM.path],
+            ] {
                 let result = try await sandbox.run(arguments, passphrase: nil, standardInput: Data("x".utf8))
                 #expect(result.status == 64 && result.out.isEmpty, "\(arguments): \(result.summary)")
-                #expect(result.err.hasPrefix("Error: ") && result.err.contains("See 'fetchchannel"),
-                        "\(result.summary)")
+                #expect(
+                    result.err.hasPrefix("Error: ") && result.err.contains("See 'fetchchannel"),
+                    "\(result.summary)")
             }
         }
     }

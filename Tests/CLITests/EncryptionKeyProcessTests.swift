@@ -24,19 +24,25 @@ extension CLISubprocessTests {
             let data = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
             try FileManager.default.removeItem(at: recordURL)
             try FileManager.default.removeItem(at: storeFile(sandbox, keyId + ".enc.pem"))
-            #expect(FileManager.default.createFile(atPath: recordURL.path, contents: data,
-                                                   attributes: [.posixPermissions: 0o600]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: recordURL.path, contents: data,
+                    attributes: [.posixPermissions: 0o600]))
         }
 
         func show(_ sandbox: CLISandbox, _ keyId: String) async throws -> [String: Any] {
-            let shown = try await sandbox.run(["key", "show", "--json", keyId] + sandbox.storeArguments,
-                                              passphrase: nil)
+            let shown = try await sandbox.run(
+                ["key", "show", "--json", keyId] + sandbox.storeArguments,
+                passphrase: nil)
             return try #require(try shown.json() as? [String: Any], "\(shown.summary)")
         }
 
         func register(_ sandbox: CLISandbox, _ backend: ReferenceBackend, _ keyId: String) async throws {
-            let result = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString,
-                                                "--device-id", "phone", "--key", keyId] + sandbox.storeArguments)
+            let result = try await sandbox.run(
+                [
+                    "register", "--server", backend.baseURL.absoluteString,
+                    "--device-id", "phone", "--key", keyId,
+                ] + sandbox.storeArguments)
             try #require(result.status == 0, "\(result.summary)")
         }
 
@@ -84,29 +90,43 @@ extension CLISubprocessTests {
             // Private: encrypted PKCS#8 under the key's passphrase; unencrypted only when asked.
             let privatePEM = try await sandbox.run(["key", "export", "--encryption", "--private", keyId] + store)
             #expect(privatePEM.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "\(privatePEM.summary)")
-            #expect(try P256.KeyAgreement.PrivateKey(encryptedPEM: privatePEM.out, passphrase: passphrase).publicKey
+            #expect(
+                try P256.KeyAgreement.PrivateKey(encryptedPEM: privatePEM.out, passphrase: passphrase).publicKey
                     == publicKey)
-            let secret = try await sandbox.run(["key", "export", "--encryption", "--private", "--no-encryption",
-                                                "--format", "jwk", keyId] + store)
-            #expect(secret.status == 0 && secret.err.contains("warning: this is the private encryption key"),
-                    "\(secret.summary)")
+            let secret = try await sandbox.run(
+                [
+                    "key", "export", "--encryption", "--private", "--no-encryption",
+                    "--format", "jwk", keyId,
+                ] + store)
+            #expect(
+                secret.status == 0 && secret.err.contains("warning: this is the private encryption key"),
+                "\(secret.summary)")
             #expect(try P256.KeyAgreement.PrivateKey(jwkRepresentation: secret.standardOutput).publicKey == publicKey)
             let d = try #require((try secret.json() as? [String: String])?["d"])
             for result in [pem, jwk, privatePEM, text] { #expect(!result.out.contains(d) && !result.err.contains(d)) }
 
             // The same refusals as for the signing key.
-            let privateJWK = try await sandbox.run(["key", "export", "--encryption", "--private", "--format", "jwk",
-                                                    keyId] + store)
+            let privateJWK = try await sandbox.run(
+                [
+                    "key", "export", "--encryption", "--private", "--format", "jwk",
+                    keyId,
+                ] + store)
             #expect(privateJWK.status == 64 && privateJWK.out.isEmpty, "\(privateJWK.summary)")
-            let publicNoEncryption = try await sandbox.run(["key", "export", "--encryption", "--no-encryption",
-                                                            keyId] + store)
+            let publicNoEncryption = try await sandbox.run(
+                [
+                    "key", "export", "--encryption", "--no-encryption",
+                    keyId,
+                ] + store)
             #expect(publicNoEncryption.status == 64, "\(publicNoEncryption.summary)")
-            let wrong = try await sandbox.run(["key", "export", "--encryption", "--private", keyId] + store,
-                                              passphrase: "wrong")
-            #expect(wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"),
-                    "\(wrong.summary)")
-            let none = try await sandbox.run(["key", "export", "--encryption", "--private", keyId] + store,
-                                             passphrase: nil)
+            let wrong = try await sandbox.run(
+                ["key", "export", "--encryption", "--private", keyId] + store,
+                passphrase: "wrong")
+            #expect(
+                wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"),
+                "\(wrong.summary)")
+            let none = try await sandbox.run(
+                ["key", "export", "--encryption", "--private", keyId] + store,
+                passphrase: nil)
             #expect(none.status == 64 && none.out.isEmpty && none.err.contains("not a terminal"), "\(none.summary)")
 
             // A key made before encryption keys existed: null, and nothing to export yet.
@@ -152,8 +172,9 @@ extension CLISubprocessTests {
             #expect(!FileManager.default.fileExists(atPath: storeFile(sandbox, keyId + ".enc.pem").path))
             let second = try backend.dispatch(deviceId: "phone", channel: "link")
             let afterRotation = try await fetch(sandbox)
-            #expect(afterRotation.status == 0 && afterRotation.tokens == [first.token, second.token],
-                    "\(afterRotation.errors)")
+            #expect(
+                afterRotation.status == 0 && afterRotation.tokens == [first.token, second.token],
+                "\(afterRotation.errors)")
         }
 
         @Test func keyWithoutEncryptionKeyGainsOneAtRegistration() async throws {
@@ -166,9 +187,12 @@ extension CLISubprocessTests {
             #expect(try await show(sandbox, keyId)["encryptionKey"] is NSNull)
 
             // Its passphrase is needed to protect the new key: the wrong one changes nothing.
-            let wrong = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString,
-                                               "--device-id", "phone", "--key", keyId] + sandbox.storeArguments,
-                                              passphrase: "wrong")
+            let wrong = try await sandbox.run(
+                [
+                    "register", "--server", backend.baseURL.absoluteString,
+                    "--device-id", "phone", "--key", keyId,
+                ] + sandbox.storeArguments,
+                passphrase: "wrong")
             #expect(wrong.status == 1 && wrong.err.contains("does not open key"), "\(wrong.summary)")
             #expect(try await show(sandbox, keyId)["encryptionKey"] is NSNull)
             #expect(backend.dispatchTargetIds(ofDevice: "phone").isEmpty, "nothing was sent")

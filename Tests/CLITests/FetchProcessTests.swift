@@ -9,8 +9,11 @@ extension CLISubprocessTests {
         /// Registers a new key of the sandbox with `backend` for `deviceId`; returns the key id.
         func register(_ sandbox: CLISandbox, _ backend: ReferenceBackend, deviceId: String) async throws -> String {
             let keyId = try await sandbox.generateKey()
-            let result = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString, "--device-id", deviceId,
-                                                "--key", keyId] + sandbox.storeArguments)
+            let result = try await sandbox.run(
+                [
+                    "register", "--server", backend.baseURL.absoluteString, "--device-id", deviceId,
+                    "--key", keyId,
+                ] + sandbox.storeArguments)
             try #require(result.status == 0, "\(result.summary)")
             return keyId
         }
@@ -37,8 +40,12 @@ extension CLISubprocessTests {
             #expect(all.status == 2, "partial: \(all.summary)")
             let object = try #require(try all.json() as? [String: Any], "\(all.summary)")
             let operations = try #require(object["operations"] as? [[String: Any]])
-            let tokens = operations.compactMap { ($0["payload"] as? [String: Any]).flatMap { $0["redeemData"] as? [String: Any] }?["token"] as? String }
-            #expect(tokens == [push.token, qr.token, link.token], "oldest first, the unknown channel outside the accessibility policy")
+            let tokens = operations.compactMap {
+                ($0["payload"] as? [String: Any]).flatMap { $0["redeemData"] as? [String: Any] }?["token"] as? String
+            }
+            #expect(
+                tokens == [push.token, qr.token, link.token],
+                "oldest first, the unknown channel outside the accessibility policy")
             #expect(operations.allSatisfy { $0["server"] as? String == healthy.baseURL.absoluteString })
             let errors = try #require(object["errors"] as? [[String: Any]])
             #expect(Set(errors.compactMap { $0["code"] as? String }) == ["clockSkewTooBig", "networkError"])
@@ -49,22 +56,31 @@ extension CLISubprocessTests {
             #expect(skew["toleranceMillis"] as? Int == 60_000)
             #expect((skew["message"] as? String)?.contains("10 min behind") == true)
             let network = try #require(errors.first { $0["code"] as? String == "networkError" })
-            #expect(network["server"] as? String == gone.baseURL.absoluteString && network["networkKind"] as? String == "connectionRefused")
+            #expect(
+                network["server"] as? String == gone.baseURL.absoluteString
+                    && network["networkKind"] as? String == "connectionRefused")
 
             // The same as a table, errors on standard error.
             let text = try await sandbox.run(["fetch"] + sandbox.storeArguments)
             #expect(text.status == 2)
             #expect(text.lines.first?.hasPrefix("CREATED") == true && text.lines.count == 4, "\(text.summary)")
-            #expect(text.lines[1].contains("firebase-cloud-messaging") && text.lines[1].contains(String(push.token.prefix(8)) + "…"))
+            #expect(
+                text.lines[1].contains("firebase-cloud-messaging")
+                    && text.lines[1].contains(String(push.token.prefix(8)) + "…"))
             #expect(!text.out.contains(push.token), "only a token prefix in the table")
-            #expect(text.err.contains("error: clockSkewTooBig from \(skewed.baseURL.absoluteString)"), "\(text.summary)")
+            #expect(
+                text.err.contains("error: clockSkewTooBig from \(skewed.baseURL.absoluteString)"), "\(text.summary)")
             #expect(text.err.contains("error: networkError from \(gone.baseURL.absoluteString)"))
 
             // One healthy key: exit 0; push-only shows only the push operation.
-            let pushOnly = try await sandbox.run(["fetch", "--json", "--policy", "push-only", "--key", healthyKey] + sandbox.storeArguments)
+            let pushOnly = try await sandbox.run(
+                ["fetch", "--json", "--policy", "push-only", "--key", healthyKey] + sandbox.storeArguments)
             #expect(pushOnly.status == 0, "\(pushOnly.summary)")
-            let pushOperations = try #require((try pushOnly.json() as? [String: Any])?["operations"] as? [[String: Any]])
-            #expect(pushOperations.count == 1 && pushOperations.first?["dispatchChannel"] as? String == "firebase-cloud-messaging")
+            let pushOperations = try #require(
+                (try pushOnly.json() as? [String: Any])?["operations"] as? [[String: Any]])
+            #expect(
+                pushOperations.count == 1
+                    && pushOperations.first?["dispatchChannel"] as? String == "firebase-cloud-messaging")
 
             // Only the stopped backend: everything failed, exit 1.
             let none = try await sandbox.run(["fetch", "--key", goneKey] + sandbox.storeArguments)
@@ -78,12 +94,16 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let operation = try backend.dispatch(deviceId: "phone", channel: "link")
 
-            let first = try await sandbox.run(["redeem", operation.token, "--redeem-url", operation.redeemURL, "--json"], passphrase: nil)
+            let first = try await sandbox.run(
+                ["redeem", operation.token, "--redeem-url", operation.redeemURL, "--json"], passphrase: nil)
             #expect(first.status == 0, "\(first.summary)")
             let answer = try #require(try first.json() as? [String: Any])
-            #expect(answer["redeemed"] as? Bool == true && answer["op"] as? String == "Auth" && answer["statusCode"] as? Int == 1200)
+            #expect(
+                answer["redeemed"] as? Bool == true && answer["op"] as? String == "Auth"
+                    && answer["statusCode"] as? Int == 1200)
 
-            let second = try await sandbox.run(["redeem", operation.token, "--redeem-url", operation.redeemURL], passphrase: nil)
+            let second = try await sandbox.run(
+                ["redeem", operation.token, "--redeem-url", operation.redeemURL], passphrase: nil)
             #expect(second.status == 1 && second.out.isEmpty, "\(second.summary)")
             #expect(second.err.hasPrefix("Error: This operation was already started"), "\(second.summary)")
             #expect(!second.err.contains(operation.token), "the token is not echoed")

@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +7,9 @@ extension CLISubprocessTests {
     /// `fetchchannel key …` run as a child process against a temporary store.
     @Suite struct KeyCommandsProcessTests {
         @Test func binaryIsBuiltNextToTheTests() {
-            #expect(FileManager.default.isExecutableFile(atPath: CLIProcess.binary.path), "no fetchchannel at \(CLIProcess.binary.path)")
+            #expect(
+                FileManager.default.isExecutableFile(atPath: CLIProcess.binary.path),
+                "no fetchchannel at \(CLIProcess.binary.path)")
         }
 
         @Test func generateListShowExportDelete() async throws {
@@ -42,7 +44,8 @@ extension CLISubprocessTests {
             let listed = try await sandbox.run(["key", "list"] + store)
             #expect(listed.status == 0 && listed.lines.count == 2, "\(listed.summary)")
             #expect(listed.out.contains(keyId) && listed.out.contains(secondId))
-            let listedJSON = try #require(try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
+            let listedJSON = try #require(
+                try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
             #expect(Set(listedJSON.compactMap { $0["keyId"] as? String }) == [keyId, secondId])
             #expect(listedJSON.allSatisfy { $0["dispatchTargetId"] is NSNull && $0["server"] is NSNull })
 
@@ -50,29 +53,37 @@ extension CLISubprocessTests {
             let shown = try await sandbox.run(["key", "show"] + store + ["--", String(keyId.prefix(8))])
             #expect(shown.status == 0 && shown.out.contains("Key id:           \(keyId)"), "\(shown.summary)")
             #expect(shown.out.contains("scrypt(N=16384, r=8, p=1), AES-256-CBC"))
-            let shownJSON = try #require(try await sandbox.run(["key", "show", "--json", keyId] + store).json() as? [String: Any])
+            let shownJSON = try #require(
+                try await sandbox.run(["key", "show", "--json", keyId] + store).json() as? [String: Any])
             #expect(shownJSON["keyId"] as? String == keyId)
 
             // export: public PEM, JWK and DER agree.
             let publicPEM = try await sandbox.run(["key", "export", keyId] + store)
-            #expect(publicPEM.status == 0 && publicPEM.out.hasPrefix("-----BEGIN PUBLIC KEY-----"), "\(publicPEM.summary)")
+            #expect(
+                publicPEM.status == 0 && publicPEM.out.hasPrefix("-----BEGIN PUBLIC KEY-----"), "\(publicPEM.summary)")
             let publicKey = try P256.Signing.PublicKey(pemRepresentation: publicPEM.out)
             #expect(publicKey.jwkThumbprint == keyId)
             let publicJWK = try await sandbox.run(["key", "export", "--format", "jwk", keyId] + store)
             #expect(try JWK(jsonRepresentation: publicJWK.standardOutput).publicKey() == publicKey)
             let publicDER = try await sandbox.run(["key", "export", "--format=der", keyId] + store)
-            #expect(publicDER.status == 0 && publicDER.standardOutput == publicKey.derRepresentation, "DER goes to a non-terminal stdout as raw bytes")
+            #expect(
+                publicDER.status == 0 && publicDER.standardOutput == publicKey.derRepresentation,
+                "DER goes to a non-terminal stdout as raw bytes")
 
             // export --private: encrypted PKCS#8 by default, which opens with the passphrase.
             let privatePEM = try await sandbox.run(["key", "export", "--private", keyId] + store)
-            #expect(privatePEM.status == 0 && privatePEM.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "\(privatePEM.summary)")
-            let reopened = try P256.Signing.PrivateKey(encryptedPEM: privatePEM.out, passphrase: SecureBytes(Array(CLISandbox.passphrase.utf8)))
+            #expect(
+                privatePEM.status == 0 && privatePEM.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"),
+                "\(privatePEM.summary)")
+            let reopened = try P256.Signing.PrivateKey(
+                encryptedPEM: privatePEM.out, passphrase: SecureBytes(Array(CLISandbox.passphrase.utf8)))
             #expect(reopened.publicKey == publicKey)
             let privateDER = try await sandbox.run(["key", "export", "--private", "--format", "der", keyId] + store)
             #expect(privateDER.status == 0 && privateDER.standardOutput.first == 0x30, "\(privateDER.summary)")
 
             // export --private --no-encryption --format jwk: the only way to see d.
-            let secretJWK = try await sandbox.run(["key", "export", "--private", "--no-encryption", "--format", "jwk", keyId] + store)
+            let secretJWK = try await sandbox.run(
+                ["key", "export", "--private", "--no-encryption", "--format", "jwk", keyId] + store)
             #expect(secretJWK.status == 0 && secretJWK.err.contains("warning"), "\(secretJWK.summary)")
             let secretObject = try #require(try secretJWK.json() as? [String: String])
             let d = try #require(secretObject["d"])
@@ -89,7 +100,8 @@ extension CLISubprocessTests {
             let deleted = try await sandbox.run(["key", "delete", keyId] + store)
             #expect(deleted.status == 0 && deleted.out == keyId + "\n", "\(deleted.summary)")
             let afterDelete = try await sandbox.run(["key", "list"] + store)
-            #expect(afterDelete.lines == afterDelete.lines.filter { !$0.contains(keyId) } && afterDelete.lines.count == 1)
+            #expect(
+                afterDelete.lines == afterDelete.lines.filter { !$0.contains(keyId) } && afterDelete.lines.count == 1)
             let again = try await sandbox.run(["key", "delete", keyId] + store)
             #expect(again.status == 1 && again.err.hasPrefix("Error: ") && again.out.isEmpty, "\(again.summary)")
         }
@@ -108,7 +120,8 @@ extension CLISubprocessTests {
             #expect(format.status == 64 && format.err.contains("expected one of pem, jwk, der"))
             // The wrong passphrase opens nothing and prints nothing.
             let wrong = try await sandbox.run(["key", "export", "--private", keyId] + store, passphrase: "wrong")
-            #expect(wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"), "\(wrong.summary)")
+            #expect(
+                wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"), "\(wrong.summary)")
             // No passphrase and no terminal: a usage error, not a hang.
             let none = try await sandbox.run(["key", "export", "--private", keyId] + store, passphrase: nil)
             #expect(none.status == 64 && none.out.isEmpty && none.err.contains("not a terminal"), "\(none.summary)")
@@ -121,7 +134,8 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             for arguments in [["--passphrase", "hunter2"], ["--passphrase=hunter2"], ["--password", "hunter2"]] {
-                let result = try await sandbox.run(["key", "generate"] + sandbox.storeArguments + arguments, passphrase: nil)
+                let result = try await sandbox.run(
+                    ["key", "generate"] + sandbox.storeArguments + arguments, passphrase: nil)
                 #expect(result.status == 64, "\(result.summary)")
                 #expect(result.out.isEmpty)
                 #expect(result.err.contains("never taken from the command line") && !result.err.contains("hunter2"))
@@ -133,24 +147,30 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let file = try sandbox.writePrivate("passphrase.txt", "from a file\n")
-            let generated = try await sandbox.run(["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments, passphrase: nil)
+            let generated = try await sandbox.run(
+                ["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments, passphrase: nil)
             #expect(generated.status == 0, "\(generated.summary)")
             let keyId = try #require(generated.lines.first)
-            let opened = try await sandbox.run(["key", "export", "--private", keyId] + sandbox.storeArguments, passphrase: "from a file")
+            let opened = try await sandbox.run(
+                ["key", "export", "--private", keyId] + sandbox.storeArguments, passphrase: "from a file")
             #expect(opened.status == 0, "\(opened.summary)")
         }
 
         @Test func noEncryptionIsExplicit() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await sandbox.run(["key", "generate", "--no-encryption", "--json"] + sandbox.storeArguments, passphrase: nil)
+            let result = try await sandbox.run(
+                ["key", "generate", "--no-encryption", "--json"] + sandbox.storeArguments, passphrase: nil)
             #expect(result.status == 0 && result.err.contains("unencrypted"), "\(result.summary)")
             let keyId = try #require((try result.json() as? [String: Any])?["keyId"] as? String)
-            let pem = try String(contentsOf: URL(fileURLWithPath: sandbox.store).appendingPathComponent(keyId + ".pem"), encoding: .utf8)
+            let pem = try String(
+                contentsOf: URL(fileURLWithPath: sandbox.store).appendingPathComponent(keyId + ".pem"), encoding: .utf8)
             #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
             // Exporting it privately still encrypts unless asked not to: with a passphrase to protect it.
             let export = try await sandbox.run(["key", "export", "--private", keyId] + sandbox.storeArguments)
-            #expect(export.status == 0 && export.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "\(export.summary)")
+            #expect(
+                export.status == 0 && export.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "\(export.summary)"
+            )
         }
 
         @Test func defaultStoreFollowsXDGDataHomeThenHome() async throws {
@@ -160,12 +180,16 @@ extension CLISubprocessTests {
             let viaXDG = try await sandbox.run(["key", "generate"], extra: ["XDG_DATA_HOME": dataHome.path])
             #expect(viaXDG.status == 0, "\(viaXDG.summary)")
             let xdgId = try #require(viaXDG.lines.first)
-            #expect(FileManager.default.fileExists(atPath: dataHome.appendingPathComponent("fetchchannel/keys/\(xdgId).json").path))
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: dataHome.appendingPathComponent("fetchchannel/keys/\(xdgId).json").path))
 
             let viaHome = try await sandbox.run(["key", "generate"])
             #expect(viaHome.status == 0, "\(viaHome.summary)")
             let homeId = try #require(viaHome.lines.first)
-            #expect(FileManager.default.fileExists(atPath: sandbox.file("home/.local/share/fetchchannel/keys/\(homeId).json").path))
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: sandbox.file("home/.local/share/fetchchannel/keys/\(homeId).json").path))
         }
 
         @Test func importFixtureKeysAndRefuseOthers() async throws {
@@ -175,7 +199,8 @@ extension CLISubprocessTests {
             // An `openssl genpkey` PKCS#8 key and a SEC1 key from Keys/.
             for name in ["demo-device-p256.pem", "rfc7515-a3-p256.pem"] {
                 let file = PackageLocations.keys.appendingPathComponent(name)
-                let expected = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: file, encoding: .utf8)).publicKey.jwkThumbprint
+                let expected = try P256.Signing.PrivateKey(pemRepresentation: String(contentsOf: file, encoding: .utf8))
+                    .publicKey.jwkThumbprint
                 let imported = try await sandbox.run(["key", "import", file.path] + store)
                 #expect(imported.status == 0 && imported.lines == [expected], "\(name): \(imported.summary)")
                 let again = try await sandbox.run(["key", "import", file.path] + store)
@@ -187,15 +212,20 @@ extension CLISubprocessTests {
             let file = try sandbox.write("exported.pem", exported.out)
             let other = ["--store", sandbox.file("other").path]
             let imported = try await sandbox.run(["key", "import", "--json", file.path] + other)
-            #expect(try imported.status == 0 && (imported.json() as? [String: Any])?["keyId"] as? String == keyId, "\(imported.summary)")
-            let wrong = try await sandbox.run(["key", "import", file.path, "--store", sandbox.file("third").path], passphrase: "nope")
+            #expect(
+                try imported.status == 0 && (imported.json() as? [String: Any])?["keyId"] as? String == keyId,
+                "\(imported.summary)")
+            let wrong = try await sandbox.run(
+                ["key", "import", file.path, "--store", sandbox.file("third").path], passphrase: "nope")
             #expect(wrong.status == 1 && wrong.err.contains("does not open"), "\(wrong.summary)")
 
             // A public key or garbage is refused with a reason.
-            let publicFile = try sandbox.write("public.pem", try await sandbox.run(["key", "export", keyId] + store).out)
+            let publicFile = try sandbox.write(
+                "public.pem", try await sandbox.run(["key", "export", keyId] + store).out)
             let publicImport = try await sandbox.run(["key", "import", publicFile.path] + store)
             #expect(publicImport.status == 1 && publicImport.err.contains("public key"), "\(publicImport.summary)")
-            let garbage = try sandbox.write("garbage.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
+            let garbage = try sandbox.write(
+                "garbage.pem", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n")
             let garbageImport = try await sandbox.run(["key", "import", garbage.path] + store)
             #expect(garbageImport.status == 1 && garbageImport.err.hasPrefix("Error: "), "\(garbageImport.summary)")
             let missing = try await sandbox.run(["key", "import", sandbox.file("missing.pem").path] + store)

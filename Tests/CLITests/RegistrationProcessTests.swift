@@ -1,17 +1,19 @@
 import DeviceSigning
 import FetchChannelEmulator
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 extension CLISubprocessTests {
     /// `fetchchannel register` and `rotate` against a reference backend started in this process.
     @Suite struct RegistrationProcessTests {
         /// GET the pending operations of `deviceId` with `signature`; (status, body).
         func fetch(_ backend: ReferenceBackend, deviceId: String, signature: String) async throws -> (Int, String) {
-            var request = URLRequest(url: backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(deviceId)"))
+            var request = URLRequest(
+                url: backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(deviceId)"))
             request.setValue(signature, forHTTPHeaderField: "Device-Signature")
             let (data, response) = try await URLSession(configuration: .ephemeral).data(for: request)
             return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
@@ -30,12 +32,17 @@ extension CLISubprocessTests {
             let keyId = try await sandbox.generateKey()
             let server = backend.baseURL.absoluteString
 
-            let registered = try await sandbox.run(["register", "--server", server, "--device-id", "device-1", "--key", keyId,
-                                                    "--username", "alice", "--json"] + sandbox.storeArguments, passphrase: nil)
+            let registered = try await sandbox.run(
+                [
+                    "register", "--server", server, "--device-id", "device-1", "--key", keyId,
+                    "--username", "alice", "--json",
+                ] + sandbox.storeArguments, passphrase: nil)
             #expect(registered.status == 0, "\(registered.summary)")
             let answer = try #require(try registered.json() as? [String: Any])
             let targetId = try #require(answer["dispatchTargetId"] as? String)
-            #expect(answer["keyId"] as? String == keyId && answer["server"] as? String == server && answer["deviceId"] as? String == "device-1")
+            #expect(
+                answer["keyId"] as? String == keyId && answer["server"] as? String == server
+                    && answer["deviceId"] as? String == "device-1")
             #expect(answer["extId"] is String)
 
             let metadata = try await keyJSON(sandbox, keyId)
@@ -45,14 +52,16 @@ extension CLISubprocessTests {
 
             // A signature from `sign` (dispatch target taken from the metadata) fetches the device's operations.
             let operation = try backend.dispatch(deviceId: "device-1", channel: "png-qr-code")
-            let signature = try #require(try await sandbox.run(["sign", "--key", keyId] + sandbox.storeArguments).lines.first)
+            let signature = try #require(
+                try await sandbox.run(["sign", "--key", keyId] + sandbox.storeArguments).lines.first)
             let (status, body) = try await fetch(backend, deviceId: "device-1", signature: signature)
             #expect(status == 200, "\(body)")
             #expect(body.contains(operation.token))
 
             // Registering the same key again is refused before any request.
             let requestsBefore = backend.statistics.requests(to: .targets)
-            let again = try await sandbox.run(["register", "--server", server, "--device-id", "device-1", "--key", keyId] + sandbox.storeArguments)
+            let again = try await sandbox.run(
+                ["register", "--server", server, "--device-id", "device-1", "--key", keyId] + sandbox.storeArguments)
             #expect(again.status == 1 && again.err.contains("already registered"), "\(again.summary)")
             #expect(backend.statistics.requests(to: .targets) == requestsBefore)
         }
@@ -64,8 +73,11 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let store = sandbox.storeArguments
             let oldKeyId = try await sandbox.generateKey()
-            let registered = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString, "--device-id", "device-2",
-                                                    "--key", oldKeyId] + store)
+            let registered = try await sandbox.run(
+                [
+                    "register", "--server", backend.baseURL.absoluteString, "--device-id", "device-2",
+                    "--key", oldKeyId,
+                ] + store)
             let targetId = try #require(registered.lines.first, "\(registered.summary)")
             // Signed with the old key before the rotation, sent after it.
             let oldSignature = try #require(try await sandbox.run(["sign", "--key", oldKeyId] + store).lines.first)
@@ -78,7 +90,8 @@ extension CLISubprocessTests {
             #expect(newKeyId != oldKeyId)
 
             // The store holds only the new key, registered as the same dispatch target.
-            let listed = try #require(try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
+            let listed = try #require(
+                try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
             #expect(listed.count == 1)
             #expect(listed.first?["keyId"] as? String == newKeyId)
             #expect(listed.first?["dispatchTargetId"] as? String == targetId)
@@ -99,8 +112,11 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let store = sandbox.storeArguments
             let keyId = try await sandbox.generateKey()
-            let registered = try await sandbox.run(["register", "--server", backend.baseURL.absoluteString, "--device-id", "device-3",
-                                                    "--key", keyId] + store)
+            let registered = try await sandbox.run(
+                [
+                    "register", "--server", backend.baseURL.absoluteString, "--device-id", "device-3",
+                    "--key", keyId,
+                ] + store)
             #expect(registered.status == 0, "\(registered.summary)")
 
             // A server error may come after the change was made: neither key may go.
@@ -109,7 +125,8 @@ extension CLISubprocessTests {
             #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
             #expect(refused.err.contains("refused the new key") && refused.err.contains("500"), "\(refused.summary)")
             #expect(refused.err.contains("Both keys are kept"), "\(refused.summary)")
-            let listed = try #require(try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
+            let listed = try #require(
+                try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
             #expect(listed.count == 2, "both keys kept")
             #expect(listed.contains { $0["keyId"] as? String == keyId && $0["dispatchTargetId"] is String })
             let signature = try #require(try await sandbox.run(["sign", "--key", keyId] + store).lines.first)
@@ -119,13 +136,16 @@ extension CLISubprocessTests {
 
         /// A backend stand-in that registers any key as `target-1` and answers the rotation with
         /// `rotationStatus`, `rotationHeaders` and `rotationBody`.
-        static func scriptedBackend(rotationStatus: Int, rotationHeaders: HTTPHeaders = [:],
-                                    rotationBody: String = "{}") throws -> (HTTPServer, URL) {
+        static func scriptedBackend(
+            rotationStatus: Int, rotationHeaders: HTTPHeaders = [:],
+            rotationBody: String = "{}"
+        ) throws -> (HTTPServer, URL) {
             let server = HTTPServer { request in
                 if request.method == "POST" {
                     return .respond(.json(status: 201, Data(#"{"id":"target-1","extId":"ext-1"}"#.utf8)))
                 }
-                return .respond(HTTPResponse(status: rotationStatus, headers: rotationHeaders, body: Array(rotationBody.utf8)))
+                return .respond(
+                    HTTPResponse(status: rotationStatus, headers: rotationHeaders, body: Array(rotationBody.utf8)))
             }
             let address = try server.start()
             return (server, address.baseURL)
@@ -133,7 +153,8 @@ extension CLISubprocessTests {
 
         /// The keys of the store, by id.
         func keyIds(_ sandbox: CLISandbox) async throws -> Set<String> {
-            let listed = try #require(try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments).json() as? [[String: Any]])
+            let listed = try #require(
+                try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments).json() as? [[String: Any]])
             return Set(listed.compactMap { $0["keyId"] as? String })
         }
 
@@ -149,8 +170,11 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
-            let registered = try await sandbox.run(["register", "--server", url.absoluteString, "--device-id", "phone-9",
-                                                    "--key", keyId] + sandbox.storeArguments)
+            let registered = try await sandbox.run(
+                [
+                    "register", "--server", url.absoluteString, "--device-id", "phone-9",
+                    "--key", keyId,
+                ] + sandbox.storeArguments)
             #expect(registered.status == 0, "\(registered.summary)")
 
             let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
@@ -163,17 +187,23 @@ extension CLISubprocessTests {
         }
 
         @Test func anAcceptanceThatDoesNotNameTheTargetKeepsBothKeys() async throws {
-            let (backend, url) = try Self.scriptedBackend(rotationStatus: 200, rotationHeaders: ["Content-Type": "application/json"],
-                                                          rotationBody: #"{"id":"another-target"}"#)
+            let (backend, url) = try Self.scriptedBackend(
+                rotationStatus: 200, rotationHeaders: ["Content-Type": "application/json"],
+                rotationBody: #"{"id":"another-target"}"#)
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
-            let registered = try await sandbox.run(["register", "--server", url.absoluteString, "--device-id", "phone-9",
-                                                    "--key", keyId] + sandbox.storeArguments)
+            let registered = try await sandbox.run(
+                [
+                    "register", "--server", url.absoluteString, "--device-id", "phone-9",
+                    "--key", keyId,
+                ] + sandbox.storeArguments)
             #expect(registered.status == 0, "\(registered.summary)")
             let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
-            #expect(rotated.status == 1 && rotated.err.contains("does not confirm dispatch target target-1"), "\(rotated.summary)")
+            #expect(
+                rotated.status == 1 && rotated.err.contains("does not confirm dispatch target target-1"),
+                "\(rotated.summary)")
             let keys = try await keyIds(sandbox)
             #expect(keys.count == 2 && keys.contains(keyId), "both keys remain: \(keys)")
         }
@@ -189,19 +219,22 @@ extension CLISubprocessTests {
             defer { stranger.remove() }
 
             let first = try await device.generateKey()
-            let registered = try await device.run(["register", "--server", server, "--device-id", "phone-1", "--key", first]
-                                                  + device.storeArguments)
+            let registered = try await device.run(
+                ["register", "--server", server, "--device-id", "phone-1", "--key", first]
+                    + device.storeArguments)
             #expect(registered.status == 0, "\(registered.summary)")
 
             let strangerKey = try await stranger.generateKey()
-            let hijack = try await stranger.run(["register", "--server", server, "--device-id", "phone-1", "--key", strangerKey]
-                                                + stranger.storeArguments)
+            let hijack = try await stranger.run(
+                ["register", "--server", server, "--device-id", "phone-1", "--key", strangerKey]
+                    + stranger.storeArguments)
             #expect(hijack.status == 1 && hijack.err.contains("401"), "\(hijack.summary)")
             #expect(try await keyJSON(stranger, strangerKey)["dispatchTargetId"] is NSNull)
 
             let second = try await device.generateKey()
-            let further = try await device.run(["register", "--server", server, "--device-id", "phone-1", "--key", second, "--json"]
-                                               + device.storeArguments)
+            let further = try await device.run(
+                ["register", "--server", server, "--device-id", "phone-1", "--key", second, "--json"]
+                    + device.storeArguments)
             #expect(further.status == 0, "\(further.summary)")
             #expect(further.err.contains("Signing the registration with key \(first)"), "\(further.summary)")
         }
@@ -218,11 +251,13 @@ extension CLISubprocessTests {
             let backend = try ReferenceBackend.start()
             let server = backend.baseURL.absoluteString
             backend.stop()
-            let register = try await sandbox.run(["register", "--server", server, "--device-id", "d", "--key", keyId] + store)
+            let register = try await sandbox.run(
+                ["register", "--server", server, "--device-id", "d", "--key", keyId] + store)
             #expect(register.status == 1 && register.err.contains("no answer from"), "\(register.summary)")
             #expect(try await keyJSON(sandbox, keyId)["dispatchTargetId"] is NSNull)
 
-            let plainHTTP = try await sandbox.run(["register", "--server", "http://backend.example", "--device-id", "d", "--key", keyId] + store)
+            let plainHTTP = try await sandbox.run(
+                ["register", "--server", "http://backend.example", "--device-id", "d", "--key", keyId] + store)
             #expect(plainHTTP.status == 64 && plainHTTP.err.contains("https"), "\(plainHTTP.summary)")
         }
     }

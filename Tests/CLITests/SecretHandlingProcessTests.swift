@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension CLISubprocessTests {
     /// Security review, item 8: where the CLI puts secrets and how it reads what it is given.
@@ -11,7 +12,9 @@ extension CLISubprocessTests {
         /// util-linux `script` (in every Debian system); returns its exit status and what the
         /// terminal received.
         static func runOnATerminal(_ arguments: [String], sandbox: CLISandbox) async throws -> (Int32, String) {
-            let quoted = ([CLIProcess.binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            let quoted = ([CLIProcess.binary.path] + arguments).map {
+                "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            }
             let transcript = sandbox.file("terminal-\(UUID().uuidString)")
             _ = FileManager.default.createFile(atPath: transcript.path, contents: nil)
             let process = Process()
@@ -29,20 +32,25 @@ extension CLISubprocessTests {
         }
 
         @Test func anUnencryptedPrivateExportIsNotPrintedToATerminal() async throws {
-            try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script is missing")
+            try #require(
+                FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script is missing")
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
             for format in ["pem", "jwk"] {
                 let (status, terminal) = try await Self.runOnATerminal(
-                    ["key", "export", keyId, "--private", "--no-encryption", "--format", format] + sandbox.storeArguments,
+                    ["key", "export", keyId, "--private", "--no-encryption", "--format", format]
+                        + sandbox.storeArguments,
                     sandbox: sandbox)
-                #expect(status == 1 && terminal.contains("refusing to print an unencrypted private key to a terminal"), "\(terminal)")
+                #expect(
+                    status == 1 && terminal.contains("refusing to print an unencrypted private key to a terminal"),
+                    "\(terminal)")
                 #expect(!terminal.contains("PRIVATE KEY-----") && !terminal.contains("\"d\""), "\(terminal)")
             }
             // Encrypted, it may be shown.
-            let (status, terminal) = try await Self.runOnATerminal(["key", "export", keyId, "--private"] + sandbox.storeArguments,
-                                                                   sandbox: sandbox)
+            let (status, terminal) = try await Self.runOnATerminal(
+                ["key", "export", keyId, "--private"] + sandbox.storeArguments,
+                sandbox: sandbox)
             #expect(status == 0 && terminal.contains("ENCRYPTED PRIVATE KEY"), "\(terminal)")
         }
 
@@ -51,15 +59,19 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
             for extra in [["--no-encryption"], [], ["--no-encryption", "--format", "jwk"]] {
-                let child = try CLIProcess(["key", "export", keyId, "--private"] + extra + sandbox.storeArguments,
-                                           environment: sandbox.environment())
+                let child = try CLIProcess(
+                    ["key", "export", keyId, "--private"] + extra + sandbox.storeArguments,
+                    environment: sandbox.environment())
                 try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: child.outputURL.path)
                 let result = try await child.runToCompletion()
-                #expect(result.status == 0 && result.out.contains("PRIVATE KEY") || result.out.contains("\"d\""), "\(result.summary)")
+                #expect(
+                    result.status == 0 && result.out.contains("PRIVATE KEY") || result.out.contains("\"d\""),
+                    "\(result.summary)")
                 #expect(try TestPaths.mode(child.outputURL) == 0o600, "\(extra)")
             }
             // A public key is not a secret: its file keeps the mode the shell gave it.
-            let child = try CLIProcess(["key", "export", keyId] + sandbox.storeArguments, environment: sandbox.environment())
+            let child = try CLIProcess(
+                ["key", "export", keyId] + sandbox.storeArguments, environment: sandbox.environment())
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: child.outputURL.path)
             #expect(try await child.runToCompletion().status == 0)
             #expect(try TestPaths.mode(child.outputURL) == 0o644)
@@ -71,18 +83,22 @@ extension CLISubprocessTests {
             let file = try sandbox.write("passphrase.txt", "shared secret\n")
             for mode in [0o644, 0o640, 0o604, 0o660] {
                 try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: file.path)
-                let result = try await sandbox.run(["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments,
-                                                   passphrase: nil)
+                let result = try await sandbox.run(
+                    ["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments,
+                    passphrase: nil)
                 #expect(result.status == 1, "\(result.summary)")
-                #expect(result.err.contains("accessible by group or others") && result.err.contains("chmod 600 \(file.path)"),
-                        "\(result.summary)")
+                #expect(
+                    result.err.contains("accessible by group or others")
+                        && result.err.contains("chmod 600 \(file.path)"),
+                    "\(result.summary)")
             }
             if geteuid() == 0 {
                 // Only root can give the file away; elsewhere this half cannot be set up.
                 try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
                 #expect(chown(file.path, 4_242, 4_242) == 0)
-                let result = try await sandbox.run(["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments,
-                                                   passphrase: nil)
+                let result = try await sandbox.run(
+                    ["key", "generate", "--passphrase-file", file.path] + sandbox.storeArguments,
+                    passphrase: nil)
                 #expect(result.status == 1 && result.err.contains("is not owned by you"), "\(result.summary)")
             }
             #expect(!FileManager.default.fileExists(atPath: sandbox.store), "no key was made")
@@ -121,8 +137,10 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let endless = sandbox.file("endless")
-            for arguments in [["key", "import", endless.path] + sandbox.storeArguments,
-                              ["verify", "--public-key", endless.path, "a.b.c"]] {
+            for arguments in [
+                ["key", "import", endless.path] + sandbox.storeArguments,
+                ["verify", "--public-key", endless.path, "a.b.c"],
+            ] {
                 try? FileManager.default.removeItem(at: endless)
                 let feeder = try EndlessFile(endless)
                 defer { feeder.stop() }

@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -18,11 +18,14 @@ extension CLISubprocessTests {
             let base64url = base64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
             // Whole PEM body lines of the private DER (the scalar sits in them), and the DER in hex.
-            let pemLines = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") && $0.count >= 40 }.map(String.init)
+            let pemLines = pem.split(separator: "\n").filter { !$0.hasPrefix("-----") && $0.count >= 40 }.map(
+                String.init)
             let derHex = der.map { String(format: "%02x", $0) }.joined()
             // Long enough prefixes to be unambiguous, short enough to catch truncated dumps.
-            return [hex, hex.uppercased(), String(hex.prefix(24)), base64, String(base64.prefix(20)), base64url,
-                    String(base64url.prefix(20)), derHex] + pemLines
+            return [
+                hex, hex.uppercased(), String(hex.prefix(24)), base64, String(base64.prefix(20)), base64url,
+                String(base64url.prefix(20)), derHex,
+            ] + pemLines
         }
 
         @Test func noCommandPrintsThePrivateKey() async throws {
@@ -46,7 +49,8 @@ extension CLISubprocessTests {
                 ["key", "export", keyId, "--private", "--passphrase-file", wrongPassphrase.path] + store,
                 ["sign", "--key", keyId, "--dispatch-target", "target-1"] + store,
                 ["sign", "--key", keyId, "--dispatch-target", "target-1", "--json"] + store,
-                ["sign", "--key", keyId, "--dispatch-target", "target-1", "--passphrase-file", wrongPassphrase.path] + store,
+                ["sign", "--key", keyId, "--dispatch-target", "target-1", "--passphrase-file", wrongPassphrase.path]
+                    + store,
                 ["register", "--server", "http://127.0.0.1:1", "--device-id", "d", "--key", keyId] + store,
                 ["fetch", "--json"] + store, ["fetch"] + store,
                 ["key", "import", fixture.path] + store,  // already there: an error that names the key
@@ -56,15 +60,18 @@ extension CLISubprocessTests {
             for arguments in runs {
                 let result = try await sandbox.run(arguments)
                 for form in forms {
-                    #expect(!result.out.contains(form) && !result.err.contains(form),
-                            "fetchchannel \(arguments.joined(separator: " ")) printed key material (\(form.prefix(8))…)")
+                    #expect(
+                        !result.out.contains(form) && !result.err.contains(form),
+                        "fetchchannel \(arguments.joined(separator: " ")) printed key material (\(form.prefix(8))…)")
                 }
             }
 
             // The explicit private export is the one place the secret may appear — and it does.
             let explicit = try await sandbox.run(["key", "export", keyId, "--private", "--no-encryption"] + store)
             #expect(explicit.status == 0, "\(explicit.summary)")
-            #expect(forms.contains { explicit.out.contains($0) }, "the explicit export must contain the key (the check can see it)")
+            #expect(
+                forms.contains { explicit.out.contains($0) },
+                "the explicit export must contain the key (the check can see it)")
         }
     }
 }

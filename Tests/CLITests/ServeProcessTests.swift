@@ -1,10 +1,11 @@
 import DeviceSigning
 import FetchChannelWire
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 extension CLISubprocessTests {
     /// `fetchchannel serve` as a child process: prints its URL, serves, stops cleanly on a signal.
@@ -49,8 +50,10 @@ extension CLISubprocessTests {
         @Test func jsonAndClockOffsetAndSIGINT() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let (child, line) = try await startServe(["--json", "--clock-offset-seconds", "600", "--tolerance-seconds", "30"], sandbox: sandbox)
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let (child, line) = try await startServe(
+                ["--json", "--clock-offset-seconds", "600", "--tolerance-seconds", "30"], sandbox: sandbox)
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
             #expect(object["toleranceSeconds"] as? Double == 30 && object["clockOffsetSeconds"] as? Double == 600)
             let url = try #require((object["url"] as? String).flatMap(URL.init(string:)))
             // The server's Date header runs ten minutes ahead of this clock.
@@ -69,22 +72,25 @@ extension CLISubprocessTests {
         func tool(_ path: String, _ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
             try await withCheckedThrowingContinuation { continuation in
                 Thread {
-                    continuation.resume(with: Result {
-                        let process = Process()
-                        process.executableURL = URL(fileURLWithPath: path)
-                        process.arguments = arguments
-                        let output = Pipe()
-                        let errors = Pipe()
-                        process.standardOutput = output
-                        process.standardError = errors
-                        process.standardInput = FileHandle.nullDevice
-                        try process.run()
-                        let data = output.fileHandleForReading.readDataToEndOfFile()
-                        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-                        process.waitUntilExit()
-                        return (process.terminationStatus, String(decoding: data, as: UTF8.self),
-                                String(decoding: errorData, as: UTF8.self))
-                    })
+                    continuation.resume(
+                        with: Result {
+                            let process = Process()
+                            process.executableURL = URL(fileURLWithPath: path)
+                            process.arguments = arguments
+                            let output = Pipe()
+                            let errors = Pipe()
+                            process.standardOutput = output
+                            process.standardError = errors
+                            process.standardInput = FileHandle.nullDevice
+                            try process.run()
+                            let data = output.fileHandleForReading.readDataToEndOfFile()
+                            let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+                            process.waitUntilExit()
+                            return (
+                                process.terminationStatus, String(decoding: data, as: UTF8.self),
+                                String(decoding: errorData, as: UTF8.self)
+                            )
+                        })
                 }.start()
             }
         }
@@ -139,8 +145,10 @@ extension CLISubprocessTests {
 
         /// The README's checks of `serve --tls` with the CA file alone: curl and openssl s_client
         /// verify the chain (and the name) against it.
-        @Test(.enabled(if: Self.tlsToolsInstalled,
-                       "needs /usr/bin/curl and /usr/bin/openssl (apt-get install curl openssl)"))
+        @Test(
+            .enabled(
+                if: Self.tlsToolsInstalled,
+                "needs /usr/bin/curl and /usr/bin/openssl (apt-get install curl openssl)"))
         func curlAndOpenSSLTrustServeTLSWithItsCAFile() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
@@ -154,11 +162,15 @@ extension CLISubprocessTests {
             let untrusted = try await curl([url + "/_emulator/stats"])
             #expect(untrusted.0 == 60, "without the CA file curl refuses the chain: exit \(untrusted.0)")
 
-            let sClient = try await tool("/usr/bin/openssl", [
-                "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile, "-verify_return_error",
-                "-verify_ip", "127.0.0.1", "-brief"])
-            #expect(sClient.status == 0 && sClient.err.contains("Verification: OK"),
-                    "openssl s_client: exit \(sClient.status): \(sClient.err)")
+            let sClient = try await tool(
+                "/usr/bin/openssl",
+                [
+                    "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile, "-verify_return_error",
+                    "-verify_ip", "127.0.0.1", "-brief",
+                ])
+            #expect(
+                sClient.status == 0 && sClient.err.contains("Verification: OK"),
+                "openssl s_client: exit \(sClient.status): \(sClient.err)")
 
             child.process.terminate()
             let result = await child.waitForExit()
@@ -176,7 +188,9 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let result = try await sandbox.run(["serve", "--host", "0.0.0.0"], passphrase: nil)
-            #expect(result.status == 1 && result.out.isEmpty && result.err.hasPrefix("Error: cannot start the reference backend"), "\(result.summary)")
+            #expect(
+                result.status == 1 && result.out.isEmpty
+                    && result.err.hasPrefix("Error: cannot start the reference backend"), "\(result.summary)")
         }
     }
 }

@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -11,22 +11,31 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
             let store = sandbox.storeArguments
-            let signed = try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "target-1", "--at", "1700000000000",
-                                                "--request-id", "request-1"] + store)
+            let signed = try await sandbox.run(
+                [
+                    "sign", "--key", keyId, "--dispatch-target", "target-1", "--at", "1700000000000",
+                    "--request-id", "request-1",
+                ] + store)
             #expect(signed.status == 0 && signed.lines.count == 1, "\(signed.summary)")
             let jws = try #require(signed.lines.first)
             #expect(jws.split(separator: ".", omittingEmptySubsequences: false).count == 3)
 
-            let publicKey = try sandbox.write("public.pem", try await sandbox.run(["key", "export", keyId] + store).out)
+            let publicKey = try sandbox.write(
+                "public.pem", try await sandbox.run(["key", "export", keyId] + store).out)
             let verified = try await sandbox.run(["verify", "--public-key", publicKey.path, jws], passphrase: nil)
             #expect(verified.status == 0, "\(verified.summary)")
-            #expect(verified.out == #"{"dispatchTargetId":"target-1","requestId":"request-1","creationTimeInEpochMillis":1700000000000}"# + "\n")
+            #expect(
+                verified.out
+                    == #"{"dispatchTargetId":"target-1","requestId":"request-1","creationTimeInEpochMillis":1700000000000}"#
+                    + "\n")
             #expect(verified.err.isEmpty)
 
             // The same with a JWK key file, --json, and the JWS on standard input.
-            let jwkFile = try sandbox.write("public.jwk", try await sandbox.run(["key", "export", "--format", "jwk", keyId] + store).out)
-            let viaJSON = try await sandbox.run(["verify", "--json", "--public-key", jwkFile.path, "-"], passphrase: nil,
-                                                standardInput: Data((jws + "\n").utf8))
+            let jwkFile = try sandbox.write(
+                "public.jwk", try await sandbox.run(["key", "export", "--format", "jwk", keyId] + store).out)
+            let viaJSON = try await sandbox.run(
+                ["verify", "--json", "--public-key", jwkFile.path, "-"], passphrase: nil,
+                standardInput: Data((jws + "\n").utf8))
             #expect(viaJSON.status == 0, "\(viaJSON.summary)")
             let object = try #require(try viaJSON.json() as? [String: Any])
             #expect(object["valid"] as? Bool == true)
@@ -35,7 +44,9 @@ extension CLISubprocessTests {
 
             // The Device-Signature verifier (what the backend runs) accepts it too.
             let verifier = try DeviceSignatureVerifier(clock: ManualWallClock(millis: 1_700_000_000_000)) { id in
-                id == "target-1" ? try? P256.Signing.PublicKey(pemRepresentation: String(contentsOf: publicKey, encoding: .utf8)) : nil
+                id == "target-1"
+                    ? try? P256.Signing.PublicKey(pemRepresentation: String(contentsOf: publicKey, encoding: .utf8))
+                    : nil
             }
             guard case .success(let accepted) = verifier.verify(jws) else {
                 Issue.record("the verifier refused the CLI's Device-Signature")
@@ -50,8 +61,10 @@ extension CLISubprocessTests {
             let keyId = try await sandbox.generateKey()
             let otherId = try await sandbox.generateKey()
             let store = sandbox.storeArguments
-            let jws = try #require(try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "t"] + store).lines.first)
-            let otherKey = try sandbox.write("other.pem", try await sandbox.run(["key", "export", otherId] + store).out)
+            let jws = try #require(
+                try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "t"] + store).lines.first)
+            let otherKey = try sandbox.write(
+                "other.pem", try await sandbox.run(["key", "export", otherId] + store).out)
             let ownKey = try sandbox.write("own.pem", try await sandbox.run(["key", "export", keyId] + store).out)
 
             let wrongKey = try await sandbox.run(["verify", "--public-key", otherKey.path, jws])
@@ -62,15 +75,22 @@ extension CLISubprocessTests {
             let middle = try #require(jws.firstIndex(of: ".")).utf16Offset(in: jws) + 5
             tampered[middle] = tampered[middle] == "A" ? "B" : "A"
             let tamperedResult = try await sandbox.run(["verify", "--public-key", ownKey.path, String(tampered)])
-            #expect(tamperedResult.status == 1 && tamperedResult.out.isEmpty && tamperedResult.err.hasPrefix("Error: "), "\(tamperedResult.summary)")
+            #expect(
+                tamperedResult.status == 1 && tamperedResult.out.isEmpty && tamperedResult.err.hasPrefix("Error: "),
+                "\(tamperedResult.summary)")
 
             let json = try await sandbox.run(["verify", "--json", "--public-key", otherKey.path, jws])
             #expect(json.status == 1)
             let object = try #require(try json.json() as? [String: Any])
             #expect(object["valid"] as? Bool == false && object["code"] as? String == "invalidSignature")
 
-            let privateKeyGiven = try await sandbox.run(["verify", "--public-key", PackageLocations.keys.appendingPathComponent("demo-device-p256.pem").path, jws])
-            #expect(privateKeyGiven.status == 1 && privateKeyGiven.err.contains("holds a private key"), "\(privateKeyGiven.summary)")
+            let privateKeyGiven = try await sandbox.run([
+                "verify", "--public-key", PackageLocations.keys.appendingPathComponent("demo-device-p256.pem").path,
+                jws,
+            ])
+            #expect(
+                privateKeyGiven.status == 1 && privateKeyGiven.err.contains("holds a private key"),
+                "\(privateKeyGiven.summary)")
             let missingJWS = try await sandbox.run(["verify", "--public-key", ownKey.path])
             #expect(missingJWS.status == 64 && missingJWS.err.contains("missing argument JWS"))
         }
@@ -81,10 +101,14 @@ extension CLISubprocessTests {
             let keyId = try await sandbox.generateKey()
             let store = sandbox.storeArguments
             let unregistered = try await sandbox.run(["sign", "--key", keyId] + store)
-            #expect(unregistered.status == 64 && unregistered.err.contains("--dispatch-target"), "\(unregistered.summary)")
-            let longId = try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "t", "--request-id", String(repeating: "r", count: 65)] + store)
+            #expect(
+                unregistered.status == 64 && unregistered.err.contains("--dispatch-target"), "\(unregistered.summary)")
+            let longId = try await sandbox.run(
+                ["sign", "--key", keyId, "--dispatch-target", "t", "--request-id", String(repeating: "r", count: 65)]
+                    + store)
             #expect(longId.status == 64, "\(longId.summary)")
-            let badTime = try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "t", "--at", "yesterday"] + store)
+            let badTime = try await sandbox.run(
+                ["sign", "--key", keyId, "--dispatch-target", "t", "--at", "yesterday"] + store)
             #expect(badTime.status == 64 && badTime.err.contains("'--at'"), "\(badTime.summary)")
             let controlTarget = try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "t\u{1}"] + store)
             #expect(controlTarget.status == 64, "\(controlTarget.summary)")
@@ -93,10 +117,13 @@ extension CLISubprocessTests {
 
             let json = try await sandbox.run(["sign", "--json", "--key", keyId, "--dispatch-target", "t"] + store)
             let object = try #require(try json.json() as? [String: Any])
-            #expect(Set(object.keys) == ["deviceSignature", "dispatchTargetId", "requestId", "creationTimeInEpochMillis"])
+            #expect(
+                Set(object.keys) == ["deviceSignature", "dispatchTargetId", "requestId", "creationTimeInEpochMillis"])
             let requestId = try #require(object["requestId"] as? String)
             #expect(requestId.count == 36, "a random UUID")
-            let second = try #require(try await sandbox.run(["sign", "--json", "--key", keyId, "--dispatch-target", "t"] + store).json() as? [String: Any])
+            let second = try #require(
+                try await sandbox.run(["sign", "--json", "--key", keyId, "--dispatch-target", "t"] + store).json()
+                    as? [String: Any])
             #expect(second["requestId"] as? String != requestId, "every signature gets a new request id")
         }
     }

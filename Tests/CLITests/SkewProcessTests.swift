@@ -10,14 +10,18 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await sandbox.run(["skew", "--server", backend.baseURL.absoluteString, "--json"], passphrase: nil)
+            let result = try await sandbox.run(
+                ["skew", "--server", backend.baseURL.absoluteString, "--json"], passphrase: nil)
             #expect(result.status == 1, "beyond the tolerance: \(result.summary)")
             let object = try #require(try result.json() as? [String: Any], "\(result.summary)")
             let offset = try #require(object["offsetMillis"] as? Int)
             #expect(abs(offset - 600_000) <= 2_000, "\(offset)")
             #expect(object["withinTolerance"] as? Bool == false && object["toleranceMillis"] as? Int == 60_000)
             #expect((object["samplesMillis"] as? [Int])?.count == 3)
-            #expect(result.err.contains("Error: The device clock is 10 min behind \(backend.baseURL.absoluteString) (allowed: 60 s)"), "\(result.summary)")
+            #expect(
+                result.err.contains(
+                    "Error: The device clock is 10 min behind \(backend.baseURL.absoluteString) (allowed: 60 s)"),
+                "\(result.summary)")
             #expect(result.err.contains("Set the clock automatically"))
         }
 
@@ -26,10 +30,13 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await sandbox.run(["skew", "--server", backend.baseURL.absoluteString, "--samples", "2"], passphrase: nil)
+            let result = try await sandbox.run(
+                ["skew", "--server", backend.baseURL.absoluteString, "--samples", "2"], passphrase: nil)
             #expect(result.status == 0, "\(result.summary)")
             let line = try #require(result.lines.first)
-            #expect(result.lines.count == 1 && line.hasSuffix("ms (server minus device, median of 2 samples)"), "\(result.summary)")
+            #expect(
+                result.lines.count == 1 && line.hasSuffix("ms (server minus device, median of 2 samples)"),
+                "\(result.summary)")
             let millis = try #require(Int(line.prefix { $0 != " " }.replacingOccurrences(of: "+", with: "")))
             #expect(abs(millis) <= 1_500, "\(millis)")
             #expect(result.err.contains("within the allowed 60 s"))
@@ -42,7 +49,9 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let result = try await sandbox.run(["skew", "--server", server], passphrase: nil)
-            #expect(result.status == 1 && result.out.isEmpty && result.err.hasPrefix("Error: no answer from"), "\(result.summary)")
+            #expect(
+                result.status == 1 && result.out.isEmpty && result.err.hasPrefix("Error: no answer from"),
+                "\(result.summary)")
         }
     }
 }

@@ -18,7 +18,8 @@ extension CLISubprocessTests {
             let badPin = try await sandbox.run(base + ["--server", "https://127.0.0.1:9", "--pin", "sha256//nope"])
             #expect(badPin.status == 64 && badPin.err.contains("is not a pin"), "\(badPin.summary)")
 
-            let missing = try await sandbox.run(base + ["--server", "https://127.0.0.1:9", "--ca-file", sandbox.file("none.pem").path])
+            let missing = try await sandbox.run(
+                base + ["--server", "https://127.0.0.1:9", "--ca-file", sandbox.file("none.pem").path])
             #expect(missing.status == 64 && missing.err.contains("cannot read the CA file"), "\(missing.summary)")
 
             let skew = try await sandbox.run(["skew", "--server", "http://127.0.0.1:9", "--pin", "sha256//nope"])
@@ -28,7 +29,7 @@ extension CLISubprocessTests {
             let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")
             #expect(object["caFile"] is NSNull && (object["pins"] as? [String]) == [], "nothing stored: \(object)")
         }
-    
+
         /// Against the reference backend over HTTPS: the trust is checked on the registration
         /// itself, stored with it, and used by fetch.
         @Test func registerChecksAndStoresTheTrustThatFetchThenUses() async throws {
@@ -42,7 +43,8 @@ extension CLISubprocessTests {
             let server = backend.baseURL.absoluteString
             #expect(server.hasPrefix("https://"))
             let keyId = try await sandbox.generateKey()
-            let base = ["register", "--server", server, "--device-id", "phone-7", "--key", keyId] + sandbox.storeArguments
+            let base =
+                ["register", "--server", server, "--device-id", "phone-7", "--key", keyId] + sandbox.storeArguments
 
             // The system CAs do not know this backend; a wrong pin does not match it: nothing is stored.
             let untrusted = try await sandbox.run(base)

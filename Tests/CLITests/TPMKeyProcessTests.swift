@@ -48,8 +48,9 @@ extension CLISubprocessTests {
             #expect(generated.status == 0, "\(generated.summary)")
             let keyId = try #require(generated.lines.first)
             #expect(KeyStore.isValidKeyId(keyId))
-            #expect(generated.err.contains("TPM 2.0 (not exportable)") && !generated.err.contains("warning"),
-                    "\(generated.summary)")
+            #expect(
+                generated.err.contains("TPM 2.0 (not exportable)") && !generated.err.contains("warning"),
+                "\(generated.summary)")
             let pemURL = URL(fileURLWithPath: sandbox.store).appendingPathComponent(keyId + ".pem")
             #expect(try TestPaths.mode(pemURL) == 0o600)
             #expect(try String(contentsOf: pemURL, encoding: .utf8).hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----"))
@@ -69,24 +70,29 @@ extension CLISubprocessTests {
             #expect(try P256.Signing.PublicKey(pemRepresentation: publicPEM.out).jwkThumbprint == keyId)
             let refused = try await run(["key", "export", "--private", "--no-encryption", keyId])
             #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
-            #expect(refused.err.contains("never leaves the TPM") && refused.err.contains("cannot be exported"),
-                    "\(refused.summary)")
+            #expect(
+                refused.err.contains("never leaves the TPM") && refused.err.contains("cannot be exported"),
+                "\(refused.summary)")
             // Its encryption key is made in the same TPM: a TSS2 PEM, never exportable either.
             let encryptionURL = URL(fileURLWithPath: sandbox.store).appendingPathComponent(keyId + ".enc.pem")
             let encryptionPEM = try String(contentsOf: encryptionURL, encoding: .utf8)
             #expect(encryptionPEM.hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----"))
             let record = try #require(try await run(["key", "show", "--json", keyId]).json() as? [String: Any])
             let encryptionKey = try #require(record["encryptionKey"] as? [String: String], "\(record)")
-            let refusedEncryption = try await run(["key", "export", "--encryption", "--private", "--no-encryption",
-                                                   keyId])
+            let refusedEncryption = try await run([
+                "key", "export", "--encryption", "--private", "--no-encryption",
+                keyId,
+            ])
             #expect(refusedEncryption.status == 1, "\(refusedEncryption.summary)")
             #expect(refusedEncryption.err.contains("private encryption key never leaves"), "\(refusedEncryption.err)")
 
             // register and fetch with the TPM key, end to end against the reference backend.
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }
-            let registered = try await run(["register", "--server", backend.baseURL.absoluteString,
-                                            "--device-id", "tpm-device", "--key", keyId])
+            let registered = try await run([
+                "register", "--server", backend.baseURL.absoluteString,
+                "--device-id", "tpm-device", "--key", keyId,
+            ])
             #expect(registered.status == 0, "\(registered.summary)")
             let operation = try backend.dispatch(deviceId: "tpm-device", channel: "firebase-cloud-messaging")
             let fetched = try await run(["fetch", "--json"])
@@ -111,16 +117,18 @@ extension CLISubprocessTests {
             let withoutTPM = try await run(["fetch", "--json"])
             #expect(withoutTPM.status == 1, "\(withoutTPM.summary)")
             let errors = (try withoutTPM.json() as? [String: Any])?["errors"] as? [[String: Any]] ?? []
-            #expect(errors.count == 1 && errors.first?["code"] as? String == "deviceProtectionError",
-                    "\(withoutTPM.summary)")
+            #expect(
+                errors.count == 1 && errors.first?["code"] as? String == "deviceProtectionError",
+                "\(withoutTPM.summary)")
             #expect((errors.first?["message"] as? String)?.contains(tpm.tcti) == true, "\(withoutTPM.summary)")
         }
 
         @Test func benchReportsTheTPMSignRowOrSaysItWasSkipped() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await sandbox.run(["bench", "--json", "--seconds", "0.05", "--rows", "tpm-sign"],
-                                               passphrase: nil, extra: Self.modulesEnvironment)
+            let result = try await sandbox.run(
+                ["bench", "--json", "--seconds", "0.05", "--rows", "tpm-sign"],
+                passphrase: nil, extra: Self.modulesEnvironment)
             #expect(result.status == 0, "\(result.summary)")
             let rows = try #require(try result.json() as? [[String: Any]], "\(result.summary)")
             let row = try #require(rows.first)
@@ -139,7 +147,8 @@ extension CLISubprocessTests {
             let result = try await sandbox.run(["demo"], passphrase: nil, extra: Self.modulesEnvironment)
             #expect(result.status == 0, "\(result.summary)")
             if SoftwareTPM.missingPrerequisites == nil {
-                #expect(result.out.contains("fetched beside the software key")
+                #expect(
+                    result.out.contains("fetched beside the software key")
                         && result.out.contains("TPM 2.0 (not exportable), private export refused: yes")
                         && result.out.contains("among them: yes"), "\(result.out)")
             } else {
@@ -161,8 +170,9 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let tcti = "swtpm:host=127.0.0.1,port=\(port)"
-            let result = try await sandbox.run(["key", "generate", "--tpm"] + sandbox.storeArguments, passphrase: nil,
-                                               extra: ["TPM2OPENSSL_TCTI": tcti])
+            let result = try await sandbox.run(
+                ["key", "generate", "--tpm"] + sandbox.storeArguments, passphrase: nil,
+                extra: ["TPM2OPENSSL_TCTI": tcti])
             #expect(result.status == 1 && result.out.isEmpty, "\(result.summary)")
             #expect(result.err.contains("Error: ") && result.err.contains(tcti), "\(result.summary)")
         }

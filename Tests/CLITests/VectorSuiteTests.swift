@@ -23,7 +23,9 @@ import Testing
         for report in reports {
             #expect(report.passed && report.casesChecked > 0, "\(report.file): \(report.failures)")
         }
-        #expect(Set(reports.map(\.file)) == Set(VectorSuite.checkers.map(\.fileName)), "every checker has its file and every file its checker")
+        #expect(
+            Set(reports.map(\.file)) == Set(VectorSuite.checkers.map(\.fileName)),
+            "every checker has its file and every file its checker")
     }
 
     @Test func garbageAndUnknownFilesFail() {
@@ -44,18 +46,23 @@ import Testing
         rows[0]["expected"] = expected
         file["rows"] = rows
         let report = try check(ClockSkewVectors.fileName, file)
-        #expect(!report.passed && report.failures.contains { $0.hasPrefix("\(id): classification") }, "\(report.failures)")
+        #expect(
+            !report.passed && report.failures.contains { $0.hasPrefix("\(id): classification") }, "\(report.failures)")
     }
 
     @Test func deviceSignatureOutcomeChange() throws {
         var file = try load(DeviceSignatureVectors.fileName)
         var cases = try #require(file["verification"] as? [JSONObject])
-        let index = try #require(cases.firstIndex { $0["expected"] as? String == "MALFORMED_REQUEST" && $0["session"] == nil })
+        let index = try #require(
+            cases.firstIndex { $0["expected"] as? String == "MALFORMED_REQUEST" && $0["session"] == nil })
         let name = try #require(cases[index]["name"] as? String)
         cases[index]["expected"] = "ACCEPT"
         file["verification"] = cases
         let report = try check(DeviceSignatureVectors.fileName, file)
-        #expect(!report.passed && report.failures.contains { $0.hasPrefix("\(name): got MALFORMED_REQUEST, expected ACCEPT") }, "\(report.failures)")
+        #expect(
+            !report.passed
+                && report.failures.contains { $0.hasPrefix("\(name): got MALFORMED_REQUEST, expected ACCEPT") },
+            "\(report.failures)")
     }
 
     @Test func deviceSignatureKnownAnswerChange() throws {
@@ -71,25 +78,30 @@ import Testing
     @Test func pendingOperationsExpectationChange() throws {
         var file = try load(PendingOperationsVectors.fileName)
         var cases = try #require(file["cases"] as? [JSONObject])
-        let index = try #require(cases.firstIndex { (($0["expected"] as? JSONObject)?["operations"] as? [Any])?.isEmpty == false })
+        let index = try #require(
+            cases.firstIndex { (($0["expected"] as? JSONObject)?["operations"] as? [Any])?.isEmpty == false })
         let id = try #require(cases[index]["id"] as? Int)
         cases[index]["expected"] = ["invalidResponse": true]
         file["cases"] = cases
         let report = try check(PendingOperationsVectors.fileName, file)
-        #expect(report.failures.contains { $0.hasPrefix("vector \(id) ") && $0.contains("must be invalidResponse") }, "\(report.failures)")
+        #expect(
+            report.failures.contains { $0.hasPrefix("vector \(id) ") && $0.contains("must be invalidResponse") },
+            "\(report.failures)")
     }
 
     @Test func errorMappingCodeChange() throws {
         var file = try load(ErrorMappingVectors.fileName)
         var rows = try #require(file["rows"] as? [JSONObject])
-        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["code"] as? String == "serverError" })
+        let index = try #require(
+            rows.firstIndex { ($0["expected"] as? JSONObject)?["code"] as? String == "serverError" })
         let id = try #require(rows[index]["id"] as? String)
         var expected = try #require(rows[index]["expected"] as? JSONObject)
         expected["code"] = "unknown"
         rows[index]["expected"] = expected
         file["rows"] = rows
         let report = try check(ErrorMappingVectors.fileName, file)
-        #expect(report.failures.contains { $0.hasPrefix("\(id): got serverError, expected unknown") }, "\(report.failures)")
+        #expect(
+            report.failures.contains { $0.hasPrefix("\(id): got serverError, expected unknown") }, "\(report.failures)")
     }
 
     @Test func rfc6979ValidityChange() throws {
@@ -119,6 +131,8 @@ import Testing
         let intact = WycheproofVectors.check(data, suite: suite)
         #expect(intact.passed && intact.casesChecked == suite.expectedCases, "\(intact.failures.prefix(3))")
         let report = WycheproofVectors.check(try JSONSerialization.data(withJSONObject: file), suite: suite)
-        #expect(report.failures.count == 1 && report.failures.first?.hasPrefix("tcId \(tcId) (") == true, "\(report.failures.prefix(3))")
+        #expect(
+            report.failures.count == 1 && report.failures.first?.hasPrefix("tcId \(tcId) (") == true,
+            "\(report.failures.prefix(3))")
     }
 }

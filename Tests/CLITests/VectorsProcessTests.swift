@@ -28,8 +28,10 @@ extension CLISubprocessTests {
         @Test func everyFilePassesAndTheLastLineCountsThem() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await CLIProcess(["vectors", "verify"], environment: environment(sandbox),
-                                              currentDirectory: PackageLocations.root).runToCompletion()
+            let result = try await CLIProcess(
+                ["vectors", "verify"], environment: environment(sandbox),
+                currentDirectory: PackageLocations.root
+            ).runToCompletion()
             #expect(result.status == 0, "\(result.summary)")
             let suites = TestPaths.wycheproof == nil ? 0 : WycheproofVectors.suites.count
             if TestPaths.wycheproof == nil && TestPaths.isCI {
@@ -42,16 +44,23 @@ extension CLISubprocessTests {
                 #expect(result.lines.contains { $0.hasPrefix("ok") && $0.contains(name) }, "\(name) not reported as ok")
             }
             if suites > 0 {
-                #expect(result.out.contains("wycheproof/ecdsa_secp256r1_sha256_test.json") && result.out.contains("484 cases"))
-                #expect(result.out.contains("wycheproof/ecdsa_secp256r1_sha256_p1363_test.json") && result.out.contains("262 cases"))
+                #expect(
+                    result.out.contains("wycheproof/ecdsa_secp256r1_sha256_test.json")
+                        && result.out.contains("484 cases"))
+                #expect(
+                    result.out.contains("wycheproof/ecdsa_secp256r1_sha256_p1363_test.json")
+                        && result.out.contains("262 cases"))
             }
         }
 
         @Test func jsonReport() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await CLIProcess(["vectors", "verify", "--json", "--dir", PackageLocations.vectors.path], environment: environment(sandbox))
-                .runToCompletion()
+            let result = try await CLIProcess(
+                ["vectors", "verify", "--json", "--dir", PackageLocations.vectors.path],
+                environment: environment(sandbox)
+            )
+            .runToCompletion()
             #expect(result.status == 0, "\(result.summary)")
             let object = try #require(try result.json() as? [String: Any])
             let files = try #require(object["files"] as? [[String: Any]])
@@ -64,10 +73,15 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let copy = try copyOfVectors(in: sandbox)
             try Data("{}".utf8).write(to: copy.appendingPathComponent("unchecked.json"))
-            let result = try await CLIProcess(["vectors", "verify", "--dir", copy.path, "--wycheproof", sandbox.file("none").path],
-                                              environment: environment(sandbox)).runToCompletion()
+            let result = try await CLIProcess(
+                ["vectors", "verify", "--dir", copy.path, "--wycheproof", sandbox.file("none").path],
+                environment: environment(sandbox)
+            ).runToCompletion()
             #expect(result.status == 1, "\(result.summary)")
-            #expect(result.lines.contains { $0.hasPrefix("FAILED") && $0.contains("unchecked.json") && $0.contains("no checker") }, "\(result.summary)")
+            #expect(
+                result.lines.contains {
+                    $0.hasPrefix("FAILED") && $0.contains("unchecked.json") && $0.contains("no checker")
+                }, "\(result.summary)")
             // The given Wycheproof directory is missing, so both suites fail too.
             #expect(result.lines.last == "\(vectorFiles.count) passed, 3 failed", "\(result.summary)")
         }
@@ -84,10 +98,15 @@ extension CLISubprocessTests {
             object["invalid"] = invalid
             try JSONSerialization.data(withJSONObject: object).write(to: file)
 
-            let result = try await CLIProcess(["vectors", "verify", "--dir", copy.path], environment: sandbox.environment(passphrase: nil))
-                .runToCompletion()
+            let result = try await CLIProcess(
+                ["vectors", "verify", "--dir", copy.path], environment: sandbox.environment(passphrase: nil)
+            )
+            .runToCompletion()
             #expect(result.status == 1, "\(result.summary)")
-            #expect(result.lines.contains { $0.hasPrefix("FAILED") && $0.contains("jws-es256.json") && $0.contains("1 failed check") }, "\(result.summary)")
+            #expect(
+                result.lines.contains {
+                    $0.hasPrefix("FAILED") && $0.contains("jws-es256.json") && $0.contains("1 failed check")
+                }, "\(result.summary)")
             #expect(result.err.contains("jws-es256.json: vector") && result.err.contains(name), "\(result.summary)")
             #expect(result.lines.last == "\(vectorFiles.count - 1) passed, 1 failed")
         }
@@ -95,8 +114,11 @@ extension CLISubprocessTests {
         @Test func missingDirectoryIsARuntimeError() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let result = try await sandbox.run(["vectors", "verify", "--dir", sandbox.file("nowhere").path], passphrase: nil)
-            #expect(result.status == 1 && result.out.isEmpty && result.err.hasPrefix("Error: cannot list the vector directory"), "\(result.summary)")
+            let result = try await sandbox.run(
+                ["vectors", "verify", "--dir", sandbox.file("nowhere").path], passphrase: nil)
+            #expect(
+                result.status == 1 && result.out.isEmpty
+                    && result.err.hasPrefix("Error: cannot list the vector directory"), "\(result.summary)")
         }
     }
 }

@@ -1,6 +1,6 @@
-import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
@@ -15,7 +15,8 @@ import Testing
         return (try? Data(contentsOf: url)) ?? Data()
     }()
 
-    static let file: ErrorMappingVectors.File = (try? ErrorMappingVectors.decode(data)) ?? ErrorMappingVectors.File(server: "", rows: [])
+    static let file: ErrorMappingVectors.File =
+        (try? ErrorMappingVectors.decode(data)) ?? ErrorMappingVectors.File(server: "", rows: [])
 
     @Test func fileHasEnoughUniqueRows() throws {
         let file = try ErrorMappingVectors.decode(Self.data)

@@ -28,8 +28,10 @@ extension FetchClientTests {
                 return Self.ok([Self.operation("b-own", redeemUrl: "https://b.example/nevisfido/token/redeem")])
             }
         }
-        let result = await client(transport).pendingOutOfBandOperations([registration(Self.prefixed),
-                                                                          registration("https://b.example")])
+        let result = await client(transport).pendingOutOfBandOperations([
+            registration(Self.prefixed),
+            registration("https://b.example"),
+        ])
         return (result, transport)
     }
 
@@ -58,8 +60,10 @@ extension FetchClientTests {
     }
 
     @Test func oneErrorCountsEveryDroppedOperation() async throws {
-        let foreign = ["https://evil.example/r", "https://evil.example/r", "https://a.example/x", "https://c.example/r",
-                       "https://d.example/r"]
+        let foreign = [
+            "https://evil.example/r", "https://evil.example/r", "https://a.example/x", "https://c.example/r",
+            "https://d.example/r",
+        ]
         let (result, _) = await fetchWithForeign(foreign)
         #expect(result.operations.map(\.token) == ["a-own", "b-own"])
         guard case .invalidResponse(_, let reason)? = result.errors.first, result.errors.count == 1 else {
@@ -75,17 +79,23 @@ extension FetchClientTests {
         // The foreign operation is the latest, so it is the one a coordinator would start.
         let transport = FakeTransport { request in
             guard request.method == "GET" else {
-                return .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"],
-                                          body: Data("{}".utf8)))
+                return .answer(
+                    HTTPAnswer(
+                        status: 200, headers: ["Content-Type": "application/json"],
+                        body: Data("{}".utf8)))
             }
-            return Self.ok([Self.operation("own", redeemUrl: "https://a.example/redeem", time: 1),
-                            Self.operation("foreign", redeemUrl: "https://evil.example/redeem", time: 9)])
+            return Self.ok([
+                Self.operation("own", redeemUrl: "https://a.example/redeem", time: 1),
+                Self.operation("foreign", redeemUrl: "https://evil.example/redeem", time: 9),
+            ])
         }
-        let fetcher = RegisteredFetchClient(client: client(transport),
-                                            registrations: [registration("https://a.example")])
+        let fetcher = RegisteredFetchClient(
+            client: client(transport),
+            registrations: [registration("https://a.example")])
         let redemption = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
-        let coordinator = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redemption),
-                                           policy: .accessibility, clock: clock)
+        let coordinator = FetchCoordinator(
+            fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redemption),
+            policy: .accessibility, clock: clock)
         let snapshot = try #require(await coordinator.handle(.userAction).snapshot)
         #expect(snapshot.operations.map(\.token) == ["own"])
         #expect(snapshot.errors.map(\.code) == ["invalidResponse"])

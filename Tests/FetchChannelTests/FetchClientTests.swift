@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
 import Testing
@@ -23,15 +23,20 @@ import Testing
         FetchRegistration(server: URL(string: base)!, deviceId: deviceId, dispatchTargetId: target, key: key)
     }
 
-    func client(_ transport: FakeTransport, policy: ClockSkewPolicy = .report, timer: any RequestTimer = NeverTimer(),
-                estimator: ClockSkewEstimator = ClockSkewEstimator()) -> FetchClient {
-        FetchClient(configuration: FetchClientConfiguration(clockSkewPolicy: policy), clock: clock, estimator: estimator,
-                    transport: transport, timer: timer)
+    func client(
+        _ transport: FakeTransport, policy: ClockSkewPolicy = .report, timer: any RequestTimer = NeverTimer(),
+        estimator: ClockSkewEstimator = ClockSkewEstimator()
+    ) -> FetchClient {
+        FetchClient(
+            configuration: FetchClientConfiguration(clockSkewPolicy: policy), clock: clock, estimator: estimator,
+            transport: transport, timer: timer)
     }
 
     static func ok(_ operations: [String]) -> TransportResult {
-        .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"],
-                           body: Data(#"{"operations":[\#(operations.joined(separator: ","))]}"#.utf8)))
+        .answer(
+            HTTPAnswer(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Data(#"{"operations":[\#(operations.joined(separator: ","))]}"#.utf8)))
     }
 
     // MARK: Concurrency and merging
@@ -44,19 +49,26 @@ import Testing
                 guard await gate.park(host) else { return .failure(NetworkFailure(.cancelled, detail: "")) }
                 switch host {
                 case "a.example":
-                    return Self.ok([FakeBackend.operation(30, "link", "a3", server: "https://a.example"),
-                                    FakeBackend.operation(10, "png-qr-code", "a1", server: "https://a.example")])
+                    return Self.ok([
+                        FakeBackend.operation(30, "link", "a3", server: "https://a.example"),
+                        FakeBackend.operation(10, "png-qr-code", "a1", server: "https://a.example"),
+                    ])
                 case "b.example":
-                    return Self.ok([FakeBackend.operation(20, "firebase-cloud-messaging", "b2",
-                                                          server: "https://b.example"),
-                                    FakeBackend.operation(10, "link", "a1", server: "https://b.example")])
+                    return Self.ok([
+                        FakeBackend.operation(
+                            20, "firebase-cloud-messaging", "b2",
+                            server: "https://b.example"),
+                        FakeBackend.operation(10, "link", "a1", server: "https://b.example"),
+                    ])
                 case "c.example": return .answer(HTTPAnswer(status: 503, body: Data("busy".utf8)))
                 default: return .answer(HTTPAnswer(status: 404))
                 }
             }
             let fetch = Task {
                 await client(transport).pendingOutOfBandOperations(
-                    ["https://a.example", "https://b.example", "https://c.example", "https://d.example"].map { registration($0) })
+                    ["https://a.example", "https://b.example", "https://c.example", "https://d.example"].map {
+                        registration($0)
+                    })
             }
             // All four requests are in flight before any is answered: the fetch is concurrent.
             await gate.waitForArrivals(4)
@@ -92,7 +104,9 @@ import Testing
             cancelled.withLock { $0 += 1 }
             return .failure(NetworkFailure(.cancelled, detail: ""))
         }
-        let result = await client(transport, timer: ImmediateTimer()).pendingOutOfBandOperations([registration("https://slow.example")])
+        let result = await client(transport, timer: ImmediateTimer()).pendingOutOfBandOperations([
+            registration("https://slow.example")
+        ])
         let error = try #require(result.errors.first)
         #expect(result.errors.count == 1)
         #expect(error.networkFailure?.kind == .timedOut)
@@ -112,7 +126,10 @@ import Testing
         let fetchClient = client(transport)
         let fetch = Task {
             await fetchClient.pendingOutOfBandOperations(
-                [registration("https://fast.example"), registration("https://hang1.example"), registration("https://hang2.example")])
+                [
+                    registration("https://fast.example"), registration("https://hang1.example"),
+                    registration("https://hang2.example"),
+                ])
         }
         await gate.waitForArrivals(2)
         fetch.cancel()
@@ -139,8 +156,9 @@ import Testing
 
     /// A backend whose clock is `skewMillis` ahead of the device's.
     func skewedBackend(_ skewMillis: Int64, base: String = "https://skewed.example") throws -> FakeBackend {
-        try FakeBackend(base: base, key: key.publicKey, dispatchTargetId: "target-1", serverMillis: Self.deviceMillis + skewMillis,
-                        operations: [FakeBackend.operation(5, "link", "skewed-op", server: base)])
+        try FakeBackend(
+            base: base, key: key.publicKey, dispatchTargetId: "target-1", serverMillis: Self.deviceMillis + skewMillis,
+            operations: [FakeBackend.operation(5, "link", "skewed-op", server: base)])
     }
 
     @Test func reportDoesNotRetryAndReportsTheMeasuredOffset() async throws {
@@ -154,7 +172,9 @@ import Testing
         #expect(error.measuredOffsetMillis == 600_000)
         #expect(error.toleranceMillis == 60_000)
         #expect(error.httpError?.status == 401)
-        #expect(error.message == ClockSkew(server: backend.base, measuredOffsetMillis: 600_000, toleranceMillis: 60_000).message)
+        #expect(
+            error.message
+                == ClockSkew(server: backend.base, measuredOffsetMillis: 600_000, toleranceMillis: 60_000).message)
         #expect(error.message.contains("10 min behind"))
     }
 
@@ -210,8 +230,9 @@ import Testing
 
     @Test func unauthorizedWithoutSkewIsNotRetried() async throws {
         let other = try P256.Signing.PrivateKey()
-        let backend = try FakeBackend(base: "https://a.example", key: other.publicKey, dispatchTargetId: "target-1",
-                                      serverMillis: Self.deviceMillis)
+        let backend = try FakeBackend(
+            base: "https://a.example", key: other.publicKey, dispatchTargetId: "target-1",
+            serverMillis: Self.deviceMillis)
         let transport = FakeTransport { backend.answer($0) }
         let result = await client(transport, policy: .compensate(maximumOffsetMillis: 3_600_000))
             .pendingOutOfBandOperations([registration(backend.base)])
@@ -223,7 +244,9 @@ import Testing
         let estimator = ClockSkewEstimator()
         let date = HTTPDate.format(millis: Self.deviceMillis + 90_000)
         let transport = FakeTransport { _ in .answer(HTTPAnswer(status: 404, headers: ["Date": date])) }
-        let result = await client(transport, estimator: estimator).pendingOutOfBandOperations([registration("https://a.example/")])
+        let result = await client(transport, estimator: estimator).pendingOutOfBandOperations([
+            registration("https://a.example/")
+        ])
         #expect(result.errors.map(\.code) == ["operationNotSupportedByBackend"])
         #expect(estimator.estimatedOffsetMillis(for: "https://a.example") == 90_500)
     }
@@ -271,8 +294,10 @@ import Testing
 
     @Test func plainHTTPToANonLoopbackHostIsRefusedWithoutARequest() async throws {
         let transport = FakeTransport { _ in Self.ok([]) }
-        let refused = ["http://backend.example", "http://10.0.0.1:8080", "http://127.0.0.1.nip.io", "http://[::2]:80",
-                       "http://localhost.example", "http://127.1"]
+        let refused = [
+            "http://backend.example", "http://10.0.0.1:8080", "http://127.0.0.1.nip.io", "http://[::2]:80",
+            "http://localhost.example", "http://127.1",
+        ]
         let result = await client(transport).pendingOutOfBandOperations(refused.map { registration($0) })
         #expect(transport.requests.isEmpty)
         #expect(result.errors.count == refused.count)
@@ -283,15 +308,19 @@ import Testing
 
     @Test func otherSchemesAreInvalidURLs() async {
         let transport = FakeTransport { _ in Self.ok([]) }
-        let result = await client(transport).pendingOutOfBandOperations([registration("ftp://backend.example"), registration("file:///tmp")])
+        let result = await client(transport).pendingOutOfBandOperations([
+            registration("ftp://backend.example"), registration("file:///tmp"),
+        ])
         #expect(transport.requests.isEmpty)
         #expect(result.errors.map { $0.networkFailure?.kind } == [.invalidURL, .invalidURL])
     }
 
     @Test func loopbackHTTPAndAnyHTTPSAreSent() async {
         let transport = FakeTransport { _ in Self.ok([]) }
-        let allowed = ["http://127.0.0.1:8080", "http://127.200.3.4", "http://localhost:1", "http://LOCALHOST", "http://[::1]:9",
-                       "http://[0:0:0:0:0:0:0:1]", "https://backend.example", "https://10.0.0.1"]
+        let allowed = [
+            "http://127.0.0.1:8080", "http://127.200.3.4", "http://localhost:1", "http://LOCALHOST", "http://[::1]:9",
+            "http://[0:0:0:0:0:0:0:1]", "https://backend.example", "https://10.0.0.1",
+        ]
         let result = await client(transport).pendingOutOfBandOperations(allowed.map { registration($0) })
         #expect(result.errors.isEmpty, "\(result.errors)")
         #expect(transport.requests.count == allowed.count)
@@ -317,16 +346,19 @@ import Testing
     }
 
     @Test func keyStoreFailuresAreDeviceProtectionErrors() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fetch-client-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "fetch-client-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try KeyStore(directory: directory)
-        let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, created: Date()),
-                                   passphrase: SecureBytes(Array("right".utf8)))
+        let keyId = try store.save(
+            key, metadata: KeyMetadata(publicKey: key.publicKey, created: Date()),
+            passphrase: SecureBytes(Array("right".utf8)))
         let missing = String(repeating: "A", count: 43)
         let transport = FakeTransport { _ in Self.ok([]) }
         func stored(_ host: String, _ keyId: String, _ passphrase: String?) -> FetchRegistration {
-            FetchRegistration(server: URL(string: "https://\(host)")!, deviceId: "d", dispatchTargetId: "target-1",
-                              signingKey: .keyStore(store, keyId: keyId, passphrase: passphrase.map { SecureBytes(Array($0.utf8)) }))
+            FetchRegistration(
+                server: URL(string: "https://\(host)")!, deviceId: "d", dispatchTargetId: "target-1",
+                signingKey: .keyStore(store, keyId: keyId, passphrase: passphrase.map { SecureBytes(Array($0.utf8)) }))
         }
         let good = stored("good.example", keyId, "right")
         let result = await client(transport).pendingOutOfBandOperations(

@@ -11,9 +11,15 @@ import Testing
     static let info = HTTPErrorInfo(status: 401, bodyExcerpt: "{}")
 
     static let everyCase: [(PendingOutOfBandOperationsError, String)] = [
-        (.clockSkewTooBig(server: server, measuredOffsetMillis: 600_000, toleranceMillis: 60_000, httpError: info), "clockSkewTooBig"),
+        (
+            .clockSkewTooBig(server: server, measuredOffsetMillis: 600_000, toleranceMillis: 60_000, httpError: info),
+            "clockSkewTooBig"
+        ),
         (.networkError(server: server, cause: NetworkFailure(.connectionRefused, detail: "refused")), "networkError"),
-        (.operationNotSupportedByBackend(server: server, httpError: HTTPErrorInfo(status: 404, bodyExcerpt: "")), "operationNotSupportedByBackend"),
+        (
+            .operationNotSupportedByBackend(server: server, httpError: HTTPErrorInfo(status: 404, bodyExcerpt: "")),
+            "operationNotSupportedByBackend"
+        ),
         (.unauthorized(server: server, httpError: info), "unauthorized"),
         (.invalidResponse(server: server, reason: "The answer is not JSON."), "invalidResponse"),
         (.serverError(server: server, httpError: HTTPErrorInfo(status: 503, bodyExcerpt: "")), "serverError"),
@@ -32,24 +38,31 @@ import Testing
     }
 
     @Test func clockSkewUsesTheSharedMessageAndExposesItsNumbers() {
-        let error = PendingOutOfBandOperationsError.clockSkewTooBig(server: Self.server, measuredOffsetMillis: -432_000,
-                                                                    toleranceMillis: 60_000, httpError: Self.info)
+        let error = PendingOutOfBandOperationsError.clockSkewTooBig(
+            server: Self.server, measuredOffsetMillis: -432_000,
+            toleranceMillis: 60_000, httpError: Self.info)
         #expect(error.measuredOffsetMillis == -432_000)
         #expect(error.toleranceMillis == 60_000)
-        #expect(error.message == ClockSkew(server: Self.server, measuredOffsetMillis: -432_000, toleranceMillis: 60_000).message)
+        #expect(
+            error.message
+                == ClockSkew(server: Self.server, measuredOffsetMillis: -432_000, toleranceMillis: 60_000).message)
         #expect(error.message.contains("7 min 12 s ahead of"))
         #expect(error.httpError == Self.info)
-        #expect(PendingOutOfBandOperationsError.unauthorized(server: Self.server, httpError: Self.info).measuredOffsetMillis == nil)
+        #expect(
+            PendingOutOfBandOperationsError.unauthorized(server: Self.server, httpError: Self.info).measuredOffsetMillis
+                == nil)
     }
 
     @Test func networkMessagesSayWhatToDo() {
         for kind in NetworkFailure.Kind.allCases {
-            let error = PendingOutOfBandOperationsError.networkError(server: Self.server, cause: NetworkFailure(kind, detail: "detail"))
+            let error = PendingOutOfBandOperationsError.networkError(
+                server: Self.server, cause: NetworkFailure(kind, detail: "detail"))
             #expect(error.networkFailure?.kind == kind)
             #expect(error.httpError == nil)
             #expect(error.message.count > 30, "\(kind)")
         }
-        let insecure = PendingOutOfBandOperationsError.networkError(server: "http://backend.example", cause: NetworkFailure(.insecureTransport, detail: ""))
+        let insecure = PendingOutOfBandOperationsError.networkError(
+            server: "http://backend.example", cause: NetworkFailure(.insecureTransport, detail: ""))
         #expect(insecure.message.contains("https://"))
     }
 
@@ -97,24 +110,33 @@ import Testing
 
     @Test func pathsAreBuiltFromTheTemplateWithAnEncodedDeviceId() throws {
         let key = try P256.Signing.PrivateKey()
-        let plain = FetchRegistration(server: URL(string: "https://backend.example/")!, deviceId: "device-1", dispatchTargetId: "t", key: key)
+        let plain = FetchRegistration(
+            server: URL(string: "https://backend.example/")!, deviceId: "device-1", dispatchTargetId: "t", key: key)
         #expect(plain.serverName == "https://backend.example")
-        #expect(plain.pendingOperationsURL?.absoluteString == "https://backend.example/nevisfido/devices/outofbandoperations/device-1")
+        #expect(
+            plain.pendingOperationsURL?.absoluteString
+                == "https://backend.example/nevisfido/devices/outofbandoperations/device-1")
         #expect(plain.toleranceMillis == 60_000)
 
-        let prefixed = FetchRegistration(server: URL(string: "https://host.example/auth")!, deviceId: "a/b c?d", dispatchTargetId: "t",
-                                         key: key, paths: FetchPaths(pendingOperations: "/fido/ops/{deviceId}/pending"),
-                                         toleranceMillis: 30_000)
-        #expect(prefixed.pendingOperationsURL?.absoluteString == "https://host.example/auth/fido/ops/a%2Fb%20c%3Fd/pending")
+        let prefixed = FetchRegistration(
+            server: URL(string: "https://host.example/auth")!, deviceId: "a/b c?d", dispatchTargetId: "t",
+            key: key, paths: FetchPaths(pendingOperations: "/fido/ops/{deviceId}/pending"),
+            toleranceMillis: 30_000)
+        #expect(
+            prefixed.pendingOperationsURL?.absoluteString == "https://host.example/auth/fido/ops/a%2Fb%20c%3Fd/pending")
         #expect(prefixed.toleranceMillis == 30_000)
-        #expect(FetchPaths.default.pendingOperationsPath(deviceId: "..") == "/nevisfido/devices/outofbandoperations/%2E%2E")
+        #expect(
+            FetchPaths.default.pendingOperationsPath(deviceId: "..") == "/nevisfido/devices/outofbandoperations/%2E%2E")
     }
 
     @Test func aLazyKeyIsLoadedOnceAndAFailureIsRetriedLater() throws {
         let key = try P256.Signing.PrivateKey()
         let attempts = Locked(0)
         let source = SigningKeySource(label: "flaky") {
-            let attempt = attempts.withLock { $0 += 1; return $0 }
+            let attempt = attempts.withLock {
+                $0 += 1
+                return $0
+            }
             if attempt == 1 { throw DeviceSigningError(.keyNotFound, "not yet") }
             return key
         }
@@ -129,29 +151,40 @@ import Testing
     // MARK: Transport pieces
 
     @Test func loopbackHosts() {
-        for host in ["localhost", "LocalHost", "127.0.0.1", "127.255.255.254", "::1", "[::1]", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1"] {
+        for host in [
+            "localhost", "LocalHost", "127.0.0.1", "127.255.255.254", "::1", "[::1]", "0:0:0:0:0:0:0:1",
+            "::ffff:127.0.0.1",
+        ] {
             #expect(TransportSecurity.isLoopback(host: host), "\(host)")
         }
-        for host in ["128.0.0.1", "10.0.0.1", "126.255.255.255", "127.1", "127.0.0.1.example", "localhost.", "localhost.example", "foo.localhost",
-                     "::2", "::", "0.0.0.0", "::ffff:10.0.0.1", "example.com", ""] {
+        for host in [
+            "128.0.0.1", "10.0.0.1", "126.255.255.255", "127.1", "127.0.0.1.example", "localhost.", "localhost.example",
+            "foo.localhost",
+            "::2", "::", "0.0.0.0", "::ffff:10.0.0.1", "example.com", "",
+        ] {
             #expect(!TransportSecurity.isLoopback(host: host), "\(host)")
         }
     }
 
     @Test func answersNormaliseHeaderNamesAndCutBodies() {
-        let answer = HTTPAnswer(status: 200, headers: ["Content-Type": "application/json", "DATE": "x"],
-                                body: Data(count: HTTPAnswer.maximumBodyBytes + 1))
+        let answer = HTTPAnswer(
+            status: 200, headers: ["Content-Type": "application/json", "DATE": "x"],
+            body: Data(count: HTTPAnswer.maximumBodyBytes + 1))
         #expect(answer.header("content-type") == "application/json")
         #expect(answer.header("Date") == "x")
         #expect(answer.bodyWasCutOff)
         #expect(answer.body.count == HTTPAnswer.maximumBodyBytes)
-        #expect(FetchErrorMapping.map(.answer(answer), context: .init(server: "s", estimatedOffsetMillis: nil, toleranceMillis: 60_000))
+        #expect(
+            FetchErrorMapping.map(
+                .answer(answer), context: .init(server: "s", estimatedOffsetMillis: nil, toleranceMillis: 60_000)
+            )
             .failureCode == "invalidResponse")
     }
 
     @Test func urlSessionErrorCodesMapToCauses() {
         let cases: [(Int, NetworkFailure.Kind?)] = [
-            (-1004, .connectionRefused), (-1003, .hostNotFound), (-1006, .hostNotFound), (-1001, .timedOut), (-999, .cancelled),
+            (-1004, .connectionRefused), (-1003, .hostNotFound), (-1006, .hostNotFound), (-1001, .timedOut),
+            (-999, .cancelled),
             (-1005, .connectionLost), (-1011, .connectionLost), (-1009, .other), (-1002, nil),
             // FoundationNetworking's TLS codes: −1201 secure connection failed, −1202 bad date,
             // −1203 untrusted, −1207 client certificate required.

@@ -23,14 +23,17 @@ import Testing
     }
 
     @Test func valuesAreReadExactly() throws {
-        let text = #" {"i":-12,"z":-0,"max":9223372036854775807,"min":-9223372036854775808,"big":9223372036854775808,"#
+        let text =
+            #" {"i":-12,"z":-0,"max":9223372036854775807,"min":-9223372036854775808,"big":9223372036854775808,"#
             + #""f":2.5,"e":-1.25E+2,"t":true,"n":null,"s":"a\"\\\/\b\f\n\r\t\u00e9\ud83d\udd11é","a":[[],{}]} "#
         let value = try parse(text).get()
-        #expect(value == .object([
-            "i": .integer(-12), "z": .integer(0), "max": .integer(.max), "min": .integer(.min),
-            "big": .number(9_223_372_036_854_775_808), "f": .number(2.5), "e": .number(-125), "t": .bool(true),
-            "n": .null, "s": .string("a\"\\/\u{08}\u{0C}\n\r\té🔑é"), "a": .array([.array([]), .object([:])]),
-        ]))
+        #expect(
+            value
+                == .object([
+                    "i": .integer(-12), "z": .integer(0), "max": .integer(.max), "min": .integer(.min),
+                    "big": .number(9_223_372_036_854_775_808), "f": .number(2.5), "e": .number(-125), "t": .bool(true),
+                    "n": .null, "s": .string("a\"\\/\u{08}\u{0C}\n\r\té🔑é"), "a": .array([.array([]), .object([:])]),
+                ]))
         #expect(try parse("9007199254740993").get() == .integer(9_007_199_254_740_993), "above 2^53, still exact")
         #expect(try parse(#""just a string""#).get() == .string("just a string"))
     }

@@ -81,14 +81,18 @@ import Testing
         let tooBig = code + String(repeating: "x", count: 64 * 1_024 - code.utf8.count - 1) + #""}"#
         #expect(classify(500, tooBig, estimate: 0) == .notSkew)
         let huge = [UInt8](repeating: UInt8(ascii: "["), count: 10_000_000)
-        #expect(ClockSkewClassification.classify(status: 401, body: huge, estimatedOffsetMillis: nil,
-                                                 toleranceMillis: Self.tolerance, server: Self.server) == .notSkew)
+        #expect(
+            ClockSkewClassification.classify(
+                status: 401, body: huge, estimatedOffsetMillis: nil,
+                toleranceMillis: Self.tolerance, server: Self.server) == .notSkew)
     }
 
     @Test func acceptsDataAsTheBody() {
         let body = Data(#"{"errorCode":"CLOCK_SKEW_TOO_BIG"}"#.utf8)
-        #expect(ClockSkewClassification.classify(status: 401, body: body, estimatedOffsetMillis: 1,
-                                                 toleranceMillis: Self.tolerance, server: Self.server) == .definite(skew(1)))
+        #expect(
+            ClockSkewClassification.classify(
+                status: 401, body: body, estimatedOffsetMillis: 1,
+                toleranceMillis: Self.tolerance, server: Self.server) == .definite(skew(1)))
     }
 
     @Test func probableOnlyOn401Or403BeyondTheTolerance() {
@@ -106,8 +110,10 @@ import Testing
 
     @Test func extremeEstimatesDoNotTrap() {
         #expect(classify(401, "", estimate: .min) == .probable(skew(.min)))
-        #expect(ClockSkewClassification.classify(status: 401, body: [UInt8](), estimatedOffsetMillis: 5,
-                                                 toleranceMillis: -10, server: Self.server)
+        #expect(
+            ClockSkewClassification.classify(
+                status: 401, body: [UInt8](), estimatedOffsetMillis: 5,
+                toleranceMillis: -10, server: Self.server)
                 == .probable(ClockSkew(server: Self.server, measuredOffsetMillis: 5, toleranceMillis: -10)))
     }
 

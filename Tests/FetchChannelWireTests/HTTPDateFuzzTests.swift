@@ -36,14 +36,18 @@ import Testing
                 let prefix = String(decoding: bytes[..<cut], as: UTF8.self)
                 let suffix = String(decoding: bytes[cut...], as: UTF8.self)
                 // A prefix ending in spaces trims to a shorter prefix: still not a date.
-                #expect(HTTPDate.parseMillis(prefix, nowMillis: Self.reference) == nil, "prefix \(prefix.debugDescription)")
-                #expect(HTTPDate.parseMillis(suffix, nowMillis: Self.reference) == nil, "suffix \(suffix.debugDescription)")
+                #expect(
+                    HTTPDate.parseMillis(prefix, nowMillis: Self.reference) == nil, "prefix \(prefix.debugDescription)")
+                #expect(
+                    HTTPDate.parseMillis(suffix, nowMillis: Self.reference) == nil, "suffix \(suffix.debugDescription)")
             }
         }
     }
 
     @Test func everySingleByteMutationIsNilOrConsistent() {
-        let replacements: [UInt8] = [0, 9, 32, 44, 45, 47, 48, 49, 53, 54, 57, 58, 65, 71, 77, 83, 97, 122, 127, 0xC3, 0xFF]
+        let replacements: [UInt8] = [
+            0, 9, 32, 44, 45, 47, 48, 49, 53, 54, 57, 58, 65, 71, 77, 83, 97, 122, 127, 0xC3, 0xFF,
+        ]
         var inconsistent: [String] = []
         for text in Self.validDates {
             let bytes = Array(text.utf8)
@@ -94,17 +98,23 @@ import Testing
         for _ in 0..<20_000 {
             // Years around leap-year edges; days and times a little beyond their ranges.
             let year = [1900, 1970, 1999, 2000, 2023, 2024, 2100, 2400][pick(0...7)] + pick(-1...1)
-            let month = pick(1...12), day = pick(0...32), hour = pick(0...24), minute = pick(0...60), second = pick(0...59)
+            let month = pick(1...12)
+            let day = pick(0...32)
+            let hour = pick(0...24)
+            let minute = pick(0...60)
+            let second = pick(0...59)
             let weekday = pick(0...6)
             let asctime = random.next() % 2 == 0
             let time = "\(pad(hour)):\(pad(minute)):\(pad(second))"
-            let text = asctime
+            let text =
+                asctime
                 ? "\(dayNames[weekday]) \(monthNames[month - 1]) \(pad(day, 2, with: " ")) \(time) \(year)"
                 : "\(dayNames[weekday]), \(pad(day)) \(monthNames[month - 1]) \(year) \(time) GMT"
 
             var expected: Int64?
-            let components = DateComponents(year: year, month: month, day: day,
-                                            hour: hour, minute: minute, second: second)
+            let components = DateComponents(
+                year: year, month: month, day: day,
+                hour: hour, minute: minute, second: second)
             if components.isValidDate(in: calendar), let date = calendar.date(from: components),
                 calendar.component(.weekday, from: date) == weekday + 1
             {

@@ -11,8 +11,10 @@ import Testing
 public struct DedicatedThreadTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 
-    public func provideScope(for test: Test, testCase: Test.Case?,
-                             performing function: @Sendable () async throws -> Void) async throws {
+    public func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         guard !test.isSuite else { return try await function() }
         await Self.slots.acquire()
         let executor = DedicatedThreadExecutor()

@@ -1,4 +1,3 @@
-
 /// The current clock offset estimate per server: the median of its last few samples.
 ///
 /// The median, not the mean, because one slow answer (a long queue before the server stamped

@@ -20,10 +20,12 @@ public enum DeviceSignatureLimits {
         let length = id.utf16.count
         if length == 0 { return "The dispatch target id is empty." }
         if length > maximumDispatchTargetIdLength {
-            return "The dispatch target id is \(length) UTF-16 code units long; at most \(maximumDispatchTargetIdLength) are allowed."
+            return
+                "The dispatch target id is \(length) UTF-16 code units long; at most \(maximumDispatchTargetIdLength) are allowed."
         }
         if let control = id.unicodeScalars.first(where: isControl) {
-            return "The dispatch target id contains the control character U+\(hex4(control.value)); control characters are not allowed."
+            return
+                "The dispatch target id contains the control character U+\(hex4(control.value)); control characters are not allowed."
         }
         return nil
     }

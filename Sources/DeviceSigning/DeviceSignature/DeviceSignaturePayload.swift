@@ -34,8 +34,9 @@ struct DeviceSignaturePayload: Decodable {
     }
 
     private static func notAnInt64(_ container: KeyedDecodingContainer<CodingKeys>) -> DecodingError {
-        DecodingError.dataCorruptedError(forKey: .creationTimeInEpochMillis, in: container,
-                                         debugDescription: "Not an integer in the 64-bit range.")
+        DecodingError.dataCorruptedError(
+            forKey: .creationTimeInEpochMillis, in: container,
+            debugDescription: "Not an integer in the 64-bit range.")
     }
 
     /// Decodes `json`, or explains what is wrong with it.
@@ -79,7 +80,8 @@ struct DeviceSignaturePayload: Decodable {
         case "":
             return "The Device-Signature payload is not a JSON object."
         case "creationTimeInEpochMillis":
-            return "The Device-Signature payload's creationTimeInEpochMillis must be an integer number of milliseconds (not a string, boolean, fraction or out of the 64-bit range)."
+            return
+                "The Device-Signature payload's creationTimeInEpochMillis must be an integer number of milliseconds (not a string, boolean, fraction or out of the 64-bit range)."
         default:
             return "The Device-Signature payload's \(path) must be a string."
         }

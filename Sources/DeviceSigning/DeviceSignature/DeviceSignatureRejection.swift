@@ -45,16 +45,20 @@ public enum DeviceSignatureRejection: Error, Sendable, Hashable {
         case .unknownDispatchTarget(let id):
             return "No signature key is registered for dispatch target \"\(id.prefix(64))\"; register the device again."
         case .invalidSignature:
-            return "The Device-Signature does not verify with the key registered for its dispatch target; the device key may have changed: register it again."
+            return
+                "The Device-Signature does not verify with the key registered for its dispatch target; the device key may have changed: register it again."
         case .clockSkewTooBig(let server, let creation):
             let (difference, overflow) = creation.subtractingReportingOverflow(server)
             let amount = overflow ? "more than \(Int64.max) ms" : "\(difference.magnitude) ms"
             let direction = creation > server ? "ahead of" : "behind"
-            return "The request was created \(amount) \(direction) the server time (\(server)); set the device clock to automatic time."
+            return
+                "The request was created \(amount) \(direction) the server time (\(server)); set the device clock to automatic time."
         case .replayedRequest(let requestId):
-            return "The request id \"\(requestId)\" was already used; every request, retries included, needs a new request id and signature."
+            return
+                "The request id \"\(requestId)\" was already used; every request, retries included, needs a new request id and signature."
         case .replayCacheFull(let capacity):
-            return "The server's replay cache holds \(capacity) live request ids and accepts no more until some expire; retry later with a new request."
+            return
+                "The server's replay cache holds \(capacity) live request ids and accepts no more until some expire; retry later with a new request."
         case .replayQuotaExceeded(let quota, let seconds):
             return "This dispatch target sent \(quota) requests within the replay window, its quota; "
                 + "retry after \(seconds) s with a new request."

@@ -49,7 +49,9 @@ public struct DeviceSignatureSigner: Sendable {
         requestIdGenerator: @escaping @Sendable () -> String = DeviceSignatureSigner.randomRequestId
     ) throws {
         if let problem = DeviceSignatureLimits.dispatchTargetIdProblem(dispatchTargetId) {
-            throw DeviceSigningError(.invalidDispatchTargetId, problem + " Use the id the backend returned when the dispatch target was registered.")
+            throw DeviceSigningError(
+                .invalidDispatchTargetId,
+                problem + " Use the id the backend returned when the dispatch target was registered.")
         }
         let quotedId = JSONStringEscaping.quoted(dispatchTargetId)
         let headerJSON = Array(#"{"alg":"ES256","kid":"#.utf8) + quotedId + Array(#","typ":"JWT"}"#.utf8)
@@ -73,7 +75,10 @@ public struct DeviceSignatureSigner: Sendable {
     public func headerValue(offsetMillis: Int64 = 0) throws -> String {
         let (creationTime, overflow) = clock.nowMillis().addingReportingOverflow(offsetMillis)
         guard !overflow else {
-            throw DeviceSigningError(.timeOutOfRange, "The clock offset \(offsetMillis) ms moves the creation time out of the 64-bit millisecond range; pass the offset that was measured.")
+            throw DeviceSigningError(
+                .timeOutOfRange,
+                "The clock offset \(offsetMillis) ms moves the creation time out of the 64-bit millisecond range; pass the offset that was measured."
+            )
         }
         return try headerValue(requestId: requestIdGenerator(), creationTimeInEpochMillis: creationTime)
     }
@@ -85,7 +90,10 @@ public struct DeviceSignatureSigner: Sendable {
     /// - Throws: `DeviceSigningError` `.invalidRequestId`, `.openSSLFailure`.
     public func headerValue(requestId: String, creationTimeInEpochMillis: Int64) throws -> String {
         if let problem = DeviceSignatureLimits.requestIdProblem(requestId) {
-            throw DeviceSigningError(.invalidRequestId, problem + " The backend refuses such a request; the request id generator must return 1 to 64 characters.")
+            throw DeviceSigningError(
+                .invalidRequestId,
+                problem
+                    + " The backend refuses such a request; the request id generator must return 1 to 64 characters.")
         }
         var payload = payloadPrefix
         payload.reserveCapacity(payloadPrefix.count + requestId.utf8.count + 64)
@@ -102,7 +110,9 @@ public struct DeviceSignatureSigner: Sendable {
         payload.withUnsafeBytes { output.append(contentsOf: Base64.encodeToBytes($0, alphabet: .url)) }
         let signature = try output.withUnsafeBytes { try key.signature(message: $0) }
         output.append(UInt8(ascii: "."))
-        signature.rawRepresentation.withUnsafeBytes { output.append(contentsOf: Base64.encodeToBytes($0, alphabet: .url)) }
+        signature.rawRepresentation.withUnsafeBytes {
+            output.append(contentsOf: Base64.encodeToBytes($0, alphabet: .url))
+        }
         return String(decoding: output, as: UTF8.self)
     }
 }

@@ -72,22 +72,28 @@ public final class DeviceSignatureVerifier: Sendable {
         keyLookup: @escaping KeyLookup
     ) throws {
         guard toleranceMillis >= 0 else {
-            throw DeviceSigningError(.invalidConfiguration, "The clock-skew tolerance must not be negative; got \(toleranceMillis) ms.")
+            throw DeviceSigningError(
+                .invalidConfiguration, "The clock-skew tolerance must not be negative; got \(toleranceMillis) ms.")
         }
         guard replayCacheCapacity >= 1 else {
-            throw DeviceSigningError(.invalidConfiguration, "The replay cache capacity must be at least 1; got \(replayCacheCapacity).")
+            throw DeviceSigningError(
+                .invalidConfiguration, "The replay cache capacity must be at least 1; got \(replayCacheCapacity).")
         }
         guard replayQuotaPerDispatchTarget >= 1 else {
-            throw DeviceSigningError(.invalidConfiguration, "The replay quota per dispatch target must be at least 1; "
-                                     + "got \(replayQuotaPerDispatchTarget).")
+            throw DeviceSigningError(
+                .invalidConfiguration,
+                "The replay quota per dispatch target must be at least 1; "
+                    + "got \(replayQuotaPerDispatchTarget).")
         }
         self.toleranceMillis = toleranceMillis
         self.replayCacheCapacity = replayCacheCapacity
         self.replayQuotaPerDispatchTarget = replayQuotaPerDispatchTarget
         self.clock = clock
         self.keyLookup = keyLookup
-        self.replayCache = Locked(ReplayCache(capacity: replayCacheCapacity,
-                                              quotaPerDispatchTarget: replayQuotaPerDispatchTarget))
+        self.replayCache = Locked(
+            ReplayCache(
+                capacity: replayCacheCapacity,
+                quotaPerDispatchTarget: replayQuotaPerDispatchTarget))
     }
 
     /// The number of request ids currently remembered (expired ones may linger until the next
@@ -110,10 +116,12 @@ public final class DeviceSignatureVerifier: Sendable {
             return .failure(.malformed(reason: "The Device-Signature is not a compact JWS."))
         }
         if let typ = jws.header.typ, typ != "JWT" {
-            return .failure(.malformed(reason: "The JWS typ is \"\(typ.prefix(32))\"; a Device-Signature has typ \"JWT\"."))
+            return .failure(
+                .malformed(reason: "The JWS typ is \"\(typ.prefix(32))\"; a Device-Signature has typ \"JWT\"."))
         }
         guard let kid = jws.header.kid else {
-            return .failure(.malformed(reason: "The JWS header has no kid; a Device-Signature names its dispatch target in kid."))
+            return .failure(
+                .malformed(reason: "The JWS header has no kid; a Device-Signature names its dispatch target in kid."))
         }
         if let problem = DeviceSignatureLimits.dispatchTargetIdProblem(kid) {
             return .failure(.malformed(reason: "The JWS kid is not a dispatch target id: " + problem))
@@ -131,7 +139,10 @@ public final class DeviceSignatureVerifier: Sendable {
         }
         // Byte equality: Swift's `==` on String would also match canonically equivalent ids.
         guard payload.dispatchTargetId.utf8.elementsEqual(kid.utf8) else {
-            return .failure(.malformed(reason: "The payload's dispatchTargetId is not the JWS kid; both must name the same dispatch target."))
+            return .failure(
+                .malformed(
+                    reason:
+                        "The payload's dispatchTargetId is not the JWS kid; both must name the same dispatch target."))
         }
         if let problem = DeviceSignatureLimits.requestIdProblem(payload.requestId) {
             return .failure(.malformed(reason: problem))
@@ -145,17 +156,20 @@ public final class DeviceSignatureVerifier: Sendable {
     }
 
     /// Steps 6 and 7: freshness, then the replay cache. Called with the cache's lock held.
-    private func record(_ key: ReplayCache.Key, creationTime: Int64, now: Int64,
-                        in cache: inout ReplayCache) -> Result<VerifiedDeviceSignature, DeviceSignatureRejection> {
+    private func record(
+        _ key: ReplayCache.Key, creationTime: Int64, now: Int64,
+        in cache: inout ReplayCache
+    ) -> Result<VerifiedDeviceSignature, DeviceSignatureRejection> {
         guard Self.isFresh(creationTime: creationTime, now: now, tolerance: toleranceMillis) else {
             return .failure(.clockSkewTooBig(serverTimeMillis: now, creationTimeMillis: creationTime))
         }
         let expiry = Self.replayExpiry(creationTime: creationTime, now: now, tolerance: toleranceMillis)
         switch cache.insert(key, expiry: expiry, now: now) {
         case .inserted:
-            return .success(VerifiedDeviceSignature(
-                dispatchTargetId: key.dispatchTargetId, requestId: key.requestId,
-                creationTimeMillis: creationTime, serverTimeMillis: now))
+            return .success(
+                VerifiedDeviceSignature(
+                    dispatchTargetId: key.dispatchTargetId, requestId: key.requestId,
+                    creationTimeMillis: creationTime, serverTimeMillis: now))
         case .replayed:
             return .failure(.replayedRequest(key.requestId))
         case .quotaExceeded(let retryAfterMillis):
@@ -183,7 +197,8 @@ public final class DeviceSignatureVerifier: Sendable {
     static func sizeProblem(_ headerValue: String) -> String? {
         let bytes = headerValue.utf8
         guard bytes.count <= DeviceSignatureLimits.maximumHeaderValueBytes else {
-            return "The Device-Signature is \(bytes.count) bytes; at most \(DeviceSignatureLimits.maximumHeaderValueBytes) are accepted."
+            return
+                "The Device-Signature is \(bytes.count) bytes; at most \(DeviceSignatureLimits.maximumHeaderValueBytes) are accepted."
         }
         var partLengths = [0]
         for byte in bytes {

@@ -9,8 +9,8 @@ enum RandomRequestId {
         var generator = SystemRandomNumberGenerator()
         var high: UInt64 = generator.next()
         var low: UInt64 = generator.next()
-        high = (high & ~0xF000) | 0x4000                      // version 4 (bits 48-51)
-        low = (low & ~(0xC << 60)) | (0x8 << 60)              // variant 10xx (bits 64-65)
+        high = (high & ~0xF000) | 0x4000  // version 4 (bits 48-51)
+        low = (low & ~(0xC << 60)) | (0x8 << 60)  // variant 10xx (bits 64-65)
         return String(unsafeUninitializedCapacity: 36) { buffer in
             var index = 0
             func put(_ value: UInt64, nibbles: Int) {

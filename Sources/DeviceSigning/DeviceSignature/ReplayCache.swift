@@ -48,7 +48,8 @@ struct ReplayCache: Sendable {
         removeExpired(now: now)
         if expiries[key] != nil { return .replayed }
         if let own = perDispatchTarget[key.dispatchTargetId], own.count >= quotaPerDispatchTarget,
-           let oldest = own.first {
+            let oldest = own.first
+        {
             return .quotaExceeded(retryAfterMillis: Self.millisUntilDropped(expiry: oldest.expiry, now: now))
         }
         guard expiries.count < capacity else { return .full }

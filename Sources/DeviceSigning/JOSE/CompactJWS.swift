@@ -22,7 +22,8 @@ public struct CompactJWS: Sendable {
         }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else {
-            throw DeviceSigningError(.malformedJWS, "A compact JWS has exactly three dot-separated parts; this one has \(parts.count).")
+            throw DeviceSigningError(
+                .malformedJWS, "A compact JWS has exactly three dot-separated parts; this one has \(parts.count).")
         }
         guard !parts[0].isEmpty, let headerJSON = Base64.decode(parts[0], alphabet: .url) else {
             throw DeviceSigningError(.malformedJWS, "The JWS header is not base64url without padding.")
@@ -35,7 +36,8 @@ public struct CompactJWS: Sendable {
         }
         self.header = try JWSHeader(json: headerJSON)
         guard signatureBytes.count == P256Backend.rawSignatureBytes else {
-            throw DeviceSigningError(.malformedSignature, "An ES256 signature is exactly 64 bytes (r || s); got \(signatureBytes.count).")
+            throw DeviceSigningError(
+                .malformedSignature, "An ES256 signature is exactly 64 bytes (r || s); got \(signatureBytes.count).")
         }
         self.signature = P256.Signing.ECDSASignature(validatedRaw: Data(signatureBytes))
         self.signingInput = Array(bytes[0..<(parts[0].count + 1 + parts[1].count)])
@@ -57,7 +59,8 @@ public struct CompactJWS: Sendable {
     ) throws -> String {
         let headerBytes = Array(header)
         _ = try JWSHeader(json: headerBytes)
-        return try sign(encodedHeader: Base64.encodeToBytes(headerBytes, alphabet: .url), payload: Array(payload), with: key)
+        return try sign(
+            encodedHeader: Base64.encodeToBytes(headerBytes, alphabet: .url), payload: Array(payload), with: key)
     }
 
     /// Fast path for callers that sign many payloads under one header: the header's base64url

@@ -53,7 +53,8 @@ public struct JWK: Sendable, Hashable, Codable {
     public init<Bytes: DataProtocol>(jsonRepresentation: Bytes) throws {
         let members = try JWK.members(of: jsonRepresentation)
         guard let kty = members["kty"] as? String, let crv = members["crv"] as? String,
-              let x = members["x"] as? String, let y = members["y"] as? String else {
+            let x = members["x"] as? String, let y = members["y"] as? String
+        else {
             throw DeviceSigningError(.malformedEncoding, "A P-256 JWK needs string members kty, crv, x and y.")
         }
         guard members["use"] == nil || members["use"] is String else {
@@ -72,8 +73,10 @@ public struct JWK: Sendable, Hashable, Codable {
             throw DeviceSigningError(.unsupportedCurve, "JWK crv is \"\(crv)\"; only \"P-256\" is supported.")
         }
         guard let xBytes = Base64.decode(x, alphabet: .url), let yBytes = Base64.decode(y, alphabet: .url),
-              xBytes.count == 32, yBytes.count == 32 else {
-            throw DeviceSigningError(.malformedEncoding, "JWK x and y must be base64url (no padding) of exactly 32 bytes each.")
+            xBytes.count == 32, yBytes.count == 32
+        else {
+            throw DeviceSigningError(
+                .malformedEncoding, "JWK x and y must be base64url (no padding) of exactly 32 bytes each.")
         }
         return try P256.Signing.PublicKey(x963Representation: [0x04] + xBytes + yBytes)
     }

@@ -23,14 +23,16 @@ public struct JWSHeader: Sendable, Hashable {
         } catch {
             throw DeviceSigningError(.malformedJWS, "The JWS header is ambiguous: \(error).")
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)), let members = object as? [String: Any] else {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json)), let members = object as? [String: Any]
+        else {
             throw DeviceSigningError(.malformedJWS, "The JWS header is not a JSON object.")
         }
         guard let alg = members["alg"] else {
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWS header has no alg; only ES256 is accepted.")
         }
         guard let algText = alg as? String, algText == "ES256" else {
-            throw DeviceSigningError(.unsupportedAlgorithm, "The JWS alg is \(String(describing: alg).prefix(32)); only ES256 is accepted.")
+            throw DeviceSigningError(
+                .unsupportedAlgorithm, "The JWS alg is \(String(describing: alg).prefix(32)); only ES256 is accepted.")
         }
         guard members["crit"] == nil else {
             throw DeviceSigningError(.malformedJWS, "The JWS header has crit extensions, which are not supported.")

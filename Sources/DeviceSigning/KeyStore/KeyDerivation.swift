@@ -47,12 +47,17 @@ public enum KeyDerivation: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case let .scrypt(n, r, p):
             guard n >= Self.minimumScryptN else {
-                throw DeviceSigningError(.invalidKeyDerivation, "scrypt N is \(n); it must be a power of two and at least \(Self.minimumScryptN).")
+                throw DeviceSigningError(
+                    .invalidKeyDerivation,
+                    "scrypt N is \(n); it must be a power of two and at least \(Self.minimumScryptN).")
             }
             try Self.checkScrypt(n: n, r: r, p: p, overLimit: .invalidKeyDerivation)
         case let .pbkdf2SHA256(iterations):
             guard iterations >= Self.minimumPBKDF2Iterations else {
-                throw DeviceSigningError(.invalidKeyDerivation, "PBKDF2 with \(iterations) iterations is too weak; use at least \(Self.minimumPBKDF2Iterations) (600,000 recommended).")
+                throw DeviceSigningError(
+                    .invalidKeyDerivation,
+                    "PBKDF2 with \(iterations) iterations is too weak; use at least \(Self.minimumPBKDF2Iterations) (600,000 recommended)."
+                )
             }
             try Self.checkPBKDF2(iterations: iterations, overLimit: .invalidKeyDerivation)
         }
@@ -70,16 +75,22 @@ public enum KeyDerivation: Sendable, Hashable, CustomStringConvertible {
         }
         // RFC 7914 §2: N < 2^(128·r/8); for r ≥ 4 every Int N is below it.
         guard r >= 4 || n < 1 << (16 * r) else {
-            throw DeviceSigningError(.invalidKeyDerivation, "scrypt N=\(n) is too large for r=\(r) (N must be below 2^(16·r)).")
+            throw DeviceSigningError(
+                .invalidKeyDerivation, "scrypt N=\(n) is too large for r=\(r) (N must be below 2^(16·r)).")
         }
         // Work first: once N·r·p ≤ 2^22, the memory arithmetic below cannot overflow.
         let work = product([n, r, p])
         guard work <= maximumScryptWork else {
-            throw DeviceSigningError(overLimit, "scrypt N·r·p for N=\(n), r=\(r), p=\(p) is above the limit \(maximumScryptWork) (about 1.5 s).")
+            throw DeviceSigningError(
+                overLimit,
+                "scrypt N·r·p for N=\(n), r=\(r), p=\(p) is above the limit \(maximumScryptWork) (about 1.5 s).")
         }
         let memory = KeyDerivation.scrypt(n: n, r: r, p: p).memoryBytes
         guard memory <= maximumScryptMemoryBytes else {
-            throw DeviceSigningError(overLimit, "scrypt N=\(n), r=\(r), p=\(p) needs \(memory / 1024) KiB of memory; OpenSSL 3.0 opens files needing at most 32 MiB (with r=8, N is at most 16384).")
+            throw DeviceSigningError(
+                overLimit,
+                "scrypt N=\(n), r=\(r), p=\(p) needs \(memory / 1024) KiB of memory; OpenSSL 3.0 opens files needing at most 32 MiB (with r=8, N is at most 16384)."
+            )
         }
     }
 
@@ -88,7 +99,9 @@ public enum KeyDerivation: Sendable, Hashable, CustomStringConvertible {
             throw DeviceSigningError(.invalidKeyDerivation, "PBKDF2 needs at least one iteration.")
         }
         guard iterations <= maximumPBKDF2Iterations else {
-            throw DeviceSigningError(overLimit, "PBKDF2 with \(iterations) iterations is above the limit \(maximumPBKDF2Iterations) (about 2.5 s).")
+            throw DeviceSigningError(
+                overLimit,
+                "PBKDF2 with \(iterations) iterations is above the limit \(maximumPBKDF2Iterations) (about 2.5 s).")
         }
     }
 

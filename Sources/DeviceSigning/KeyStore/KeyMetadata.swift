@@ -41,8 +41,10 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
     public var isHardwareBound: Bool { protection?.isHardwareBound ?? false }
 
     /// A record for `publicKey`. `created` is truncated to whole seconds, as it is stored.
-    public init(publicKey: P256.Signing.PublicKey, dispatchTargetId: String? = nil, deviceId: String? = nil,
-                server: String? = nil, created: Date = Date()) {
+    public init(
+        publicKey: P256.Signing.PublicKey, dispatchTargetId: String? = nil, deviceId: String? = nil,
+        server: String? = nil, created: Date = Date()
+    ) {
         self.keyId = publicKey.jwkThumbprint
         self.jwk = publicKey.jwk
         self.dispatchTargetId = dispatchTargetId
@@ -88,11 +90,13 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         do throws(StrictJSON.Violation) {
             try StrictJSON.requireUniqueMemberNames(data)
         } catch .notJSON {
-            throw DeviceSigningError(.corruptKeyFile,
-                                     "\(file) is not a valid key record (JSON with keyId, jwk and created).")
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(file) is not a valid key record (JSON with keyId, jwk and created).")
         } catch {
-            throw DeviceSigningError(.corruptKeyFile,
-                                     "\(file) is not a valid key record: \(error); the file was edited.")
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(file) is not a valid key record: \(error); the file was edited.")
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -100,20 +104,27 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
         do {
             metadata = try decoder.decode(KeyMetadata.self, from: data)
         } catch {
-            throw DeviceSigningError(.corruptKeyFile, "\(file) is not a valid key record (JSON with keyId, jwk and created).")
+            throw DeviceSigningError(
+                .corruptKeyFile, "\(file) is not a valid key record (JSON with keyId, jwk and created).")
         }
         guard (try? metadata.publicKey()) != nil else {
             throw DeviceSigningError(.corruptKeyFile, "\(file) does not hold a valid P-256 public JWK.")
         }
         if let encryption = metadata.encryptionJWK {
             guard encryption.use == "enc", (try? encryption.publicKey()) != nil,
-                  encryption.thumbprint != metadata.jwk.thumbprint else {
-                throw DeviceSigningError(.corruptKeyFile, "\(file) has an encryptionJWK that is not a P-256 public "
-                                         + "JWK with \"use\":\"enc\" of its own; the file was edited.")
+                encryption.thumbprint != metadata.jwk.thumbprint
+            else {
+                throw DeviceSigningError(
+                    .corruptKeyFile,
+                    "\(file) has an encryptionJWK that is not a P-256 public "
+                        + "JWK with \"use\":\"enc\" of its own; the file was edited.")
             }
         }
         guard metadata.keyId == expectedKeyId, metadata.jwk.thumbprint == expectedKeyId else {
-            throw DeviceSigningError(.corruptKeyFile, "\(file) describes key \(metadata.jwk.thumbprint), not \(expectedKeyId); the file was renamed or edited.")
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(file) describes key \(metadata.jwk.thumbprint), not \(expectedKeyId); the file was renamed or edited."
+            )
         }
         return metadata
     }

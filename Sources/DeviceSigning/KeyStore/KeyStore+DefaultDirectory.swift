@@ -8,9 +8,11 @@ extension KeyStore {
         if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
             base = URL(fileURLWithPath: dataHome, isDirectory: true)
         } else {
-            let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            let home =
+                environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
                 ?? FileManager.default.homeDirectoryForCurrentUser.path
-            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share", isDirectory: true)
+            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+                ".local/share", isDirectory: true)
         }
         return base.appendingPathComponent("fetchchannel/keys", isDirectory: true)
     }

@@ -5,16 +5,20 @@ extension KeyStore {
     /// The encryption key of `keyId`, or nil when the entry has none yet (made before encryption
     /// keys existed; see `addEncryptionKey`). Needs the passphrase of the signing key and throws
     /// the errors of `load`; `.corruptKeyFile` when the file's key is not the one the record names.
-    public func loadEncryptionKey(_ keyId: String, passphrase: SecureBytes?,
-                                  tpm: TPMConfiguration = .environment) throws -> P256.KeyAgreement.PrivateKey? {
+    public func loadEncryptionKey(
+        _ keyId: String, passphrase: SecureBytes?,
+        tpm: TPMConfiguration = .environment
+    ) throws -> P256.KeyAgreement.PrivateKey? {
         try Self.checkKeyId(keyId)
         guard let expected = try readMetadata(keyId).encryptionJWK else { return nil }
         let name = Self.encryptionKeyFile(keyId)
         let key = P256.KeyAgreement.PrivateKey(try readPrivateKey(name, passphrase: passphrase, tpm: tpm))
         guard key.publicKey.jwkThumbprint == expected.thumbprint else {
-            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(name)) holds key "
-                                     + "\(key.publicKey.jwkThumbprint), not the encryption key "
-                                     + "\(expected.thumbprint) of key \(keyId); the file was replaced.")
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(storage.filePath(name)) holds key "
+                    + "\(key.publicKey.jwkThumbprint), not the encryption key "
+                    + "\(expected.thumbprint) of key \(keyId); the file was replaced.")
         }
         return key
     }
@@ -26,8 +30,10 @@ extension KeyStore {
     /// The key file is written before the record that names it, so a failure at any point leaves
     /// the entry as it was.
     @discardableResult
-    public func addEncryptionKey(_ keyId: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
-                                 tpm: TPMConfiguration = .environment) throws -> KeyMetadata {
+    public func addEncryptionKey(
+        _ keyId: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
+        tpm: TPMConfiguration = .environment
+    ) throws -> KeyMetadata {
         let current = try metadata(keyId)
         if current.encryptionJWK != nil { return current }
         let encryptionKey: P256.KeyAgreement.PrivateKey
@@ -44,8 +50,9 @@ extension KeyStore {
             }
             encryptionKey = try P256.KeyAgreement.PrivateKey()
         }
-        let stored = try StoredPrivateKey(encryptionKey.material, passphrase: protectingPassphrase, kdf: kdf,
-                                          allowUnencrypted: protectingPassphrase == nil)
+        let stored = try StoredPrivateKey(
+            encryptionKey.material, passphrase: protectingPassphrase, kdf: kdf,
+            allowUnencrypted: protectingPassphrase == nil)
         return try storage.withExclusiveLock {
             var record = try readMetadata(keyId)
             if record.encryptionJWK != nil { return record }  // another writer was first
@@ -75,8 +82,10 @@ extension KeyStore {
                 throw DeviceSigningError(.keyAlreadyExists, "Key \(newKeyId) has an encryption key already.")
             }
             guard old.isHardwareBound == record.isHardwareBound else {
-                throw DeviceSigningError(.invalidKey, "Key \(oldKeyId) and key \(newKeyId) are not protected the same "
-                                         + "way (TPM and software); their encryption key cannot be shared.")
+                throw DeviceSigningError(
+                    .invalidKey,
+                    "Key \(oldKeyId) and key \(newKeyId) are not protected the same "
+                        + "way (TPM and software); their encryption key cannot be shared.")
             }
             let file = try storage.readFile(Self.encryptionKeyFile(oldKeyId))
             record.encryptionJWK = jwk
@@ -88,15 +97,20 @@ extension KeyStore {
     }
 
     /// An entry's encryption key is its own (never the signing key) and as hardware-bound as it.
-    static func checkEncryptionKey(_ encryptionKey: P256.KeyAgreement.PrivateKey,
-                                   for signingKey: P256.Signing.PrivateKey) throws {
+    static func checkEncryptionKey(
+        _ encryptionKey: P256.KeyAgreement.PrivateKey,
+        for signingKey: P256.Signing.PrivateKey
+    ) throws {
         guard encryptionKey.publicKey.jwkThumbprint != signingKey.publicKey.jwkThumbprint else {
-            throw DeviceSigningError(.invalidKey,
-                                     "An entry's encryption key must be a key of its own, not its signing key.")
+            throw DeviceSigningError(
+                .invalidKey,
+                "An entry's encryption key must be a key of its own, not its signing key.")
         }
         guard encryptionKey.isHardwareBound == signingKey.isHardwareBound else {
-            throw DeviceSigningError(.invalidKey, "An entry's encryption key is protected as its signing key is: "
-                                     + "both in the TPM, or both software keys.")
+            throw DeviceSigningError(
+                .invalidKey,
+                "An entry's encryption key is protected as its signing key is: "
+                    + "both in the TPM, or both software keys.")
         }
     }
 }

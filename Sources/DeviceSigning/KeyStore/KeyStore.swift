@@ -68,12 +68,15 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     /// protected exactly as the signing key (a TPM-bound signing key needs a TPM-bound one, a
     /// software key a software one; `.invalidKey` otherwise, or when it is the signing key).
     @discardableResult
-    public func save(_ key: P256.Signing.PrivateKey, metadata: KeyMetadata, passphrase: SecureBytes?,
-                     kdf: KeyDerivation = .default, allowUnencrypted: Bool = false,
-                     encryptionKey: P256.KeyAgreement.PrivateKey? = nil) throws -> String {
+    public func save(
+        _ key: P256.Signing.PrivateKey, metadata: KeyMetadata, passphrase: SecureBytes?,
+        kdf: KeyDerivation = .default, allowUnencrypted: Bool = false,
+        encryptionKey: P256.KeyAgreement.PrivateKey? = nil
+    ) throws -> String {
         let keyId = key.publicKey.jwkThumbprint
         guard metadata.keyId == keyId, metadata.jwk == key.publicKey.jwk else {
-            throw DeviceSigningError(.invalidKey, "The metadata describes key \(metadata.keyId), not the key being saved (\(keyId)).")
+            throw DeviceSigningError(
+                .invalidKey, "The metadata describes key \(metadata.keyId), not the key being saved (\(keyId)).")
         }
         var record = metadata
         // Encrypt before taking the lock: the key derivation is the slow part.
@@ -83,13 +86,17 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         let encryptionPEM = try encryptionKey.map { encryptionKey in
             try Self.checkEncryptionKey(encryptionKey, for: key)
             record.encryptionJWK = encryptionKey.publicKey.jwk.withUse("enc")
-            return try StoredPrivateKey(encryptionKey.material, passphrase: passphrase, kdf: kdf,
-                                        allowUnencrypted: allowUnencrypted).pem
+            return try StoredPrivateKey(
+                encryptionKey.material, passphrase: passphrase, kdf: kdf,
+                allowUnencrypted: allowUnencrypted
+            ).pem
         }
         let json = try record.encoded()
         try storage.withExclusiveLock {
             guard !storage.exists(Self.metadataFile(keyId)) else {
-                throw DeviceSigningError(.keyAlreadyExists, "Key \(keyId) is already in \(directory.path); update its metadata or delete it first.")
+                throw DeviceSigningError(
+                    .keyAlreadyExists,
+                    "Key \(keyId) is already in \(directory.path); update its metadata or delete it first.")
             }
             // Commit order: the private keys, then the record that makes the key present.
             try encryptionPEM?.withUnsafeBytes {
@@ -108,11 +115,14 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     /// re-encrypted with `kdf`. Other curves are refused with `.unsupportedCurve`, RSA and other
     /// algorithms with `.unsupportedKeyType`.
     @discardableResult
-    public func importPEM(_ pem: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
-                          allowUnencrypted: Bool = false, created: Date = Date()) throws -> String {
+    public func importPEM(
+        _ pem: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
+        allowUnencrypted: Bool = false, created: Date = Date()
+    ) throws -> String {
         let key = try P256.Signing.PrivateKey(privateKeyPEM: SecureBytes(pem.utf8), passphrase: passphrase)
-        return try save(key, metadata: KeyMetadata(publicKey: key.publicKey, created: created),
-                        passphrase: passphrase, kdf: kdf, allowUnencrypted: allowUnencrypted)
+        return try save(
+            key, metadata: KeyMetadata(publicKey: key.publicKey, created: created),
+            passphrase: passphrase, kdf: kdf, allowUnencrypted: allowUnencrypted)
     }
 
     // MARK: Reading
@@ -145,28 +155,35 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     /// `.unsupportedCurve` / `.unsupportedKeyType` for a file holding another kind of key. A
     /// TPM-bound key is loaded into the TPM of `tpm` (no passphrase): `.tpmUnavailable`,
     /// `.tpmKeyForeign` or `.tpmRefused` when that TPM cannot be used, did not make it, or refuses.
-    public func load(_ keyId: String, passphrase: SecureBytes?,
-                     tpm: TPMConfiguration = .environment) throws -> P256.Signing.PrivateKey {
+    public func load(
+        _ keyId: String, passphrase: SecureBytes?,
+        tpm: TPMConfiguration = .environment
+    ) throws -> P256.Signing.PrivateKey {
         try Self.checkKeyId(keyId)
         let key = try readPrivateKey(Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm)
         guard key.publicKey.jwkThumbprint == keyId else {
-            throw DeviceSigningError(.corruptKeyFile, "\(storage.filePath(Self.privateKeyFile(keyId))) holds key "
-                                     + "\(key.publicKey.jwkThumbprint), not \(keyId); the file was renamed or "
-                                     + "replaced.")
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(storage.filePath(Self.privateKeyFile(keyId))) holds key "
+                    + "\(key.publicKey.jwkThumbprint), not \(keyId); the file was renamed or "
+                    + "replaced.")
         }
         return key
     }
 
     /// The private key in the store's file `name`, with the errors of `load` naming the file.
-    func readPrivateKey(_ name: String, passphrase: SecureBytes?,
-                        tpm: TPMConfiguration) throws -> P256.Signing.PrivateKey {
+    func readPrivateKey(
+        _ name: String, passphrase: SecureBytes?,
+        tpm: TPMConfiguration
+    ) throws -> P256.Signing.PrivateKey {
         let text = try storage.readFile(name)
         do {
             return try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
         } catch let error as DeviceSigningError {
             let damaged = error.code == .malformedEncoding || error.code == .invalidKey
-            throw DeviceSigningError(damaged ? .corruptKeyFile : error.code,
-                                     "\(storage.filePath(name)): \(error.reason)", openSSLErrors: error.openSSLErrors)
+            throw DeviceSigningError(
+                damaged ? .corruptKeyFile : error.code,
+                "\(storage.filePath(name)): \(error.reason)", openSSLErrors: error.openSSLErrors)
         }
     }
 
@@ -215,7 +232,10 @@ public final class KeyStore: Sendable, CustomStringConvertible {
 
     static func checkKeyId(_ keyId: String) throws {
         guard isValidKeyId(keyId) else {
-            throw DeviceSigningError(.malformedEncoding, "\(String(reflecting: String(keyId.prefix(64)))) is not a key id (43 base64url characters: the key's RFC 7638 JWK thumbprint).")
+            throw DeviceSigningError(
+                .malformedEncoding,
+                "\(String(reflecting: String(keyId.prefix(64)))) is not a key id (43 base64url characters: the key's RFC 7638 JWK thumbprint)."
+            )
         }
     }
 

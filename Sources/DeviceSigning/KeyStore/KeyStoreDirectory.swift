@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The key store's directory, opened and checked once. Every file operation is relative to the
 /// kept descriptor (`openat`, `renameat`, `unlinkat`), so renaming or replacing the path after
@@ -59,10 +60,16 @@ package final class KeyStoreDirectory: Sendable {
             var info = stat()
             guard fstat(fd, &info) == 0 else { throw Self.failure("inspect \(path)", errno) }
             if info.st_uid != geteuid() {
-                throw DeviceSigningError(.insecureKeyFile, "The key store directory \(path) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Use a directory you own, or run: chown \(geteuid()) \(path)")
+                throw DeviceSigningError(
+                    .insecureKeyFile,
+                    "The key store directory \(path) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Use a directory you own, or run: chown \(geteuid()) \(path)"
+                )
             }
             if info.st_mode & Self.groupAndOtherBits != 0 {
-                throw DeviceSigningError(.insecureKeyFile, "The key store directory \(path) is accessible by group or others (mode \(Self.octal(info.st_mode))). Run: chmod 700 \(path)")
+                throw DeviceSigningError(
+                    .insecureKeyFile,
+                    "The key store directory \(path) is accessible by group or others (mode \(Self.octal(info.st_mode))). Run: chmod 700 \(path)"
+                )
             }
         } catch {
             close(fd)
@@ -94,7 +101,10 @@ package final class KeyStoreDirectory: Sendable {
             case ENOENT:
                 throw DeviceSigningError(.keyNotFound, "There is no file \(file).")
             case ELOOP:
-                throw DeviceSigningError(.insecureKeyFile, "\(file) is a symbolic link; the key store reads only regular files. Replace the link with the file itself.")
+                throw DeviceSigningError(
+                    .insecureKeyFile,
+                    "\(file) is a symbolic link; the key store reads only regular files. Replace the link with the file itself."
+                )
             default:
                 throw Self.failure("open \(file)", code)
             }
@@ -105,16 +115,26 @@ package final class KeyStoreDirectory: Sendable {
         let type = info.st_mode & Self.fileTypeMask
         guard type == Self.regularFile else {
             let what = type == Self.directoryType ? "a directory" : "not a regular file"
-            throw DeviceSigningError(.insecureKeyFile, "\(file) is \(what); the key store reads only regular files. Move it out of the key store directory.")
+            throw DeviceSigningError(
+                .insecureKeyFile,
+                "\(file) is \(what); the key store reads only regular files. Move it out of the key store directory.")
         }
         guard info.st_uid == geteuid() else {
-            throw DeviceSigningError(.insecureKeyFile, "\(file) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Run: chown \(geteuid()) \(file)")
+            throw DeviceSigningError(
+                .insecureKeyFile,
+                "\(file) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Run: chown \(geteuid()) \(file)"
+            )
         }
         guard info.st_mode & Self.groupAndOtherBits == 0 else {
-            throw DeviceSigningError(.insecureKeyFile, "\(file) is accessible by group or others (mode \(Self.octal(info.st_mode))); key files must be private. Run: chmod 600 \(file)")
+            throw DeviceSigningError(
+                .insecureKeyFile,
+                "\(file) is accessible by group or others (mode \(Self.octal(info.st_mode))); key files must be private. Run: chmod 600 \(file)"
+            )
         }
         guard info.st_size <= maximumBytes else {
-            throw DeviceSigningError(.corruptKeyFile, "\(file) is \(info.st_size) bytes; no file of this kind is larger than \(maximumBytes).")
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(file) is \(info.st_size) bytes; no file of this kind is larger than \(maximumBytes).")
         }
         let size = Int(info.st_size)
         return try SecureBytes(count: size) { buffer in
@@ -182,7 +202,9 @@ package final class KeyStoreDirectory: Sendable {
     /// directory, written in full, fsync-ed, renamed over `name`, then the directory fsync-ed.
     /// After a crash `name` holds either its old or its new contents, never a part.
     package func writeAtomically(_ name: String, contents: UnsafeRawBufferPointer) throws {
-        let temporary = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16) + String(UInt64.random(in: .min ... .max), radix: 16)
+        let temporary =
+            Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
+            + String(UInt64.random(in: .min ... .max), radix: 16)
         let fd = openat(descriptor, temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("create a file in \(path)", errno) }
         var renamed = false

@@ -12,7 +12,10 @@ extension P256.Signing.PrivateKey {
     public init(encryptedPEM: String, passphrase: SecureBytes) throws {
         let document = try PEM.decodeSecret(SecureBytes(encryptedPEM.utf8))
         guard document.label == Self.encryptedPEMLabel else {
-            throw DeviceSigningError(.malformedEncoding, "Expected a PEM ENCRYPTED PRIVATE KEY block, found \(document.label); an unencrypted key is read with init(pemRepresentation:).")
+            throw DeviceSigningError(
+                .malformedEncoding,
+                "Expected a PEM ENCRYPTED PRIVATE KEY block, found \(document.label); an unencrypted key is read with init(pemRepresentation:)."
+            )
         }
         self = try document.der.withUnsafeBytes { try EncryptedPrivateKey.decrypt(der: $0, passphrase: passphrase) }
     }
@@ -34,15 +37,19 @@ extension P256.Signing.PrivateKey {
         switch document.label {
         case Self.encryptedPEMLabel:
             guard let passphrase else {
-                throw DeviceSigningError(.passphraseRequired, "The key is encrypted; a passphrase is needed to open it.")
+                throw DeviceSigningError(
+                    .passphraseRequired, "The key is encrypted; a passphrase is needed to open it.")
             }
             self = try document.der.withUnsafeBytes { try EncryptedPrivateKey.decrypt(der: $0, passphrase: passphrase) }
         case "PRIVATE KEY", "EC PRIVATE KEY":
             self = try document.der.withUnsafeBytes { try Self(derRepresentation: $0) }
         case "RSA PRIVATE KEY", "DSA PRIVATE KEY", "OPENSSH PRIVATE KEY":
-            throw DeviceSigningError(.unsupportedKeyType, "Found a PEM \(document.label) block; only ECDSA P-256 keys are supported.")
+            throw DeviceSigningError(
+                .unsupportedKeyType, "Found a PEM \(document.label) block; only ECDSA P-256 keys are supported.")
         default:
-            throw DeviceSigningError(.malformedEncoding, "Expected a PEM ENCRYPTED PRIVATE KEY, PRIVATE KEY or EC PRIVATE KEY block, found \(document.label).")
+            throw DeviceSigningError(
+                .malformedEncoding,
+                "Expected a PEM ENCRYPTED PRIVATE KEY, PRIVATE KEY or EC PRIVATE KEY block, found \(document.label).")
         }
     }
 }

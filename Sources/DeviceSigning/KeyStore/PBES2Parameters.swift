@@ -24,12 +24,15 @@ extension PBES2Parameters {
     private static let pbkdf2OID: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C]
     private static let scryptOID: [UInt8] = [0x06, 0x09, 0x2B, 0x06, 0x01, 0x04, 0x01, 0xDA, 0x47, 0x04, 0x0B]
     private static let hmacOIDPrefix: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x02]
-    private static let hmacHashes: [UInt8: String] = [0x07: "SHA-1", 0x08: "SHA-224", 0x09: "SHA-256", 0x0A: "SHA-384", 0x0B: "SHA-512"]
+    private static let hmacHashes: [UInt8: String] = [
+        0x07: "SHA-1", 0x08: "SHA-224", 0x09: "SHA-256", 0x0A: "SHA-384", 0x0B: "SHA-512",
+    ]
     private static let aesCBCPrefix: [UInt8] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01]
     private static let aesCBCSizes: [UInt8: String] = [0x02: "AES-128-CBC", 0x16: "AES-192-CBC", 0x2A: "AES-256-CBC"]
     private static let desEDE3CBCOID: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x03, 0x07]
 
-    private static let reencryptHint = "Re-encrypt it: openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256 -in OLD.pem -out NEW.pem"
+    private static let reencryptHint =
+        "Re-encrypt it: openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256 -in OLD.pem -out NEW.pem"
 
     /// Parses the header of `der` and checks that OpenSSL can run its KDF within this package's
     /// cost limits (see `KeyDerivation`). Throws `.malformedEncoding` for a structure that is not
@@ -44,7 +47,10 @@ extension PBES2Parameters {
         guard info.isAtEnd else { throw Self.malformed("unexpected fields in EncryptedPrivateKeyInfo") }
 
         guard try algorithm.readElement() == Self.pbes2OID else {
-            throw DeviceSigningError(.malformedEncoding, "The key is encrypted with a scheme other than PBES2 (a legacy PBES1 or PKCS#12 scheme). \(Self.reencryptHint)")
+            throw DeviceSigningError(
+                .malformedEncoding,
+                "The key is encrypted with a scheme other than PBES2 (a legacy PBES1 or PKCS#12 scheme). \(Self.reencryptHint)"
+            )
         }
         var pbes2 = try algorithm.read(.sequence)
         guard algorithm.isAtEnd else { throw Self.malformed("unexpected fields after the PBES2 parameters") }
@@ -58,14 +64,19 @@ extension PBES2Parameters {
         if kdfOID == Self.pbkdf2OID {
             _ = try kdfParameters.readElement()  // salt: OCTET STRING (or an AlgorithmIdentifier)
             let iterations = try kdfParameters.readInteger()
-            if kdfParameters.peekTag == DERReader.Tag.integer.rawValue { _ = try kdfParameters.readInteger() }  // keyLength
+            // The optional keyLength.
+            if kdfParameters.peekTag == DERReader.Tag.integer.rawValue { _ = try kdfParameters.readInteger() }
             var prf = "SHA-1"
             if !kdfParameters.isAtEnd {
                 var prfAlgorithm = try kdfParameters.read(.sequence)
                 let oid = try prfAlgorithm.readElement()
                 guard oid.count == Self.hmacOIDPrefix.count + 1, oid.starts(with: Self.hmacOIDPrefix),
-                      let hash = Self.hmacHashes[oid[oid.count - 1]] else {
-                    throw DeviceSigningError(.malformedEncoding, "The key's PBKDF2 uses a pseudo-random function other than HMAC-SHA-1/-2. \(Self.reencryptHint)")
+                    let hash = Self.hmacHashes[oid[oid.count - 1]]
+                else {
+                    throw DeviceSigningError(
+                        .malformedEncoding,
+                        "The key's PBKDF2 uses a pseudo-random function other than HMAC-SHA-1/-2. \(Self.reencryptHint)"
+                    )
                 }
                 prf = hash
             }
@@ -82,17 +93,22 @@ extension PBES2Parameters {
             try KeyDerivation.checkScrypt(n: n, r: r, p: p, overLimit: .inputTooLarge)
             kdf = .scrypt(n: n, r: r, p: p)
         } else {
-            throw DeviceSigningError(.malformedEncoding, "The key's PBES2 uses a key-derivation function other than PBKDF2 or scrypt. \(Self.reencryptHint)")
+            throw DeviceSigningError(
+                .malformedEncoding,
+                "The key's PBES2 uses a key-derivation function other than PBKDF2 or scrypt. \(Self.reencryptHint)")
         }
 
         let schemeOID = try scheme.readElement()
         if schemeOID.count == Self.aesCBCPrefix.count + 1, schemeOID.starts(with: Self.aesCBCPrefix),
-           let name = Self.aesCBCSizes[schemeOID[schemeOID.count - 1]] {
+            let name = Self.aesCBCSizes[schemeOID[schemeOID.count - 1]]
+        {
             cipher = name
         } else if schemeOID == Self.desEDE3CBCOID {
             cipher = "DES-EDE3-CBC"
         } else {
-            throw DeviceSigningError(.malformedEncoding, "The key is encrypted with a cipher other than AES-CBC or DES-EDE3-CBC. \(Self.reencryptHint)")
+            throw DeviceSigningError(
+                .malformedEncoding,
+                "The key is encrypted with a cipher other than AES-CBC or DES-EDE3-CBC. \(Self.reencryptHint)")
         }
         guard try scheme.read(.octetString).remainingCount >= 8, scheme.isAtEnd else {
             throw Self.malformed("the cipher's IV is missing or malformed")
@@ -147,7 +163,9 @@ struct DERReader {
     /// cost limit refuses.
     mutating func readInteger() throws -> Int {
         let (tag, contents, _) = try next()
-        guard tag == Tag.integer.rawValue, !contents.isEmpty, bytes[contents.lowerBound] & 0x80 == 0 else { throw Self.malformed }
+        guard tag == Tag.integer.rawValue, !contents.isEmpty, bytes[contents.lowerBound] & 0x80 == 0 else {
+            throw Self.malformed
+        }
         var value = 0
         for byte in bytes[contents] {
             guard value <= (Int.max >> 8) else { return Int.max }
@@ -166,7 +184,9 @@ struct DERReader {
         if length & 0x80 != 0 {
             let lengthBytes = length & 0x7F
             // 0x80 is BER's indefinite length; more than 3 length bytes is far beyond any key file.
-            guard (1...3).contains(lengthBytes), end - position >= lengthBytes, bytes[position] != 0 else { throw Self.malformed }
+            guard (1...3).contains(lengthBytes), end - position >= lengthBytes, bytes[position] != 0 else {
+                throw Self.malformed
+            }
             length = 0
             for _ in 0..<lengthBytes {
                 length = length << 8 | Int(bytes[position])
@@ -180,5 +200,6 @@ struct DERReader {
         return (tag, contents, start..<position)
     }
 
-    private static let malformed = DeviceSigningError(.malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (truncated or not DER).")
+    private static let malformed = DeviceSigningError(
+        .malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (truncated or not DER).")
 }

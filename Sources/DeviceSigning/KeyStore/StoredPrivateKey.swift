@@ -9,8 +9,10 @@ struct StoredPrivateKey {
 
     /// A TPM-bound key as its TPM blob (no passphrase); otherwise encrypted under `passphrase`
     /// with `kdf`, or, without one, unencrypted if `allowUnencrypted` (else `.passphraseRequired`).
-    init(_ key: P256.Signing.PrivateKey, passphrase: SecureBytes?, kdf: KeyDerivation,
-         allowUnencrypted: Bool) throws {
+    init(
+        _ key: P256.Signing.PrivateKey, passphrase: SecureBytes?, kdf: KeyDerivation,
+        allowUnencrypted: Bool
+    ) throws {
         if key.isHardwareBound {
             pem = SecureBytes(Array(try key.tss2PEMRepresentation.utf8))
             self.kdf = KeyProtection.tpm2.description
@@ -19,8 +21,10 @@ struct StoredPrivateKey {
             self.kdf = "\(kdf), AES-256-CBC"
         } else {
             guard allowUnencrypted else {
-                throw DeviceSigningError(.passphraseRequired, "A passphrase is required to save a key. To store it "
-                                         + "unencrypted (not recommended), pass allowUnencrypted: true.")
+                throw DeviceSigningError(
+                    .passphraseRequired,
+                    "A passphrase is required to save a key. To store it "
+                        + "unencrypted (not recommended), pass allowUnencrypted: true.")
             }
             pem = try key.pemRepresentation
             self.kdf = "none (unencrypted)"

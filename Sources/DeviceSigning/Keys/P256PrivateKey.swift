@@ -34,9 +34,12 @@ extension P256.Signing {
         public init<Bytes: DataProtocol>(x963Representation: Bytes) throws {
             let bytes = SecureBytes(x963Representation)
             guard bytes.count == 1 + 64 + 32 else {
-                throw DeviceSigningError(.invalidKey, "An X9.63 P-256 private key is 97 bytes (04 || x || y || d); got \(bytes.count).")
+                throw DeviceSigningError(
+                    .invalidKey, "An X9.63 P-256 private key is 97 bytes (04 || x || y || d); got \(bytes.count).")
             }
-            let key = try bytes.withUnsafeBytes { try P256Backend.privateKey(scalar: UnsafeRawBufferPointer(rebasing: $0[65...])) }
+            let key = try bytes.withUnsafeBytes {
+                try P256Backend.privateKey(scalar: UnsafeRawBufferPointer(rebasing: $0[65...]))
+            }
             let expected = try P256Backend.publicPoint(of: key)
             let matches = bytes.withUnsafeBytes { Array($0[0..<65]) == expected }
             guard matches else {
@@ -61,7 +64,8 @@ extension P256.Signing {
             case "ENCRYPTED PRIVATE KEY":
                 throw DeviceSigningError(.passphraseRequired, "The PEM key is encrypted; open it with a passphrase.")
             default:
-                throw DeviceSigningError(.malformedEncoding, "Expected a PEM PRIVATE KEY or EC PRIVATE KEY block, found \(document.label).")
+                throw DeviceSigningError(
+                    .malformedEncoding, "Expected a PEM PRIVATE KEY or EC PRIVATE KEY block, found \(document.label).")
             }
         }
 
@@ -77,7 +81,9 @@ extension P256.Signing {
                 let point = publicKey.x963Representation
                 return SecureBytes(count: 97) { buffer in
                     buffer.copyBytes(from: point)
-                    scalar.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[65...]).copyMemory(from: $0) }
+                    scalar.withUnsafeBytes {
+                        UnsafeMutableRawBufferPointer(rebasing: buffer[65...]).copyMemory(from: $0)
+                    }
                 }
             }
         }
@@ -97,7 +103,9 @@ extension P256.Signing {
 
         /// Signs SHA-256(`data`) with ECDSA (randomized nonce).
         public func signature<D: DataProtocol>(for data: D) throws -> ECDSASignature {
-            if let signature = try data.withContiguousStorageIfAvailable({ try signature(message: UnsafeRawBufferPointer($0)) }) {
+            if let signature = try data.withContiguousStorageIfAvailable({
+                try signature(message: UnsafeRawBufferPointer($0))
+            }) {
                 return signature
             }
             return try Array(data).withUnsafeBytes { try signature(message: $0) }
@@ -108,7 +116,9 @@ extension P256.Signing {
             return try withUnsafeMutableBytes(of: &digest) { digestBuffer in
                 P256Backend.sha256(message, into: digestBuffer)
                 var raw = Data(count: P256Backend.rawSignatureBytes)
-                try raw.withUnsafeMutableBytes { try backing.signDigest(UnsafeRawBufferPointer(digestBuffer), into: $0) }
+                try raw.withUnsafeMutableBytes {
+                    try backing.signDigest(UnsafeRawBufferPointer(digestBuffer), into: $0)
+                }
                 return ECDSASignature(validatedRaw: raw)
             }
         }

@@ -27,7 +27,8 @@ extension P256.Signing {
         /// 0x04 || x || y (65 bytes). Compressed points are refused here; see `init(compressedRepresentation:)`.
         public init<Bytes: DataProtocol>(x963Representation: Bytes) throws {
             let point = Array(x963Representation)
-            try self.init(backing: point.withUnsafeBytes { try P256Backend.publicKey(point: $0, allowCompressed: false) })
+            try self.init(
+                backing: point.withUnsafeBytes { try P256Backend.publicKey(point: $0, allowCompressed: false) })
         }
 
         /// 0x02/0x03 || x (33 bytes): accepted only through this explicit constructor.
@@ -36,7 +37,8 @@ extension P256.Signing {
             guard point.count == 33 else {
                 throw DeviceSigningError(.invalidKey, "A compressed P-256 point is 33 bytes; got \(point.count).")
             }
-            try self.init(backing: point.withUnsafeBytes { try P256Backend.publicKey(point: $0, allowCompressed: true) })
+            try self.init(
+                backing: point.withUnsafeBytes { try P256Backend.publicKey(point: $0, allowCompressed: true) })
         }
 
         /// DER SubjectPublicKeyInfo.
@@ -49,7 +51,8 @@ extension P256.Signing {
         public init(pemRepresentation: String) throws {
             let document = try PEM.decode(pemRepresentation)
             guard document.label == "PUBLIC KEY" else {
-                throw DeviceSigningError(.malformedEncoding, "Expected a PEM PUBLIC KEY block, found \(document.label).")
+                throw DeviceSigningError(
+                    .malformedEncoding, "Expected a PEM PUBLIC KEY block, found \(document.label).")
             }
             try self.init(derRepresentation: document.der)
         }
@@ -74,7 +77,9 @@ extension P256.Signing {
 
         /// Verifies an ECDSA signature over SHA-256(`data`). Never throws: anything wrong is `false`.
         public func isValidSignature<D: DataProtocol>(_ signature: ECDSASignature, for data: D) -> Bool {
-            if let result = data.withContiguousStorageIfAvailable({ isValid(signature, message: UnsafeRawBufferPointer($0)) }) {
+            if let result = data.withContiguousStorageIfAvailable({
+                isValid(signature, message: UnsafeRawBufferPointer($0))
+            }) {
                 return result
             }
             return Array(data).withUnsafeBytes { isValid(signature, message: $0) }
@@ -90,7 +95,9 @@ extension P256.Signing {
             }
         }
 
-        public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool { lhs.x963Representation == rhs.x963Representation }
+        public static func == (lhs: PublicKey, rhs: PublicKey) -> Bool {
+            lhs.x963Representation == rhs.x963Representation
+        }
         public func hash(into hasher: inout Hasher) { hasher.combine(x963Representation) }
 
         public var description: String { "P256.Signing.PublicKey(keyId: \(jwkThumbprint))" }

@@ -22,8 +22,11 @@ extension EVPKey {
     fileprivate func deriveHere(with peer: EVPKey) -> SecureBytes? {
         struct Failed: Error {}
         return try? SecureBytes(count: P256Backend.scalarBytes) { buffer in
-            guard dss_ecdh_derive(pointer, libraryContext, peer.pointer,
-                                  buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count) == 1 else {
+            guard
+                dss_ecdh_derive(
+                    pointer, libraryContext, peer.pointer,
+                    buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count) == 1
+            else {
                 throw Failed()
             }
         }

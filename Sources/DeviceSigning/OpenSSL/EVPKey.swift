@@ -40,8 +40,11 @@ final class EVPKey: @unchecked Sendable {
             EVP_PKEY_free(pointer)
             OpenSSLErrorQueue.clear()
             throw isEC
-                ? DeviceSigningError(.unsupportedCurve, "The key is an EC key on a curve other than P-256; only P-256 (prime256v1) is supported.")
-                : DeviceSigningError(.unsupportedKeyType, "The key is not an EC key; only ECDSA P-256 keys are supported.")
+                ? DeviceSigningError(
+                    .unsupportedCurve,
+                    "The key is an EC key on a curve other than P-256; only P-256 (prime256v1) is supported.")
+                : DeviceSigningError(
+                    .unsupportedKeyType, "The key is not an EC key; only ECDSA P-256 keys are supported.")
         }
         self.pointer = pointer
         self.session = session
@@ -95,8 +98,9 @@ final class EVPKey: @unchecked Sendable {
     /// context. False on failure (error queue set).
     private func signDigestHere(_ digest: UnsafeRawBufferPointer, into raw: UnsafeMutableRawBufferPointer) -> Bool {
         let signed = signContexts.with(create: { dss_sign_context(pointer, libraryContext) }) { context in
-            dss_sign_digest_raw(context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count,
-                                raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count) == 1
+            dss_sign_digest_raw(
+                context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count,
+                raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count) == 1
         }
         return signed == true
     }
@@ -104,8 +108,9 @@ final class EVPKey: @unchecked Sendable {
     /// Verifies a 64-byte r||s over a 32-byte digest. Any failure is `false`.
     func verifyDigest(_ digest: UnsafeRawBufferPointer, raw: UnsafeRawBufferPointer) -> Bool {
         let result = verifyContexts.with(create: { dss_verify_context(pointer, libraryContext) }) { context in
-            dss_verify_digest_raw(context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count,
-                                  raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count)
+            dss_verify_digest_raw(
+                context, digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count,
+                raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count)
         }
         if result != 1 { OpenSSLErrorQueue.clear() }
         return result == 1
@@ -115,8 +120,9 @@ final class EVPKey: @unchecked Sendable {
     /// bytes), through a kept derive context. False on failure, `secret` then zeroed.
     func deriveP256(with peer: EVPKey, into secret: UnsafeMutableRawBufferPointer) -> Bool {
         let derived = deriveContexts.with(create: { dss_ecdh_context(pointer) }) { context in
-            dss_ecdh_p256_derive(context, peer.pointer, secret.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                 secret.count) == 1
+            dss_ecdh_p256_derive(
+                context, peer.pointer, secret.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                secret.count) == 1
         }
         return derived == true
     }
@@ -124,9 +130,11 @@ final class EVPKey: @unchecked Sendable {
     /// Throws `.keyNotExportable` for a key whose private half never leaves its TPM.
     func requireExportable() throws {
         guard session == nil else {
-            throw DeviceSigningError(.keyNotExportable, "The private key is held by a TPM 2.0 and never leaves it, "
-                + "so it cannot be exported; only its public key can. To use this identity elsewhere, generate and "
-                + "register a new key there.")
+            throw DeviceSigningError(
+                .keyNotExportable,
+                "The private key is held by a TPM 2.0 and never leaves it, "
+                    + "so it cannot be exported; only its public key can. To use this identity elsewhere, generate and "
+                    + "register a new key there.")
         }
     }
 

@@ -21,9 +21,13 @@ enum P256Backend {
 
     static func privateKey(scalar: UnsafeRawBufferPointer) throws -> EVPKey {
         guard scalar.count == scalarBytes else {
-            throw DeviceSigningError(.invalidKey, "A raw P-256 private key is exactly \(scalarBytes) bytes; got \(scalar.count).")
+            throw DeviceSigningError(
+                .invalidKey, "A raw P-256 private key is exactly \(scalarBytes) bytes; got \(scalar.count).")
         }
-        guard let pointer = dss_p256_from_private_scalar(scalar.baseAddress?.assumingMemoryBound(to: UInt8.self), scalar.count) else {
+        guard
+            let pointer = dss_p256_from_private_scalar(
+                scalar.baseAddress?.assumingMemoryBound(to: UInt8.self), scalar.count)
+        else {
             OpenSSLErrorQueue.clear()
             throw DeviceSigningError(.invalidKey, "The private scalar is not in [1, n-1] for P-256.")
         }
@@ -33,11 +37,19 @@ enum P256Backend {
     static func publicKey(point: UnsafeRawBufferPointer, allowCompressed: Bool) throws -> EVPKey {
         let sizeOK = point.count == pointBytes || (allowCompressed && point.count == compressedPointBytes)
         guard sizeOK else {
-            throw DeviceSigningError(.invalidKey, "A P-256 public point is \(pointBytes) bytes uncompressed\(allowCompressed ? " or \(compressedPointBytes) compressed" : ""); got \(point.count).")
+            throw DeviceSigningError(
+                .invalidKey,
+                "A P-256 public point is \(pointBytes) bytes uncompressed\(allowCompressed ? " or \(compressedPointBytes) compressed" : ""); got \(point.count)."
+            )
         }
-        guard let pointer = dss_p256_from_public_point(point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count, allowCompressed ? 1 : 0) else {
+        guard
+            let pointer = dss_p256_from_public_point(
+                point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count, allowCompressed ? 1 : 0)
+        else {
             OpenSSLErrorQueue.clear()
-            throw DeviceSigningError(.invalidKey, "The public point is not a valid P-256 point (wrong prefix, not on the curve, or infinity).")
+            throw DeviceSigningError(
+                .invalidKey,
+                "The public point is not a valid P-256 point (wrong prefix, not on the curve, or infinity).")
         }
         return try EVPKey(takingOwnershipOf: pointer)
     }
@@ -46,9 +58,11 @@ enum P256Backend {
         guard der.count <= maximumDERKeyBytes else {
             throw DeviceSigningError(.inputTooLarge, "A DER private key is at most \(maximumDERKeyBytes) bytes.")
         }
-        guard let pointer = dss_private_key_from_der(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count) else {
+        guard let pointer = dss_private_key_from_der(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count)
+        else {
             OpenSSLErrorQueue.clear()
-            throw DeviceSigningError(.malformedEncoding, "Not a DER PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (or trailing bytes).")
+            throw DeviceSigningError(
+                .malformedEncoding, "Not a DER PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (or trailing bytes).")
         }
         let key = try EVPKey(takingOwnershipOf: pointer)
         guard key.isPrivate else {
@@ -61,7 +75,10 @@ enum P256Backend {
         guard spki.count <= maximumDERKeyBytes else {
             throw DeviceSigningError(.inputTooLarge, "A DER public key is at most \(maximumDERKeyBytes) bytes.")
         }
-        guard let pointer = dss_public_key_from_spki_der(spki.baseAddress?.assumingMemoryBound(to: UInt8.self), spki.count) else {
+        guard
+            let pointer = dss_public_key_from_spki_der(
+                spki.baseAddress?.assumingMemoryBound(to: UInt8.self), spki.count)
+        else {
             OpenSSLErrorQueue.clear()
             throw DeviceSigningError(.malformedEncoding, "Not a DER SubjectPublicKeyInfo (or trailing bytes).")
         }
@@ -88,7 +105,10 @@ enum P256Backend {
     static func privateScalar(of key: EVPKey) throws -> SecureBytes {
         try key.requireExportable()
         return try SecureBytes(count: scalarBytes) { buffer in
-            guard dss_p256_private_scalar(key.pointer, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count) == 1 else {
+            guard
+                dss_p256_private_scalar(
+                    key.pointer, buffer.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.count) == 1
+            else {
                 throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not read the private scalar.")
             }
         }
@@ -125,8 +145,9 @@ enum P256Backend {
     /// SHA-256 of `message` into `digest` (32 bytes).
     static func sha256(_ message: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
         precondition(digest.count == 32, "SHA-256 digest buffer must be 32 bytes")  // internal invariant, not input
-        _ = SHA256(message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count,
-                   digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
+        _ = SHA256(
+            message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count,
+            digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
     }
 
     static func sha256(_ message: UnsafeRawBufferPointer) -> [UInt8] {
@@ -138,7 +159,8 @@ enum P256Backend {
     static func derToRaw(_ der: UnsafeRawBufferPointer) -> [UInt8]? {
         guard der.count > 0, der.count <= maximumDERSignatureBytes else { return nil }
         var raw = [UInt8](repeating: 0, count: rawSignatureBytes)
-        let ok = dss_ecdsa_der_to_raw(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count, &raw, raw.count) == 1
+        let ok =
+            dss_ecdsa_der_to_raw(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count, &raw, raw.count) == 1
         if !ok { OpenSSLErrorQueue.clear() }
         return ok ? raw : nil
     }
@@ -147,7 +169,10 @@ enum P256Backend {
         guard raw.count == rawSignatureBytes else { return nil }
         var der = [UInt8](repeating: 0, count: maximumDERSignatureBytes)
         var length = 0
-        guard dss_ecdsa_raw_to_der(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &der, der.count, &length) == 1 else {
+        guard
+            dss_ecdsa_raw_to_der(
+                raw.baseAddress?.assumingMemoryBound(to: UInt8.self), raw.count, &der, der.count, &length) == 1
+        else {
             OpenSSLErrorQueue.clear()
             return nil
         }

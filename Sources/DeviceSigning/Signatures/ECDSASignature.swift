@@ -18,7 +18,8 @@ extension P256.Signing {
         public init<Bytes: DataProtocol>(rawRepresentation: Bytes) throws {
             let raw = Data(rawRepresentation)
             guard raw.count == P256Backend.rawSignatureBytes else {
-                throw DeviceSigningError(.malformedSignature, "A raw P-256 signature is exactly 64 bytes (r || s); got \(raw.count).")
+                throw DeviceSigningError(
+                    .malformedSignature, "A raw P-256 signature is exactly 64 bytes (r || s); got \(raw.count).")
             }
             self.rawRepresentation = raw
         }

@@ -25,7 +25,8 @@ enum Base64 {
         String(decoding: encodeToBytes(bytes, alphabet: alphabet), as: UTF8.self)
     }
 
-    static func encodeToBytes<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet) -> [UInt8] where Bytes.Element == UInt8 {
+    static func encodeToBytes<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet) -> [UInt8]
+    where Bytes.Element == UInt8 {
         let count = encodedCount(bytes.count, alphabet: alphabet)
         return [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
             initialized = encode(bytes, alphabet: alphabet, into: UnsafeMutableRawBufferPointer(output))

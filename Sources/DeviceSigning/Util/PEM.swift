@@ -78,16 +78,21 @@ enum PEM {
         let dashes = Array("-----".utf8)
         var searchFrom = 0
         while true {
-            guard let beginIndex = lines[searchFrom...].firstIndex(where: { line in
-                line.count >= beginPrefix.count + dashes.count
-                    && bytes[line].starts(with: beginPrefix) && bytes[line].reversed().starts(with: dashes)
-            }) else {
+            guard
+                let beginIndex = lines[searchFrom...].firstIndex(where: { line in
+                    line.count >= beginPrefix.count + dashes.count
+                        && bytes[line].starts(with: beginPrefix) && bytes[line].reversed().starts(with: dashes)
+                })
+            else {
                 throw DeviceSigningError(.malformedEncoding, "No PEM block (-----BEGIN ...-----) found.")
             }
             let beginLine = lines[beginIndex]
-            let label = String(decoding: bytes[(beginLine.lowerBound + beginPrefix.count)..<(beginLine.upperBound - dashes.count)], as: UTF8.self)
+            let label = String(
+                decoding: bytes[(beginLine.lowerBound + beginPrefix.count)..<(beginLine.upperBound - dashes.count)],
+                as: UTF8.self)
             let endLine = Array("-----END \(label)-----".utf8)
-            guard let endIndex = lines[(beginIndex + 1)...].firstIndex(where: { bytes[$0].elementsEqual(endLine) }) else {
+            guard let endIndex = lines[(beginIndex + 1)...].firstIndex(where: { bytes[$0].elementsEqual(endLine) })
+            else {
                 throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) has no matching END line.")
             }
             if label == "EC PARAMETERS" {
@@ -100,7 +105,10 @@ enum PEM {
                     trimmed = trimmed.lowerBound..<(trimmed.upperBound - 1)
                 }
                 guard !bytes[trimmed].contains(UInt8(ascii: ":")) else {
-                    throw DeviceSigningError(.malformedEncoding, "PEM headers (legacy encrypted PEM) are not supported; convert the key to PKCS#8 (openssl pkcs8 -topk8).")
+                    throw DeviceSigningError(
+                        .malformedEncoding,
+                        "PEM headers (legacy encrypted PEM) are not supported; convert the key to PKCS#8 (openssl pkcs8 -topk8)."
+                    )
                 }
                 return trimmed
             }

@@ -1,4 +1,3 @@
-
 /// Bytes that are secret (private scalars, passphrases, private key encodings).
 ///
 /// The storage is one allocation owned by this object; its whole capacity is zeroed with
@@ -57,8 +56,10 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
         self.init(adopting: copy, releaseObserver: releaseObserver)
     }
 
-    private init(adopting copy: (buffer: UnsafeMutableRawBufferPointer, count: Int),
-                 releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?) {
+    private init(
+        adopting copy: (buffer: UnsafeMutableRawBufferPointer, count: Int),
+        releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
+    ) {
         self.buffer = copy.buffer
         self.count = copy.count
         self.releaseObserver = releaseObserver

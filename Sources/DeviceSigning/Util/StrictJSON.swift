@@ -32,9 +32,11 @@ package enum StrictJSON {
             case .notJSON(let offset):
                 return "not JSON text (byte \(offset))"
             case .duplicateMemberName(let name):
-                let printable = String(String.UnicodeScalarView(name.unicodeScalars.prefix(64).map {
-                    $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0
-                }))
+                let printable = String(
+                    String.UnicodeScalarView(
+                        name.unicodeScalars.prefix(64).map {
+                            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0
+                        }))
                 return "the member \"\(printable)\" appears more than once in one object"
             }
         }
@@ -149,8 +151,10 @@ private struct StrictJSONScanner {
     }
 
     private mutating func skipWhitespace() {
-        while let byte = peek(), byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
-                || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") {
+        while let byte = peek(),
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+                || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+        {
             position += 1
         }
     }
@@ -186,7 +190,8 @@ private struct StrictJSONScanner {
         case UInt8(ascii: "u"):
             guard let unit = scanHex4() else { return nil }
             if (0xD800...0xDBFF).contains(unit), peek() == UInt8(ascii: "\\"),
-               position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u") {
+                position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u")
+            {
                 let mark = position
                 position += 2
                 guard let low = scanHex4() else { return nil }

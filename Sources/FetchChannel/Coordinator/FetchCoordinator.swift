@@ -38,10 +38,12 @@ public actor FetchCoordinator {
     /// How the triggers were decided so far.
     public private(set) var statistics = FetchCoordinatorStatistics()
 
-    public init(fetcher: any PendingOperationsFetching, pipeline: RedemptionPipeline, policy: ChannelPolicy,
-                notifications: (any LocalNotifications)? = nil,
-                throttleWindowMillis: Int64 = FetchCoordinator.defaultThrottleWindowMillis,
-                startsChosenOperation: Bool = true, clock: any WallClock = SystemWallClock()) {
+    public init(
+        fetcher: any PendingOperationsFetching, pipeline: RedemptionPipeline, policy: ChannelPolicy,
+        notifications: (any LocalNotifications)? = nil,
+        throttleWindowMillis: Int64 = FetchCoordinator.defaultThrottleWindowMillis,
+        startsChosenOperation: Bool = true, clock: any WallClock = SystemWallClock()
+    ) {
         precondition(throttleWindowMillis >= 0, "the throttle window cannot be negative")
         self.fetcher = fetcher
         self.pipeline = pipeline
@@ -103,9 +105,10 @@ public actor FetchCoordinator {
 
         var cancelled: [LocalNotification] = []
         if let notifications {
-            let stale = NotificationReconciliation.stale(await notifications.current(), operations: result.operations,
-                                                         failedServers: result.errors.map(\.server),
-                                                         fetchStartedAtMillis: startedAt)
+            let stale = NotificationReconciliation.stale(
+                await notifications.current(), operations: result.operations,
+                failedServers: result.errors.map(\.server),
+                fetchStartedAtMillis: startedAt)
             if !stale.isEmpty {
                 await notifications.cancel(identifiers: stale.map(\.identifier))
                 cancelled = stale
@@ -119,9 +122,10 @@ public actor FetchCoordinator {
             started = await pipeline.redeem(chosen)
         }
 
-        let snapshot = FetchSnapshot(sequence: sequence, startedAtMillis: startedAt, completedAtMillis: completedAt,
-                                     operations: result.operations, errors: result.errors, policy: policy,
-                                     eligible: eligible, started: started, cancelledNotifications: cancelled)
+        let snapshot = FetchSnapshot(
+            sequence: sequence, startedAtMillis: startedAt, completedAtMillis: completedAt,
+            operations: result.operations, errors: result.errors, policy: policy,
+            eligible: eligible, started: started, cancelledNotifications: cancelled)
         lastFetch = snapshot
         inFlight = nil
         return snapshot

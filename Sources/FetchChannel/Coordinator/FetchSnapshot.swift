@@ -22,9 +22,11 @@ public struct FetchSnapshot: Sendable, Hashable {
     /// The local notifications this fetch cancelled because their token is no longer pending.
     public let cancelledNotifications: [LocalNotification]
 
-    public init(sequence: Int, startedAtMillis: Int64, completedAtMillis: Int64, operations: [PendingOutOfBandOperation],
-                errors: [PendingOutOfBandOperationsError], policy: ChannelPolicy, eligible: [PendingOutOfBandOperation],
-                started: RedemptionReport?, cancelledNotifications: [LocalNotification]) {
+    public init(
+        sequence: Int, startedAtMillis: Int64, completedAtMillis: Int64, operations: [PendingOutOfBandOperation],
+        errors: [PendingOutOfBandOperationsError], policy: ChannelPolicy, eligible: [PendingOutOfBandOperation],
+        started: RedemptionReport?, cancelledNotifications: [LocalNotification]
+    ) {
         self.sequence = sequence
         self.startedAtMillis = startedAtMillis
         self.completedAtMillis = completedAtMillis

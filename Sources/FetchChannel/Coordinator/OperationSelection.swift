@@ -3,8 +3,10 @@ public enum OperationSelection {
     /// The operations that `policy` admits and that are neither redeemed nor in progress
     /// (`states`, by ``PendingOutOfBandOperation/identity``; one missing from it counts as unseen),
     /// by creation time ascending (stable: equal times keep their order), so the one to start is the last.
-    public static func eligible(_ operations: [PendingOutOfBandOperation], policy: ChannelPolicy,
-                                states: [RedemptionIdentity: RedemptionState]) -> [PendingOutOfBandOperation] {
+    public static func eligible(
+        _ operations: [PendingOutOfBandOperation], policy: ChannelPolicy,
+        states: [RedemptionIdentity: RedemptionState]
+    ) -> [PendingOutOfBandOperation] {
         let admitted = operations.enumerated().filter { _, operation in
             policy.admits(operation.dispatchChannel) && (states[operation.identity] ?? .unseen) == .unseen
         }

@@ -35,7 +35,8 @@ public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
         // only a window could let the tail of a partly cut secret slide into the excerpt.
         // Without secrets a few bytes past the limit are enough (a scalar cut there decodes as
         // U+FFFD beyond the limit, so it never reaches the excerpt).
-        var text = secrets.isEmpty
+        var text =
+            secrets.isEmpty
             ? String(decoding: body.prefix(Self.maximumExcerptBytes + 4), as: UTF8.self)
             : String(decoding: body, as: UTF8.self)
         for secret in Self.redactionTargets(secrets) {

@@ -69,8 +69,8 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
     public var server: String? {
         switch self {
         case .clockSkewTooBig(let server, _, _, _), .networkError(let server, _),
-             .operationNotSupportedByBackend(let server, _), .unauthorized(let server, _),
-             .invalidResponse(let server, _), .serverError(let server, _):
+            .operationNotSupportedByBackend(let server, _), .unauthorized(let server, _),
+            .invalidResponse(let server, _), .serverError(let server, _):
             server
         case .deviceProtectionError(let server, _), .unknown(let server, _):
             server
@@ -81,7 +81,7 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
     public var httpError: HTTPErrorInfo? {
         switch self {
         case .clockSkewTooBig(_, _, _, let info), .operationNotSupportedByBackend(_, let info),
-             .unauthorized(_, let info), .serverError(_, let info):
+            .unauthorized(_, let info), .serverError(_, let info):
             info
         case .unknown(_, let info):
             info
@@ -125,7 +125,8 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
             return "\(server) sent an answer that cannot be used: \(reason) "
                 + "Try again later; if it persists, the backend or a proxy in front of it is misconfigured."
         case .serverError(let server, let info):
-            return "\(server) failed (HTTP \(info.status)). Try again later; if it persists, tell the backend's operators."
+            return
+                "\(server) failed (HTTP \(info.status)). Try again later; if it persists, tell the backend's operators."
         case .deviceProtectionError(let server, let reason):
             let target = server.map { " for \($0)" } ?? ""
             return "The device key\(target) cannot be used: \(reason) Until it is fixed (or the device "

@@ -44,15 +44,20 @@ public final class FetchClient: Sendable {
     /// - Parameters:
     ///   - clock: the device clock: creation times and the times of samples.
     ///   - estimator: pass one to share clock estimates (for example with the redemption client).
-    public convenience init(configuration: FetchClientConfiguration = FetchClientConfiguration(),
-                            clock: any WallClock = SystemWallClock(),
-                            estimator: ClockSkewEstimator = ClockSkewEstimator()) {
-        self.init(configuration: configuration, clock: clock, estimator: estimator,
-                  transport: DefaultTransport.make(), timer: ContinuousRequestTimer())
+    public convenience init(
+        configuration: FetchClientConfiguration = FetchClientConfiguration(),
+        clock: any WallClock = SystemWallClock(),
+        estimator: ClockSkewEstimator = ClockSkewEstimator()
+    ) {
+        self.init(
+            configuration: configuration, clock: clock, estimator: estimator,
+            transport: DefaultTransport.make(), timer: ContinuousRequestTimer())
     }
 
-    init(configuration: FetchClientConfiguration, clock: any WallClock, estimator: ClockSkewEstimator,
-         transport: any HTTPTransport, timer: any RequestTimer) {
+    init(
+        configuration: FetchClientConfiguration, clock: any WallClock, estimator: ClockSkewEstimator,
+        transport: any HTTPTransport, timer: any RequestTimer
+    ) {
         self.configuration = configuration
         self.clock = clock
         self.estimator = estimator
@@ -66,7 +71,9 @@ public final class FetchClient: Sendable {
 
     /// The operations pending on all `registrations`, and one error per registration that failed
     /// or returned operations on another origin.
-    public func pendingOutOfBandOperations(_ registrations: [FetchRegistration]) async -> PendingOutOfBandOperationsResult {
+    public func pendingOutOfBandOperations(_ registrations: [FetchRegistration]) async
+        -> PendingOutOfBandOperationsResult
+    {
         let outcomes = await withTaskGroup(of: (Int, BackendOutcome).self) { group in
             for (index, registration) in registrations.enumerated() {
                 group.addTask { (index, await self.fetch(registration)) }
@@ -75,8 +82,9 @@ public final class FetchClient: Sendable {
             for await (index, outcome) in group { outcomes[index] = outcome }
             return outcomes.compactMap { $0 }  // every task reports
         }
-        return PendingOutOfBandOperationsResult(operations: OperationOrdering.merged(outcomes.map(\.operations)),
-                                                errors: outcomes.compactMap(\.error))
+        return PendingOutOfBandOperationsResult(
+            operations: OperationOrdering.merged(outcomes.map(\.operations)),
+            errors: outcomes.compactMap(\.error))
     }
 
     /// One registration: its answer's operations that are on its origin, and its error.
@@ -95,15 +103,19 @@ public final class FetchClient: Sendable {
     {
         let server = registration.serverName
         guard let url = registration.pendingOperationsURL else {
-            return .failure(.networkError(server: server, cause: NetworkFailure(.invalidURL, detail: "the server URL and path do not form a URL")))
+            return .failure(
+                .networkError(
+                    server: server,
+                    cause: NetworkFailure(.invalidURL, detail: "the server URL and path do not form a URL")))
         }
         if let refusal = TransportSecurity.refusal(for: url) {
             return .failure(.networkError(server: server, cause: refusal))
         }
         let signer: DeviceSignatureSigner
         do {
-            signer = try DeviceSignatureSigner(key: try registration.signingKey.key(),
-                                               dispatchTargetId: registration.dispatchTargetId, clock: clock)
+            signer = try DeviceSignatureSigner(
+                key: try registration.signingKey.key(),
+                dispatchTargetId: registration.dispatchTargetId, clock: clock)
         } catch {
             return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
         }
@@ -113,7 +125,8 @@ public final class FetchClient: Sendable {
         var isRetry = false
         while true {
             if Task.isCancelled {
-                return .failure(.networkError(server: server, cause: NetworkFailure(.cancelled, detail: "the fetch was cancelled")))
+                return .failure(
+                    .networkError(server: server, cause: NetworkFailure(.cancelled, detail: "the fetch was cancelled")))
             }
             let creation = clock.nowMillis()
             let signature: String
@@ -130,16 +143,20 @@ public final class FetchClient: Sendable {
             let result = await transport.send(request, timer: timer)
             let received = clock.nowMillis()
             if case .answer(let answer) = result {
-                FetchErrorMapping.recordSample(of: answer, sentAtMillis: sent, receivedAtMillis: received, server: server, into: estimator)
+                FetchErrorMapping.recordSample(
+                    of: answer, sentAtMillis: sent, receivedAtMillis: received, server: server, into: estimator)
             }
             let estimate = estimator.estimatedOffsetMillis(for: server)
-            let context = FetchErrorMapping.Context(server: server, estimatedOffsetMillis: estimate,
-                                                    toleranceMillis: registration.toleranceMillis,
-                                                    requestCreationMillis: creation, deviceSignature: signature)
-            let (mapped, classification) = FetchErrorMapping.evaluate(result, context: context,
-                                                                      decryptionKey: registration.encryptionKey)
-            let decision = policy.decision(for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
-                                           isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
+            let context = FetchErrorMapping.Context(
+                server: server, estimatedOffsetMillis: estimate,
+                toleranceMillis: registration.toleranceMillis,
+                requestCreationMillis: creation, deviceSignature: signature)
+            let (mapped, classification) = FetchErrorMapping.evaluate(
+                result, context: context,
+                decryptionKey: registration.encryptionKey)
+            let decision = policy.decision(
+                for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
+                isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
             guard case .retry(let newOffset) = decision, !Task.isCancelled else { return mapped }
             offset = newOffset
             isRetry = true

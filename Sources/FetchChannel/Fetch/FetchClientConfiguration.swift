@@ -9,8 +9,10 @@ public struct FetchClientConfiguration: Sendable, Hashable {
     /// A compensated retry is made only when the offset moved by more than this.
     public var retryThresholdMillis: Int64
 
-    public init(requestTimeout: Duration = .seconds(15), clockSkewPolicy: ClockSkewPolicy = .default,
-                retryThresholdMillis: Int64 = ClockSkewPolicy.defaultRetryThresholdMillis) {
+    public init(
+        requestTimeout: Duration = .seconds(15), clockSkewPolicy: ClockSkewPolicy = .default,
+        retryThresholdMillis: Int64 = ClockSkewPolicy.defaultRetryThresholdMillis
+    ) {
         self.requestTimeout = requestTimeout
         self.clockSkewPolicy = clockSkewPolicy
         self.retryThresholdMillis = retryThresholdMillis

@@ -39,8 +39,10 @@ public enum FetchErrorMapping {
         /// The request's Device-Signature value: redacted from every body excerpt.
         public var deviceSignature: String?
 
-        public init(server: String, estimatedOffsetMillis: Int64?, toleranceMillis: Int64,
-                    requestCreationMillis: Int64? = nil, deviceSignature: String? = nil) {
+        public init(
+            server: String, estimatedOffsetMillis: Int64?, toleranceMillis: Int64,
+            requestCreationMillis: Int64? = nil, deviceSignature: String? = nil
+        ) {
             self.server = server
             self.estimatedOffsetMillis = estimatedOffsetMillis
             self.toleranceMillis = toleranceMillis
@@ -59,10 +61,14 @@ public enum FetchErrorMapping {
     /// Records the sample that `answer`'s `Date` gives (none with an `Age` header or no usable
     /// `Date`) and returns it; the estimate for `server` then includes it.
     @discardableResult
-    public static func recordSample(of answer: HTTPAnswer, sentAtMillis: Int64, receivedAtMillis: Int64,
-                                    server: String, into estimator: ClockSkewEstimator) -> ClockSkewSample? {
-        guard let sample = ClockSkewSample.from(dateHeader: answer.header(WireHeader.date), ageHeader: answer.header(WireHeader.age),
-                                                sentAtMillis: sentAtMillis, receivedAtMillis: receivedAtMillis)
+    public static func recordSample(
+        of answer: HTTPAnswer, sentAtMillis: Int64, receivedAtMillis: Int64,
+        server: String, into estimator: ClockSkewEstimator
+    ) -> ClockSkewSample? {
+        guard
+            let sample = ClockSkewSample.from(
+                dateHeader: answer.header(WireHeader.date), ageHeader: answer.header(WireHeader.age),
+                sentAtMillis: sentAtMillis, receivedAtMillis: receivedAtMillis)
         else { return nil }
         estimator.record(sample, for: server)
         return sample
@@ -71,9 +77,14 @@ public enum FetchErrorMapping {
     /// The mapping and the clock-skew classification it was based on (for the retry policy).
     /// With `decryptionKey`, a 2xx answer must be an `application/jose` JWE to that key
     /// (docs/ARCHITECTURE.md, "Encrypted answers"); error answers are JSON either way.
-    static func evaluate(_ result: TransportResult, context: Context,
-                         decryptionKey: P256.KeyAgreement.PrivateKey? = nil)
-        -> (result: Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>, classification: ClockSkewClassification)
+    static func evaluate(
+        _ result: TransportResult, context: Context,
+        decryptionKey: P256.KeyAgreement.PrivateKey? = nil
+    )
+        -> (
+            result: Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>,
+            classification: ClockSkewClassification
+        )
     {
         let server = context.server
         let answer: HTTPAnswer
@@ -86,17 +97,23 @@ public enum FetchErrorMapping {
             answer = received
         }
         guard !answer.bodyWasCutOff else {
-            let reason = "The answer (HTTP \(answer.status)) is larger than \(HTTPAnswer.maximumBodyBytes) bytes; it was cut off and not used."
+            let reason =
+                "The answer (HTTP \(answer.status)) is larger than \(HTTPAnswer.maximumBodyBytes) bytes; it was cut off and not used."
             return (.failure(.invalidResponse(server: server, reason: reason)), .notSkew)
         }
 
         let classification = ClockSkewClassification.classify(
             status: answer.status, body: answer.body, estimatedOffsetMillis: context.estimatedOffsetMillis,
-            toleranceMillis: context.toleranceMillis, server: server, requestCreationMillis: context.requestCreationMillis)
-        let info = { HTTPErrorInfo(status: answer.status, body: answer.body, redacting: context.deviceSignature.map { [$0] } ?? []) }
+            toleranceMillis: context.toleranceMillis, server: server,
+            requestCreationMillis: context.requestCreationMillis)
+        let info = {
+            HTTPErrorInfo(
+                status: answer.status, body: answer.body, redacting: context.deviceSignature.map { [$0] } ?? [])
+        }
         if let skew = classification.clockSkew {
             let error = PendingOutOfBandOperationsError.clockSkewTooBig(
-                server: server, measuredOffsetMillis: skew.measuredOffsetMillis, toleranceMillis: skew.toleranceMillis, httpError: info())
+                server: server, measuredOffsetMillis: skew.measuredOffsetMillis, toleranceMillis: skew.toleranceMillis,
+                httpError: info())
             return (.failure(error), classification)
         }
 
@@ -121,15 +138,26 @@ public enum FetchErrorMapping {
         -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
     {
         guard let contentType = answer.header(WireHeader.contentType) else {
-            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) has no Content-Type; \(WireMediaType.json) was expected."))
+            return .failure(
+                .invalidResponse(
+                    server: server,
+                    reason:
+                        "The answer (HTTP \(answer.status)) has no Content-Type; \(WireMediaType.json) was expected."))
         }
         guard !WireMediaType.isJOSE(contentType) else {
-            return .failure(.invalidResponse(server: server, reason: "\(undecryptableReasonPrefix) The answer is "
-                + "\(WireMediaType.jose), but this registration has no encryption key and asked for \(WireMediaType.json)."))
+            return .failure(
+                .invalidResponse(
+                    server: server,
+                    reason: "\(undecryptableReasonPrefix) The answer is "
+                        + "\(WireMediaType.jose), but this registration has no encryption key and asked for \(WireMediaType.json)."
+                ))
         }
         guard WireMediaType.isJSON(contentType) else {
             let shown = String(contentType.prefix(100))
-            return .failure(.invalidResponse(server: server, reason: "The answer (HTTP \(answer.status)) is \(shown), not \(WireMediaType.json)."))
+            return .failure(
+                .invalidResponse(
+                    server: server, reason: "The answer (HTTP \(answer.status)) is \(shown), not \(WireMediaType.json)."
+                ))
         }
         do {
             return .success(try PendingOperationsDecoder.decode(answer.body, server: server))
@@ -150,7 +178,8 @@ public enum FetchErrorMapping {
         let contentType = answer.header(WireHeader.contentType) ?? ""
         guard WireMediaType.isJOSE(contentType) else {
             let shown = contentType.isEmpty ? "without a Content-Type" : String(contentType.prefix(100))
-            return undecryptable("The answer (HTTP \(answer.status)) is \(shown), not the \(WireMediaType.jose) asked for.")
+            return undecryptable(
+                "The answer (HTTP \(answer.status)) is \(shown), not the \(WireMediaType.jose) asked for.")
         }
         // Read as bytes: Foundation's String(data:) and trimmingCharacters go through NSString here.
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
@@ -164,8 +193,9 @@ public enum FetchErrorMapping {
         do {
             plaintext = try JWE.decrypt(compact, with: key)
         } catch {
-            return undecryptable("The answer does not decrypt with this registration's encryption key: "
-                                 + reason(of: error))
+            return undecryptable(
+                "The answer does not decrypt with this registration's encryption key: "
+                    + reason(of: error))
         }
         do {
             return .success(try PendingOperationsDecoder.decode(plaintext, server: server))

@@ -26,9 +26,11 @@ public struct FetchRegistration: Sendable {
     /// is asked for as `application/jose` and decrypted with it; without one, as plain JSON.
     public var encryptionKey: P256.KeyAgreement.PrivateKey?
 
-    public init(server: URL, deviceId: String, dispatchTargetId: String, signingKey: SigningKeySource,
-                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
-                trust: TLSTrust = .system, encryptionKey: P256.KeyAgreement.PrivateKey? = nil) {
+    public init(
+        server: URL, deviceId: String, dispatchTargetId: String, signingKey: SigningKeySource,
+        paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
+        trust: TLSTrust = .system, encryptionKey: P256.KeyAgreement.PrivateKey? = nil
+    ) {
         self.encryptionKey = encryptionKey
         self.server = server
         self.deviceId = deviceId
@@ -40,11 +42,14 @@ public struct FetchRegistration: Sendable {
     }
 
     /// With a key already loaded.
-    public init(server: URL, deviceId: String, dispatchTargetId: String, key: P256.Signing.PrivateKey,
-                paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
-                trust: TLSTrust = .system, encryptionKey: P256.KeyAgreement.PrivateKey? = nil) {
-        self.init(server: server, deviceId: deviceId, dispatchTargetId: dispatchTargetId, signingKey: SigningKeySource(key),
-                  paths: paths, toleranceMillis: toleranceMillis, trust: trust, encryptionKey: encryptionKey)
+    public init(
+        server: URL, deviceId: String, dispatchTargetId: String, key: P256.Signing.PrivateKey,
+        paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
+        trust: TLSTrust = .system, encryptionKey: P256.KeyAgreement.PrivateKey? = nil
+    ) {
+        self.init(
+            server: server, deviceId: deviceId, dispatchTargetId: dispatchTargetId, signingKey: SigningKeySource(key),
+            paths: paths, toleranceMillis: toleranceMillis, trust: trust, encryptionKey: encryptionKey)
     }
 
     /// The Accept value of the operations request: the vendor's JOSE header with an encryption

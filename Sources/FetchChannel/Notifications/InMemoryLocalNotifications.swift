@@ -21,8 +21,9 @@ public final class InMemoryLocalNotifications: LocalNotifications {
     public func post(token: String, server: String? = nil, identifier: String? = nil) -> LocalNotification {
         let now = clock.nowMillis()
         return state.withLock { state in
-            let notification = LocalNotification(identifier: identifier ?? "notification-\(state.nextNumber)",
-                                                 token: token, server: server, postedAtMillis: now)
+            let notification = LocalNotification(
+                identifier: identifier ?? "notification-\(state.nextNumber)",
+                token: token, server: server, postedAtMillis: now)
             state.nextNumber += 1
             state.shown.append(notification)
             return notification
@@ -40,8 +41,13 @@ public final class InMemoryLocalNotifications: LocalNotifications {
     public func cancel(identifiers: [String]) async {
         let doomed = Set(identifiers)
         state.withLock { state in
-            let (gone, kept) = state.shown.reduce(into: ([LocalNotification](), [LocalNotification]())) { parts, notification in
-                if doomed.contains(notification.identifier) { parts.0.append(notification) } else { parts.1.append(notification) }
+            let (gone, kept) = state.shown.reduce(into: ([LocalNotification](), [LocalNotification]())) {
+                parts, notification in
+                if doomed.contains(notification.identifier) {
+                    parts.0.append(notification)
+                } else {
+                    parts.1.append(notification)
+                }
             }
             state.shown = kept
             state.cancelled.append(contentsOf: gone)

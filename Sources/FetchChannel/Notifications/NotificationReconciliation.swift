@@ -7,13 +7,17 @@
 /// - its backend answered: its `server` is not among the failed ones, or — when it names no
 ///   server — no backend failed. A failure that names no server keeps every notification.
 public enum NotificationReconciliation {
-    public static func stale(_ notifications: [LocalNotification], operations: [PendingOutOfBandOperation],
-                             failedServers: [String?], fetchStartedAtMillis: Int64) -> [LocalNotification] {
+    public static func stale(
+        _ notifications: [LocalNotification], operations: [PendingOutOfBandOperation],
+        failedServers: [String?], fetchStartedAtMillis: Int64
+    ) -> [LocalNotification] {
         if failedServers.contains(where: { $0 == nil }) { return [] }
         let pending = Set(operations.map(\.token))
         let failed = Set(failedServers.compactMap { $0 })
         return notifications.filter { notification in
-            guard !pending.contains(notification.token), notification.postedAtMillis <= fetchStartedAtMillis else { return false }
+            guard !pending.contains(notification.token), notification.postedAtMillis <= fetchStartedAtMillis else {
+                return false
+            }
             if let server = notification.server { return !failed.contains(server) }
             return failed.isEmpty
         }

@@ -44,8 +44,9 @@ enum PendingOperationsAnswerReader {
         return PendingOutOfBandOperation(
             creationTimeInEpochMillis: creation,
             dispatchChannel: DispatchChannel(wireValue: channel),
-            payload: .init(contentType: contentType, version: version,
-                           redeemData: .init(token: token, redeemUrl: redeemUrl), data: optional(payload["data"])),
+            payload: .init(
+                contentType: contentType, version: version,
+                redeemData: .init(token: token, redeemUrl: redeemUrl), data: optional(payload["data"])),
             additionalInformation: optional(members["additionalInformation"]),
             server: server
         )

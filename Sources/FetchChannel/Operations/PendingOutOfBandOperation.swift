@@ -35,8 +35,10 @@ public struct PendingOutOfBandOperation: Sendable, Hashable, Codable {
     /// The base URL of the backend that returned it (not part of the backend's JSON).
     public let server: String
 
-    public init(creationTimeInEpochMillis: Int64, dispatchChannel: DispatchChannel, payload: Payload,
-                additionalInformation: JSONValue? = nil, server: String) {
+    public init(
+        creationTimeInEpochMillis: Int64, dispatchChannel: DispatchChannel, payload: Payload,
+        additionalInformation: JSONValue? = nil, server: String
+    ) {
         self.creationTimeInEpochMillis = creationTimeInEpochMillis
         self.dispatchChannel = dispatchChannel
         self.payload = payload

@@ -31,9 +31,11 @@ package enum StrictJSONParser {
             case .notJSON(let offset):
                 return "not JSON text (byte \(offset))"
             case .duplicateMemberName(let name, let offset):
-                let shown = String(String.UnicodeScalarView(name.unicodeScalars.prefix(64).map {
-                    $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0
-                }))
+                let shown = String(
+                    String.UnicodeScalarView(
+                        name.unicodeScalars.prefix(64).map {
+                            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : $0
+                        }))
                 return "the member \"\(shown)\" appears more than once in one object (byte \(offset))"
             case .tooDeep(let offset):
                 return "nested deeper than \(StrictJSONParser.maximumDepth) arrays and objects (byte \(offset))"
@@ -83,9 +85,15 @@ private struct StrictJSONReader {
         case UInt8(ascii: "["): return try array(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try string())
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         default: throw notJSON
         }
     }
@@ -114,7 +122,9 @@ private struct StrictJSONReader {
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"): position += 1; return .object(members)
+            case UInt8(ascii: "}"):
+                position += 1
+                return .object(members)
             default: throw notJSON
             }
         }
@@ -134,7 +144,9 @@ private struct StrictJSONReader {
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"): position += 1; return .array(elements)
+            case UInt8(ascii: "]"):
+                position += 1
+                return .array(elements)
             default: throw notJSON
             }
         }
@@ -198,13 +210,15 @@ private struct StrictJSONReader {
                 guard let scalar = Unicode.Scalar(unit) else { throw notJSON }
                 return scalar
             }
-            let lowFollows = peek() == UInt8(ascii: "\\") && position + 1 < bytes.count
+            let lowFollows =
+                peek() == UInt8(ascii: "\\") && position + 1 < bytes.count
                 && bytes[position + 1] == UInt8(ascii: "u")
             guard lowFollows else { throw notJSON }
             position += 2
             let low = try hex4()
             guard (0xDC00...0xDFFF).contains(low),
-                  let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)) else { throw notJSON }
+                let scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
+            else { throw notJSON }
             return scalar
         default:
             position -= 1

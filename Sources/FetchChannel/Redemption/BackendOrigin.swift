@@ -25,9 +25,9 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
     /// URL could leave the base path once a server or the transport decodes and resolves it.
     public init?(url: URL) {
         guard let components = URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: false),
-              let scheme = components.scheme?.lowercased(), let defaultPort = Self.defaultPorts[scheme],
-              var host = components.percentEncodedHost?.lowercased(),
-              components.percentEncodedUser == nil, components.percentEncodedPassword == nil
+            let scheme = components.scheme?.lowercased(), let defaultPort = Self.defaultPorts[scheme],
+            var host = components.percentEncodedHost?.lowercased(),
+            components.percentEncodedUser == nil, components.percentEncodedPassword == nil
         else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let path = components.percentEncodedPath
@@ -45,7 +45,7 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
     /// False for every URL ``init(url:)`` refuses (user info, dot segments, encoded separators).
     public func contains(_ url: URL) -> Bool {
         guard let other = BackendOrigin(url: url),
-              other.scheme == scheme, other.host == host, other.port == port
+            other.scheme == scheme, other.host == host, other.port == port
         else { return false }
         return other.basePath == basePath || other.basePath.hasPrefix(basePath + "/")
     }

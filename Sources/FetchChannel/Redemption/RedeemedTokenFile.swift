@@ -47,7 +47,9 @@ public struct RedeemedTokenFile: Sendable, Hashable {
         if fileName.isEmpty || fileName == "." || fileName == ".." || fileName.contains("/") {
             return "the file name '\(fileName)' is not a plain file name"
         }
-        if fileName.hasPrefix(".tmp-") { return "the file name '\(fileName)' uses the prefix of temporary files (.tmp-)" }
+        if fileName.hasPrefix(".tmp-") {
+            return "the file name '\(fileName)' uses the prefix of temporary files (.tmp-)"
+        }
         return nil
     }
 }

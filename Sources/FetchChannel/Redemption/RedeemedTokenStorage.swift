@@ -53,14 +53,19 @@ final class RedeemedTokenStorage: Sendable {
                 _ = try decoder.decode(VersionOne.self, from: data)  // well-formed, or refused as any corrupt file
                 return []
             case let version:
-                let reason = "the file has version \(version); this package reads versions 1 and "
+                let reason =
+                    "the file has version \(version); this package reads versions 1 and "
                     + "\(RedeemedTokenFile.currentVersion)."
                 throw RedeemedTokenFileError(path: file.path, reason: reason)
             }
         } catch let error as RedeemedTokenFileError {
             throw error
         } catch is DecodingError {
-            throw RedeemedTokenFileError(path: file.path, reason: "the file is not a redeemed-token list written by this package. Move it away to start with an empty set (operations already redeemed are then refused by the backend as already redeemed).")
+            throw RedeemedTokenFileError(
+                path: file.path,
+                reason:
+                    "the file is not a redeemed-token list written by this package. Move it away to start with an empty set (operations already redeemed are then refused by the backend as already redeemed)."
+            )
         } catch {
             throw Self.wrap(error, file)
         }

@@ -41,32 +41,42 @@ public final class RedemptionClient: Sendable {
     ///   restricts nothing: for a device with no registration yet, whose first operation is the
     ///   registration QR code.
     public convenience init(requestTimeout: Duration = .seconds(15), registeredBackends: [URL]? = nil) {
-        self.init(requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer(),
-                  registeredBackends: registeredBackends)
+        self.init(
+            requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer(),
+            registeredBackends: registeredBackends)
     }
 
     /// Redeems only inside the backends of `registrations` (as `registeredBackends` does), each
     /// with its registration's ``FetchRegistration/trust``: what a device registered with a
     /// private CA or pins hands its ``RedemptionPipeline``.
     public convenience init(requestTimeout: Duration = .seconds(15), registrations: [FetchRegistration]) {
-        self.init(requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer(),
-                  registrations: registrations)
+        self.init(
+            requestTimeout: requestTimeout, transport: DefaultTransport.make(), timer: ContinuousRequestTimer(),
+            registrations: registrations)
     }
 
-    convenience init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
-                     registeredBackends: [URL]? = nil) {
-        self.init(requestTimeout: requestTimeout, transport: transport, timer: timer,
-                  backends: registeredBackends.map { $0.map { ($0, TLSTrust.system) } })
+    convenience init(
+        requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
+        registeredBackends: [URL]? = nil
+    ) {
+        self.init(
+            requestTimeout: requestTimeout, transport: transport, timer: timer,
+            backends: registeredBackends.map { $0.map { ($0, TLSTrust.system) } })
     }
 
-    convenience init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
-                     registrations: [FetchRegistration]) {
-        self.init(requestTimeout: requestTimeout, transport: transport, timer: timer,
-                  backends: registrations.map { ($0.server, $0.trust) })
+    convenience init(
+        requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
+        registrations: [FetchRegistration]
+    ) {
+        self.init(
+            requestTimeout: requestTimeout, transport: transport, timer: timer,
+            backends: registrations.map { ($0.server, $0.trust) })
     }
 
-    private init(requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
-                 backends: [(url: URL, trust: TLSTrust)]?) {
+    private init(
+        requestTimeout: Duration, transport: any HTTPTransport, timer: any RequestTimer,
+        backends: [(url: URL, trust: TLSTrust)]?
+    ) {
         self.requestTimeout = requestTimeout
         registeredBackends = backends.map { $0.compactMap { BackendOrigin(url: $0.url) } }
         backendTrusts = (backends ?? []).compactMap { backend in
@@ -86,27 +96,34 @@ public final class RedemptionClient: Sendable {
     /// Redeems the token of an operation's payload (from a fetch, a push, a link or a QR code),
     /// with the trust of the registered backend that holds its redeem URL (the system CAs when
     /// none does).
-    public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> Result<RedeemedOperation, RedemptionError> {
+    public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> Result<RedeemedOperation, RedemptionError>
+    {
         await redeem(payload.redeemData)
     }
 
     /// Redeems the token of an operation's payload at a backend with its own trust: pass the
     /// ``FetchRegistration/trust`` of the backend the operation came from.
-    public func redeem(_ payload: PendingOutOfBandOperation.Payload,
-                       trust: TLSTrust) async -> Result<RedeemedOperation, RedemptionError> {
+    public func redeem(
+        _ payload: PendingOutOfBandOperation.Payload,
+        trust: TLSTrust
+    ) async -> Result<RedeemedOperation, RedemptionError> {
         await redeem(payload.redeemData, trust: trust)
     }
 
     /// Redeems `redeemData.token` at `redeemData.redeemUrl`, with the trust of the registered
     /// backend that holds the URL (the system CAs when none does).
-    public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData) async -> Result<RedeemedOperation, RedemptionError> {
+    public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData) async -> Result<
+        RedeemedOperation, RedemptionError
+    > {
         let backendTrust = URL(string: redeemData.redeemUrl).map { trust(forRedeemURL: $0) } ?? TLSTrust.system
         return await redeem(redeemData, trust: backendTrust)
     }
 
     /// Redeems `redeemData.token` at `redeemData.redeemUrl`, whose server must satisfy `trust`.
-    public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData,
-                       trust: TLSTrust) async -> Result<RedeemedOperation, RedemptionError> {
+    public func redeem(
+        _ redeemData: PendingOutOfBandOperation.RedeemData,
+        trust: TLSTrust
+    ) async -> Result<RedeemedOperation, RedemptionError> {
         let urlText = redeemData.redeemUrl
         guard let url = URL(string: urlText) else {
             return .failure(.networkError(url: urlText, cause: NetworkFailure(.invalidURL, detail: "not a URL")))
@@ -115,20 +132,23 @@ public final class RedemptionClient: Sendable {
             return .failure(.networkError(url: urlText, cause: refusal))
         }
         if Task.isCancelled {
-            return .failure(.networkError(url: urlText, cause: NetworkFailure(.cancelled, detail: "the redemption was cancelled")))
+            return .failure(
+                .networkError(url: urlText, cause: NetworkFailure(.cancelled, detail: "the redemption was cancelled")))
         }
         // JSONSerialization escapes the token correctly whatever it holds.
         let body = (try? JSONSerialization.data(withJSONObject: ["token": redeemData.token])) ?? Data()
-        let request = TransportRequest(method: "POST", url: url,
-                                       headers: [WireHeader.contentType: WireMediaType.json, WireHeader.accept: WireMediaType.json],
-                                       body: body, timeout: requestTimeout, trust: trust)
+        let request = TransportRequest(
+            method: "POST", url: url,
+            headers: [WireHeader.contentType: WireMediaType.json, WireHeader.accept: WireMediaType.json],
+            body: body, timeout: requestTimeout, trust: trust)
         return Self.outcome(of: await transport.send(request, timer: timer), url: urlText, token: redeemData.token)
     }
 
     /// Nil when `url` is inside a registered backend or no restriction is set; otherwise `foreignRedeemUrl`.
     private func foreignRefusal(for url: URL) -> NetworkFailure? {
         guard let registeredBackends, !registeredBackends.contains(where: { $0.contains(url) }) else { return nil }
-        let registered = registeredBackends.isEmpty
+        let registered =
+            registeredBackends.isEmpty
             ? "none registered" : registeredBackends.map(\.description).joined(separator: ", ")
         let place = BackendOrigin(url: url)?.description ?? "a URL without a usable origin"
         return NetworkFailure(.foreignRedeemUrl, detail: "\(place) is not inside a registered backend (\(registered))")
@@ -146,26 +166,37 @@ public final class RedemptionClient: Sendable {
     ///    `tokenExpired`.
     /// 3. 2xx with a JSON content type and a JSON object body → success; otherwise `unknown`.
     /// 4. Anything else → `unknown` with the status and excerpt.
-    static func outcome(of result: TransportResult, url: String, token: String) -> Result<RedeemedOperation, RedemptionError> {
+    static func outcome(of result: TransportResult, url: String, token: String) -> Result<
+        RedeemedOperation, RedemptionError
+    > {
         let answer: HTTPAnswer
         switch result {
         case .failure(let cause): return .failure(.networkError(url: url, cause: cause))
-        case .notHTTP(let detail): return .failure(.unknown(url: url, httpError: nil, reason: "The answer is not HTTP (\(detail))."))
+        case .notHTTP(let detail):
+            return .failure(.unknown(url: url, httpError: nil, reason: "The answer is not HTTP (\(detail))."))
         case .answer(let received): answer = received
         }
         let info = HTTPErrorInfo(status: answer.status, body: answer.body, redacting: [token])
         guard !answer.bodyWasCutOff else {
-            return .failure(.unknown(url: url, httpError: info, reason: "The answer is larger than \(HTTPAnswer.maximumBodyBytes) bytes."))
+            return .failure(
+                .unknown(
+                    url: url, httpError: info, reason: "The answer is larger than \(HTTPAnswer.maximumBodyBytes) bytes."
+                ))
         }
-        let object = answer.body.count <= 64 * 1_024 ? try? JSONDecoder().decode([String: JSONValue].self, from: answer.body) : nil
+        let object =
+            answer.body.count <= 64 * 1_024
+            ? try? JSONDecoder().decode([String: JSONValue].self, from: answer.body) : nil
         if answer.status >= 400, case .string(let errorCode)? = object?[WireErrorCode.Member.errorCode] {
-            if errorCode == alreadyRedeemedErrorCode { return .failure(.tokenAlreadyRedeemed(url: url, httpError: info)) }
+            if errorCode == alreadyRedeemedErrorCode {
+                return .failure(.tokenAlreadyRedeemed(url: url, httpError: info))
+            }
             if errorCode == expiredErrorCode { return .failure(.tokenExpired(url: url, httpError: info)) }
         }
         guard (200...299).contains(answer.status) else {
             return .failure(.unknown(url: url, httpError: info, reason: "The backend did not accept the token."))
         }
-        guard let contentType = answer.header(WireHeader.contentType), WireMediaType.isJSON(contentType), let object else {
+        guard let contentType = answer.header(WireHeader.contentType), WireMediaType.isJSON(contentType), let object
+        else {
             return .failure(.unknown(url: url, httpError: info, reason: "The answer is not a JSON object."))
         }
         return .success(RedeemedOperation(body: object))

@@ -26,7 +26,9 @@ public enum RedemptionError: Error, Sendable, Hashable, CustomStringConvertible 
 
     public var url: String {
         switch self {
-        case .tokenAlreadyRedeemed(let url, _), .tokenExpired(let url, _), .networkError(let url, _), .unknown(let url, _, _): url
+        case .tokenAlreadyRedeemed(let url, _), .tokenExpired(let url, _), .networkError(let url, _),
+            .unknown(let url, _, _):
+            url
         }
     }
 
@@ -48,7 +50,8 @@ public enum RedemptionError: Error, Sendable, Hashable, CustomStringConvertible 
         case .networkError(let url, let cause):
             switch cause.kind {
             case .insecureTransport:
-                return "\(url) was not contacted: plain http:// is allowed only for loopback addresses. The operation's redeem URL must use https://."
+                return
+                    "\(url) was not contacted: plain http:// is allowed only for loopback addresses. The operation's redeem URL must use https://."
             case .invalidURL:
                 return "The operation's redeem URL \(url) is not usable (\(cause.detail))."
             case .foreignRedeemUrl:
@@ -57,11 +60,13 @@ public enum RedemptionError: Error, Sendable, Hashable, CustomStringConvertible 
             case .cancelled:
                 return "Redeeming the operation at \(url) was cancelled before it finished."
             default:
-                return "The operation could not be redeemed at \(url): \(cause). Check the network connection and try again."
+                return
+                    "The operation could not be redeemed at \(url): \(cause). Check the network connection and try again."
             }
         case .unknown(let url, let info, let reason):
             let status = info.map { " (HTTP \($0.status))" } ?? ""
-            return "The operation could not be redeemed at \(url)\(status): \(reason) Try again later; if it persists, tell the backend's operators."
+            return
+                "The operation could not be redeemed at \(url)\(status): \(reason) Try again later; if it persists, tell the backend's operators."
         }
     }
 

@@ -44,8 +44,10 @@ package struct RedemptionLedger<Key: Hashable & Sendable>: Sendable {
 
     /// Ends the redemption `begin` started and returns the key's state now: `.redeemed` or `.unseen`.
     @discardableResult
-    package mutating func finish(_ key: Key,
-                                 with outcome: Result<RedeemedOperation, RedemptionError>) -> RedemptionState {
+    package mutating func finish(
+        _ key: Key,
+        with outcome: Result<RedeemedOperation, RedemptionError>
+    ) -> RedemptionState {
         switch outcome {
         case .success, .failure(.tokenAlreadyRedeemed):
             let previous = states.updateValue(.redeemed, forKey: key)

@@ -45,8 +45,10 @@ public actor RedemptionPipeline {
     /// A pipeline whose redeemed set starts from `file` (the newest `capacity` identities in it)
     /// and is written back after every change. Throws when the file or its directory cannot be used.
     /// A version 1 file (tokens without their origin) is read as an empty set: see ``RedeemedTokenFile``.
-    public init(redeemer: any OperationRedeeming, capacity: Int = RedemptionPipeline.defaultCapacity,
-                persistingTo file: RedeemedTokenFile) throws(RedeemedTokenFileError) {
+    public init(
+        redeemer: any OperationRedeeming, capacity: Int = RedemptionPipeline.defaultCapacity,
+        persistingTo file: RedeemedTokenFile
+    ) throws(RedeemedTokenFileError) {
         precondition(capacity >= 1, "RedemptionPipeline needs a capacity of at least 1")
         let storage = try RedeemedTokenStorage(file)
         let identities = try storage.load()

@@ -34,7 +34,7 @@ public enum RedemptionReport: Sendable, Hashable, CustomStringConvertible {
     public var identity: RedemptionIdentity {
         switch self {
         case .redeemed(let identity, _), .alreadyRedeemed(let identity), .duplicate(let identity, _),
-             .expired(let identity, _), .released(let identity, _):
+            .expired(let identity, _), .released(let identity, _):
             identity
         }
     }

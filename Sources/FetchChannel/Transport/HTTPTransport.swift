@@ -13,8 +13,10 @@ package struct TransportRequest: Sendable {
     /// What an `https://` server must present: the backend's trust (ignored for loopback `http://`).
     package var trust: TLSTrust
 
-    package init(method: String, url: URL, headers: [String: String], body: Data?, timeout: Duration,
-                 trust: TLSTrust = .system) {
+    package init(
+        method: String, url: URL, headers: [String: String], body: Data?, timeout: Duration,
+        trust: TLSTrust = .system
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -47,9 +49,9 @@ package protocol HTTPTransport: Sendable {
 package enum DefaultTransport {
     package static func make() -> any HTTPTransport {
         #if os(Linux)
-        CurlTransport.shared
+            CurlTransport.shared
         #else
-        URLSessionTransport()
+            URLSessionTransport()
         #endif
     }
 }

@@ -44,12 +44,16 @@ public struct TLSTrust: Sendable, Hashable, CustomStringConvertible {
             break
         case .pemBundle(let pem):
             guard pem.count <= Self.maximumBundleBytes else {
-                throw TLSTrustError(.invalidCABundle, reason: "the CA bundle has \(pem.count) bytes, more than "
-                                    + "\(Self.maximumBundleBytes).")
+                throw TLSTrustError(
+                    .invalidCABundle,
+                    reason: "the CA bundle has \(pem.count) bytes, more than "
+                        + "\(Self.maximumBundleBytes).")
             }
             guard pem.range(of: Data("-----BEGIN CERTIFICATE-----".utf8)) != nil else {
-                throw TLSTrustError(.invalidCABundle, reason: "the CA bundle holds no PEM certificate "
-                                    + "(-----BEGIN CERTIFICATE-----).")
+                throw TLSTrustError(
+                    .invalidCABundle,
+                    reason: "the CA bundle holds no PEM certificate "
+                        + "(-----BEGIN CERTIFICATE-----).")
             }
         case .pemFile(let path):
             guard !path.isEmpty, !path.utf8.contains(0) else {
@@ -60,8 +64,10 @@ public struct TLSTrust: Sendable, Hashable, CustomStringConvertible {
             throw TLSTrustError(.invalidPin, reason: "\(pins.count) pins given; at most \(Self.maximumPinCount).")
         }
         for pin in pins where !Self.isValidPin(pin) {
-            throw TLSTrustError(.invalidPin, reason: "\(Self.quoted(pin)) is not a pin: write sha256// followed by "
-                                + "the base64 of the SHA-256 of the server's SubjectPublicKeyInfo (44 characters).")
+            throw TLSTrustError(
+                .invalidPin,
+                reason: "\(Self.quoted(pin)) is not a pin: write sha256// followed by "
+                    + "the base64 of the SHA-256 of the server's SubjectPublicKeyInfo (44 characters).")
         }
         self.init(validatedAnchors: anchors, pins: pins)
     }
@@ -100,9 +106,10 @@ public struct TLSTrust: Sendable, Hashable, CustomStringConvertible {
 
     /// A pin as given, shortened and without control characters, for an error message.
     private static func quoted(_ text: String) -> String {
-        let printable = String(text.unicodeScalars.prefix(60).map {
-            $0.properties.generalCategory == .control ? "?" : Character($0)
-        })
+        let printable = String(
+            text.unicodeScalars.prefix(60).map {
+                $0.properties.generalCategory == .control ? "?" : Character($0)
+            })
         return "\"\(printable)\(text.unicodeScalars.count > 60 ? "…" : "")\""
     }
 }

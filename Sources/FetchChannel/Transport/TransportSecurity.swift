@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Which URLs a device request may go to: HTTPS anywhere, plain HTTP only to loopback.
 ///
@@ -49,7 +50,9 @@ package enum TransportSecurity {
         if inet_pton(AF_INET6, name, &v6) == 1 {
             return withUnsafeBytes(of: &v6) { bytes in
                 let loopback = bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1
-                let mapped = bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+                let mapped =
+                    bytes.prefix(10).allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                    && bytes[12] == 127
                 return loopback || mapped
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension TransportResult {
@@ -33,7 +34,7 @@ extension TransportResult {
             // are (its SecureConnectionFailed is −1201, ClientCertificateRequired −1207).
             return .failure(NetworkFailure(.tlsHandshake, detail: detail))
         case NSURLErrorUnsupportedURL, NSURLErrorCannotParseResponse, NSURLErrorCannotDecodeRawData,
-             NSURLErrorCannotDecodeContentData:
+            NSURLErrorCannotDecodeContentData:
             return .notHTTP(detail)
         default:
             return .failure(NetworkFailure(.other, detail: "\(detail) (\(nsError.code))"))

@@ -1,7 +1,8 @@
 import DeviceSigning
 import Foundation
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The ``HTTPTransport`` where libcurl is not built (Apple platforms): one URLSession, ephemeral,
@@ -39,11 +40,15 @@ final class URLSessionTransport: HTTPTransport {
         // URLSession offers no way to set anchors or pins on Linux, and this transport does not
         // implement the server-trust challenge: a backend with its own trust is not contacted.
         if request.trust != .system, request.url.scheme?.lowercased() == "https" {
-            return .failure(NetworkFailure(.tlsUntrustedCertificate, detail: "this platform's transport (URLSession) "
-                                           + "cannot check \(request.trust); only the system CAs"))
+            return .failure(
+                NetworkFailure(
+                    .tlsUntrustedCertificate,
+                    detail: "this platform's transport (URLSession) "
+                        + "cannot check \(request.trust); only the system CAs"))
         }
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                    timeoutInterval: Self.timeoutInterval(request.timeout))
+        var urlRequest = URLRequest(
+            url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,
+            timeoutInterval: Self.timeoutInterval(request.timeout))
         urlRequest.httpMethod = request.method
         urlRequest.httpShouldHandleCookies = false
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
@@ -81,7 +86,8 @@ final class URLSessionTransport: HTTPTransport {
             exchanges.withLock { $0[task.taskIdentifier] = Exchange(continuation: continuation) }
             if Task.isCancelled {
                 if let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) {
-                    exchange.continuation.resume(returning: .failure(NetworkFailure(.cancelled, detail: "cancelled before sending")))
+                    exchange.continuation.resume(
+                        returning: .failure(NetworkFailure(.cancelled, detail: "cancelled before sending")))
                 }
                 task.cancel()
                 return
@@ -89,13 +95,17 @@ final class URLSessionTransport: HTTPTransport {
             task.resume()
         }
 
-        func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-                        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
             completionHandler(nil)  // deliver the 3xx itself
         }
 
-        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
             if response.expectedContentLength > Int64(HTTPAnswer.maximumBodyBytes) {
                 finishCutOff(dataTask, response: response, body: Data())
                 completionHandler(.cancel)

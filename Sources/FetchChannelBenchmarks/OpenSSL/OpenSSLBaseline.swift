@@ -65,8 +65,10 @@ final class OpenSSLBaseline {
     }
 
     /// A context of `key` initialised by `initialise` (sign or verify), or nil; the caller frees it.
-    private static func context(_ key: OpaquePointer,
-                                _ initialise: (OpaquePointer?) -> Int32) -> OpaquePointer? {
+    private static func context(
+        _ key: OpaquePointer,
+        _ initialise: (OpaquePointer?) -> Int32
+    ) -> OpaquePointer? {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else {
             ERR_clear_error()
             return nil

@@ -65,8 +65,10 @@ struct BackendHTTPClient: Sendable {
     /// Sends `body` as JSON; returns the answer, whatever its status (a 3xx included).
     /// Throws `CLIFailure` when there is no usable answer (refused, DNS, TLS, timeout, not HTTP,
     /// larger than 1 MiB).
-    func send(_ method: String, _ url: URL, json body: [String: Any], headers: [String: String] = [:],
-              trust: TLSTrust = .system) async throws -> Answer {
+    func send(
+        _ method: String, _ url: URL, json body: [String: Any], headers: [String: String] = [:],
+        trust: TLSTrust = .system
+    ) async throws -> Answer {
         let data = try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
         var fields = headers
         fields[WireHeader.contentType] = WireMediaType.json
@@ -79,9 +81,12 @@ struct BackendHTTPClient: Sendable {
         try await send("GET", url, body: nil, headers: [:], trust: trust)
     }
 
-    private func send(_ method: String, _ url: URL, body: Data?, headers: [String: String],
-                      trust: TLSTrust) async throws -> Answer {
-        let request = TransportRequest(method: method, url: url, headers: headers, body: body, timeout: timeout, trust: trust)
+    private func send(
+        _ method: String, _ url: URL, body: Data?, headers: [String: String],
+        trust: TLSTrust
+    ) async throws -> Answer {
+        let request = TransportRequest(
+            method: method, url: url, headers: headers, body: body, timeout: timeout, trust: trust)
         let origin = Self.origin(of: url)
         switch await transport.send(request, timer: ContinuousRequestTimer()) {
         case .failure(let failure):

@@ -16,7 +16,9 @@ enum BackendTrustOptions {
     static let all = [caFile, pin]
 
     /// What the arguments ask for: the trust, and the absolute CA path and pins to store.
-    static func parse(_ invocation: Invocation, server: BackendURL) throws -> (trust: TLSTrust, caFile: String?, pins: [String]) {
+    static func parse(_ invocation: Invocation, server: BackendURL) throws -> (
+        trust: TLSTrust, caFile: String?, pins: [String]
+    ) {
         let path = invocation.arguments.value("ca-file").map { invocation.context.fileURL($0).path }
         let pins = invocation.arguments.allValues("pin")
         guard path != nil || !pins.isEmpty else { return (.system, nil, []) }

@@ -9,10 +9,14 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
 
     init(parsing text: String, option: String = "server") throws(UsageError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-              let host = components.host, !host.isEmpty else {
-            throw UsageError("invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a URL such as https://backend.example")
+            let host = components.host, !host.isEmpty
+        else {
+            throw UsageError(
+                "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a URL such as https://backend.example"
+            )
         }
-        guard components.user == nil, components.password == nil, components.query == nil, components.fragment == nil else {
+        guard components.user == nil, components.password == nil, components.query == nil, components.fragment == nil
+        else {
             throw UsageError("the --\(option) URL must not contain user information, a query or a fragment")
         }
         switch scheme {
@@ -20,7 +24,9 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             break
         case "http":
             guard TransportSecurity.isLoopback(host: host) else {
-                throw UsageError("--\(option) must use https://; plain http:// is only allowed for loopback hosts (127.0.0.0/8, ::1, localhost)")
+                throw UsageError(
+                    "--\(option) must use https://; plain http:// is only allowed for loopback hosts (127.0.0.0/8, ::1, localhost)"
+                )
             }
         default:
             throw UsageError("--\(option) must be an https:// URL (or http:// on loopback), not \(scheme)://")

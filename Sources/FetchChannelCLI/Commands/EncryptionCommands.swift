@@ -11,24 +11,29 @@ enum EncryptionCommands {
 
     // MARK: encrypt
 
-    static let encrypt = Command(spec: CommandSpec(
-        path: ["encrypt"],
-        abstract: "Encrypt standard input to a P-256 public key; print the compact JWE (ECDH-ES).",
-        discussion: "Reads the plaintext from standard input and prints a JWE in compact serialization (RFC 7516) "
-            + "with a fresh ephemeral key, IV and (for the key-wrap algorithms) content key. The JWE is at most "
-            + "1 MiB, so the plaintext is at most about 768 KiB. --json prints {\"jwe\", \"alg\", \"enc\"}.",
-        options: [
-            .value("public-key", "FILE", help: "The recipient's public key: PEM (PUBLIC KEY) or a JWK.",
-                   required: true),
-            .value("alg", "ALG", help: "Key management: \(algorithms.joined(separator: ", ")) (default: ECDH-ES)."),
-            .value("enc", "ENC",
-                   help: "Content encryption: \(encryptions.joined(separator: ", ")) (default: A256GCM)."),
-            CommonOptions.json,
-        ]
-    )) { invocation in
+    static let encrypt = Command(
+        spec: CommandSpec(
+            path: ["encrypt"],
+            abstract: "Encrypt standard input to a P-256 public key; print the compact JWE (ECDH-ES).",
+            discussion: "Reads the plaintext from standard input and prints a JWE in compact serialization (RFC 7516) "
+                + "with a fresh ephemeral key, IV and (for the key-wrap algorithms) content key. The JWE is at most "
+                + "1 MiB, so the plaintext is at most about 768 KiB. --json prints {\"jwe\", \"alg\", \"enc\"}.",
+            options: [
+                .value(
+                    "public-key", "FILE", help: "The recipient's public key: PEM (PUBLIC KEY) or a JWK.",
+                    required: true),
+                .value("alg", "ALG", help: "Key management: \(algorithms.joined(separator: ", ")) (default: ECDH-ES)."),
+                .value(
+                    "enc", "ENC",
+                    help: "Content encryption: \(encryptions.joined(separator: ", ")) (default: A256GCM)."),
+                CommonOptions.json,
+            ]
+        )
+    ) { invocation in
         let arguments = invocation.arguments
         let alg = try arguments.choice("alg", from: algorithms).flatMap(JWE.Algorithm.init(rawValue:)) ?? .ecdhES
-        let enc = try arguments.choice("enc", from: encryptions).flatMap(JWE.ContentEncryption.init(rawValue:))
+        let enc =
+            try arguments.choice("enc", from: encryptions).flatMap(JWE.ContentEncryption.init(rawValue:))
             ?? .a256GCM
         let keyURL = invocation.context.fileURL(arguments.value("public-key") ?? "")
         let recipient = try P256.KeyAgreement.PublicKey(
@@ -46,28 +51,32 @@ enum EncryptionCommands {
 
     // MARK: decrypt
 
-    static let decrypt = Command(spec: CommandSpec(
-        path: ["decrypt"],
-        abstract: "Decrypt a compact JWE (ECDH-ES on P-256) with a private key; print the plaintext.",
-        discussion: "Strict: five parts of unpadded base64url, alg and enc from the lists of 'encrypt', an epk on "
-            + "P-256, no zip, crit or duplicate header members, exact IV, tag and key lengths, at most 1 MiB. Exit 0 "
-            + "and the plaintext, byte for byte, on standard output; exit 1 and the reason on standard error when it "
-            + "does not decrypt. The key file is an unencrypted PEM (PRIVATE KEY or EC PRIVATE KEY) or a private JWK. "
-            + "--json prints {\"decrypted\", \"header\", \"plaintext\"} (and on failure {\"decrypted\": false, "
-            + "\"code\", \"reason\"}).",
-        options: [
-            .value("private-key", "FILE", help: "The recipient's private key: PEM or a private JWK.", required: true),
-            CommonOptions.json,
-        ],
-        positionals: [PositionalSpec("JWE", help: "The compact JWE, or - to read it from standard input.")]
-    )) { invocation in
+    static let decrypt = Command(
+        spec: CommandSpec(
+            path: ["decrypt"],
+            abstract: "Decrypt a compact JWE (ECDH-ES on P-256) with a private key; print the plaintext.",
+            discussion: "Strict: five parts of unpadded base64url, alg and enc from the lists of 'encrypt', an epk on "
+                + "P-256, no zip, crit or duplicate header members, exact IV, tag and key lengths, at most 1 MiB. Exit 0 "
+                + "and the plaintext, byte for byte, on standard output; exit 1 and the reason on standard error when it "
+                + "does not decrypt. The key file is an unencrypted PEM (PRIVATE KEY or EC PRIVATE KEY) or a private JWK. "
+                + "--json prints {\"decrypted\", \"header\", \"plaintext\"} (and on failure {\"decrypted\": false, "
+                + "\"code\", \"reason\"}).",
+            options: [
+                .value(
+                    "private-key", "FILE", help: "The recipient's private key: PEM or a private JWK.", required: true),
+                CommonOptions.json,
+            ],
+            positionals: [PositionalSpec("JWE", help: "The compact JWE, or - to read it from standard input.")]
+        )
+    ) { invocation in
         let key = try readPrivateKey(invocation.context.fileURL(invocation.arguments.value("private-key") ?? ""))
         var compact = invocation.arguments.positionals[0]
         if compact == "-" {
             let input = invocation.context.readStandardInput(CompactJWE.maximumLength + 2)
             guard input.count <= CompactJWE.maximumLength + 2 else {
-                return rejected(invocation, code: DeviceSigningError.Code.inputTooLarge.rawValue,
-                                reason: "the JWE on standard input is longer than \(CompactJWE.maximumLength) bytes")
+                return rejected(
+                    invocation, code: DeviceSigningError.Code.inputTooLarge.rawValue,
+                    reason: "the JWE on standard input is longer than \(CompactJWE.maximumLength) bytes")
             }
             compact = String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }

@@ -9,27 +9,31 @@ enum FetchCommands {
 
     // MARK: fetch
 
-    static let fetch = Command(spec: CommandSpec(
-        path: ["fetch"],
-        abstract: "Fetch the pending out-of-band operations of every registered key, from all backends at once.",
-        discussion: "Each registration (a key with a dispatch target, server and device id) is asked with its own "
-            + "fresh Device-Signature, concurrently, with Accept: application/jose;charset=UTF-8: the answer is a "
-            + "JWE to the key's encryption key, decrypted here (a key registered without one asks for "
-            + "application/json). Prints the operations, oldest first (created, channel, server, token prefix), and "
-            + "one line per failing backend on standard error with its typed error. Exit 0 when every backend "
-            + "answered, 2 when some failed, 1 when all failed. --policy picks the channels: accessibility "
-            + "(default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], "
-            + "\"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis "
-            + "and toleranceMillis.",
-        options: [
-            .value("key", "KEYID", help: "Only this key's registration (repeatable; default: every registered key).", repeatable: true),
-            .value("policy", "push-only|accessibility", help: "Which channels to show (default: accessibility)."),
-            .value("timeout-seconds", "S", help: "Per-request timeout (default: 15)."),
-            CommonOptions.store,
-            CommonOptions.passphraseFile,
-            CommonOptions.json,
-        ]
-    )) { invocation in
+    static let fetch = Command(
+        spec: CommandSpec(
+            path: ["fetch"],
+            abstract: "Fetch the pending out-of-band operations of every registered key, from all backends at once.",
+            discussion: "Each registration (a key with a dispatch target, server and device id) is asked with its own "
+                + "fresh Device-Signature, concurrently, with Accept: application/jose;charset=UTF-8: the answer is a "
+                + "JWE to the key's encryption key, decrypted here (a key registered without one asks for "
+                + "application/json). Prints the operations, oldest first (created, channel, server, token prefix), and "
+                + "one line per failing backend on standard error with its typed error. Exit 0 when every backend "
+                + "answered, 2 when some failed, 1 when all failed. --policy picks the channels: accessibility "
+                + "(default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], "
+                + "\"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis "
+                + "and toleranceMillis.",
+            options: [
+                .value(
+                    "key", "KEYID", help: "Only this key's registration (repeatable; default: every registered key).",
+                    repeatable: true),
+                .value("policy", "push-only|accessibility", help: "Which channels to show (default: accessibility)."),
+                .value("timeout-seconds", "S", help: "Per-request timeout (default: 15)."),
+                CommonOptions.store,
+                CommonOptions.passphraseFile,
+                CommonOptions.json,
+            ]
+        )
+    ) { invocation in
         let arguments = invocation.arguments
         let policy = try arguments.choice("policy", from: ["push-only", "accessibility"]) ?? "accessibility"
         let timeout = try arguments.decimal("timeout-seconds", in: 0.1...600) ?? 15
@@ -41,28 +45,38 @@ enum FetchCommands {
         if arguments.allValues("key").isEmpty {
             selected = try store.list().filter { $0.dispatchTargetId != nil }
             guard !selected.isEmpty else {
-                throw CLIFailure("no key in \(store.directory.path) is registered with a backend; 'fetchchannel register' one first")
+                throw CLIFailure(
+                    "no key in \(store.directory.path) is registered with a backend; 'fetchchannel register' one first")
             }
         } else {
             for text in arguments.allValues("key") {
                 let metadata = try store.metadata(try access.resolve(text, in: store))
                 guard metadata.dispatchTargetId != nil else {
-                    throw CLIFailure("key \(metadata.keyId) is not registered with a backend; 'fetchchannel register' it first")
+                    throw CLIFailure(
+                        "key \(metadata.keyId) is not registered with a backend; 'fetchchannel register' it first")
                 }
                 if !selected.contains(where: { $0.keyId == metadata.keyId }) { selected.append(metadata) }
             }
         }
         // One passphrase opens every encrypted key; it is asked for only if one is encrypted.
         let needsPassphrase = selected.contains { !($0.kdf ?? "").hasPrefix("none") && !$0.isHardwareBound }
-        let passphrase = needsPassphrase ? try invocation.passphrases.passphrase(for: .open(keyId: selected.count == 1 ? selected[0].keyId : "the selected keys")) : nil
+        let passphrase =
+            needsPassphrase
+            ? try invocation.passphrases.passphrase(
+                for: .open(keyId: selected.count == 1 ? selected[0].keyId : "the selected keys")) : nil
 
         var registrations: [FetchRegistration] = []
         var unusable: [PendingOutOfBandOperationsError] = []
         for metadata in selected {
             let serverText = metadata.server ?? ""
             guard let server = URL(string: serverText), server.host != nil, let deviceId = metadata.deviceId,
-                  let target = metadata.dispatchTargetId else {
-                unusable.append(.networkError(server: serverText, cause: NetworkFailure(.invalidURL, detail: "key \(metadata.keyId) records no usable server and device id")))
+                let target = metadata.dispatchTargetId
+            else {
+                unusable.append(
+                    .networkError(
+                        server: serverText,
+                        cause: NetworkFailure(
+                            .invalidURL, detail: "key \(metadata.keyId) records no usable server and device id")))
                 continue
             }
             // The registration's encryption key: answers come as application/jose and are decrypted
@@ -71,17 +85,23 @@ enum FetchCommands {
             do {
                 encryptionKey = try store.loadEncryptionKey(metadata.keyId, passphrase: passphrase, tpm: access.tpm)
             } catch let error as DeviceSigningError {
-                unusable.append(.deviceProtectionError(server: serverText, reason: "the encryption key of key "
-                                                       + "\(metadata.keyId) cannot be used: \(error.reason)"))
+                unusable.append(
+                    .deviceProtectionError(
+                        server: serverText,
+                        reason: "the encryption key of key "
+                            + "\(metadata.keyId) cannot be used: \(error.reason)"))
                 continue
             }
-            registrations.append(FetchRegistration(server: server, deviceId: deviceId, dispatchTargetId: target,
-                                                   signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase),
-                                                   trust: try BackendTrustOptions.stored(metadata),
-                                                   encryptionKey: encryptionKey))
+            registrations.append(
+                FetchRegistration(
+                    server: server, deviceId: deviceId, dispatchTargetId: target,
+                    signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase),
+                    trust: try BackendTrustOptions.stored(metadata),
+                    encryptionKey: encryptionKey))
         }
         invocation.note("Fetching from \(registrations.count) backend\(registrations.count == 1 ? "" : "s")…")
-        let client = FetchClient(configuration: FetchClientConfiguration(requestTimeout: .milliseconds(Int64((timeout * 1000).rounded()))))
+        let client = FetchClient(
+            configuration: FetchClientConfiguration(requestTimeout: .milliseconds(Int64((timeout * 1000).rounded()))))
         let result = await client.pendingOutOfBandOperations(registrations)
         let errors = unusable + result.errors
         let shown = result.operations.filter { operation in
@@ -98,11 +118,15 @@ enum FetchCommands {
             let operations = try shown.map { operation -> Any in
                 JSONOutput.parse(try encoder.encode(operation)) ?? NSNull()
             }
-            invocation.standardOutput.line(try JSONOutput.text(["operations": operations, "errors": errors.map(errorObject)]))
+            invocation.standardOutput.line(
+                try JSONOutput.text(["operations": operations, "errors": errors.map(errorObject)]))
         } else if !shown.isEmpty {
             let rows = shown.map { operation in
-                [timestamp(operation.creationTimeInEpochMillis), operation.dispatchChannel.wireValue, operation.server,
-                 String(operation.token.prefix(8)) + "…"]
+                [
+                    timestamp(operation.creationTimeInEpochMillis), operation.dispatchChannel.wireValue,
+                    operation.server,
+                    String(operation.token.prefix(8)) + "…",
+                ]
             }
             for line in table(header: ["CREATED", "CHANNEL", "SERVER", "TOKEN"], rows: rows) {
                 invocation.standardOutput.line(line)
@@ -112,16 +136,19 @@ enum FetchCommands {
             invocation.standardError.line("error: \(error.code) from \(error.server ?? "a backend"): \(error.message)")
         }
         let hidden = result.operations.count - shown.count
-        invocation.note("\(shown.count) pending operation\(shown.count == 1 ? "" : "s")"
-            + (hidden > 0 ? " (\(hidden) on channels outside the \(policy) policy not shown)" : "")
-            + ", \(errors.count) of \(selected.count) backend\(selected.count == 1 ? "" : "s") failed.")
+        invocation.note(
+            "\(shown.count) pending operation\(shown.count == 1 ? "" : "s")"
+                + (hidden > 0 ? " (\(hidden) on channels outside the \(policy) policy not shown)" : "")
+                + ", \(errors.count) of \(selected.count) backend\(selected.count == 1 ? "" : "s") failed.")
         if errors.isEmpty { return ExitCode.success }
         return errors.count >= selected.count ? ExitCode.failure : ExitCode.partial
     }
 
     /// `{"code", "server", "message"}` plus what the case carries.
     static func errorObject(_ error: PendingOutOfBandOperationsError) -> [String: Any] {
-        var object: [String: Any] = ["code": error.code, "server": JSONOutput.orNull(error.server), "message": error.message]
+        var object: [String: Any] = [
+            "code": error.code, "server": JSONOutput.orNull(error.server), "message": error.message,
+        ]
         if let http = error.httpError { object["status"] = http.status }
         if let failure = error.networkFailure { object["networkKind"] = failure.kind.rawValue }
         if case .clockSkewTooBig = error {
@@ -142,25 +169,29 @@ enum FetchCommands {
         let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
             row.indices.map { column in
-                column == row.count - 1 ? row[column] : row[column] + String(repeating: " ", count: widths[column] - row[column].count)
+                column == row.count - 1
+                    ? row[column] : row[column] + String(repeating: " ", count: widths[column] - row[column].count)
             }.joined(separator: "  ")
         }
     }
 
     // MARK: redeem
 
-    static let redeem = Command(spec: CommandSpec(
-        path: ["redeem"],
-        abstract: "Redeem an operation's token at its redeem URL, once.",
-        discussion: "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. The TLS trust is --ca-file/--pin when given, else the one stored with the registration whose backend holds the URL, else the system CAs. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
-        options: [
-            .value("redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json').", required: true),
-            .value("timeout-seconds", "S", help: "Request timeout (default: 15)."),
-            CommonOptions.store,
-            CommonOptions.json,
-        ] + BackendTrustOptions.all,
-        positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
-    )) { invocation in
+    static let redeem = Command(
+        spec: CommandSpec(
+            path: ["redeem"],
+            abstract: "Redeem an operation's token at its redeem URL, once.",
+            discussion:
+                "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. The TLS trust is --ca-file/--pin when given, else the one stored with the registration whose backend holds the URL, else the system CAs. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
+            options: [
+                .value("redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json').", required: true),
+                .value("timeout-seconds", "S", help: "Request timeout (default: 15)."),
+                CommonOptions.store,
+                CommonOptions.json,
+            ] + BackendTrustOptions.all,
+            positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
+        )
+    ) { invocation in
         let arguments = invocation.arguments
         let token = arguments.positionals[0]
         guard !token.isEmpty else { throw UsageError("TOKEN must not be empty") }
@@ -168,8 +199,10 @@ enum FetchCommands {
         let timeout = try arguments.decimal("timeout-seconds", in: 0.1...600) ?? 15
         let client = RedemptionClient(requestTimeout: .milliseconds(Int64((timeout * 1000).rounded())))
         let trust = try redemptionTrust(invocation, url: url)
-        switch await client.redeem(PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description),
-                                   trust: trust) {
+        switch await client.redeem(
+            PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description),
+            trust: trust)
+        {
         case .success(let redeemed):
             if invocation.json {
                 let encoder = JSONEncoder()
@@ -201,7 +234,9 @@ enum FetchCommands {
         let given = try BackendTrustOptions.parse(invocation, server: url)
         if given.caFile != nil || !given.pins.isEmpty { return given.trust }
         let access = KeyStoreAccess(invocation: invocation)
-        guard access.exists, let store = try? access.open(create: false), let records = try? store.list() else { return .system }
+        guard access.exists, let store = try? access.open(create: false), let records = try? store.list() else {
+            return .system
+        }
         let registration = records.first { record in
             record.dispatchTargetId != nil
                 && record.server.flatMap(URL.init(string:)).flatMap(BackendOrigin.init(url:))?.contains(url.url) == true

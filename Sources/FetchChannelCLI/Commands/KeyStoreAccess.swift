@@ -16,7 +16,8 @@ struct KeyStoreAccess {
     /// Whether the store directory exists (a fresh machine has none until a key is made).
     var exists: Bool {
         var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        return FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
+            && isDirectory.boolValue
     }
 
     /// The TPM of hardware-bound keys: the TCTI in this command's `TPM2OPENSSL_TCTI`, else tss2's
@@ -28,7 +29,9 @@ struct KeyStoreAccess {
     /// Opens the store; `create` makes the directory (mode 0700) when it is missing.
     func open(create: Bool) throws -> KeyStore {
         if !create && !exists {
-            throw CLIFailure("the key store \(directory.path) does not exist; create a key with 'fetchchannel key generate' or give --store DIR")
+            throw CLIFailure(
+                "the key store \(directory.path) does not exist; create a key with 'fetchchannel key generate' or give --store DIR"
+            )
         }
         return try KeyStore(directory: directory, createIfMissing: create)
     }
@@ -37,13 +40,20 @@ struct KeyStoreAccess {
     func resolve(_ text: String, in store: KeyStore) throws -> String {
         if KeyStore.isValidKeyId(text) { return text }
         guard text.count >= 4, text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw UsageError("'\(ArgumentParser.shown(text))' is not a key id: give the 43-character id 'fetchchannel key list' shows, or at least its first 4 characters")
+            throw UsageError(
+                "'\(ArgumentParser.shown(text))' is not a key id: give the 43-character id 'fetchchannel key list' shows, or at least its first 4 characters"
+            )
         }
         let matches = try store.list().map(\.keyId).filter { $0.hasPrefix(text) }
         switch matches.count {
         case 1: return matches[0]
-        case 0: throw CLIFailure("no key in \(store.directory.path) has an id starting with '\(text)'; 'fetchchannel key list' shows the keys")
-        default: throw CLIFailure("'\(text)' matches \(matches.count) keys (\(matches.joined(separator: ", "))); give more of the key id")
+        case 0:
+            throw CLIFailure(
+                "no key in \(store.directory.path) has an id starting with '\(text)'; 'fetchchannel key list' shows the keys"
+            )
+        default:
+            throw CLIFailure(
+                "'\(text)' matches \(matches.count) keys (\(matches.joined(separator: ", "))); give more of the key id")
         }
     }
 
@@ -55,15 +65,19 @@ struct KeyStoreAccess {
 
     /// Loads the encryption key of `keyId` as `loadPrivateKey` loads its signing key; nil when the
     /// entry has none yet.
-    func loadEncryptionKey(_ keyId: String,
-                           from store: KeyStore) throws -> (P256.KeyAgreement.PrivateKey?, SecureBytes?) {
+    func loadEncryptionKey(
+        _ keyId: String,
+        from store: KeyStore
+    ) throws -> (P256.KeyAgreement.PrivateKey?, SecureBytes?) {
         try withPassphraseIfNeeded(keyId) { try store.loadEncryptionKey(keyId, passphrase: $0, tpm: tpm) }
     }
 
     /// Runs `body` without a passphrase and, when the key turns out to be encrypted, again with
     /// the one the user gives; returns its result and that passphrase (nil when none was needed).
-    func withPassphraseIfNeeded<Result>(_ keyId: String,
-                                        _ body: (SecureBytes?) throws -> Result) throws -> (Result, SecureBytes?) {
+    func withPassphraseIfNeeded<Result>(
+        _ keyId: String,
+        _ body: (SecureBytes?) throws -> Result
+    ) throws -> (Result, SecureBytes?) {
         do {
             return (try body(nil), nil)
         } catch let error as DeviceSigningError where error.code == .passphraseRequired {
@@ -71,7 +85,8 @@ struct KeyStoreAccess {
             do {
                 return (try body(passphrase), passphrase)
             } catch let error as DeviceSigningError where error.code == .wrongPassphrase {
-                throw CLIFailure("the passphrase does not open key \(keyId); check --passphrase-file or FETCHCHANNEL_PASSPHRASE")
+                throw CLIFailure(
+                    "the passphrase does not open key \(keyId); check --passphrase-file or FETCHCHANNEL_PASSPHRASE")
             }
         }
     }

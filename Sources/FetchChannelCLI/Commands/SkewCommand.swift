@@ -7,17 +7,21 @@ import Foundation
 enum SkewCommand {
     static let all = [skew]
 
-    static let skew = Command(spec: CommandSpec(
-        path: ["skew"],
-        abstract: "Measure the clock offset to a backend from its Date headers and say what it means.",
-        discussion: "Sends a few GET requests to the server URL and takes, from each answer's Date header, offset = server date + 0.5 s - midpoint(sent, received) (the header has one-second resolution; answers with an Age header are ignored); the result is their median. Positive: the server is ahead, the device clock behind. Prints the offset on standard output; exits 0 when it is within the tolerance, 1 (with what to do on standard error) when not. --json prints {\"server\", \"offsetMillis\", \"samplesMillis\", \"toleranceMillis\", \"withinTolerance\", \"message\"}.",
-        options: [
-            .value("server", "URL", help: "The backend's base URL (https://, or http:// on loopback).", required: true),
-            .value("samples", "N", help: "Requests to make, 1 to 20 (default: 3)."),
-            .value("tolerance-seconds", "S", help: "The difference the backend accepts (default: 60)."),
-            CommonOptions.json,
-        ] + BackendTrustOptions.all
-    )) { invocation in
+    static let skew = Command(
+        spec: CommandSpec(
+            path: ["skew"],
+            abstract: "Measure the clock offset to a backend from its Date headers and say what it means.",
+            discussion:
+                "Sends a few GET requests to the server URL and takes, from each answer's Date header, offset = server date + 0.5 s - midpoint(sent, received) (the header has one-second resolution; answers with an Age header are ignored); the result is their median. Positive: the server is ahead, the device clock behind. Prints the offset on standard output; exits 0 when it is within the tolerance, 1 (with what to do on standard error) when not. --json prints {\"server\", \"offsetMillis\", \"samplesMillis\", \"toleranceMillis\", \"withinTolerance\", \"message\"}.",
+            options: [
+                .value(
+                    "server", "URL", help: "The backend's base URL (https://, or http:// on loopback).", required: true),
+                .value("samples", "N", help: "Requests to make, 1 to 20 (default: 3)."),
+                .value("tolerance-seconds", "S", help: "The difference the backend accepts (default: 60)."),
+                CommonOptions.json,
+            ] + BackendTrustOptions.all
+        )
+    ) { invocation in
         let arguments = invocation.arguments
         let server = try BackendURL(parsing: arguments.value("server") ?? "")
         let count = try arguments.integer("samples", in: 1...20) ?? 3
@@ -37,10 +41,16 @@ enum SkewCommand {
             let received = clock.nowMillis()
             let date = answer.header(WireHeader.date)
             let age = answer.header(WireHeader.age)
-            guard let sample = ClockSkewSample.from(dateHeader: date, ageHeader: age, sentAtMillis: sent, receivedAtMillis: received) else {
-                lastProblem = date == nil ? "the answer had no Date header"
-                    : age != nil ? "the answer came from a cache (Age header)"
-                    : "the Date header '\(BackendHTTPClient.Answer.clean(date ?? ""))' is not an HTTP date"
+            guard
+                let sample = ClockSkewSample.from(
+                    dateHeader: date, ageHeader: age, sentAtMillis: sent, receivedAtMillis: received)
+            else {
+                lastProblem =
+                    date == nil
+                    ? "the answer had no Date header"
+                    : age != nil
+                        ? "the answer came from a cache (Age header)"
+                        : "the Date header '\(BackendHTTPClient.Answer.clean(date ?? ""))' is not an HTTP date"
                 continue
             }
             samples.append(sample.offsetMillis)
@@ -50,16 +60,21 @@ enum SkewCommand {
             throw CLIFailure("cannot measure the clock offset to \(name): \(lastProblem)")
         }
         let within = offset.magnitude <= UInt64(toleranceMillis)
-        let message = within
+        let message =
+            within
             ? "The device clock is \(describe(offset)) \(name), within the allowed \(seconds(toleranceMillis)) (±0.5 s: the Date header has one-second resolution)."
             : ClockSkew(server: name, measuredOffsetMillis: offset, toleranceMillis: toleranceMillis).message
         if invocation.json {
-            invocation.standardOutput.line(try JSONOutput.text([
-                "server": name, "offsetMillis": offset, "samplesMillis": samples, "toleranceMillis": toleranceMillis,
-                "withinTolerance": within, "message": message,
-            ]))
+            invocation.standardOutput.line(
+                try JSONOutput.text([
+                    "server": name, "offsetMillis": offset, "samplesMillis": samples,
+                    "toleranceMillis": toleranceMillis,
+                    "withinTolerance": within, "message": message,
+                ]))
         } else {
-            invocation.standardOutput.line("\(offset >= 0 ? "+" : "")\(offset) ms (server minus device, median of \(samples.count) sample\(samples.count == 1 ? "" : "s"))")
+            invocation.standardOutput.line(
+                "\(offset >= 0 ? "+" : "")\(offset) ms (server minus device, median of \(samples.count) sample\(samples.count == 1 ? "" : "s"))"
+            )
         }
         if within {
             invocation.note(message)

@@ -17,7 +17,10 @@ struct DemoWalkthrough {
     let output: OutputChannel
 
     func say(_ text: String = "") { output.line(text) }
-    func step(_ number: Int, _ title: String) { say(); say("\(number). \(title)") }
+    func step(_ number: Int, _ title: String) {
+        say()
+        say("\(number). \(title)")
+    }
 
     func run() async throws {
         let clock = SimulatedDeviceClock()
@@ -44,15 +47,17 @@ struct DemoWalkthrough {
         say("   healthy        \(healthy.baseURL.absoluteString)  (HTTPS: its CA trusted, its key pinned)")
         say("   clock skewed   \(skewed.baseURL.absoluteString)  (its clock is 7 min 12 s ahead)")
         say("   down           \(downURL.absoluteString)")
-        say("   wrong pin      \(repinned.baseURL.absoluteString)  "
-            + "(HTTPS: its CA trusted, its key is not the pinned one)")
+        say(
+            "   wrong pin      \(repinned.baseURL.absoluteString)  "
+                + "(HTTPS: its CA trusted, its key is not the pinned one)")
 
         // 2. A key in a temporary, encrypted store.
         let store = try KeyStore(directory: storeDirectory.appendingPathComponent("keys", isDirectory: true))
         let passphrase = SecureBytes(Array("demo passphrase".utf8))
         let generated = try P256.Signing.PrivateKey()
-        let keyId = try store.save(generated, metadata: KeyMetadata(publicKey: generated.publicKey, deviceId: "demo-phone"),
-                                   passphrase: passphrase)
+        let keyId = try store.save(
+            generated, metadata: KeyMetadata(publicKey: generated.publicKey, deviceId: "demo-phone"),
+            passphrase: passphrase)
         let key = try store.load(keyId, passphrase: passphrase)
         step(2, "Created device key \(keyId) in a temporary store (\(KeyDerivation.default), AES-256-CBC, mode 0600).")
 
@@ -60,17 +65,22 @@ struct DemoWalkthrough {
         let deviceId = "demo-phone"
         let healthyTarget = try await Self.register(key, deviceId: deviceId, at: healthy.baseURL, trust: healthyTrust)
         let skewedTarget = try await Self.register(key, deviceId: deviceId, at: skewed.baseURL)
-        try store.updateMetadata(keyId) { $0.dispatchTargetId = healthyTarget; $0.server = healthy.baseURL.absoluteString }
+        try store.updateMetadata(keyId) {
+            $0.dispatchTargetId = healthyTarget
+            $0.server = healthy.baseURL.absoluteString
+        }
         step(3, "Registered the key as a dispatch target: \(healthyTarget) (healthy), \(skewedTarget) (skewed).")
         // The wrong-pin backend registers in process: over the network the pin check refuses it.
         let repinnedTarget = try repinned.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
         let registrations = [
-            FetchRegistration(server: healthy.baseURL, deviceId: deviceId, dispatchTargetId: healthyTarget, key: key,
-                              trust: healthyTrust),
+            FetchRegistration(
+                server: healthy.baseURL, deviceId: deviceId, dispatchTargetId: healthyTarget, key: key,
+                trust: healthyTrust),
             FetchRegistration(server: skewed.baseURL, deviceId: deviceId, dispatchTargetId: skewedTarget, key: key),
             FetchRegistration(server: downURL, deviceId: deviceId, dispatchTargetId: "unreachable", key: key),
-            FetchRegistration(server: repinned.baseURL, deviceId: deviceId, dispatchTargetId: repinnedTarget, key: key,
-                              trust: repinnedTrust),
+            FetchRegistration(
+                server: repinned.baseURL, deviceId: deviceId, dispatchTargetId: repinnedTarget, key: key,
+                trust: repinnedTrust),
         ]
 
         // 4. Operations through the three channels.
@@ -78,7 +88,10 @@ struct DemoWalkthrough {
         let qr = try healthy.dispatch(deviceId: deviceId, channel: DispatchChannel.qrCode.wireValue)
         let link = try healthy.dispatch(deviceId: deviceId, channel: DispatchChannel.link.wireValue)
         try skewed.dispatch(deviceId: deviceId, channel: DispatchChannel.pushNotification.wireValue)
-        step(4, "The healthy backend dispatched three operations: push \(Self.short(push.token)), QR code \(Self.short(qr.token)), link \(Self.short(link.token)).")
+        step(
+            4,
+            "The healthy backend dispatched three operations: push \(Self.short(push.token)), QR code \(Self.short(qr.token)), link \(Self.short(link.token))."
+        )
 
         // 5. A foreground trigger fetches from every backend at once. Redemption goes only to
         // the backends the device is registered on, whatever a push or QR code names.
@@ -86,64 +99,94 @@ struct DemoWalkthrough {
         let client = FetchClient(configuration: .init(requestTimeout: .seconds(5)), clock: clock)
         let fetcher = RegisteredFetchClient(client: client, registrations: registrations)
         let notifications = InMemoryLocalNotifications(clock: clock)
-        let stale = notifications.post(token: "token-of-an-operation-that-is-gone", server: healthy.baseURL.absoluteString)
-        let observer = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer),
-                                        policy: .accessibility, notifications: notifications, startsChosenOperation: false, clock: clock)
+        let stale = notifications.post(
+            token: "token-of-an-operation-that-is-gone", server: healthy.baseURL.absoluteString)
+        let observer = FetchCoordinator(
+            fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer),
+            policy: .accessibility, notifications: notifications, startsChosenOperation: false, clock: clock)
         let first = await observer.handle(.foreground)
         let snapshot = try Self.require(first.snapshot, "the foreground trigger did not fetch")
-        step(5, "App came to the foreground -> \(first.reason.rawValue): \(snapshot.operations.count) operations, \(snapshot.errors.count) errors.")
+        step(
+            5,
+            "App came to the foreground -> \(first.reason.rawValue): \(snapshot.operations.count) operations, \(snapshot.errors.count) errors."
+        )
         for operation in snapshot.operations {
-            say("   \(Self.time(operation.creationTimeInEpochMillis))  \(operation.dispatchChannel.wireValue.padding(toLength: 25, withPad: " ", startingAt: 0)) \(Self.short(operation.token))")
+            say(
+                "   \(Self.time(operation.creationTimeInEpochMillis))  \(operation.dispatchChannel.wireValue.padding(toLength: 25, withPad: " ", startingAt: 0)) \(Self.short(operation.token))"
+            )
         }
-        say("   Local notification for a token no longer pending was cancelled: \(snapshot.cancelledNotifications.map(\.identifier) == [stale.identifier] ? "yes" : "no").")
+        say(
+            "   Local notification for a token no longer pending was cancelled: \(snapshot.cancelledNotifications.map(\.identifier) == [stale.identifier] ? "yes" : "no")."
+        )
 
         // 6. A user action a second later is throttled: the cached result, no request.
         clock.advance(byMillis: 1_000)
         let requestsBefore = healthy.statistics.requests(to: .operations)
         let second = await observer.handle(.userAction)
-        step(6, "User pulled to refresh 1 s later -> \(second.reason.rawValue): the cached result, \(healthy.statistics.requests(to: .operations) - requestsBefore) new requests (window: 5 s).")
+        step(
+            6,
+            "User pulled to refresh 1 s later -> \(second.reason.rawValue): the cached result, \(healthy.statistics.requests(to: .operations) - requestsBefore) new requests (window: 5 s)."
+        )
 
         // 7. The two channel policies pick different operations.
         let pushOnly = OperationSelection.eligible(snapshot.operations, policy: .pushOnly, states: [:]).last
         let accessible = OperationSelection.eligible(snapshot.operations, policy: .accessibility, states: [:]).last
         step(7, "Channel policy decides what to start (the latest eligible operation):")
-        say("   .pushOnly       -> \(pushOnly.map { "\($0.dispatchChannel.wireValue) \(Self.short($0.token))" } ?? "nothing")")
-        say("   .accessibility  -> \(accessible.map { "\($0.dispatchChannel.wireValue) \(Self.short($0.token))" } ?? "nothing")")
+        say(
+            "   .pushOnly       -> \(pushOnly.map { "\($0.dispatchChannel.wireValue) \(Self.short($0.token))" } ?? "nothing")"
+        )
+        say(
+            "   .accessibility  -> \(accessible.map { "\($0.dispatchChannel.wireValue) \(Self.short($0.token))" } ?? "nothing")"
+        )
 
         // 8. A push for the operation a fetch is about to start: redeemed exactly once.
         let pipeline = RedemptionPipeline(redeemer: redeemer)
         let starter = FetchCoordinator(fetcher: fetcher, pipeline: pipeline, policy: .pushOnly, clock: clock)
-        let payload = PendingOutOfBandOperation.Payload(contentType: WireMediaType.json, version: "1",
-                                                        redeemData: .init(token: push.token, redeemUrl: push.redeemURL))
+        let payload = PendingOutOfBandOperation.Payload(
+            contentType: WireMediaType.json, version: "1",
+            redeemData: .init(token: push.token, redeemUrl: push.redeemURL))
         async let fetched = starter.handle(.foreground)
         async let pushed = starter.handle(.incoming(.pushNotification, payload))
         let (fetchOutcome, pushOutcome) = await (fetched, pushed)
-        step(8, "A push for \(Self.short(push.token)) arrived while a fetch was returning it (one pipeline, (origin, token) = identity):")
+        step(
+            8,
+            "A push for \(Self.short(push.token)) arrived while a fetch was returning it (one pipeline, (origin, token) = identity):"
+        )
         say("   push  -> \(pushOutcome.incomingReport.map { "\($0.code) \(Self.short($0.token))" } ?? "-")")
-        say("   fetch -> \(fetchOutcome.snapshot?.started.map { "\($0.code) \(Self.short($0.token))" } ?? "started nothing: the token was already in progress or redeemed")")
+        say(
+            "   fetch -> \(fetchOutcome.snapshot?.started.map { "\($0.code) \(Self.short($0.token))" } ?? "started nothing: the token was already in progress or redeemed")"
+        )
         say("   The backend redeemed it \(healthy.statistics.redemptions[push.token] ?? 0) time(s).")
 
         // 9. A redemption that fails is released and can be retried.
         try healthy.injectFault(EmulatorFault(endpoint: .redeem, kind: .status, status: 503, count: 1))
-        let qrOperation = try Self.require(snapshot.operations.first { $0.token == qr.token }, "the QR operation was not fetched")
+        let qrOperation = try Self.require(
+            snapshot.operations.first { $0.token == qr.token }, "the QR operation was not fetched")
         let failed = await pipeline.redeem(qrOperation)
         let retried = await pipeline.redeem(qrOperation)
-        step(9, "Redeeming the QR operation while the backend answers 503 -> \(failed.code); tried again -> \(retried.code).")
+        step(
+            9,
+            "Redeeming the QR operation while the backend answers 503 -> \(failed.code); tried again -> \(retried.code)."
+        )
 
         // 10. Clock skew and the down backend, in the same partial result.
         step(10, "The same fetch reported, beside the healthy backend's operations:")
         for error in snapshot.errors {
             let kind = error.networkFailure.map { " (\($0.kind))" } ?? ""
             say("   \(error.code)\(kind) from \(error.server ?? "-")")
-            if let offset = error.measuredOffsetMillis { say("     measured offset: \(offset) ms, tolerance: \(error.toleranceMillis ?? 0) ms") }
+            if let offset = error.measuredOffsetMillis {
+                say("     measured offset: \(offset) ms, tolerance: \(error.toleranceMillis ?? 0) ms")
+            }
             say("     \(error.message)")
         }
         let codes = snapshot.errors.map(\.code)
         let kinds = snapshot.errors.compactMap(\.networkFailure?.kind)
         guard codes.contains("clockSkewTooBig"), kinds.contains(.connectionRefused), kinds.contains(.tlsPinMismatch),
-              snapshot.operations.count == 3,
-              healthy.statistics.redemptions[push.token] == 1, retried.code == "redeemed" else {
-            throw CLIFailure("the demo did not go as expected: errors \(codes), \(snapshot.operations.count) operations")
+            snapshot.operations.count == 3,
+            healthy.statistics.redemptions[push.token] == 1, retried.code == "redeemed"
+        else {
+            throw CLIFailure(
+                "the demo did not go as expected: errors \(codes), \(snapshot.operations.count) operations")
         }
         try await showTPMBoundKey(step: 11, store: store, beside: registrations[0], backend: healthy)
         say()
@@ -151,13 +194,17 @@ struct DemoWalkthrough {
     }
 
     /// POSTs the public key to the backend's dispatch-target endpoint; returns the target id.
-    static func register(_ key: P256.Signing.PrivateKey, deviceId: String, at server: URL,
-                         trust: TLSTrust = .system) async throws -> String {
+    static func register(
+        _ key: P256.Signing.PrivateKey, deviceId: String, at server: URL,
+        trust: TLSTrust = .system
+    ) async throws -> String {
         let jwk = (try? JSONSerialization.jsonObject(with: Data(key.publicKey.jwk.jsonString.utf8))) ?? [:]
         let answer = try await BackendHTTPClient().send(
             "POST", server.appendingPathComponent(RegistrationCommands.targetsPath),
-            json: ["username": "demo", "deviceId": deviceId, "name": "demo phone", "target": deviceId,
-                   "dispatcher": "fetchchannel", "signatureKey": jwk], trust: trust)
+            json: [
+                "username": "demo", "deviceId": deviceId, "name": "demo phone", "target": deviceId,
+                "dispatcher": "fetchchannel", "signatureKey": jwk,
+            ], trust: trust)
         guard answer.status == 201, let id = answer.object?["id"] as? String else {
             throw CLIFailure("registration failed: \(answer.summary)")
         }

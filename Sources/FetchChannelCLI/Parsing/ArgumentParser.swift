@@ -19,7 +19,9 @@
 public enum ArgumentParser: Sendable {
     /// Option names that would carry a secret on the command line, where other users can read
     /// it in the process list and it stays in the shell history.
-    public static let forbiddenSecretOptions: Set<String> = ["passphrase", "password", "pass", "passin", "passout", "secret"]
+    public static let forbiddenSecretOptions: Set<String> = [
+        "passphrase", "password", "pass", "passin", "passout", "secret",
+    ]
 
     public static let secretOnCommandLineMessage =
         "a passphrase is never taken from the command line: other users can read it in the process list and it stays in the shell history. Use --passphrase-file FILE, the FETCHCHANNEL_PASSPHRASE environment variable, or the prompt (when standard input is a terminal)"
@@ -78,7 +80,9 @@ public enum ArgumentParser: Sendable {
                 let value: String
                 if let inlineValue {
                     value = inlineValue
-                } else if index < arguments.count, !arguments[index].hasPrefix("--") || isValueWord(arguments[index], spec) {
+                } else if index < arguments.count,
+                    !arguments[index].hasPrefix("--") || isValueWord(arguments[index], spec)
+                {
                     value = arguments[index]
                     index += 1
                 } else {
@@ -111,21 +115,24 @@ public enum ArgumentParser: Sendable {
     static func isValueWord(_ argument: String, _ spec: CommandSpec) -> Bool {
         let name = String(argument.drop { $0 == "-" })
         guard spec.option(named: name) == nil, !forbiddenSecretOptions.contains(name.lowercased()) else { return false }
-        return argument.utf8.count >= 20 && argument.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"): true
-            default: false
+        return argument.utf8.count >= 20
+            && argument.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default: false
+                }
             }
-        }
     }
 
     /// An argument as it may appear in a message: at most 64 characters, control characters
     /// replaced, so that a message is always one readable line.
     static func shown(_ text: some StringProtocol) -> String {
-        let cleaned = String(text.unicodeScalars.prefix(64).map { scalar -> Character in
-            scalar.properties.generalCategory == .control ? "?" : Character(scalar)
-        })
+        let cleaned = String(
+            text.unicodeScalars.prefix(64).map { scalar -> Character in
+                scalar.properties.generalCategory == .control ? "?" : Character(scalar)
+            })
         return text.unicodeScalars.count > 64 ? cleaned + "…" : cleaned
     }
 }

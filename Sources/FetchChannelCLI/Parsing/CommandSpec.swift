@@ -10,8 +10,10 @@ public struct CommandSpec: Sendable, Hashable {
     public let options: [OptionSpec]
     public let positionals: [PositionalSpec]
 
-    public init(path: [String], abstract: String, discussion: String = "", options: [OptionSpec] = [],
-                positionals: [PositionalSpec] = []) {
+    public init(
+        path: [String], abstract: String, discussion: String = "", options: [OptionSpec] = [],
+        positionals: [PositionalSpec] = []
+    ) {
         self.path = path
         self.abstract = abstract
         self.discussion = discussion
@@ -75,8 +77,10 @@ public struct OptionSpec: Sendable, Hashable {
         OptionSpec(name, .flag, help: help)
     }
 
-    public static func value(_ name: String, _ placeholder: String, help: String, required: Bool = false,
-                             repeatable: Bool = false) -> OptionSpec {
+    public static func value(
+        _ name: String, _ placeholder: String, help: String, required: Bool = false,
+        repeatable: Bool = false
+    ) -> OptionSpec {
         OptionSpec(name, .value(placeholder: placeholder), help: help, required: required, repeatable: repeatable)
     }
 }

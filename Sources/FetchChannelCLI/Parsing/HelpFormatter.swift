@@ -28,7 +28,9 @@ enum HelpFormatter {
     }
 
     static func groupHelp(name: String, abstract: String, commands: [CommandSpec]) -> String {
-        var lines = ["OVERVIEW: \(abstract)", "", "USAGE: fetchchannel \(name) <subcommand> [options]", "", "SUBCOMMANDS:"]
+        var lines = [
+            "OVERVIEW: \(abstract)", "", "USAGE: fetchchannel \(name) <subcommand> [options]", "", "SUBCOMMANDS:",
+        ]
         lines.append(contentsOf: table(commands.map { ($0.path.dropFirst().joined(separator: " "), $0.abstract) }))
         lines.append(contentsOf: ["", "OPTIONS:"])
         lines.append(contentsOf: table([helpOption, versionOption]))
@@ -57,7 +59,8 @@ enum HelpFormatter {
             } else {
                 let padding = String(repeating: " ", count: width - left.count)
                 for (index, text) in wrapped.enumerated() {
-                    lines.append(index == 0 ? "  " + left + padding + text : String(repeating: " ", count: width + 2) + text)
+                    lines.append(
+                        index == 0 ? "  " + left + padding + text : String(repeating: " ", count: width + 2) + text)
                 }
             }
         }

@@ -7,7 +7,9 @@ extension ParsedArguments {
     public func integer(_ name: String, in range: ClosedRange<Int64>) throws(UsageError) -> Int64? {
         guard let text = value(name) else { return nil }
         guard let number = Int64(text), range.contains(number) else {
-            throw UsageError("invalid value '\(ArgumentParser.shown(text))' for '--\(name)': expected an integer in \(range.lowerBound)...\(range.upperBound)")
+            throw UsageError(
+                "invalid value '\(ArgumentParser.shown(text))' for '--\(name)': expected an integer in \(range.lowerBound)...\(range.upperBound)"
+            )
         }
         return number
     }
@@ -16,7 +18,9 @@ extension ParsedArguments {
     public func decimal(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
         guard let text = value(name) else { return nil }
         guard let number = Double(text), number.isFinite, range.contains(number) else {
-            throw UsageError("invalid value '\(ArgumentParser.shown(text))' for '--\(name)': expected a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))")
+            throw UsageError(
+                "invalid value '\(ArgumentParser.shown(text))' for '--\(name)': expected a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))"
+            )
         }
         return number
     }
@@ -25,7 +29,9 @@ extension ParsedArguments {
     public func choice(_ name: String, from choices: [String]) throws(UsageError) -> String? {
         guard let text = value(name) else { return nil }
         guard choices.contains(text) else {
-            throw UsageError("invalid value '\(ArgumentParser.shown(text))' for '--\(name)': expected one of \(choices.joined(separator: ", "))")
+            throw UsageError(
+                "invalid value '\(ArgumentParser.shown(text))' for '--\(name)': expected one of \(choices.joined(separator: ", "))"
+            )
         }
         return text
     }

@@ -11,7 +11,9 @@ struct PassphraseResolver {
 
     static let option = OptionSpec.value(
         "passphrase-file", "FILE",
-        help: "Read the passphrase from FILE (its first line). Otherwise FETCHCHANNEL_PASSPHRASE is used, else a prompt when standard input is a terminal. Never on the command line.")
+        help:
+            "Read the passphrase from FILE (its first line). Otherwise FETCHCHANNEL_PASSPHRASE is used, else a prompt when standard input is a terminal. Never on the command line."
+    )
 
     /// What the passphrase is for, in the words of the prompt and the error messages.
     enum Purpose {
@@ -40,14 +42,16 @@ struct PassphraseResolver {
         }
         if let value = context.environment[Self.environmentVariable] {
             guard !value.isEmpty else {
-                throw UsageError("\(Self.environmentVariable) is set but empty; give it the passphrase, or unset it to be prompted")
+                throw UsageError(
+                    "\(Self.environmentVariable) is set but empty; give it the passphrase, or unset it to be prompted")
             }
             return SecureBytes(value.utf8)
         }
         if let prompt = context.passphrasePrompt {
             return try fromPrompt(prompt, purpose: purpose)
         }
-        var message = "a passphrase is needed to \(purpose.phrase), and standard input is not a terminal to prompt on: use --passphrase-file FILE or set \(Self.environmentVariable)"
+        var message =
+            "a passphrase is needed to \(purpose.phrase), and standard input is not a terminal to prompt on: use --passphrase-file FILE or set \(Self.environmentVariable)"
         if allowsNoEncryption {
             message += ", or add --no-encryption to store the key unencrypted (not recommended)"
         }
@@ -79,7 +83,9 @@ struct PassphraseResolver {
             }
         }
         guard length <= Self.maximumFileBytes else {
-            throw CLIFailure("the passphrase file \(url.path) is larger than \(Self.maximumFileBytes) bytes; it must hold the passphrase on its first line")
+            throw CLIFailure(
+                "the passphrase file \(url.path) is larger than \(Self.maximumFileBytes) bytes; it must hold the passphrase on its first line"
+            )
         }
         // The first line: up to the first newline (a trailing CR of CRLF dropped).
         let end = contents.withUnsafeBytes { bytes -> Int in
@@ -91,7 +97,9 @@ struct PassphraseResolver {
             throw UsageError("the passphrase file \(url.path) is empty; its first line must hold the passphrase")
         }
         return SecureBytes(count: end) { target in
-            contents.withUnsafeBytes { source in target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<end])) }
+            contents.withUnsafeBytes { source in
+                target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<end]))
+            }
         }
     }
 
@@ -102,13 +110,15 @@ struct PassphraseResolver {
             throw CLIFailure("cannot read the passphrase file \(path): \(String(cString: strerror(errno)))")
         }
         guard status.st_uid == geteuid() else {
-            throw CLIFailure("the passphrase file \(path) is not owned by you (owner uid \(status.st_uid)); "
-                + "a passphrase must be in a file of your own: copy it to a new file and run 'chmod 600' on it")
+            throw CLIFailure(
+                "the passphrase file \(path) is not owned by you (owner uid \(status.st_uid)); "
+                    + "a passphrase must be in a file of your own: copy it to a new file and run 'chmod 600' on it")
         }
         let mode = status.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw CLIFailure("the passphrase file \(path) is accessible by group or others (mode "
-                + String(mode, radix: 8) + "); run 'chmod 600 \(path)'")
+            throw CLIFailure(
+                "the passphrase file \(path) is accessible by group or others (mode "
+                    + String(mode, radix: 8) + "); run 'chmod 600 \(path)'")
         }
     }
 

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import DeviceSigning
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Terminal settings saved while echo is off, for the SIGINT handler to put back. Only touched
 /// by the one thread that prompts and by the handler it installs (tcsetattr is async-signal-safe).

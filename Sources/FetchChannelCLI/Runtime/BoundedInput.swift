@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 
 #if canImport(Glibc)
-private let systemRead = Glibc.read
+    import Glibc
 #elseif canImport(Darwin)
-private let systemRead = Darwin.read
+    import Darwin
+#endif
+
+#if canImport(Glibc)
+    private let systemRead = Glibc.read
+#elseif canImport(Darwin)
+    private let systemRead = Darwin.read
 #endif
 
 /// Reads the files and standard input a command is given (keys, JWS, passphrases) with a bound:

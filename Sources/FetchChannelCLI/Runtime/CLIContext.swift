@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Everything a command may touch of its surroundings, so tests can run commands in-process:
 /// the environment, the working directory, the output channels and standard input.
@@ -21,10 +22,12 @@ public struct CLIContext: Sendable {
     /// Asks for a passphrase without echo; nil when there is no terminal to ask on.
     public var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
 
-    public init(environment: [String: String], currentDirectory: URL, standardOutput: OutputChannel,
-                standardError: OutputChannel, standardInputIsTerminal: Bool,
-                readStandardInput: @escaping @Sendable (_ maximumBytes: Int) -> [UInt8],
-                passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?) {
+    public init(
+        environment: [String: String], currentDirectory: URL, standardOutput: OutputChannel,
+        standardError: OutputChannel, standardInputIsTerminal: Bool,
+        readStandardInput: @escaping @Sendable (_ maximumBytes: Int) -> [UInt8],
+        passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
+    ) {
         self.environment = environment
         self.currentDirectory = currentDirectory
         self.standardOutput = standardOutput
@@ -46,16 +49,21 @@ public struct CLIContext: Sendable {
             currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true),
             standardOutput: .standardOutput, standardError: .standardError,
             standardInputIsTerminal: isTerminal,
-            readStandardInput: { maximumBytes in Array(BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) ?? Data()) },
+            readStandardInput: { maximumBytes in
+                Array(BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) ?? Data())
+            },
             passphrasePrompt: prompt)
     }
 
     /// An in-memory context for tests: no terminal, empty standard input unless given.
-    public static func inMemory(environment: [String: String] = [:], currentDirectory: URL = URL(fileURLWithPath: "/"),
-                                standardInput: [UInt8] = []) -> CLIContext {
-        CLIContext(environment: environment, currentDirectory: currentDirectory,
-                   standardOutput: .inMemory(), standardError: .inMemory(), standardInputIsTerminal: false,
-                   readStandardInput: { maximumBytes in Array(standardInput.prefix(maximumBytes + 1)) }, passphrasePrompt: nil)
+    public static func inMemory(
+        environment: [String: String] = [:], currentDirectory: URL = URL(fileURLWithPath: "/"),
+        standardInput: [UInt8] = []
+    ) -> CLIContext {
+        CLIContext(
+            environment: environment, currentDirectory: currentDirectory,
+            standardOutput: .inMemory(), standardError: .inMemory(), standardInputIsTerminal: false,
+            readStandardInput: { maximumBytes in Array(standardInput.prefix(maximumBytes + 1)) }, passphrasePrompt: nil)
     }
 
     /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME.

@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
 
 #if canImport(Glibc)
-private let systemWrite = Glibc.write
+    import Glibc
 #elseif canImport(Darwin)
-private let systemWrite = Darwin.write
+    import Darwin
+#endif
+
+#if canImport(Glibc)
+    private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+    private let systemWrite = Darwin.write
 #endif
 
 /// Where a command writes: standard output or standard error (unbuffered `write(2)`, so a line

@@ -11,14 +11,17 @@ struct ServedCertificateAuthorityFile {
     init(pem: String) throws {
         let base = FileManager.default.temporaryDirectory.path
         var template = Array("\(base)/fetchchannel-serve-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {   // mkdtemp creates it 0700
+        guard let made = mkdtemp(&template) else {  // mkdtemp creates it 0700
             let reason = String(cString: strerror(errno))
             throw CLIFailure("cannot create a directory for the CA certificate under \(base): \(reason)")
         }
         directory = String(cString: made)
         path = directory + "/ca.pem"
-        guard FileManager.default.createFile(atPath: path, contents: Data(pem.utf8),
-                                             attributes: [.posixPermissions: 0o644]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(pem.utf8),
+                attributes: [.posixPermissions: 0o644])
+        else {
             try? FileManager.default.removeItem(atPath: directory)
             throw CLIFailure("cannot write the CA certificate to \(path)")
         }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Waits for SIGINT or SIGTERM with Dispatch signal sources: the default action (terminating the
 /// process) is switched off, so the caller can stop cleanly and exit 0.

@@ -38,8 +38,10 @@ struct StoredOperation: Sendable {
     /// The serialized `Op` JSON, made once at dispatch: operations are immutable and listed often.
     let json: [UInt8]
 
-    init(deviceId: String, kind: OperationKind, creationTimeMillis: Int64, expiresAtMillis: Int64, channel: String,
-         token: String, redeemURL: String, data: JSONObjectText?) {
+    init(
+        deviceId: String, kind: OperationKind, creationTimeMillis: Int64, expiresAtMillis: Int64, channel: String,
+        token: String, redeemURL: String, data: JSONObjectText?
+    ) {
         self.deviceId = deviceId
         self.kind = kind
         self.creationTimeMillis = creationTimeMillis
@@ -58,10 +60,13 @@ struct StoredOperation: Sendable {
             "creationTimeInEpochMillis": creationTimeMillis,
             "dispatchChannel": channel,
             "payload": payload,
-            "additionalInformation": ["operation": kind.rawValue, "lifetimeMillis": expiresAtMillis - creationTimeMillis],
+            "additionalInformation": [
+                "operation": kind.rawValue, "lifetimeMillis": expiresAtMillis - creationTimeMillis,
+            ],
         ]
         // Only strings, numbers and the dispatcher's already-parsed JSON: always serializable.
-        self.json = Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
+        self.json = Array(
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
     }
 
     /// `{"operations":[Op…]}` for a list of operations, from their cached JSON.

@@ -17,7 +17,9 @@ enum BackendResponses {
         return HTTPResponse.json(status: status.code, data)
     }
 
-    static func error(_ status: HTTPStatus, _ code: String, _ message: String, extra: [String: Any] = [:]) -> HTTPResponse {
+    static func error(_ status: HTTPStatus, _ code: String, _ message: String, extra: [String: Any] = [:])
+        -> HTTPResponse
+    {
         var body: [String: Any] = [WireErrorCode.Member.errorCode: code, WireErrorCode.Member.message: message]
         body.merge(extra) { current, _ in current }
         return json(status, body)
@@ -43,7 +45,8 @@ enum BackendResponses {
     static let notFound = HTTPResponse(status: HTTPStatus.notFound.code)
 
     static func methodNotAllowed(allow: [String]) -> HTTPResponse {
-        HTTPResponse(status: HTTPStatus.methodNotAllowed.code, headers: [WireHeader.allow: allow.joined(separator: ", ")])
+        HTTPResponse(
+            status: HTTPStatus.methodNotAllowed.code, headers: [WireHeader.allow: allow.joined(separator: ", ")])
     }
 
     /// 415 for a request body that is not `application/json` (parameters such as `charset` allowed):
@@ -53,11 +56,13 @@ enum BackendResponses {
         guard !request.body.isEmpty else { return nil }
         let types = request.headers.values(for: WireHeader.contentType)
         if types.count == 1, let mediaType = types[0].split(separator: ";", omittingEmptySubsequences: false).first,
-           HTTPHeaders.namesEqual(String(mediaType.trimmingHTTPWhitespace()), WireMediaType.json) {
+            HTTPHeaders.namesEqual(String(mediaType.trimmingHTTPWhitespace()), WireMediaType.json)
+        {
             return nil
         }
-        return error(.unsupportedMediaType, WireErrorCode.unsupportedMediaType,
-                     "A request body must be sent as \(WireHeader.contentType): \(WireMediaType.json).")
+        return error(
+            .unsupportedMediaType, WireErrorCode.unsupportedMediaType,
+            "A request body must be sent as \(WireHeader.contentType): \(WireMediaType.json).")
     }
 
     /// Parses a JSON object body; nil for anything else.

@@ -22,13 +22,18 @@ struct BackendRouter: Sendable {
 
     func handle(_ request: HTTPRequest) -> HTTPServerAction {
         guard HTTPAuthority.namesOnlyLoopback(request) else {
-            return .respond(BackendResponses.error(.misdirectedRequest, WireErrorCode.misdirectedRequest, "The emulator answers requests "
-                + "addressed to localhost, 127.0.0.0/8 or [::1] only; check the Host header."))
+            return .respond(
+                BackendResponses.error(
+                    .misdirectedRequest, WireErrorCode.misdirectedRequest,
+                    "The emulator answers requests "
+                        + "addressed to localhost, 127.0.0.0/8 or [::1] only; check the Host header."))
         }
         let path = request.path
         if path == WirePaths.Emulator.root || path.hasPrefix(WirePaths.Emulator.root + "/") {
             guard request.peer.isLoopback else {
-                return .respond(BackendResponses.error(.forbidden, WireErrorCode.forbidden, "The emulator control API answers loopback clients only."))
+                return .respond(
+                    BackendResponses.error(
+                        .forbidden, WireErrorCode.forbidden, "The emulator control API answers loopback clients only."))
             }
             return .respond(BackendResponses.unsupportedMediaType(request) ?? control(request))
         }
@@ -60,8 +65,10 @@ struct BackendRouter: Sendable {
     /// Faults that replace the answer (status, garbage, oversized, close, undecryptable) skip the request's
     /// processing, so it has no effect; delay, hang and wrong-content-type process it and then
     /// disturb the answer.
-    private func serve(_ endpoint: EmulatorEndpoint, _ request: HTTPRequest,
-                       _ process: () -> HTTPResponse) -> HTTPServerAction {
+    private func serve(
+        _ endpoint: EmulatorEndpoint, _ request: HTTPRequest,
+        _ process: () -> HTTPResponse
+    ) -> HTTPServerAction {
         if let refusal = BackendResponses.unsupportedMediaType(request) { return .respond(refusal) }
         guard let fault = state.recordRequest(to: endpoint) else { return .respond(process()) }
         switch fault.kind {
@@ -69,14 +76,18 @@ struct BackendRouter: Sendable {
             return .respondAfter(delayMillis: Int(((fault.seconds ?? 0) * 1000).rounded()), process())
         case .status:
             let status = fault.status ?? 500
-            return .respond(BackendResponses.error(HTTPStatus(status), WireErrorCode.injectedFault, "The emulator was told to answer \(status)."))
+            return .respond(
+                BackendResponses.error(
+                    HTTPStatus(status), WireErrorCode.injectedFault, "The emulator was told to answer \(status)."))
         case .garbage:
             return .respond(HTTPResponse.json(status: HTTPStatus.ok.code, Data("<html>\u{0}\u{7f}not json".utf8)))
         case .oversized:
             var body = Array(#"{"operations":["#.utf8)
             body.append(contentsOf: repeatElement(UInt8(ascii: " "), count: (1 << 20) + 1024))
             body.append(contentsOf: Array("]}".utf8))
-            return .respond(HTTPResponse(status: HTTPStatus.ok.code, headers: [WireHeader.contentType: WireMediaType.json], body: body))
+            return .respond(
+                HTTPResponse(
+                    status: HTTPStatus.ok.code, headers: [WireHeader.contentType: WireMediaType.json], body: body))
         case .close:
             return .closeWithoutAnswer
         case .hang:
@@ -152,7 +163,7 @@ struct BackendRouter: Sendable {
             case .failure(let rejection): return refuse(.rejected(rejection))
             }
         case .success:
-            break   // Unsigned, or the device's first dispatch target: no signature to check.
+            break  // Unsigned, or the device's first dispatch target: no signature to check.
         }
         var encryptionKey: P256.KeyAgreement.PublicKey?
         if body["encryptionKey"] != nil {
@@ -164,20 +175,25 @@ struct BackendRouter: Sendable {
             }
         }
         let optional = { (name: String) -> String in (body[name] as? String) ?? "" }
-        let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
-                                          username: optional("username"), deviceId: deviceId, name: optional("name"),
-                                          target: optional("target"), dispatcher: optional("dispatcher"),
-                                          signatureKey: key, encryptionKey: encryptionKey)
+        let record = DispatchTargetRecord(
+            id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
+            username: optional("username"), deviceId: deviceId, name: optional("name"),
+            target: optional("target"), dispatcher: optional("dispatcher"),
+            signatureKey: key, encryptionKey: encryptionKey)
         switch state.register(record, by: .device(signedBy: signer)) {
         case .registered:
             return BackendResponses.json(.created, ["id": record.id, "extId": record.extId])
         case .notSignedByTheDevice where signer == nil:
             return refuse(.signatureRequired(deviceId: deviceId))
         case .notSignedByTheDevice:
-            return refuse(.foreignDispatchTarget("The Device-Signature is not by a dispatch target of device "
-                                                 + "\(deviceId.prefix(64)); sign with a key of one of its targets."))
+            return refuse(
+                .foreignDispatchTarget(
+                    "The Device-Signature is not by a dispatch target of device "
+                        + "\(deviceId.prefix(64)); sign with a key of one of its targets."))
         case .full:
-            return BackendResponses.error(.insufficientStorage, WireErrorCode.tooManyTargets, "The emulator holds the most dispatch targets it keeps.")
+            return BackendResponses.error(
+                .insufficientStorage, WireErrorCode.tooManyTargets,
+                "The emulator holds the most dispatch targets it keeps.")
         }
     }
 
@@ -188,8 +204,9 @@ struct BackendRouter: Sendable {
         case .failure(let refusal): return refuse(refusal)
         }
         guard verified.dispatchTargetId == id else {
-            return refuse(.foreignDispatchTarget(
-                "The Device-Signature is for another dispatch target; sign with this target's current key."))
+            return refuse(
+                .foreignDispatchTarget(
+                    "The Device-Signature is for another dispatch target; sign with this target's current key."))
         }
         guard let body = BackendResponses.object(from: request) else {
             return BackendResponses.malformed("The body must be a JSON object with signatureKey.")
@@ -198,7 +215,7 @@ struct BackendRouter: Sendable {
         if body["encryptionKey"] != nil {
             switch Self.publicKey("encryptionKey", in: body) {
             case .success(let named)
-                where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
+            where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
                 break
             case .success:
                 return BackendResponses.malformed("encryptionKey is kept as registered; name it unchanged or omit it.")
@@ -217,16 +234,20 @@ struct BackendRouter: Sendable {
         }
     }
 
-    private static func signatureKey(in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
+    private static func signatureKey(in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal>
+    {
         publicKey("signatureKey", in: body)
     }
 
     /// The public P-256 JWK in member `name` of the body, checked to be on the curve.
-    private static func publicKey(_ name: String,
-                                  in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
+    private static func publicKey(
+        _ name: String,
+        in body: [String: Any]
+    ) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
         let refusal = { (text: String) in BackendResponses.Refusal(BackendResponses.malformed(text)) }
         guard let jwkObject = body[name] as? [String: Any],
-              let jwkData = try? JSONSerialization.data(withJSONObject: jwkObject) else {
+            let jwkData = try? JSONSerialization.data(withJSONObject: jwkObject)
+        else {
             return .failure(refusal("\(name) must be a public JWK object."))
         }
         do {
@@ -248,11 +269,13 @@ struct BackendRouter: Sendable {
         case .failure(let refusal): return refuse(refusal)
         }
         guard let target = state.target(verified.dispatchTargetId), target.deviceId == deviceId else {
-            return refuse(.foreignDispatchTarget(
-                "The Device-Signature's dispatch target is not registered for device \(deviceId.prefix(64))."))
+            return refuse(
+                .foreignDispatchTarget(
+                    "The Device-Signature's dispatch target is not registered for device \(deviceId.prefix(64))."))
         }
-        let format = OperationsAnswerFormat.negotiate(accept: request.headers.values(for: WireHeader.accept),
-                                                      targetHasEncryptionKey: target.encryptionKey != nil)
+        let format = OperationsAnswerFormat.negotiate(
+            accept: request.headers.values(for: WireHeader.accept),
+            targetHasEncryptionKey: target.encryptionKey != nil)
         let answer = StoredOperation.answer(state.pendingOperations(for: deviceId, nowMillis: clock.nowMillis()))
         switch (format, target.encryptionKey) {
         case (.json, _):
@@ -260,20 +283,26 @@ struct BackendRouter: Sendable {
         case (.jose, let key?):
             return encrypted(answer, to: key)
         case (.jose, nil), (nil, _):
-            return BackendResponses.error(.notAcceptable, WireErrorCode.notAcceptable, "The operations answer is \(WireMediaType.json), or "
-                + "\(WireMediaType.jose) for a dispatch target registered with an encryptionKey; check the Accept header.")
+            return BackendResponses.error(
+                .notAcceptable, WireErrorCode.notAcceptable,
+                "The operations answer is \(WireMediaType.json), or "
+                    + "\(WireMediaType.jose) for a dispatch target registered with an encryptionKey; check the Accept header."
+            )
         }
     }
 
     /// `plaintext` as a compact JWE to `key` with the configured algorithms, as `application/jose`.
     private func encrypted(_ plaintext: [UInt8], to key: P256.KeyAgreement.PublicKey) -> HTTPResponse {
         do {
-            let jwe = try JWE.encrypt(plaintext, to: key, algorithm: configuration.jweAlgorithm,
-                                      encryption: configuration.jweEncryption)
-            return HTTPResponse(status: HTTPStatus.ok.code, headers: [WireHeader.contentType: OperationsAnswerFormat.joseContentType],
-                                body: Array(jwe.utf8))
+            let jwe = try JWE.encrypt(
+                plaintext, to: key, algorithm: configuration.jweAlgorithm,
+                encryption: configuration.jweEncryption)
+            return HTTPResponse(
+                status: HTTPStatus.ok.code, headers: [WireHeader.contentType: OperationsAnswerFormat.joseContentType],
+                body: Array(jwe.utf8))
         } catch {
-            return BackendResponses.error(.internalServerError, WireErrorCode.encryptionFailed, "The emulator could not encrypt the answer.")
+            return BackendResponses.error(
+                .internalServerError, WireErrorCode.encryptionFailed, "The emulator could not encrypt the answer.")
         }
     }
 
@@ -281,7 +310,8 @@ struct BackendRouter: Sendable {
     /// nobody holds.
     private func undecryptableAnswer() -> HTTPResponse {
         guard let stranger = try? P256.KeyAgreement.PrivateKey() else {
-            return BackendResponses.error(.internalServerError, WireErrorCode.encryptionFailed, "The emulator could not make a key.")
+            return BackendResponses.error(
+                .internalServerError, WireErrorCode.encryptionFailed, "The emulator could not make a key.")
         }
         return encrypted(StoredOperation.answer([]), to: stranger.publicKey)
     }
@@ -291,22 +321,30 @@ struct BackendRouter: Sendable {
     private func redeem(_ request: HTTPRequest, kindText: String) -> HTTPResponse {
         guard let kind = OperationKind(rawValue: kindText) else { return BackendResponses.notFound }
         guard request.method == "POST" else { return BackendResponses.methodNotAllowed(allow: ["POST"]) }
-        guard let body = BackendResponses.object(from: request), let token = body["token"] as? String, !token.isEmpty else {
+        guard let body = BackendResponses.object(from: request), let token = body["token"] as? String, !token.isEmpty
+        else {
             return BackendResponses.malformed("The body must be {\"token\": \"…\"}.")
         }
         switch state.redeem(token: token, kind: kind, nowMillis: clock.nowMillis()) {
         case .redeemed(let lifetime, let kind):
-            let op = ["registration": "Reg", "authentication": "Auth", "deregistration": "Dereg"][kind.rawValue] ?? "Auth"
-            let uafRequest = #"[{"header":{"upv":{"major":1,"minor":1},"op":"\#(op)","appID":"emulator"},"challenge":"\#(BackendResponses.randomIdentifier())"}]"#
-            return BackendResponses.json(.ok, ["statusCode": 1200, "uafRequest": uafRequest, "op": op, "lifetimeMillis": lifetime])
+            let op =
+                ["registration": "Reg", "authentication": "Auth", "deregistration": "Dereg"][kind.rawValue] ?? "Auth"
+            let uafRequest =
+                #"[{"header":{"upv":{"major":1,"minor":1},"op":"\#(op)","appID":"emulator"},"challenge":"\#(BackendResponses.randomIdentifier())"}]"#
+            return BackendResponses.json(
+                .ok, ["statusCode": 1200, "uafRequest": uafRequest, "op": op, "lifetimeMillis": lifetime])
         case .alreadyRedeemed:
-            return BackendResponses.error(.gone, WireErrorCode.tokenAlreadyRedeemed, "This token was redeemed before; every operation is redeemed once.")
+            return BackendResponses.error(
+                .gone, WireErrorCode.tokenAlreadyRedeemed,
+                "This token was redeemed before; every operation is redeemed once.")
         case .expired:
-            return BackendResponses.error(.gone, WireErrorCode.tokenExpired, "The operation's lifetime is over; start a new operation.")
+            return BackendResponses.error(
+                .gone, WireErrorCode.tokenExpired, "The operation's lifetime is over; start a new operation.")
         case .unknownToken:
             return BackendResponses.error(.badRequest, WireErrorCode.unknownToken, "No operation has this token.")
         case .wrongKind:
-            return BackendResponses.malformed("The token belongs to another operation kind; use the redeemUrl of the operation.")
+            return BackendResponses.malformed(
+                "The token belongs to another operation kind; use the redeemUrl of the operation.")
         }
     }
 
@@ -319,13 +357,17 @@ struct BackendRouter: Sendable {
                 return BackendResponses.malformed("The body must be a JSON object.")
             }
             switch dispatch(body) {
-            case .success(let operation): return HTTPResponse.json(status: HTTPStatus.created.code, Data(operation.json))
+            case .success(let operation):
+                return HTTPResponse.json(status: HTTPStatus.created.code, Data(operation.json))
             case .failure(let refusal): return refusal.response
             }
         case ("POST", WirePaths.Emulator.clock):
-            guard let body = BackendResponses.object(from: request), let seconds = (body["offsetSeconds"] as? NSNumber)?.doubleValue,
-                  seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400 else {
-                return BackendResponses.malformed("The body must be {\"offsetSeconds\": number} (at most ten years either way).")
+            guard let body = BackendResponses.object(from: request),
+                let seconds = (body["offsetSeconds"] as? NSNumber)?.doubleValue,
+                seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400
+            else {
+                return BackendResponses.malformed(
+                    "The body must be {\"offsetSeconds\": number} (at most ten years either way).")
             }
             clock.offsetMillis = Int64((seconds * 1000).rounded())
             return BackendResponses.json(.ok, ["offsetSeconds": seconds])
@@ -334,13 +376,15 @@ struct BackendRouter: Sendable {
                 return BackendResponses.malformed("The body must be a JSON object.")
             }
             guard let endpoint = (body["endpoint"] as? String).flatMap(EmulatorEndpoint.init(rawValue:)),
-                  let kind = (body["kind"] as? String).flatMap(EmulatorFault.Kind.init(rawValue:)) else {
+                let kind = (body["kind"] as? String).flatMap(EmulatorFault.Kind.init(rawValue:))
+            else {
                 let endpoints = EmulatorEndpoint.allCases.map(\.rawValue).joined(separator: ", ")
                 let kinds = EmulatorFault.Kind.allCases.map(\.rawValue).joined(separator: ", ")
                 return BackendResponses.malformed("endpoint must be one of \(endpoints); kind one of \(kinds).")
             }
-            let fault = EmulatorFault(endpoint: endpoint, kind: kind, seconds: (body["seconds"] as? NSNumber)?.doubleValue,
-                                      status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
+            let fault = EmulatorFault(
+                endpoint: endpoint, kind: kind, seconds: (body["seconds"] as? NSNumber)?.doubleValue,
+                status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
             if let problem = fault.validationProblem() { return BackendResponses.malformed(problem) }
             state.addFault(fault)
             return BackendResponses.json(.ok, [:])
@@ -349,8 +393,12 @@ struct BackendRouter: Sendable {
             return BackendResponses.json(.ok, [:])
         case ("GET", WirePaths.Emulator.stats):
             let statistics = state.statistics
-            return BackendResponses.json(.ok, ["requests": statistics.requests, "redemptions": statistics.redemptions,
-                                               "rejections": statistics.rejections])
+            return BackendResponses.json(
+                .ok,
+                [
+                    "requests": statistics.requests, "redemptions": statistics.redemptions,
+                    "rejections": statistics.rejections,
+                ])
         case (_, WirePaths.Emulator.dispatch), (_, WirePaths.Emulator.clock):
             return BackendResponses.methodNotAllowed(allow: ["POST"])
         case (_, WirePaths.Emulator.faults):
@@ -365,18 +413,28 @@ struct BackendRouter: Sendable {
     /// Creates an operation for a device (control API and in-process control share this).
     func dispatch(_ body: [String: Any]) -> Result<StoredOperation, BackendResponses.Refusal> {
         guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")))
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")))
         }
         guard let channel = body["channel"] as? String, !channel.isEmpty, channel.utf8.count <= 64 else {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("channel must be a non-empty string (firebase-cloud-messaging, png-qr-code, link, or any other).")))
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.malformed(
+                        "channel must be a non-empty string (firebase-cloud-messaging, png-qr-code, link, or any other)."
+                    )))
         }
-        let lifetimeSeconds = (body["lifetimeSeconds"] as? NSNumber)?.doubleValue ?? configuration.defaultLifetimeSeconds
+        let lifetimeSeconds =
+            (body["lifetimeSeconds"] as? NSNumber)?.doubleValue ?? configuration.defaultLifetimeSeconds
         guard lifetimeSeconds.isFinite, lifetimeSeconds > 0, lifetimeSeconds <= 30 * 86_400 else {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("lifetimeSeconds must be in (0, 2592000].")))
+            return .failure(
+                BackendResponses.Refusal(BackendResponses.malformed("lifetimeSeconds must be in (0, 2592000].")))
         }
         let kindText = (body["operation"] as? String) ?? OperationKind.authentication.rawValue
         guard let kind = OperationKind(rawValue: kindText) else {
-            return .failure(BackendResponses.Refusal(BackendResponses.malformed("operation must be registration, authentication or deregistration.")))
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.malformed("operation must be registration, authentication or deregistration.")))
         }
         let data = body["data"].map(JSONObjectText.init(object:))
         let now = lastCreationMillis.withLock { last in
@@ -391,7 +449,11 @@ struct BackendRouter: Sendable {
             redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
             data: data)
         guard state.add(operation, nowMillis: now) else {
-            return .failure(BackendResponses.Refusal(BackendResponses.error(.insufficientStorage, WireErrorCode.tooManyOperations, "The emulator holds the most operations it keeps.")))
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .insufficientStorage, WireErrorCode.tooManyOperations,
+                        "The emulator holds the most operations it keeps.")))
         }
         return .success(operation)
     }

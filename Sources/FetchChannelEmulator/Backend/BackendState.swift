@@ -109,7 +109,8 @@ final class BackendState: Sendable {
             guard operation.expiresAtMillis > nowMillis else { return .expired }
             storage.operationsByToken[token]?.redeemed = true
             storage.statistics.redemptions[token, default: 0] += 1
-            return .redeemed(lifetimeMillis: operation.expiresAtMillis - operation.creationTimeMillis, kind: operation.kind)
+            return .redeemed(
+                lifetimeMillis: operation.expiresAtMillis - operation.creationTimeMillis, kind: operation.kind)
         }
     }
 
@@ -145,8 +146,9 @@ final class BackendState: Sendable {
                 if count <= 1 {
                     storage.faults.remove(at: index)
                 } else {
-                    storage.faults[index] = EmulatorFault(endpoint: fault.endpoint, kind: fault.kind, seconds: fault.seconds,
-                                                          status: fault.status, count: count - 1)
+                    storage.faults[index] = EmulatorFault(
+                        endpoint: fault.endpoint, kind: fault.kind, seconds: fault.seconds,
+                        status: fault.status, count: count - 1)
                 }
             }
             return fault

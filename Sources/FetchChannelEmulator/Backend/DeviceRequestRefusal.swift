@@ -40,7 +40,8 @@ enum DeviceRequestRefusal: Error, Sendable {
         case .malformedHeader(let message):
             return BackendResponses.malformed(message)
         case .signatureRequired(let deviceId):
-            let message = "Device \(deviceId.prefix(64)) already has a dispatch target; request another one "
+            let message =
+                "Device \(deviceId.prefix(64)) already has a dispatch target; request another one "
                 + "with a Device-Signature of one of the device's dispatch targets."
             return BackendResponses.rejection(.invalidSignature, message: message)
         case .foreignDispatchTarget(let message):

@@ -36,13 +36,15 @@ public final class ReferenceBackend: Sendable {
         /// The content encryption of encrypted operations answers.
         public var jweEncryption: JWE.ContentEncryption
 
-        public init(host: String = "127.0.0.1", port: Int = 0, toleranceMillis: Int64 = 60_000,
-                    clock: any WallClock = SystemWallClock(), clockOffsetMillis: Int64 = 0,
-                    replayCacheCapacity: Int = 1_000_000,
-                    replayQuotaPerDispatchTarget: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
-                    basePath: String = WirePaths.basePath,
-                    defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration(),
-                    jweAlgorithm: JWE.Algorithm = .ecdhES, jweEncryption: JWE.ContentEncryption = .a256GCM) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, toleranceMillis: Int64 = 60_000,
+            clock: any WallClock = SystemWallClock(), clockOffsetMillis: Int64 = 0,
+            replayCacheCapacity: Int = 1_000_000,
+            replayQuotaPerDispatchTarget: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
+            basePath: String = WirePaths.basePath,
+            defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration(),
+            jweAlgorithm: JWE.Algorithm = .ecdhES, jweEncryption: JWE.ContentEncryption = .a256GCM
+        ) {
             self.host = host
             self.port = port
             self.toleranceMillis = toleranceMillis
@@ -78,8 +80,10 @@ public final class ReferenceBackend: Sendable {
     private let router: BackendRouter
 
     /// Starts a backend and returns it, listening; over TLS when `tls` is given.
-    public static func start(_ configuration: Configuration = Configuration(),
-                             tls: TLS? = nil) throws -> ReferenceBackend {
+    public static func start(
+        _ configuration: Configuration = Configuration(),
+        tls: TLS? = nil
+    ) throws -> ReferenceBackend {
         try ReferenceBackend(configuration: configuration, tls: tls)
     }
 
@@ -93,8 +97,9 @@ public final class ReferenceBackend: Sendable {
             replayCacheCapacity: configuration.replayCacheCapacity,
             replayQuotaPerDispatchTarget: configuration.replayQuotaPerDispatchTarget,
             keyLookup: { state.target($0)?.signatureKey })
-        let router = BackendRouter(configuration: configuration, state: state, clock: clock, verifier: verifier,
-                                   baseURL: Locked(""))
+        let router = BackendRouter(
+            configuration: configuration, state: state, clock: clock, verifier: verifier,
+            baseURL: Locked(""))
         var http = configuration.http
         http.host = configuration.host
         http.port = configuration.port
@@ -130,13 +135,16 @@ public final class ReferenceBackend: Sendable {
     /// operations answers are encrypted to, if any); returns its id. This is the emulator's own
     /// control: unlike the HTTP endpoint it needs no signature for a device that already has a
     /// dispatch target.
-    public func registerDispatchTarget(deviceId: String, signatureKey: P256.Signing.PublicKey,
-                                       encryptionKey: P256.KeyAgreement.PublicKey? = nil,
-                                       username: String = "user", name: String = "device") throws -> String {
-        let record = DispatchTargetRecord(id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
-                                          username: username, deviceId: deviceId, name: name, target: "emulator",
-                                          dispatcher: "emulator", signatureKey: signatureKey,
-                                          encryptionKey: encryptionKey)
+    public func registerDispatchTarget(
+        deviceId: String, signatureKey: P256.Signing.PublicKey,
+        encryptionKey: P256.KeyAgreement.PublicKey? = nil,
+        username: String = "user", name: String = "device"
+    ) throws -> String {
+        let record = DispatchTargetRecord(
+            id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
+            username: username, deviceId: deviceId, name: name, target: "emulator",
+            dispatcher: "emulator", signatureKey: signatureKey,
+            encryptionKey: encryptionKey)
         guard router.state.register(record, by: .control) == .registered else {
             throw EmulatorError("The emulator holds the most dispatch targets it keeps.")
         }
@@ -151,14 +159,17 @@ public final class ReferenceBackend: Sendable {
     /// Dispatches an operation to `deviceId` through `channel` (a wire name such as
     /// `firebase-cloud-messaging`, `png-qr-code`, `link`, or any other).
     @discardableResult
-    public func dispatch(deviceId: String, channel: String, lifetimeSeconds: Double? = nil,
-                         operation: String = "authentication") throws -> DispatchedOperation {
+    public func dispatch(
+        deviceId: String, channel: String, lifetimeSeconds: Double? = nil,
+        operation: String = "authentication"
+    ) throws -> DispatchedOperation {
         var body: [String: Any] = ["deviceId": deviceId, "channel": channel, "operation": operation]
         if let lifetimeSeconds { body["lifetimeSeconds"] = lifetimeSeconds }
         switch router.dispatch(body) {
         case .success(let stored):
-            return DispatchedOperation(token: stored.token, redeemURL: stored.redeemURL, channel: stored.channel,
-                                       creationTimeInEpochMillis: stored.creationTimeMillis)
+            return DispatchedOperation(
+                token: stored.token, redeemURL: stored.redeemURL, channel: stored.channel,
+                creationTimeInEpochMillis: stored.creationTimeMillis)
         case .failure(let refusal):
             throw EmulatorError(String(decoding: refusal.response.body, as: UTF8.self))
         }

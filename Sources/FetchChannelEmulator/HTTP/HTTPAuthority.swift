@@ -1,4 +1,5 @@
 import FetchChannelWire
+
 /// The host and port a request is addressed to: a `Host` field value or the authority of an
 /// absolute-form target (RFC 9110 §7.2, RFC 3986 §3.2.2), parsed strictly and never resolved.
 ///
@@ -35,7 +36,8 @@ struct HTTPAuthority: Sendable, Hashable {
         }
         if let portText, !portText.isEmpty {
             guard portText.count <= 5, portText.utf8.allSatisfy(HTTPSyntax.isDigit),
-                  let port = Int(portText), port <= 65_535 else { return nil }
+                let port = Int(portText), port <= 65_535
+            else { return nil }
             self.port = port
         } else {
             self.port = nil

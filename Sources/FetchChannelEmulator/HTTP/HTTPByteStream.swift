@@ -8,11 +8,15 @@ protocol HTTPByteStream: ~Copyable {
     /// returns without the socket becoming readable: such a connection is not idle.
     var hasBufferedInput: Bool { get }
     /// Reads what is available (at most `buffer.count` bytes) into the start of `buffer`, waiting until `deadline`.
-    func receive(into buffer: inout [UInt8], until deadline: ContinuousClock.Instant?,
-                 stop: HTTPStopSignal) -> HTTPSocket.ReceiveOutcome
+    func receive(
+        into buffer: inout [UInt8], until deadline: ContinuousClock.Instant?,
+        stop: HTTPStopSignal
+    ) -> HTTPSocket.ReceiveOutcome
     /// Writes all of `bytes`, waiting for buffer space until `deadline`.
-    func sendAll(_ bytes: [UInt8], until deadline: ContinuousClock.Instant?,
-                 stop: HTTPStopSignal) -> HTTPSocket.SendOutcome
+    func sendAll(
+        _ bytes: [UInt8], until deadline: ContinuousClock.Instant?,
+        stop: HTTPStopSignal
+    ) -> HTTPSocket.SendOutcome
     /// Ends the sending side so the client sees the end of the answer, then discards what the client
     /// still sends until it closes or `deadline` (see `HTTPSocket.lingeringShutdown`).
     func lingeringShutdown(until deadline: ContinuousClock.Instant, stop: HTTPStopSignal, maxDiscard: Int)

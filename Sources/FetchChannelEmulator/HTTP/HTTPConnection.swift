@@ -83,7 +83,7 @@ struct HTTPConnection {
             }
             let received = socket.receive(into: &readBuffer, until: requestDeadline ?? idleDeadline, stop: stop)
             if idle && !slot.becomeBusy() {
-                return   // Evicted to admit another client.
+                return  // Evicted to admit another client.
             }
             switch received {
             case .received(let count):
@@ -94,7 +94,9 @@ struct HTTPConnection {
                 }
             case .timedOut:
                 if requestDeadline != nil {
-                    answerError(status: 408, reason: "the request did not arrive within \(configuration.requestTimeout)", on: socket)
+                    answerError(
+                        status: 408, reason: "the request did not arrive within \(configuration.requestTimeout)",
+                        on: socket)
                 }
                 return
             case .endOfStream, .stopped, .failed:
@@ -112,12 +114,13 @@ struct HTTPConnection {
     /// `requestTimeout`. Nil when it does not: plaintext, a stalled or vanished client, a stop.
     mutating func acceptTLS(_ identity: TLSServerIdentity, on socket: borrowing HTTPSocket) -> TLSServerSession? {
         slot.becomeIdle(since: lastActivity)
-        let arrived = HTTPPoll.wait(fd: socket.fd, events: Int16(POLLIN), stop: stop,
-                                    deadline: ContinuousClock.now + configuration.idleTimeout)
+        let arrived = HTTPPoll.wait(
+            fd: socket.fd, events: Int16(POLLIN), stop: stop,
+            deadline: ContinuousClock.now + configuration.idleTimeout)
         guard slot.becomeBusy(), case .ready = arrived else { return nil }
         lastActivity = ContinuousClock.now
         guard let session = TLSServerSession(identity: identity, fd: socket.fd),
-              session.accept(until: ContinuousClock.now + configuration.requestTimeout, stop: stop) == .established
+            session.accept(until: ContinuousClock.now + configuration.requestTimeout, stop: stop) == .established
         else { return nil }
         return session
     }
@@ -133,7 +136,7 @@ struct HTTPConnection {
         case .respondAfter(let delayMillis, let response):
             let deadline = ContinuousClock.now + .milliseconds(max(0, delayMillis))
             guard HTTPPoll.wait(fd: -1, events: 0, stop: stop, deadline: deadline) == .timedOut else {
-                return .close   // stopped (or poll failed): give up the answer, stop() must not wait.
+                return .close  // stopped (or poll failed): give up the answer, stop() must not wait.
             }
             return write(response, to: request, on: socket)
 
@@ -155,12 +158,15 @@ struct HTTPConnection {
         }
     }
 
-    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing some ByteStream) -> Continuation {
+    private func write(_ response: HTTPResponse, to request: HTTPRequest, on socket: borrowing some ByteStream)
+        -> Continuation
+    {
         let close = request.wantsConnectionClose || HTTPResponseSerializer.asksToClose(response) || stop.isSignalled
         let connectionField: HTTPResponseSerializer.ConnectionField =
             close ? .close : (request.version == .http1_0 ? .keepAlive : .none)
         let bytes = HTTPResponseSerializer.serialize(
-            response, dateMillis: configuration.clock(), omitBody: request.method == "HEAD", connection: connectionField)
+            response, dateMillis: configuration.clock(), omitBody: request.method == "HEAD", connection: connectionField
+        )
         guard socket.sendAll(bytes, until: writeDeadline(), stop: stop) == .sent else { return .close }
         return close ? .closeAfterAnswer : .keepOpen
     }
@@ -175,8 +181,9 @@ struct HTTPConnection {
     }
 
     private func lingerAndReturn(_ socket: borrowing some ByteStream) {
-        socket.lingeringShutdown(until: ContinuousClock.now + configuration.lingerTimeout, stop: stop,
-                                 maxDiscard: 1 << 20)
+        socket.lingeringShutdown(
+            until: ContinuousClock.now + configuration.lingerTimeout, stop: stop,
+            maxDiscard: 1 << 20)
     }
 
     private func writeDeadline() -> ContinuousClock.Instant {

@@ -60,7 +60,7 @@ final class HTTPConnectionSlot: Sendable {
             guard case .idle = phase, !hasBufferedInput() else { return false }
             // Both directions: the client reads a clean end of stream, as after an idle timeout.
             if shutdown(fd, Int32(SHUT_RDWR)) != 0 {
-                assert(errno != EBADF, "shutdown on a closed descriptor")   // ENOTCONN: the client left.
+                assert(errno != EBADF, "shutdown on a closed descriptor")  // ENOTCONN: the client left.
             }
             phase = .evicted
             return true
@@ -82,7 +82,7 @@ final class HTTPConnectionSlot: Sendable {
         while true {
             let count = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
             if count < 0 && errno == EINTR { continue }
-            return count > 0   // 0: the client closed; -1: nothing buffered (EAGAIN) or a dead socket.
+            return count > 0  // 0: the client closed; -1: nothing buffered (EAGAIN) or a dead socket.
         }
     }
 }

@@ -1,4 +1,5 @@
 import FetchChannelWire
+
 /// An incremental, strict HTTP/1.1 request parser (RFC 9112) with configurable limits.
 ///
 /// Bytes are appended as they arrive; each complete line is examined once, so a client that
@@ -205,7 +206,7 @@ struct HTTPRequestParser {
     /// not examined before are looked at, and a CR that was the last byte last time.
     private mutating func checkPartialMethod(from index: Int) -> HTTPRequestParseError? {
         if partialMethodEnded {
-            return nil   // The target and version are checked once the line is complete.
+            return nil  // The target and version are checked once the line is complete.
         }
         // A CR let through as the last byte (it may be the CR of a CRLF) is looked at again now
         // that bytes follow it: otherwise the answer would depend on where a read ended.
@@ -230,14 +231,16 @@ struct HTTPRequestParser {
     private func classifyLongRequestLine(_ line: ArraySlice<UInt8>) -> HTTPRequestParseError {
         let tooLong = HTTPRequestParseError(400, "request line exceeds \(limits.maxRequestLineLength) bytes")
         guard let firstSpace = line.firstIndex(of: HTTPSyntax.space),
-              HTTPSyntax.isToken(line[line.startIndex..<firstSpace]) else {
+            HTTPSyntax.isToken(line[line.startIndex..<firstSpace])
+        else {
             return tooLong
         }
         let targetStart = firstSpace + 1
         let targetEnd = line[targetStart...].firstIndex(of: HTTPSyntax.space) ?? line.endIndex
         let targetLength = targetEnd - targetStart
         if targetLength > line.count - targetLength {
-            return HTTPRequestParseError(414, "request target exceeds the \(limits.maxRequestLineLength)-byte request line limit")
+            return HTTPRequestParseError(
+                414, "request target exceeds the \(limits.maxRequestLineLength)-byte request line limit")
         }
         return tooLong
     }
@@ -260,7 +263,8 @@ struct HTTPRequestParser {
             return HTTPRequestParseError(400, "malformed HTTP version")
         }
         guard !targetBytes.isEmpty,
-              targetBytes.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E && $0 != UInt8(ascii: "#") }) else {
+            targetBytes.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E && $0 != UInt8(ascii: "#") })
+        else {
             return HTTPRequestParseError(400, "request target is empty or contains a byte outside visible ASCII")
         }
         guard parsedVersion == .http1_1 || parsedVersion == .http1_0 else {
@@ -306,8 +310,12 @@ struct HTTPRequestParser {
         guard let schemeEnd = target.range(of: "://") else { return nil }
         let scheme = target[..<schemeEnd.lowerBound]
         guard let first = scheme.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII,
-              scheme.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic
-                  || ("0"..."9").contains($0) || $0 == "+" || $0 == "-" || $0 == ".") }) else {
+            scheme.unicodeScalars.allSatisfy({
+                $0.isASCII
+                    && ($0.properties.isAlphabetic
+                        || ("0"..."9").contains($0) || $0 == "+" || $0 == "-" || $0 == ".")
+            })
+        else {
             return nil
         }
         let afterScheme = target[schemeEnd.upperBound...]
@@ -364,7 +372,8 @@ struct HTTPRequestParser {
             if !contentLengthFields.isEmpty {
                 return HTTPRequestParseError(400, "both Transfer-Encoding and Content-Length")
             }
-            let codings = transferEncodings
+            let codings =
+                transferEncodings
                 .flatMap { $0.split(separator: ",") }
                 .map { $0.trimmingHTTPWhitespace().lowercased() }
                 .filter { !$0.isEmpty }
@@ -387,7 +396,8 @@ struct HTTPRequestParser {
             return HTTPRequestParseError(413, "body of \(length) bytes exceeds \(limits.maxBodyBytes)")
         }
         // RFC 9110 §15.2: no interim answer to an HTTP/1.0 client.
-        expectsContinue = version == .http1_1 && length > 0 && headers.containsToken("100-continue", inField: WireHeader.expect)
+        expectsContinue =
+            version == .http1_1 && length > 0 && headers.containsToken("100-continue", inField: WireHeader.expect)
         state = .body(length: length)
         return nil
     }

@@ -65,10 +65,15 @@ public struct HTTPResponse: Sendable, Hashable {
     /// stable `errorCode` such as `HTTP_BAD_REQUEST`, so clients can classify them like backend errors.
     static func serverError(status: Int, reason: String) -> HTTPResponse {
         let phrase = HTTPStatusReason.phrase(for: status)
-        let code = "HTTP_" + (phrase.isEmpty ? String(status) : phrase.uppercased()
-            .replacingOccurrences(of: " ", with: "_").replacingOccurrences(of: "-", with: "_"))
+        let code =
+            "HTTP_"
+            + (phrase.isEmpty
+                ? String(status)
+                : phrase.uppercased()
+                    .replacingOccurrences(of: " ", with: "_").replacingOccurrences(of: "-", with: "_"))
         let body = "{\"errorCode\":\"\(code)\",\"reason\":\"\(jsonEscaped(reason))\"}"
-        return HTTPResponse(status: status, headers: [WireHeader.contentType: WireMediaType.json], body: Array(body.utf8))
+        return HTTPResponse(
+            status: status, headers: [WireHeader.contentType: WireMediaType.json], body: Array(body.utf8))
     }
 
     private static func jsonEscaped(_ text: String) -> String {

@@ -1,4 +1,5 @@
 import FetchChannelWire
+
 /// Turns an `HTTPResponse` into wire bytes, adding the fields the server owns.
 ///
 /// The server, not the handler, frames every answer: `Content-Length` is always computed from the
@@ -15,7 +16,9 @@ enum HTTPResponseSerializer {
         case keepAlive
     }
 
-    private static let serverOwnedFields = [WireHeader.contentLength, WireHeader.transferEncoding, WireHeader.connection]
+    private static let serverOwnedFields = [
+        WireHeader.contentLength, WireHeader.transferEncoding, WireHeader.connection,
+    ]
 
     /// - Parameters:
     ///   - omitBody: true for an answer to HEAD: the head announces the length, no body follows.
@@ -29,7 +32,8 @@ enum HTTPResponseSerializer {
     ) -> [UInt8] {
         var response = response
         if let problem = problem(with: response) {
-            response = HTTPResponse.serverError(status: 500, reason: "the handler produced an invalid answer: \(problem)")
+            response = HTTPResponse.serverError(
+                status: 500, reason: "the handler produced an invalid answer: \(problem)")
         }
         // RFC 9110 §8.6 and §6.4.1: 204 and 304 have no content and 204 no Content-Length.
         let hasContent = response.status != 204 && response.status != 304
@@ -38,7 +42,8 @@ enum HTTPResponseSerializer {
         if !response.headers.contains(WireHeader.date) {
             head += "\(WireHeader.date): \(HTTPServerDate.imfFixdate(epochMillis: dateMillis))\r\n"
         }
-        for field in response.headers where !serverOwnedFields.contains(where: { HTTPHeaders.namesEqual($0, field.name) }) {
+        for field in response.headers
+        where !serverOwnedFields.contains(where: { HTTPHeaders.namesEqual($0, field.name) }) {
             head += "\(field.name): \(field.value)\r\n"
         }
         if hasContent {

@@ -67,19 +67,26 @@ final class HTTPServerEngine: Sendable {
     func start() throws(HTTPServerError) -> HTTPServerAddress {
         try configuration.validate()
         guard let ip = HTTPIPAddress(literal: configuration.host) else {
-            throw HTTPServerError(.invalidHost, "host \"\(configuration.host)\" is not a numeric IPv4/IPv6 address or localhost")
+            throw HTTPServerError(
+                .invalidHost, "host \"\(configuration.host)\" is not a numeric IPv4/IPv6 address or localhost")
         }
         guard ip.isLoopback || configuration.allowNonLoopback else {
-            throw HTTPServerError(.nonLoopbackHost,
-                "host \(configuration.host) is not loopback; use 127.0.0.1 or ::1, or set allowNonLoopback to expose the emulator")
+            throw HTTPServerError(
+                .nonLoopbackHost,
+                "host \(configuration.host) is not loopback; use 127.0.0.1 or ::1, or set allowNonLoopback to expose the emulator"
+            )
         }
         return try state.withLock { (state: inout State) throws(HTTPServerError) -> HTTPServerAddress in
             switch state.phase {
             case .idle: break
-            case .running: throw HTTPServerError(.alreadyStarted, "the server is already running at \(state.address?.description ?? "?")")
-            case .stopping, .stopped: throw HTTPServerError(.alreadyStopped, "a stopped server cannot be restarted; create a new HTTPServer")
+            case .running:
+                throw HTTPServerError(
+                    .alreadyStarted, "the server is already running at \(state.address?.description ?? "?")")
+            case .stopping, .stopped:
+                throw HTTPServerError(.alreadyStopped, "a stopped server cannot be restarted; create a new HTTPServer")
             }
-            let listener = try HTTPSocket.listen(on: ip, port: UInt16(configuration.port), backlog: configuration.listenBacklog)
+            let listener = try HTTPSocket.listen(
+                on: ip, port: UInt16(configuration.port), backlog: configuration.listenBacklog)
             let address = try HTTPServerAddress(
                 scheme: configuration.tlsIdentity == nil ? "http" : "https",
                 host: ip.numericString, urlHost: ip.urlHost, port: try listener.boundPort())
@@ -112,7 +119,10 @@ final class HTTPServerEngine: Sendable {
     // MARK: - Stop
 
     func stop() {
-        enum Plan { case nothing, waitForOtherStop, stop(acceptThread: pthread_t?) }
+        enum Plan {
+            case nothing, waitForOtherStop
+            case stop(acceptThread: pthread_t?)
+        }
         let me = pthread_self()
         let plan = state.withLock { state -> Plan in
             switch state.phase {
@@ -170,15 +180,16 @@ final class HTTPServerEngine: Sendable {
 
     private func acceptLoop(_ listener: borrowing HTTPSocket, stop: HTTPStopSignal) {
         while true {
-            let outcome = HTTPPoll.wait(fd: listener.fd, events: Int16(POLLIN), stop: stop,
-                                        deadline: ContinuousClock.now + Self.reapInterval)
+            let outcome = HTTPPoll.wait(
+                fd: listener.fd, events: Int16(POLLIN), stop: stop,
+                deadline: ContinuousClock.now + Self.reapInterval)
             switch outcome {
             case .stopped:
                 return
             case .timedOut:
                 break
             case .ready(let events) where events & Int16(POLLERR | POLLNVAL) != 0:
-                if !backOff(stop: stop) { return }   // Should not happen; never spin on it.
+                if !backOff(stop: stop) { return }  // Should not happen; never spin on it.
             case .ready:
                 if !acceptPending(listener, stop: stop) { return }
             case .failed:
@@ -199,11 +210,11 @@ final class HTTPServerEngine: Sendable {
             guard fd >= 0 else {
                 switch errno {
                 case EINTR, ECONNABORTED, EPROTO:
-                    continue   // This client gave up; others may wait.
+                    continue  // This client gave up; others may wait.
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    return backOff(stop: stop)   // Out of resources: let them free up instead of spinning.
+                    return backOff(stop: stop)  // Out of resources: let them free up instead of spinning.
                 default:
-                    return true   // EAGAIN: the backlog is empty.
+                    return true  // EAGAIN: the backlog is empty.
                 }
             }
             let socket = HTTPSocket(adopting: fd)
@@ -216,9 +227,10 @@ final class HTTPServerEngine: Sendable {
             if !HTTPSocket.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1) {
                 assert(errno != EBADF, "TCP_NODELAY on a closed descriptor")
             }
-            let peer = HTTPIPAddress.from(storage: storage).map {
-                HTTPPeerAddress(host: $0.address.numericString, port: $0.port)
-            } ?? HTTPPeerAddress(host: "unknown", port: 0)
+            let peer =
+                HTTPIPAddress.from(storage: storage).map {
+                    HTTPPeerAddress(host: $0.address.numericString, port: $0.port)
+                } ?? HTTPPeerAddress(host: "unknown", port: 0)
             serveOrReject(socket, peer: peer, stop: stop)
         }
         return true
@@ -275,11 +287,12 @@ final class HTTPServerEngine: Sendable {
     private func reject(_ socket: consuming HTTPSocket) {
         socket.discardAvailable(limit: 64 * 1024)
         let answer = HTTPResponseSerializer.serialize(
-            HTTPResponse.serverError(status: 503, reason: "the server is serving its maximum of \(configuration.maxConnections) connections"),
+            HTTPResponse.serverError(
+                status: 503, reason: "the server is serving its maximum of \(configuration.maxConnections) connections"),
             dateMillis: configuration.clock(), omitBody: false, connection: .close)
         socket.sendWithoutWaiting(answer)
         if shutdown(socket.fd, Int32(SHUT_WR)) != 0 {
-            assert(errno != EBADF, "shutdown on a closed descriptor")   // ENOTCONN: the client left.
+            assert(errno != EBADF, "shutdown on a closed descriptor")  // ENOTCONN: the client left.
         }
         socket.close()
     }
@@ -300,8 +313,10 @@ final class HTTPServerEngine: Sendable {
 
     // MARK: - Connection threads
 
-    private func runConnectionThread(id: Int, fd: Int32, slot: HTTPConnectionSlot, peer: HTTPPeerAddress,
-                                     stop: HTTPStopSignal) {
+    private func runConnectionThread(
+        id: Int, fd: Int32, slot: HTTPConnectionSlot, peer: HTTPPeerAddress,
+        stop: HTTPStopSignal
+    ) {
         let socket = HTTPSocket(adopting: fd)
         var connection = HTTPConnection(engine: self, stop: stop, peer: peer, slot: slot)
         if let identity = configuration.tlsIdentity {
@@ -317,7 +332,7 @@ final class HTTPServerEngine: Sendable {
         state.withLock { state in
             state.slots[id] = nil
             if !evicted {
-                state.statistics.openConnections -= 1   // An evicted connection stopped counting then.
+                state.statistics.openConnections -= 1  // An evicted connection stopped counting then.
             }
             state.finishedConnections.append(id)
         }

@@ -15,8 +15,10 @@ public struct HTTPServerStatistics: Sendable, Hashable {
     /// Server threads (accept thread and connection threads) that have not finished; 0 after stop().
     public var liveThreads: Int
 
-    public init(openConnections: Int = 0, totalAccepted: Int = 0, rejectedConnections: Int = 0,
-                totalRequests: Int = 0, liveThreads: Int = 0, idleConnections: Int = 0, evictedConnections: Int = 0) {
+    public init(
+        openConnections: Int = 0, totalAccepted: Int = 0, rejectedConnections: Int = 0,
+        totalRequests: Int = 0, liveThreads: Int = 0, idleConnections: Int = 0, evictedConnections: Int = 0
+    ) {
         self.openConnections = openConnections
         self.idleConnections = idleConnections
         self.evictedConnections = evictedConnections

@@ -20,18 +20,21 @@ enum HTTPServerThread {
         defer { pthread_attr_destroy(&attributes) }
         let stackResult = pthread_attr_setstacksize(&attributes, stackSize)
         guard stackResult == 0 else {
-            return .failure(HTTPServerError(.threadStartFailed, "invalid thread stack size \(stackSize)", errno: stackResult))
+            return .failure(
+                HTTPServerError(.threadStartFailed, "invalid thread stack size \(stackSize)", errno: stackResult))
         }
 
         // The retained box is released by the thread, or here if the thread never starts.
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { raw in
-            guard let raw else { return nil }
-            let body = Unmanaged<Body>.fromOpaque(raw).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, &attributes,
+            { raw in
+                guard let raw else { return nil }
+                let body = Unmanaged<Body>.fromOpaque(raw).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
         guard result == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             return .failure(HTTPServerError(.threadStartFailed, "pthread_create failed", errno: result))

@@ -44,8 +44,10 @@ struct HTTPSocket: ~Copyable, HTTPByteStream {
     }
 
     /// Reads what is available (at most `buffer.count` bytes) into the start of `buffer`, waiting until `deadline`.
-    func receive(into buffer: inout [UInt8], until deadline: ContinuousClock.Instant?,
-                 stop: HTTPStopSignal) -> ReceiveOutcome {
+    func receive(
+        into buffer: inout [UInt8], until deadline: ContinuousClock.Instant?,
+        stop: HTTPStopSignal
+    ) -> ReceiveOutcome {
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if count > 0 { return .received(count) }
@@ -68,8 +70,10 @@ struct HTTPSocket: ~Copyable, HTTPByteStream {
         case failed(Int32)
     }
 
-    private func afterFailedCall(events: Int16, until deadline: ContinuousClock.Instant?,
-                                 stop: HTTPStopSignal) -> AfterFailure {
+    private func afterFailedCall(
+        events: Int16, until deadline: ContinuousClock.Instant?,
+        stop: HTTPStopSignal
+    ) -> AfterFailure {
         let code = errno
         switch code {
         case EINTR:
@@ -136,7 +140,7 @@ struct HTTPSocket: ~Copyable, HTTPByteStream {
             } else if count < 0 && errno == EINTR {
                 continue
             } else {
-                return   // EOF, EAGAIN or an error: nothing more to drop now.
+                return  // EOF, EAGAIN or an error: nothing more to drop now.
             }
         }
     }
@@ -148,7 +152,7 @@ struct HTTPSocket: ~Copyable, HTTPByteStream {
     /// find unread data and reset the connection (which can destroy the answer in flight).
     func lingeringShutdown(until deadline: ContinuousClock.Instant, stop: HTTPStopSignal, maxDiscard: Int) {
         if shutdown(fd, Int32(SHUT_WR)) != 0 {
-            return   // ENOTCONN: the peer is already gone, nothing to linger for.
+            return  // ENOTCONN: the peer is already gone, nothing to linger for.
         }
         discardUntilClosed(until: deadline, stop: stop, maxDiscard: maxDiscard)
     }
@@ -205,8 +209,10 @@ extension HTTPSocket {
         let bound = address.withSocketAddress(port: port) { Glibc.bind(fd, $0, $1) }
         guard bound == 0 else {
             let code = errno
-            throw HTTPServerError(.bindFailed, "cannot bind \(address.urlHost):\(port)"
-                + (code == EADDRINUSE ? "; the port is in use, choose another or use 0" : ""), errno: code)
+            throw HTTPServerError(
+                .bindFailed,
+                "cannot bind \(address.urlHost):\(port)"
+                    + (code == EADDRINUSE ? "; the port is in use, choose another or use 0" : ""), errno: code)
         }
         guard Glibc.listen(fd, Int32(clamping: backlog)) == 0 else {
             throw HTTPServerError(.listenFailed, "listen() failed", errno: errno)

@@ -23,13 +23,15 @@ public final class TLSServerIdentity: @unchecked Sendable {
 
     /// A fresh CA and leaf, valid from one hour before `now` (seconds since the Unix epoch) for 30 days.
     public static func generate(now: Int64 = Int64(Date().timeIntervalSince1970)) throws(HTTPServerError)
-        -> TLSServerIdentity {
+        -> TLSServerIdentity
+    {
         ERR_clear_error()
         var ca: OpaquePointer?
         var leaf: OpaquePointer?
         var key: OpaquePointer?
         guard dss_tls_generate_identity(now - 3_600, now + 30 * 86_400, &ca, &leaf, &key) == 1,
-              let ca, let leaf, let key else {
+            let ca, let leaf, let key
+        else {
             throw failure("cannot generate the TLS certificate authority and server certificate")
         }
         defer {
@@ -117,7 +119,8 @@ public final class TLSServerIdentity: @unchecked Sendable {
             throw HTTPServerError(.tlsIdentityFailed, "cannot read the \(what) file \(path)", errno: errno)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= maximumFileBytes else {
-            throw HTTPServerError(.tlsIdentityFailed,
+            throw HTTPServerError(
+                .tlsIdentityFailed,
                 "the \(what) file \(path) is not a regular file of at most \(maximumFileBytes) bytes")
         }
     }

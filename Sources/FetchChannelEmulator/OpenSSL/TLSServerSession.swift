@@ -70,8 +70,10 @@ final class TLSServerSession: HTTPByteStream {
 
     // MARK: - HTTPByteStream
 
-    func receive(into buffer: inout [UInt8], until deadline: ContinuousClock.Instant?,
-                 stop: HTTPStopSignal) -> HTTPSocket.ReceiveOutcome {
+    func receive(
+        into buffer: inout [UInt8], until deadline: ContinuousClock.Instant?,
+        stop: HTTPStopSignal
+    ) -> HTTPSocket.ReceiveOutcome {
         guard !buffer.isEmpty else { return .failed(EINVAL) }
         while true {
             ERR_clear_error()
@@ -88,9 +90,11 @@ final class TLSServerSession: HTTPByteStream {
         }
     }
 
-    func sendAll(_ bytes: [UInt8], until deadline: ContinuousClock.Instant?,
-                 stop: HTTPStopSignal) -> HTTPSocket.SendOutcome {
-        guard !bytes.isEmpty else { return .sent }   // SSL_write_ex refuses an empty write.
+    func sendAll(
+        _ bytes: [UInt8], until deadline: ContinuousClock.Instant?,
+        stop: HTTPStopSignal
+    ) -> HTTPSocket.SendOutcome {
+        guard !bytes.isEmpty else { return .sent }  // SSL_write_ex refuses an empty write.
         return bytes.withUnsafeBytes { raw in
             while true {
                 ERR_clear_error()
@@ -113,7 +117,7 @@ final class TLSServerSession: HTTPByteStream {
     func lingeringShutdown(until deadline: ContinuousClock.Instant, stop: HTTPStopSignal, maxDiscard: Int) {
         sendCloseNotify(until: deadline, stop: stop)
         if shutdown(fd, Int32(SHUT_WR)) != 0 {
-            return   // ENOTCONN: the peer is already gone, nothing to linger for.
+            return  // ENOTCONN: the peer is already gone, nothing to linger for.
         }
         discardUntilClosed(until: deadline, stop: stop, maxDiscard: maxDiscard)
     }
@@ -125,7 +129,7 @@ final class TLSServerSession: HTTPByteStream {
         while true {
             ERR_clear_error()
             let result = SSL_shutdown(ssl)
-            if result >= 0 {   // 0: ours is sent; 1: the client's arrived too.
+            if result >= 0 {  // 0: ours is sent; 1: the client's arrived too.
                 isCloseNotifySent = true
                 return
             }

@@ -67,14 +67,16 @@ package final class SoftwareTPM: @unchecked Sendable {
             process.standardError = FileHandle.nullDevice
             try process.run()
             if Self.waitUntilAccepting(port: port, process: process),
-               Self.waitUntilAccepting(port: port + 1, process: process) {
+                Self.waitUntilAccepting(port: port + 1, process: process)
+            {
                 self.port = port
                 self.process = process
                 return
             }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            lastProblem = "swtpm did not start listening on 127.0.0.1:\(port) "
+            lastProblem =
+                "swtpm did not start listening on 127.0.0.1:\(port) "
                 + "(exit status \(process.terminationStatus))"
         }
         try? FileManager.default.removeItem(at: directory)

@@ -48,7 +48,8 @@ public enum ClockSkewVectors: Sendable {
         public init(from decoder: any Decoder) throws {
             if let name = try? decoder.singleValueContainer().decode(String.self) {
                 guard name == "report" else {
-                    let context = DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "unknown policy \(name)")
+                    let context = DecodingError.Context(
+                        codingPath: decoder.codingPath, debugDescription: "unknown policy \(name)")
                     throw DecodingError.dataCorrupted(context)
                 }
                 value = .report
@@ -76,10 +77,15 @@ public enum ClockSkewVectors: Sendable {
         report.expect(Set(ids).count == ids.count, "duplicate row ids")
         for row in file.rows {
             report.expect(!row.comment.isEmpty, "\(row.id): no comment")
-            report.expect(["definite", "probable", "none"].contains(row.expected.classification), "\(row.id): unknown classification \(row.expected.classification)")
-            report.expect(["surface", "retry", "none"].contains(row.expected.decision), "\(row.id): unknown decision \(row.expected.decision)")
-            report.expect((row.expected.decision == "retry") == (row.expected.retryOffsetMillis != nil),
-                          "\(row.id): retryOffsetMillis must be given exactly for a retry")
+            report.expect(
+                ["definite", "probable", "none"].contains(row.expected.classification),
+                "\(row.id): unknown classification \(row.expected.classification)")
+            report.expect(
+                ["surface", "retry", "none"].contains(row.expected.decision),
+                "\(row.id): unknown decision \(row.expected.decision)")
+            report.expect(
+                (row.expected.decision == "retry") == (row.expected.retryOffsetMillis != nil),
+                "\(row.id): retryOffsetMillis must be given exactly for a retry")
         }
         // Every row matches the code.
         for row in file.rows {
@@ -94,10 +100,12 @@ public enum ClockSkewVectors: Sendable {
         let expected = row.expected
         let id = row.id
 
-        let sample = ClockSkewSample.from(dateHeader: input.dateHeader, ageHeader: input.ageHeader,
-                                          sentAtMillis: input.sentAtMillis, receivedAtMillis: input.receivedAtMillis)
-        report.expect(sample?.offsetMillis == expected.sampleOffsetMillis,
-                      "\(id): sampleOffsetMillis is \(text(sample?.offsetMillis)), expected \(text(expected.sampleOffsetMillis))")
+        let sample = ClockSkewSample.from(
+            dateHeader: input.dateHeader, ageHeader: input.ageHeader,
+            sentAtMillis: input.sentAtMillis, receivedAtMillis: input.receivedAtMillis)
+        report.expect(
+            sample?.offsetMillis == expected.sampleOffsetMillis,
+            "\(id): sampleOffsetMillis is \(text(sample?.offsetMillis)), expected \(text(expected.sampleOffsetMillis))")
 
         let estimator = ClockSkewEstimator(samplesPerServer: file.samplesPerServer)
         for offset in input.previousSamples ?? [] {
@@ -105,8 +113,9 @@ public enum ClockSkewVectors: Sendable {
         }
         if let sample { estimator.record(sample, for: file.server) }
         let estimate = estimator.estimatedOffsetMillis(for: file.server)
-        report.expect(estimate == expected.estimatedOffsetMillis,
-                      "\(id): estimatedOffsetMillis is \(text(estimate)), expected \(text(expected.estimatedOffsetMillis))")
+        report.expect(
+            estimate == expected.estimatedOffsetMillis,
+            "\(id): estimatedOffsetMillis is \(text(estimate)), expected \(text(expected.estimatedOffsetMillis))")
 
         let classification = ClockSkewClassification.classify(
             status: input.status, body: Array(input.body.utf8), estimatedOffsetMillis: estimate,
@@ -118,12 +127,15 @@ public enum ClockSkewVectors: Sendable {
         case .probable: kind = "probable"
         case .notSkew: kind = "none"
         }
-        report.expect(kind == expected.classification, "\(id): classification is \(kind), expected \(expected.classification)")
+        report.expect(
+            kind == expected.classification, "\(id): classification is \(kind), expected \(expected.classification)")
         let measured = classification.clockSkew?.measuredOffsetMillis
-        report.expect(measured == expected.measuredOffsetMillis,
-                      "\(id): measuredOffsetMillis is \(text(measured)), expected \(text(expected.measuredOffsetMillis))")
+        report.expect(
+            measured == expected.measuredOffsetMillis,
+            "\(id): measuredOffsetMillis is \(text(measured)), expected \(text(expected.measuredOffsetMillis))")
         if let skew = classification.clockSkew {
-            report.expect(skew.server == file.server && skew.toleranceMillis == input.toleranceMillis, "\(id): skew fields")
+            report.expect(
+                skew.server == file.server && skew.toleranceMillis == input.toleranceMillis, "\(id): skew fields")
         }
 
         let decision = input.policy.value.decision(
@@ -135,8 +147,9 @@ public enum ClockSkewVectors: Sendable {
             report.expect(skew == classification.clockSkew, "\(id): surfaced skew differs from the classification's")
         case .retry(let offset):
             report.expect(expected.decision == "retry", "\(id): decision was retry, expected \(expected.decision)")
-            report.expect(offset == expected.retryOffsetMillis,
-                          "\(id): retryOffsetMillis is \(offset), expected \(text(expected.retryOffsetMillis))")
+            report.expect(
+                offset == expected.retryOffsetMillis,
+                "\(id): retryOffsetMillis is \(offset), expected \(text(expected.retryOffsetMillis))")
         case .notSkew:
             report.expect(expected.decision == "none", "\(id): decision was none, expected \(expected.decision)")
         }

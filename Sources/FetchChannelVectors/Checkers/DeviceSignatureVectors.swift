@@ -16,9 +16,11 @@ public enum DeviceSignatureVectors: Sendable {
     /// The x and y of the RFC 7515 A.3 key, which the file must use.
     static let rfc7515X = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"
     static let rfc7515Y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
-    static let knownOutcomes: Set = ["ACCEPT", WireErrorCode.malformedRequest, WireErrorCode.invalidSignature,
-                                     WireErrorCode.unknownDispatchTarget, WireErrorCode.clockSkewTooBig,
-                                     WireErrorCode.replayedRequest]
+    static let knownOutcomes: Set = [
+        "ACCEPT", WireErrorCode.malformedRequest, WireErrorCode.invalidSignature,
+        WireErrorCode.unknownDispatchTarget, WireErrorCode.clockSkewTooBig,
+        WireErrorCode.replayedRequest,
+    ]
 
     public struct File: Decodable, Sendable {
         public struct PrivateJWK: Decodable, Sendable {
@@ -86,58 +88,74 @@ public enum DeviceSignatureVectors: Sendable {
             report.fail("key: d does not give x and y, or is not a P-256 key: \(error)")
             return report
         }
-        report.expect(key.publicKey.jwk.x == file.key.x && key.publicKey.jwk.y == file.key.y, "key: d does not give x and y")
+        report.expect(
+            key.publicKey.jwk.x == file.key.x && key.publicKey.jwk.y == file.key.y, "key: d does not give x and y")
 
         checkPositiveCases(file, key: key, into: &report)
         checkVerificationCases(file, key: key.publicKey, into: &report)
         return report
     }
 
-    static func makeVerifier(_ file: File, key: P256.Signing.PublicKey, at time: Int64) throws -> (ManualWallClock, DeviceSignatureVerifier) {
+    static func makeVerifier(_ file: File, key: P256.Signing.PublicKey, at time: Int64) throws -> (
+        ManualWallClock, DeviceSignatureVerifier
+    ) {
         let clock = ManualWallClock(millis: time)
         let targets = Set(file.verifier.dispatchTargets)
-        let verifier = try DeviceSignatureVerifier(toleranceMillis: file.verifier.toleranceMillis, clock: clock,
-                                                   replayCacheCapacity: file.verifier.replayCacheCapacity) { id in
+        let verifier = try DeviceSignatureVerifier(
+            toleranceMillis: file.verifier.toleranceMillis, clock: clock,
+            replayCacheCapacity: file.verifier.replayCacheCapacity
+        ) { id in
             targets.contains(id) ? key : nil
         }
         return (clock, verifier)
     }
 
-    private static func checkPositiveCases(_ file: File, key: P256.Signing.PrivateKey, into report: inout VectorFileReport) {
+    private static func checkPositiveCases(
+        _ file: File, key: P256.Signing.PrivateKey, into report: inout VectorFileReport
+    ) {
         report.expect(atLeast: minimumPositiveCases, "positive cases", in: file.positive.count)
         for vector in file.positive {
             report.casesChecked += 1
             let name = vector.name
             // The signer reproduces the known answer.
             do {
-                let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: vector.dispatchTargetId, clock: ManualWallClock(millis: 0))
-                let value = try signer.headerValue(requestId: vector.requestId, creationTimeInEpochMillis: vector.creationTimeInEpochMillis)
+                let signer = try DeviceSignatureSigner(
+                    key: key, dispatchTargetId: vector.dispatchTargetId, clock: ManualWallClock(millis: 0))
+                let value = try signer.headerValue(
+                    requestId: vector.requestId, creationTimeInEpochMillis: vector.creationTimeInEpochMillis)
                 let parts = value.split(separator: ".", omittingEmptySubsequences: false)
                 if parts.count == 3 {
                     report.expect(parts[0] == vector.encodedHeader, "\(name): encoded header")
                     report.expect(parts[1] == vector.encodedPayload, "\(name): encoded payload")
                     report.expect("\(parts[0]).\(parts[1])" == vector.signingInput, "\(name): signing input")
-                    report.expect(VectorDecoding.base64url(parts[0]) == Data(vector.headerJSON.utf8), "\(name): header JSON")
-                    report.expect(VectorDecoding.base64url(parts[1]) == Data(vector.payloadJSON.utf8), "\(name): payload JSON")
+                    report.expect(
+                        VectorDecoding.base64url(parts[0]) == Data(vector.headerJSON.utf8), "\(name): header JSON")
+                    report.expect(
+                        VectorDecoding.base64url(parts[1]) == Data(vector.payloadJSON.utf8), "\(name): payload JSON")
                 } else {
                     report.fail("\(name): the signer's value has \(parts.count) parts, not 3")
                 }
                 // Our (randomized) signature verifies; the file's (RFC 6979) signature is checked below.
-                report.expect((try? CompactJWS(parsing: value).verifiedPayload(with: key.publicKey)) != nil,
-                              "\(name): the signer's value does not verify")
+                report.expect(
+                    (try? CompactJWS(parsing: value).verifiedPayload(with: key.publicKey)) != nil,
+                    "\(name): the signer's value does not verify")
             } catch {
                 report.fail("\(name): the signer refused the inputs: \(error)")
             }
             // The file is consistent with itself.
-            report.expect(VectorDecoding.base64url(vector.encodedPayload) == Data(vector.payloadJSON.utf8), "\(name): file consistency (encodedPayload)")
-            report.expect(vector.compact == "\(vector.signingInput).\(vector.signature)", "\(name): file consistency (compact)")
+            report.expect(
+                VectorDecoding.base64url(vector.encodedPayload) == Data(vector.payloadJSON.utf8),
+                "\(name): file consistency (encodedPayload)")
+            report.expect(
+                vector.compact == "\(vector.signingInput).\(vector.signature)", "\(name): file consistency (compact)")
 
             // The verifier accepts it, at the case's time.
             do {
                 let (_, verifier) = try makeVerifier(file, key: key.publicKey, at: vector.verifierTimeMillis)
-                let expected = VerifiedDeviceSignature(dispatchTargetId: vector.dispatchTargetId, requestId: vector.requestId,
-                                                       creationTimeMillis: vector.creationTimeInEpochMillis,
-                                                       serverTimeMillis: vector.verifierTimeMillis)
+                let expected = VerifiedDeviceSignature(
+                    dispatchTargetId: vector.dispatchTargetId, requestId: vector.requestId,
+                    creationTimeMillis: vector.creationTimeInEpochMillis,
+                    serverTimeMillis: vector.verifierTimeMillis)
                 switch verifier.verify(vector.compact) {
                 case .success(let verified):
                     report.expect(verified == expected, "\(name): accepted, but with other fields: \(verified)")
@@ -149,23 +167,30 @@ public enum DeviceSignatureVectors: Sendable {
             }
             // The signature over the signing input, through the public key API alone.
             if let raw = VectorDecoding.base64url(vector.signature),
-               let signature = try? P256.Signing.ECDSASignature(rawRepresentation: raw) {
-                report.expect(key.publicKey.isValidSignature(signature, for: Array(vector.signingInput.utf8)),
-                              "\(name): the file's signature does not verify over the signing input")
+                let signature = try? P256.Signing.ECDSASignature(rawRepresentation: raw)
+            {
+                report.expect(
+                    key.publicKey.isValidSignature(signature, for: Array(vector.signingInput.utf8)),
+                    "\(name): the file's signature does not verify over the signing input")
             } else {
                 report.fail("\(name): signature is not base64url of a 64-byte r||s")
             }
         }
     }
 
-    private static func checkVerificationCases(_ file: File, key: P256.Signing.PublicKey, into report: inout VectorFileReport) {
+    private static func checkVerificationCases(
+        _ file: File, key: P256.Signing.PublicKey, into report: inout VectorFileReport
+    ) {
         let rejections = file.verification.filter { $0.expected != "ACCEPT" }
         report.expect(atLeast: minimumRejections, "rejection cases", in: rejections.count)
-        report.expect(Set(file.verification.map(\.name)).count == file.verification.count, "verification case names are not unique")
+        report.expect(
+            Set(file.verification.map(\.name)).count == file.verification.count,
+            "verification case names are not unique")
         var sessions: [String: (ManualWallClock, DeviceSignatureVerifier)] = [:]
         for vector in file.verification {
             report.casesChecked += 1
-            report.expect(knownOutcomes.contains(vector.expected), "\(vector.name): unknown expected code \(vector.expected)")
+            report.expect(
+                knownOutcomes.contains(vector.expected), "\(vector.name): unknown expected code \(vector.expected)")
             let clock: ManualWallClock
             let verifier: DeviceSignatureVerifier
             do {
@@ -185,7 +210,9 @@ public enum DeviceSignatureVectors: Sendable {
                 continue
             }
             let outcome = describe(verifier.verify(vector.compact))
-            report.expect(outcome == vector.expected, "\(vector.name): got \(outcome), expected \(vector.expected) (\(vector.comment))")
+            report.expect(
+                outcome == vector.expected,
+                "\(vector.name): got \(outcome), expected \(vector.expected) (\(vector.comment))")
         }
         report.expect(!sessions.isEmpty, "no replay session ran")
     }

@@ -8,8 +8,10 @@ public enum ErrorMappingVectors: Sendable {
     public static let fileName = "error-mapping.json"
     public static let minimumRows = 25
     /// Every outcome the table must show at least once.
-    public static let requiredCodes = ["success", "clockSkewTooBig", "networkError", "operationNotSupportedByBackend",
-                                       "unauthorized", "invalidResponse", "serverError", "unknown"]
+    public static let requiredCodes = [
+        "success", "clockSkewTooBig", "networkError", "operationNotSupportedByBackend",
+        "unauthorized", "invalidResponse", "serverError", "unknown",
+    ]
 
     public struct File: Decodable, Sendable {
         public var server: String
@@ -137,10 +139,12 @@ public enum ErrorMappingVectors: Sendable {
         }
         let transport: TransportResult
         if let answer = input.answer {
-            let received = HTTPAnswer(status: answer.status, headers: answer.headers, body: Data(answer.body.utf8),
-                                      bodyWasCutOff: answer.bodyWasCutOff ?? false)
-            FetchErrorMapping.recordSample(of: received, sentAtMillis: input.sentAtMillis, receivedAtMillis: input.receivedAtMillis,
-                                           server: server, into: estimator)
+            let received = HTTPAnswer(
+                status: answer.status, headers: answer.headers, body: Data(answer.body.utf8),
+                bodyWasCutOff: answer.bodyWasCutOff ?? false)
+            FetchErrorMapping.recordSample(
+                of: received, sentAtMillis: input.sentAtMillis, receivedAtMillis: input.receivedAtMillis,
+                server: server, into: estimator)
             transport = .answer(received)
         } else if let failure = input.transportFailure {
             guard let kind = NetworkFailure.Kind(rawValue: failure.kind) else {
@@ -157,14 +161,17 @@ public enum ErrorMappingVectors: Sendable {
             report.expect(estimate == expected, "\(id): estimate is \(text(estimate)), expected \(text(expected))")
         }
 
-        let context = FetchErrorMapping.Context(server: server, estimatedOffsetMillis: estimate, toleranceMillis: input.toleranceMillis,
-                                                requestCreationMillis: input.requestCreationMillis, deviceSignature: input.deviceSignature)
+        let context = FetchErrorMapping.Context(
+            server: server, estimatedOffsetMillis: estimate, toleranceMillis: input.toleranceMillis,
+            requestCreationMillis: input.requestCreationMillis, deviceSignature: input.deviceSignature)
         let expected = row.expected
         switch FetchErrorMapping.map(transport, context: context) {
         case .success(let operations):
-            report.expect(expected.code == "success", "\(id): got \(operations.count) operations, expected \(expected.code)")
+            report.expect(
+                expected.code == "success", "\(id): got \(operations.count) operations, expected \(expected.code)")
             if let tokens = expected.tokens {
-                report.expect(operations.map(\.token) == tokens, "\(id): tokens \(operations.map(\.token)), expected \(tokens)")
+                report.expect(
+                    operations.map(\.token) == tokens, "\(id): tokens \(operations.map(\.token)), expected \(tokens)")
             }
             report.expect(operations.allSatisfy { $0.server == server }, "\(id): operations name their server")
         case .failure(let error):
@@ -172,23 +179,34 @@ public enum ErrorMappingVectors: Sendable {
             report.expect(error.server == server, "\(id): the error names its server")
             report.expect(!error.message.isEmpty, "\(id): message")
             if let status = expected.status {
-                report.expect(error.httpError?.status == status, "\(id): status \(error.httpError.map { String($0.status) } ?? "none"), expected \(status)")
+                report.expect(
+                    error.httpError?.status == status,
+                    "\(id): status \(error.httpError.map { String($0.status) } ?? "none"), expected \(status)")
             }
             if let kind = expected.networkKind {
-                report.expect(error.networkFailure?.kind.rawValue == kind, "\(id): network kind \(error.networkFailure?.kind.rawValue ?? "none"), expected \(kind)")
+                report.expect(
+                    error.networkFailure?.kind.rawValue == kind,
+                    "\(id): network kind \(error.networkFailure?.kind.rawValue ?? "none"), expected \(kind)")
             }
-            if let excerpt = expected.excerpt { report.expect(error.httpError?.bodyExcerpt == excerpt, "\(id): excerpt") }
+            if let excerpt = expected.excerpt {
+                report.expect(error.httpError?.bodyExcerpt == excerpt, "\(id): excerpt")
+            }
             if let bytes = expected.excerptUTF8Bytes {
                 report.expect(error.httpError?.bodyExcerpt.utf8.count == bytes, "\(id): excerpt size")
             }
-            if let count = expected.bodyByteCount { report.expect(error.httpError?.bodyByteCount == count, "\(id): body size") }
+            if let count = expected.bodyByteCount {
+                report.expect(error.httpError?.bodyByteCount == count, "\(id): body size")
+            }
             if expected.code == "clockSkewTooBig" {
                 report.expect(error.toleranceMillis == input.toleranceMillis, "\(id): tolerance")
             }
-            if let tolerance = expected.toleranceMillis { report.expect(error.toleranceMillis == tolerance, "\(id): tolerance") }
+            if let tolerance = expected.toleranceMillis {
+                report.expect(error.toleranceMillis == tolerance, "\(id): tolerance")
+            }
             if case .value(let measured) = expected.measuredOffsetMillis {
-                report.expect(error.measuredOffsetMillis == measured,
-                              "\(id): measured offset \(text(error.measuredOffsetMillis)), expected \(text(measured))")
+                report.expect(
+                    error.measuredOffsetMillis == measured,
+                    "\(id): measured offset \(text(error.measuredOffsetMillis)), expected \(text(measured))")
             }
             if let signature = input.deviceSignature, let excerpt = error.httpError?.bodyExcerpt {
                 report.expect(!excerpt.contains(signature), "\(id): the excerpt holds the signature")

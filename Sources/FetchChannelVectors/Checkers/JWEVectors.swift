@@ -18,15 +18,27 @@ public enum JWEVectors: Sendable {
     }
     /// A private P-256 JWK (TEST ONLY: published RFC examples).
     public struct Key: Decodable, Sendable {
-        public let kty: String; public let crv: String; public let x: String; public let y: String; public let d: String
+        public let kty: String
+        public let crv: String
+        public let x: String
+        public let y: String
+        public let d: String
     }
     public struct AppendixC: Decodable, Sendable {
-        public let ephemeralKey: String; public let recipientKey: String; public let algorithmID: String
-        public let apu: String; public let apv: String; public let keyBits: Int
-        public let sharedSecretZ: [UInt8]; public let derivedKey: String
+        public let ephemeralKey: String
+        public let recipientKey: String
+        public let algorithmID: String
+        public let apu: String
+        public let apv: String
+        public let keyBits: Int
+        public let sharedSecretZ: [UInt8]
+        public let derivedKey: String
     }
     public struct Case: Decodable, Sendable {
-        public let id: Int; public let name: String; public let key: String; public let compact: String
+        public let id: Int
+        public let name: String
+        public let key: String
+        public let compact: String
         public let replacePart: ReplacePart?
         public let expected: Expected
         /// The ephemeral key, IV and (key wrapping) content key that reproduce `compact` exactly.
@@ -34,12 +46,19 @@ public enum JWEVectors: Sendable {
     }
     /// Part `index` of `compact` is replaced by `length` copies of `fill` (for the size limits).
     public struct ReplacePart: Decodable, Sendable {
-        public let index: Int; public let fill: String; public let length: Int
+        public let index: Int
+        public let fill: String
+        public let length: Int
     }
     /// Exactly one of the two: the UTF-8 plaintext, or the error code.
-    public struct Expected: Decodable, Sendable { public let plaintext: String?; public let error: String? }
+    public struct Expected: Decodable, Sendable {
+        public let plaintext: String?
+        public let error: String?
+    }
     public struct EncryptionInputs: Decodable, Sendable {
-        public let ephemeralD: String; public let iv: String; public let cek: String?
+        public let ephemeralD: String
+        public let iv: String
+        public let cek: String?
     }
 
     /// The case's compact serialization with `replacePart` applied; nil when that is unusable.
@@ -47,7 +66,8 @@ public enum JWEVectors: Sendable {
         guard let replacement = vector.replacePart else { return vector.compact }
         var parts = vector.compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.indices.contains(replacement.index), replacement.fill.count == 1,
-              (0...maximumReplacementLength).contains(replacement.length) else { return nil }
+            (0...maximumReplacementLength).contains(replacement.length)
+        else { return nil }
         parts[replacement.index] = String(repeating: replacement.fill, count: replacement.length)
         return parts.joined(separator: ".")
     }
@@ -62,7 +82,10 @@ public enum JWEVectors: Sendable {
     }
 
     /// Decrypts; the plaintext or the `DeviceSigningError` code.
-    enum Outcome { case success(Data), failure(String) }
+    enum Outcome {
+        case success(Data)
+        case failure(String)
+    }
 
     static func outcome(_ compact: String, key: P256.KeyAgreement.PrivateKey) -> Outcome {
         do {
@@ -95,18 +118,22 @@ public enum JWEVectors: Sendable {
             let z = try recipient.sharedSecretFromKeyAgreement(with: ephemeral.publicKey)
             let zFromSender = try ephemeral.sharedSecretFromKeyAgreement(with: recipient.publicKey)
             report.expect(z.withUnsafeBytes { Array($0) } == vector.sharedSecretZ, "RFC 7518 Appendix C: Z differs")
-            report.expect(zFromSender.withUnsafeBytes { Array($0) } == vector.sharedSecretZ,
-                          "RFC 7518 Appendix C: Z computed by the sender differs")
+            report.expect(
+                zFromSender.withUnsafeBytes { Array($0) } == vector.sharedSecretZ,
+                "RFC 7518 Appendix C: Z computed by the sender differs")
             guard let apu = VectorDecoding.base64url(vector.apu), let apv = VectorDecoding.base64url(vector.apv),
-                  let expected = VectorDecoding.base64url(vector.derivedKey) else {
+                let expected = VectorDecoding.base64url(vector.derivedKey)
+            else {
                 report.fail("RFC 7518 Appendix C: apu, apv or derivedKey is not base64url")
                 return
             }
-            let derived = try ConcatKDF.deriveKey(sharedSecret: z, algorithmID: vector.algorithmID,
-                                                  partyUInfo: Array(apu), partyVInfo: Array(apv),
-                                                  keyBytes: vector.keyBits / 8)
-            report.expect(derived.withUnsafeBytes { Data($0) } == expected,
-                          "RFC 7518 Appendix C: the derived key differs")
+            let derived = try ConcatKDF.deriveKey(
+                sharedSecret: z, algorithmID: vector.algorithmID,
+                partyUInfo: Array(apu), partyVInfo: Array(apv),
+                keyBytes: vector.keyBits / 8)
+            report.expect(
+                derived.withUnsafeBytes { Data($0) } == expected,
+                "RFC 7518 Appendix C: the derived key differs")
         } catch {
             report.fail("RFC 7518 Appendix C: \(error)")
         }

@@ -13,16 +13,28 @@ public enum JWSVectors: Sendable {
         public let valid: [Valid]
         public let invalid: [Invalid]
     }
-    public struct Key: Decodable, Sendable { public let x: String; public let y: String }
+    public struct Key: Decodable, Sendable {
+        public let x: String
+        public let y: String
+    }
     public struct Valid: Decodable, Sendable {
-        public let id: Int; public let name: String; public let compact: String; public let expectedPayloadBase64url: String
+        public let id: Int
+        public let name: String
+        public let compact: String
+        public let expectedPayloadBase64url: String
     }
     public struct Invalid: Decodable, Sendable {
-        public let id: Int; public let name: String; public let compact: String; public let expectedError: String
+        public let id: Int
+        public let name: String
+        public let compact: String
+        public let expectedError: String
     }
 
     /// Parses and verifies; the payload or the `DeviceSigningError` code.
-    enum Outcome { case success(Data), failure(String) }
+    enum Outcome {
+        case success(Data)
+        case failure(String)
+    }
 
     static func outcome(_ compact: String, key: P256.Signing.PublicKey) -> Outcome {
         do {
@@ -49,8 +61,9 @@ public enum JWSVectors: Sendable {
                 report.fail("vector \(vector.id) \(vector.name) did not verify")
                 continue
             }
-            report.expect(VectorDecoding.base64url(vector.expectedPayloadBase64url) == payload,
-                          "vector \(vector.id) \(vector.name): the payload differs from expectedPayloadBase64url")
+            report.expect(
+                VectorDecoding.base64url(vector.expectedPayloadBase64url) == payload,
+                "vector \(vector.id) \(vector.name): the payload differs from expectedPayloadBase64url")
         }
         report.expect(atLeast: minimumInvalidCases, "invalid cases", in: file.invalid.count)
         for vector in file.invalid {
@@ -59,8 +72,9 @@ public enum JWSVectors: Sendable {
             case .success:
                 report.fail("vector \(vector.id) \(vector.name) verified but must fail with \(vector.expectedError)")
             case .failure(let code):
-                report.expect(code == vector.expectedError,
-                              "vector \(vector.id) \(vector.name): failed with \(code), expected \(vector.expectedError)")
+                report.expect(
+                    code == vector.expectedError,
+                    "vector \(vector.id) \(vector.name): failed with \(code), expected \(vector.expectedError)")
             }
         }
         return report

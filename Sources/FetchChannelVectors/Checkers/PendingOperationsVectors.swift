@@ -35,19 +35,22 @@ public enum PendingOperationsVectors: Sendable {
             report.casesChecked += 1
             let label = "vector \(vector.id) \(vector.name)"
             let wantsInvalid = vector.expected.invalidResponse == true
-            report.expect(wantsInvalid != (vector.expected.operations != nil),
-                          "\(label): expected must be either operations or invalidResponse: true")
+            report.expect(
+                wantsInvalid != (vector.expected.operations != nil),
+                "\(label): expected must be either operations or invalidResponse: true")
             do {
                 let decoded = try PendingOperationsDecoder.decode(Data(vector.body.utf8), server: server)
                 let ordered = OperationOrdering.merged([decoded]).map {
-                    ExpectedOperation(creationTimeInEpochMillis: $0.creationTimeInEpochMillis,
-                                      dispatchChannel: $0.dispatchChannel.wireValue, token: $0.token)
+                    ExpectedOperation(
+                        creationTimeInEpochMillis: $0.creationTimeInEpochMillis,
+                        dispatchChannel: $0.dispatchChannel.wireValue, token: $0.token)
                 }
                 if wantsInvalid {
                     report.fail("\(label): decoded \(ordered.count) operations but must be invalidResponse")
                 } else {
-                    report.expect(ordered == vector.expected.operations,
-                                  "\(label): got \(ordered), expected \(vector.expected.operations ?? [])")
+                    report.expect(
+                        ordered == vector.expected.operations,
+                        "\(label): got \(ordered), expected \(vector.expected.operations ?? [])")
                 }
             } catch {
                 report.expect(wantsInvalid, "\(label): unexpected invalidResponse: \(error)")

@@ -26,11 +26,13 @@ public enum RFC6979Vectors: Sendable {
         var report = VectorFileReport(file: fileName)
         guard let file = report.decode(File.self, from: data) else { return report }
         guard let x = VectorDecoding.hex(file.publicKeyXHex), let y = VectorDecoding.hex(file.publicKeyYHex),
-              let key = try? P256.Signing.PublicKey(rawRepresentation: x + y) else {
+            let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
+        else {
             return .unusable(fileName, "publicKeyXHex/publicKeyYHex are not a P-256 point")
         }
         guard let scalar = VectorDecoding.hex(file.privateKeyHex),
-              let privateKey = try? P256.Signing.PrivateKey(rawRepresentation: scalar) else {
+            let privateKey = try? P256.Signing.PrivateKey(rawRepresentation: scalar)
+        else {
             return .unusable(fileName, "privateKeyHex is not a P-256 private scalar")
         }
         report.expect(privateKey.publicKey == key, "the RFC's public point must belong to its private key")
@@ -38,13 +40,16 @@ public enum RFC6979Vectors: Sendable {
         for testCase in file.cases {
             report.casesChecked += 1
             guard let r = VectorDecoding.hex(testCase.rHex), let s = VectorDecoding.hex(testCase.sHex),
-                  let signature = try? P256.Signing.ECDSASignature(rawRepresentation: r + s) else {
+                let signature = try? P256.Signing.ECDSASignature(rawRepresentation: r + s)
+            else {
                 report.fail("rfc6979 case \(testCase.id): rHex/sHex are not a 64-byte r||s signature")
                 continue
             }
             let verified = key.isValidSignature(signature, for: Array(testCase.message.utf8))
-            report.expect(verified == testCase.valid,
-                          "rfc6979 case \(testCase.id): \(verified ? "verifies" : "does not verify") but valid is \(testCase.valid)")
+            report.expect(
+                verified == testCase.valid,
+                "rfc6979 case \(testCase.id): \(verified ? "verifies" : "does not verify") but valid is \(testCase.valid)"
+            )
         }
         return report
     }

@@ -47,8 +47,10 @@ public enum WycheproofVectors: Sendable {
         for group in file.testGroups {
             report.expect(group.sha == "SHA-256", "a test group uses \(group.sha), not SHA-256")
             guard let der = VectorDecoding.hex(group.publicKeyDer),
-                  let key = try? P256.Signing.PublicKey(derRepresentation: der) else {
-                report.fail("a test group's publicKeyDer is not a P-256 public key; its \(group.tests.count) tests did not run")
+                let key = try? P256.Signing.PublicKey(derRepresentation: der)
+            else {
+                report.fail(
+                    "a test group's publicKeyDer is not a P-256 public key; its \(group.tests.count) tests did not run")
                 continue
             }
             for test in group.tests {
@@ -60,14 +62,18 @@ public enum WycheproofVectors: Sendable {
                 case .p1363: signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
                 }
                 let message = VectorDecoding.hex(test.msg)
-                let verified = message.flatMap { message in signature.map { key.isValidSignature($0, for: message) } } ?? false
+                let verified =
+                    message.flatMap { message in signature.map { key.isValidSignature($0, for: message) } } ?? false
                 let expected = test.result == "valid"
-                report.expect(verified == expected,
-                              "tcId \(test.tcId) (\(test.comment)): expected \(test.result), got \(verified ? "valid" : "invalid")")
+                report.expect(
+                    verified == expected,
+                    "tcId \(test.tcId) (\(test.comment)): expected \(test.result), got \(verified ? "valid" : "invalid")"
+                )
             }
         }
         let count = report.casesChecked
-        report.expect(count == file.numberOfTests, "ran \(count) cases but the file says numberOfTests = \(file.numberOfTests)")
+        report.expect(
+            count == file.numberOfTests, "ran \(count) cases but the file says numberOfTests = \(file.numberOfTests)")
         report.expect(count == suite.expectedCases, "ran \(count) cases; this suite has \(suite.expectedCases)")
         return report
     }
@@ -93,6 +99,7 @@ public enum WycheproofVectors: Sendable {
         guard let path = environment[environmentVariable], !path.isEmpty else { return nil }
         let url = URL(fileURLWithPath: path, isDirectory: true)
         var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue ? url : nil
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+            ? url : nil
     }
 }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What a finished `fetchchannel` run left behind.
 struct CLIResult: Sendable {
@@ -15,7 +16,9 @@ struct CLIResult: Sendable {
     var out: String { String(decoding: standardOutput, as: UTF8.self) }
     var err: String { String(decoding: standardError, as: UTF8.self) }
     /// Standard output's lines, without the trailing empty one.
-    var lines: [String] { out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty } }
+    var lines: [String] {
+        out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
+    }
 
     /// Standard output parsed as JSON; the error names the whole run when it is not JSON.
     func json() throws -> Any {
@@ -52,8 +55,10 @@ final class CLIProcess: @unchecked Sendable {
         while directory.path != "/" {
             let candidate = directory.appendingPathComponent("fetchchannel")
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate.path) {
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory),
+                !isDirectory.boolValue,
+                FileManager.default.isExecutableFile(atPath: candidate.path)
+            {
                 return candidate
             }
             directory.deleteLastPathComponent()
@@ -63,7 +68,10 @@ final class CLIProcess: @unchecked Sendable {
 
     /// The environment every run starts from: PATH and a HOME of its own.
     static func baseEnvironment(home: URL) -> [String: String] {
-        var environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home.path, "LANG": "C.UTF-8"]
+        var environment = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home.path,
+            "LANG": "C.UTF-8",
+        ]
         // Under a sanitizer run the child is instrumented too: it needs the same settings
         // (suppressions for the toolchain's own leaks). These carry no secrets.
         for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] {
@@ -77,8 +85,10 @@ final class CLIProcess: @unchecked Sendable {
     let errorURL: URL
     private let scratch: URL
 
-    init(_ arguments: [String], environment: [String: String], standardInput: Data? = nil,
-         currentDirectory: URL? = nil) throws {
+    init(
+        _ arguments: [String], environment: [String: String], standardInput: Data? = nil,
+        currentDirectory: URL? = nil
+    ) throws {
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cli-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         outputURL = scratch.appendingPathComponent("stdout")
@@ -140,9 +150,10 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     private func result() -> CLIResult {
-        CLIResult(status: process.terminationStatus,
-                  standardOutput: (try? Data(contentsOf: outputURL)) ?? Data(),
-                  standardError: (try? Data(contentsOf: errorURL)) ?? Data())
+        CLIResult(
+            status: process.terminationStatus,
+            standardOutput: (try? Data(contentsOf: outputURL)) ?? Data(),
+            standardError: (try? Data(contentsOf: errorURL)) ?? Data())
     }
 }
 
@@ -153,7 +164,8 @@ struct CLISandbox: Sendable {
     static let passphrase = "correct horse battery staple"
 
     init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("cli-test-\(UUID().uuidString)", isDirectory: true)
+        root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cli-test-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     }
 
@@ -170,10 +182,14 @@ struct CLISandbox: Sendable {
     }
 
     /// Runs `fetchchannel arguments…` to completion.
-    func run(_ arguments: [String], passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:],
-             standardInput: Data? = nil, currentDirectory: URL? = nil) async throws -> CLIResult {
-        try await CLIProcess(arguments, environment: environment(passphrase: passphrase, extra: extra),
-                             standardInput: standardInput, currentDirectory: currentDirectory).runToCompletion()
+    func run(
+        _ arguments: [String], passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:],
+        standardInput: Data? = nil, currentDirectory: URL? = nil
+    ) async throws -> CLIResult {
+        try await CLIProcess(
+            arguments, environment: environment(passphrase: passphrase, extra: extra),
+            standardInput: standardInput, currentDirectory: currentDirectory
+        ).runToCompletion()
     }
 
     /// Generates a key in the sandbox store and returns its id.

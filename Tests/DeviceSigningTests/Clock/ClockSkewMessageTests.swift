@@ -8,17 +8,20 @@ import Testing
     }
 
     @Test func deviceAheadWhenTheServerIsBehind() {
-        #expect(message(-432_000) == "The device clock is 7 min 12 s ahead of https://backend.example (allowed: 60 s). "
-            + "Set the clock automatically and try again.")
+        #expect(
+            message(-432_000) == "The device clock is 7 min 12 s ahead of https://backend.example (allowed: 60 s). "
+                + "Set the clock automatically and try again.")
     }
 
     @Test func deviceBehindWhenTheServerIsAhead() {
-        #expect(message(432_000) == "The device clock is 7 min 12 s behind https://backend.example (allowed: 60 s). "
-            + "Set the clock automatically and try again.")
+        #expect(
+            message(432_000) == "The device clock is 7 min 12 s behind https://backend.example (allowed: 60 s). "
+                + "Set the clock automatically and try again.")
     }
 
     @Test func unknownOffsetSaysTheTimeWasRejected() {
-        let expected = "The backend https://backend.example rejected the request's time: the device clock differs "
+        let expected =
+            "The backend https://backend.example rejected the request's time: the device clock differs "
             + "from the server's by more than the allowed 60 s. Set the clock automatically and try again."
         #expect(message(nil) == expected)
         #expect(message(0) == expected)  // no direction to report
@@ -38,7 +41,8 @@ import Testing
     }
 
     @Test func toleranceUsesTheSameWording() {
-        #expect(message(-900_000, tolerance: 300_000).contains("15 min ahead of https://backend.example (allowed: 5 min)"))
+        #expect(
+            message(-900_000, tolerance: 300_000).contains("15 min ahead of https://backend.example (allowed: 5 min)"))
         #expect(message(2_500, tolerance: 1_500).contains("3 s behind https://backend.example (allowed: 2 s)"))
         #expect(message(2_500, tolerance: -1).contains("(allowed: 0 ms)"))
     }

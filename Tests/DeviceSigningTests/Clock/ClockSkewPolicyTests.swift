@@ -3,7 +3,8 @@ import Testing
 @testable import DeviceSigning
 
 @Suite struct ClockSkewPolicyTests {
-    static let skew = ClockSkew(server: "https://backend.example", measuredOffsetMillis: 432_500, toleranceMillis: 60_000)
+    static let skew = ClockSkew(
+        server: "https://backend.example", measuredOffsetMillis: 432_500, toleranceMillis: 60_000)
     static let compensate = ClockSkewPolicy.compensate(maximumOffsetMillis: 3_600_000)
 
     @Test func defaultIsReport() {
@@ -13,8 +14,9 @@ import Testing
 
     @Test func notSkewIsNotSkewUnderEveryPolicy() {
         for policy in [ClockSkewPolicy.report, Self.compensate] {
-            let decision = policy.decision(for: .notSkew, signedWithOffsetMillis: 0,
-                                           newEstimateMillis: 432_500, isRetry: false)
+            let decision = policy.decision(
+                for: .notSkew, signedWithOffsetMillis: 0,
+                newEstimateMillis: 432_500, isRetry: false)
             #expect(decision == .notSkew)
         }
     }
@@ -22,34 +24,44 @@ import Testing
     @Test func reportNeverRetries() {
         for classification in [ClockSkewClassification.definite(Self.skew), .probable(Self.skew)] {
             for isRetry in [false, true] {
-                #expect(ClockSkewPolicy.report.decision(for: classification, signedWithOffsetMillis: 0,
-                                                        newEstimateMillis: 432_500, isRetry: isRetry) == .surface(Self.skew))
+                #expect(
+                    ClockSkewPolicy.report.decision(
+                        for: classification, signedWithOffsetMillis: 0,
+                        newEstimateMillis: 432_500, isRetry: isRetry) == .surface(Self.skew))
             }
         }
     }
 
     @Test func compensateRetriesOnceWithTheNewEstimate() {
         for classification in [ClockSkewClassification.definite(Self.skew), .probable(Self.skew)] {
-            let first = Self.compensate.decision(for: classification, signedWithOffsetMillis: 0,
-                                                 newEstimateMillis: 430_000, isRetry: false)
+            let first = Self.compensate.decision(
+                for: classification, signedWithOffsetMillis: 0,
+                newEstimateMillis: 430_000, isRetry: false)
             #expect(first == .retry(withOffsetMillis: 430_000))
-            #expect(Self.compensate.decision(for: classification, signedWithOffsetMillis: 0,
-                                             newEstimateMillis: 430_000, isRetry: true) == .surface(Self.skew))
+            #expect(
+                Self.compensate.decision(
+                    for: classification, signedWithOffsetMillis: 0,
+                    newEstimateMillis: 430_000, isRetry: true) == .surface(Self.skew))
         }
     }
 
     @Test func compensateUsesTheMeasuredOffsetWhenThereIsNoEstimate() {
-        #expect(Self.compensate.decision(for: .definite(Self.skew), signedWithOffsetMillis: 0,
-                                         newEstimateMillis: nil, isRetry: false) == .retry(withOffsetMillis: 432_500))
+        #expect(
+            Self.compensate.decision(
+                for: .definite(Self.skew), signedWithOffsetMillis: 0,
+                newEstimateMillis: nil, isRetry: false) == .retry(withOffsetMillis: 432_500))
         let unknown = ClockSkew(server: "https://backend.example", measuredOffsetMillis: nil, toleranceMillis: 60_000)
-        #expect(Self.compensate.decision(for: .definite(unknown), signedWithOffsetMillis: 0,
-                                         newEstimateMillis: nil, isRetry: false) == .surface(unknown))
+        #expect(
+            Self.compensate.decision(
+                for: .definite(unknown), signedWithOffsetMillis: 0,
+                newEstimateMillis: nil, isRetry: false) == .surface(unknown))
     }
 
     @Test func compensateNeedsTheOffsetToHaveChangedByMoreThanTheThreshold() {
         func decide(signedWith prior: Int64, threshold: Int64 = 1_000) -> ClockSkewDecision {
-            Self.compensate.decision(for: .probable(Self.skew), signedWithOffsetMillis: prior,
-                                     newEstimateMillis: 432_500, isRetry: false, thresholdMillis: threshold)
+            Self.compensate.decision(
+                for: .probable(Self.skew), signedWithOffsetMillis: prior,
+                newEstimateMillis: 432_500, isRetry: false, thresholdMillis: threshold)
         }
         #expect(decide(signedWith: 432_500) == .surface(Self.skew))
         #expect(decide(signedWith: 431_500) == .surface(Self.skew))

@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
@@ -23,11 +23,14 @@ import Testing
 
     @Test func signThenVerifyRoundTrips() throws {
         let key = try P256.Signing.PrivateKey()
-        let compact = try CompactJWS.sign(header: Array(#"{"alg":"ES256","kid":"k1"}"#.utf8), payload: Array("hello".utf8), with: key)
+        let compact = try CompactJWS.sign(
+            header: Array(#"{"alg":"ES256","kid":"k1"}"#.utf8), payload: Array("hello".utf8), with: key)
         let parsed = try CompactJWS(parsing: compact)
         #expect(parsed.header.kid == "k1")
         #expect(try parsed.verifiedPayload(with: key.publicKey) == Data("hello".utf8))
-        #expect(throws: DeviceSigningError(.invalidSignature, "")) { try parsed.verifiedPayload(with: P256.Signing.PrivateKey().publicKey) }
+        #expect(throws: DeviceSigningError(.invalidSignature, "")) {
+            try parsed.verifiedPayload(with: P256.Signing.PrivateKey().publicKey)
+        }
         #expect(throws: DeviceSigningError(.unsupportedAlgorithm, "")) {
             try CompactJWS.sign(header: Array(#"{"alg":"HS256"}"#.utf8), payload: [1], with: key)
         }

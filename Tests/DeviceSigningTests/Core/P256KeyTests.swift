@@ -1,6 +1,7 @@
-@testable import DeviceSigning
 import Foundation
 import Testing
+
+@testable import DeviceSigning
 
 @Suite struct P256KeyTests {
     let message = Array("device-signing core".utf8)
@@ -28,8 +29,10 @@ import Testing
         let fromRaw = try P256.Signing.PrivateKey(rawRepresentation: raw)
         let fromX963 = try P256.Signing.PrivateKey(x963Representation: bytes(key.x963Representation))
         let fromDER = try P256.Signing.PrivateKey(derRepresentation: bytes(key.derRepresentation))
-        let fromPEM = try P256.Signing.PrivateKey(pemRepresentation: String(decoding: bytes(key.pemRepresentation), as: UTF8.self))
-        let fromJWK = try P256.Signing.PrivateKey(jwkRepresentation: bytes(key.jwkRepresentation(includingPrivateKey: true)))
+        let fromPEM = try P256.Signing.PrivateKey(
+            pemRepresentation: String(decoding: bytes(key.pemRepresentation), as: UTF8.self))
+        let fromJWK = try P256.Signing.PrivateKey(
+            jwkRepresentation: bytes(key.jwkRepresentation(includingPrivateKey: true)))
         for other in [fromRaw, fromX963, fromDER, fromPEM, fromJWK] {
             #expect(other.publicKey == key.publicKey)
             #expect(try bytes(other.rawRepresentation) == raw)
@@ -57,27 +60,34 @@ import Testing
     @Test func sec1PrivateKeyImports() throws {
         // RFC 9421 test-key-ecc-p256 is SEC1 ("EC PRIVATE KEY").
         let key = try P256.Signing.PrivateKey(pemRepresentation: TestSupport.keyFile("rfc9421-test-key-ecc-p256.pem"))
-        let expected = try P256.Signing.PublicKey(pemRepresentation: """
-            -----BEGIN PUBLIC KEY-----
-            MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEqIVYZVLCrPZHGHjP17CTW0/+D9Lf
-            w0EkjqF7xB4FivAxzic30tMM4GF+hR6Dxh71Z50VGGdldkkDXZCnTNnoXQ==
-            -----END PUBLIC KEY-----
-            """)
+        let expected = try P256.Signing.PublicKey(
+            pemRepresentation: """
+                -----BEGIN PUBLIC KEY-----
+                MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEqIVYZVLCrPZHGHjP17CTW0/+D9Lf
+                w0EkjqF7xB4FivAxzic30tMM4GF+hR6Dxh71Z50VGGdldkkDXZCnTNnoXQ==
+                -----END PUBLIC KEY-----
+                """)
         #expect(key.publicKey == expected)
     }
 
     @Test func fixtureKeysMatchTheirRFCs() throws {
         let rfc6979 = try P256.Signing.PrivateKey(pemRepresentation: TestSupport.keyFile("rfc6979-a25-p256.pem"))
-        #expect(try bytes(rfc6979.rawRepresentation) == TestSupport.hex("C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721"))
+        #expect(
+            try bytes(rfc6979.rawRepresentation)
+                == TestSupport.hex("C9AFA9D845BA75166B5C215767B1D6934E50C3DB36E89B127B8A622B120F6721"))
         let rfc7515 = try P256.Signing.PrivateKey(pemRepresentation: TestSupport.keyFile("rfc7515-a3-p256.pem"))
-        #expect(rfc7515.publicKey.jwk == JWK(x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"))
+        #expect(
+            rfc7515.publicKey.jwk
+                == JWK(
+                    x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"))
         _ = try P256.Signing.PrivateKey(pemRepresentation: TestSupport.keyFile("demo-device-p256.pem"))
     }
 
     @Test func jwkThumbprintFollowsRFC7638() throws {
         let key = try P256.Signing.PrivateKey(pemRepresentation: TestSupport.keyFile("rfc7515-a3-p256.pem")).publicKey
         // Canonical form: members crv, kty, x, y in lexicographic order, no whitespace.
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#
+        let canonical =
+            #"{"crv":"P-256","kty":"EC","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#
         #expect(key.jwk.thumbprintInput == canonical)
         let digest = Array(canonical.utf8).withUnsafeBytes { P256Backend.sha256($0) }
         let expected = Data(digest).base64EncodedString().replacingOccurrences(of: "+", with: "-")
@@ -112,25 +122,45 @@ import Testing
         offCurve[64] ^= 1
         let infinity: [UInt8] = [0x00]
         let compressed = try P256.Signing.PrivateKey().publicKey.compressedRepresentation
-        let cases: [[UInt8]] = [offCurve, infinity, [UInt8](repeating: 0, count: 65), Array(valid.dropLast()), Array(compressed),
-                                [0x05] + Array(valid.dropFirst())]
+        let cases: [[UInt8]] = [
+            offCurve, infinity, [UInt8](repeating: 0, count: 65), Array(valid.dropLast()), Array(compressed),
+            [0x05] + Array(valid.dropFirst()),
+        ]
         for point in cases {
             #expect(throws: DeviceSigningError.self) { try P256.Signing.PublicKey(x963Representation: point) }
         }
         // A compressed point only through the explicit constructor.
         #expect(throws: DeviceSigningError.self) { try P256.Signing.PublicKey(x963Representation: compressed) }
-        #expect(throws: DeviceSigningError.self) { try P256.Signing.PublicKey(compressedRepresentation: [0x02] + [UInt8](repeating: 0xFF, count: 32)) }
+        #expect(throws: DeviceSigningError.self) {
+            try P256.Signing.PublicKey(compressedRepresentation: [0x02] + [UInt8](repeating: 0xFF, count: 32))
+        }
     }
 
     @Test func garbageEncodingsAreTypedErrors() {
-        #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try P256.Signing.PrivateKey(derRepresentation: [0x30, 0x03, 0x02, 0x01, 0x01]) }
-        #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try P256.Signing.PublicKey(derRepresentation: [UInt8](repeating: 0x41, count: 100)) }
-        #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try P256.Signing.PrivateKey(pemRepresentation: "not a key") }
-        #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try P256.Signing.PrivateKey(pemRepresentation: "-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n") }
-        #expect(throws: DeviceSigningError(.passphraseRequired, "")) { try P256.Signing.PrivateKey(pemRepresentation: "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n") }
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+            try P256.Signing.PrivateKey(derRepresentation: [0x30, 0x03, 0x02, 0x01, 0x01])
+        }
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+            try P256.Signing.PublicKey(derRepresentation: [UInt8](repeating: 0x41, count: 100))
+        }
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+            try P256.Signing.PrivateKey(pemRepresentation: "not a key")
+        }
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+            try P256.Signing.PrivateKey(
+                pemRepresentation: "-----BEGIN PRIVATE KEY-----\n!!!!\n-----END PRIVATE KEY-----\n")
+        }
+        #expect(throws: DeviceSigningError(.passphraseRequired, "")) {
+            try P256.Signing.PrivateKey(
+                pemRepresentation: "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n")
+        }
         #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try JWK(jsonRepresentation: Array("[]".utf8)) }
-        #expect(throws: DeviceSigningError(.unsupportedCurve, "")) { try JWK(jsonRepresentation: Array(#"{"kty":"EC","crv":"P-384","x":"AA","y":"AA"}"#.utf8)) }
-        #expect(throws: DeviceSigningError(.unsupportedKeyType, "")) { try JWK(jsonRepresentation: Array(#"{"kty":"RSA","crv":"P-256","x":"AA","y":"AA"}"#.utf8)) }
+        #expect(throws: DeviceSigningError(.unsupportedCurve, "")) {
+            try JWK(jsonRepresentation: Array(#"{"kty":"EC","crv":"P-384","x":"AA","y":"AA"}"#.utf8))
+        }
+        #expect(throws: DeviceSigningError(.unsupportedKeyType, "")) {
+            try JWK(jsonRepresentation: Array(#"{"kty":"RSA","crv":"P-256","x":"AA","y":"AA"}"#.utf8))
+        }
     }
 
     @Test func derWithTrailingBytesIsRefused() throws {
@@ -144,10 +174,17 @@ import Testing
 
     @Test func otherCurvesAndAlgorithmsAreRefused() throws {
         // P-384 SPKI and an Ed25519 SPKI (both well-formed) must give typed errors.
-        let p384 = TestSupport.hex("3076301006072a8648ce3d020106052b81040022036200044e83469de43c02914c99bc628bc42e5c0f223fd246b633823b51882877c8c4fca160081c1bfceba59362e71f59ff01278ece9d60a5e4afdcebe3c42ab88f96b263c201ecd244bef517de1e814ba784cb04e5fe8ec475cd99d272e07960c0a559")
-        let ed25519 = TestSupport.hex("302a300506032b6570032100d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
-        #expect(throws: DeviceSigningError(.unsupportedCurve, "")) { try P256.Signing.PublicKey(derRepresentation: p384) }
-        #expect(throws: DeviceSigningError(.unsupportedKeyType, "")) { try P256.Signing.PublicKey(derRepresentation: ed25519) }
+        let p384 = TestSupport.hex(
+            "3076301006072a8648ce3d020106052b81040022036200044e83469de43c02914c99bc628bc42e5c0f223fd246b633823b51882877c8c4fca160081c1bfceba59362e71f59ff01278ece9d60a5e4afdcebe3c42ab88f96b263c201ecd244bef517de1e814ba784cb04e5fe8ec475cd99d272e07960c0a559"
+        )
+        let ed25519 = TestSupport.hex(
+            "302a300506032b6570032100d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+        #expect(throws: DeviceSigningError(.unsupportedCurve, "")) {
+            try P256.Signing.PublicKey(derRepresentation: p384)
+        }
+        #expect(throws: DeviceSigningError(.unsupportedKeyType, "")) {
+            try P256.Signing.PublicKey(derRepresentation: ed25519)
+        }
     }
 
     @Test func descriptionsCarryNoKeyMaterial() throws {
@@ -159,8 +196,10 @@ import Testing
             Data(scalar).base64EncodedString(),
             Base64.encode(scalar, alphabet: .url),
         ]
-        let texts = [key.description, key.debugDescription, String(describing: key), String(reflecting: key),
-                     "\(try key.rawRepresentation)", "\(try key.derRepresentation)"]
+        let texts = [
+            key.description, key.debugDescription, String(describing: key), String(reflecting: key),
+            "\(try key.rawRepresentation)", "\(try key.derRepresentation)",
+        ]
         for text in texts {
             for form in forms { #expect(!text.contains(form), "description leaks the scalar: \(text)") }
         }

@@ -1,6 +1,7 @@
-@testable import DeviceSigning
 import Foundation
 import Testing
+
+@testable import DeviceSigning
 
 /// Secrets are zeroed in the storage that held them, not in a copy-on-write copy of it.
 @Suite struct SecureBytesTests {

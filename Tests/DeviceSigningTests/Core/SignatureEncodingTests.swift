@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
@@ -46,7 +46,9 @@ import Testing
             }
         }
         if der[4] & 0x80 == 0 && der[3] == 0x20 {
-            #expect(throws: DeviceSigningError.self, "negative r") { try P256.Signing.ECDSASignature(derRepresentation: negativeR) }
+            #expect(throws: DeviceSigningError.self, "negative r") {
+                try P256.Signing.ECDSASignature(derRepresentation: negativeR)
+            }
         }
     }
 

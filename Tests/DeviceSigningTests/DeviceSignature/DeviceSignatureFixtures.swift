@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Synchronization
@@ -30,8 +30,10 @@ enum DeviceSignatureFixtures {
         quota: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget
     ) throws -> DeviceSignatureVerifier {
         let known = Set(targets)
-        return try DeviceSignatureVerifier(toleranceMillis: toleranceMillis, clock: clock,
-                                           replayCacheCapacity: capacity, replayQuotaPerDispatchTarget: quota) { id in
+        return try DeviceSignatureVerifier(
+            toleranceMillis: toleranceMillis, clock: clock,
+            replayCacheCapacity: capacity, replayQuotaPerDispatchTarget: quota
+        ) { id in
             known.contains(id) ? key : nil
         }
     }

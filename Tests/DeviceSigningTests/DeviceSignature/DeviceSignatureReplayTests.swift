@@ -12,19 +12,24 @@ import Testing
         let clock: ManualWallClock
         let verifier: DeviceSignatureVerifier
 
-        init(capacity: Int = 100_000, quota: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
-             targets: [String] = [F.target]) throws {
+        init(
+            capacity: Int = 100_000, quota: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
+            targets: [String] = [F.target]
+        ) throws {
             key = try F.fixtureKey()
             clock = ManualWallClock(millis: F.t0)
-            verifier = try F.verifier(key: key.publicKey, targets: targets, clock: clock,
-                                      toleranceMillis: DeviceSignatureReplayTests.tolerance,
-                                      capacity: capacity, quota: quota)
+            verifier = try F.verifier(
+                key: key.publicKey, targets: targets, clock: clock,
+                toleranceMillis: DeviceSignatureReplayTests.tolerance,
+                capacity: capacity, quota: quota)
         }
 
         /// A value for `requestId` created at `creation` (absolute), for `target`.
         func value(requestId: String, creation: Int64, target: String = F.target) throws -> String {
-            try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: ManualWallClock(millis: creation)) { requestId }
-                .headerValue()
+            try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: ManualWallClock(millis: creation)) {
+                requestId
+            }
+            .headerValue()
         }
     }
 
@@ -39,9 +44,15 @@ import Testing
 
     @Test func requestIdsAreScopedPerDispatchTarget() throws {
         let setup = try Setup(targets: [F.target, "second-target"])
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "same", creation: F.t0)).get() }
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "same", creation: F.t0, target: "second-target")).get() }
-        #expect(setup.verifier.verify(try setup.value(requestId: "same", creation: F.t0 + 1)).failureCode == "REPLAYED_REQUEST")
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "same", creation: F.t0)).get()
+        }
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "same", creation: F.t0, target: "second-target")).get()
+        }
+        #expect(
+            setup.verifier.verify(try setup.value(requestId: "same", creation: F.t0 + 1)).failureCode
+                == "REPLAYED_REQUEST")
     }
 
     @Test func requestIdIsAcceptedAgainOnlyAfterTheWindow() throws {
@@ -49,23 +60,31 @@ import Testing
         #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "r", creation: F.t0)).get() }
         // Remembered until max(c, now) + tolerance = t0 + tolerance, inclusive.
         setup.clock.set(millis: F.t0 + Self.tolerance)
-        #expect(setup.verifier.verify(try setup.value(requestId: "r", creation: F.t0 + Self.tolerance)).failureCode == "REPLAYED_REQUEST")
+        #expect(
+            setup.verifier.verify(try setup.value(requestId: "r", creation: F.t0 + Self.tolerance)).failureCode
+                == "REPLAYED_REQUEST")
         setup.clock.set(millis: F.t0 + Self.tolerance + 1)
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "r", creation: F.t0 + Self.tolerance + 1)).get() }
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "r", creation: F.t0 + Self.tolerance + 1)).get()
+        }
     }
 
     /// A creation time at the past edge of the tolerance must not make the entry expire at once:
     /// the request id stays blocked for a whole window from the moment it was accepted.
     @Test func pastSkewedCreationTimeDoesNotShortenTheReplayLifetime() throws {
         let setup = try Setup()
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "old", creation: F.t0 - Self.tolerance)).get() }
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "old", creation: F.t0 - Self.tolerance)).get()
+        }
         for later in [Int64(1), Self.tolerance / 2, Self.tolerance] {
             setup.clock.set(millis: F.t0 + later)
             let fresh = try setup.value(requestId: "old", creation: F.t0 + later)
             #expect(setup.verifier.verify(fresh).failureCode == "REPLAYED_REQUEST", "at t0 + \(later)")
         }
         setup.clock.set(millis: F.t0 + Self.tolerance + 1)
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "old", creation: F.t0 + Self.tolerance + 1)).get() }
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "old", creation: F.t0 + Self.tolerance + 1)).get()
+        }
     }
 
     /// A creation time at the future edge keeps the same value fresh until c + tolerance =
@@ -88,7 +107,9 @@ import Testing
         for creationOffset in stride(from: -Self.tolerance, through: Self.tolerance, by: step) {
             let clock = ManualWallClock(millis: F.t0)
             let verifier = try F.verifier(key: key.publicKey, clock: clock, toleranceMillis: Self.tolerance)
-            let value = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0 + creationOffset)).headerValue()
+            let value = try DeviceSignatureSigner(
+                key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0 + creationOffset)
+            ).headerValue()
             #expect(throws: Never.self) { try verifier.verify(value).get() }
             let freshUntil: Int64 = F.t0 + creationOffset + Self.tolerance
             var times: [Int64] = Array(stride(from: F.t0, through: F.t0 + 3 * Self.tolerance, by: step))
@@ -96,7 +117,10 @@ import Testing
             for time in times.sorted() {
                 clock.set(millis: time)
                 let code = verifier.verify(value).failureCode
-                #expect(code == "REPLAYED_REQUEST" || code == "CLOCK_SKEW_TOO_BIG", "creation t0\(creationOffset >= 0 ? "+" : "")\(creationOffset), replay at t0+\(time - F.t0): \(code ?? "ACCEPTED")")
+                #expect(
+                    code == "REPLAYED_REQUEST" || code == "CLOCK_SKEW_TOO_BIG",
+                    "creation t0\(creationOffset >= 0 ? "+" : "")\(creationOffset), replay at t0+\(time - F.t0): \(code ?? "ACCEPTED")"
+                )
             }
         }
     }
@@ -104,19 +128,29 @@ import Testing
     @Test func cacheIsBoundedAndNeverEvictsALiveEntry() throws {
         let setup = try Setup(capacity: 3)
         for id in ["a", "b", "c"] {
-            #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: id, creation: F.t0)).get() }
+            #expect(throws: Never.self) {
+                try setup.verifier.verify(try setup.value(requestId: id, creation: F.t0)).get()
+            }
         }
         #expect(setup.verifier.replayCacheCount == 3)
         // Full of live entries: a new request is refused, a replay is still recognised as one.
-        #expect(setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0)) == .failure(.replayCacheFull(capacity: 3)))
-        #expect(setup.verifier.verify(try setup.value(requestId: "a", creation: F.t0 + 1)) == .failure(.replayedRequest("a")))
+        #expect(
+            setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0))
+                == .failure(.replayCacheFull(capacity: 3)))
+        #expect(
+            setup.verifier.verify(try setup.value(requestId: "a", creation: F.t0 + 1))
+                == .failure(.replayedRequest("a")))
         #expect(setup.verifier.replayCacheCount == 3)
 
         // Still full at the last millisecond of the window; free one millisecond later.
         setup.clock.set(millis: F.t0 + Self.tolerance)
-        #expect(setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0 + Self.tolerance)).failureCode == "REPLAY_CACHE_FULL")
+        #expect(
+            setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0 + Self.tolerance)).failureCode
+                == "REPLAY_CACHE_FULL")
         setup.clock.set(millis: F.t0 + Self.tolerance + 1)
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0 + Self.tolerance + 1)).get() }
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "d", creation: F.t0 + Self.tolerance + 1)).get()
+        }
         #expect(setup.verifier.replayCacheCount == 1)
     }
 
@@ -177,12 +211,22 @@ import Testing
     @Test func expiredEntriesAreDroppedSoonestFirst() throws {
         let setup = try Setup(capacity: 2)
         // "late" expires at t0 + 2 tol, "early" at t0 + tol.
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance)).get() }
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "early", creation: F.t0 - Self.tolerance)).get() }
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance)).get()
+        }
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "early", creation: F.t0 - Self.tolerance)).get()
+        }
         setup.clock.set(millis: F.t0 + Self.tolerance + 1)
-        #expect(throws: Never.self) { try setup.verifier.verify(try setup.value(requestId: "new", creation: F.t0 + Self.tolerance + 1)).get() }
-        #expect(setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance + 1)).failureCode == "REPLAYED_REQUEST")
-        #expect(setup.verifier.verify(try setup.value(requestId: "other", creation: F.t0 + Self.tolerance + 1)).failureCode == "REPLAY_CACHE_FULL")
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "new", creation: F.t0 + Self.tolerance + 1)).get()
+        }
+        #expect(
+            setup.verifier.verify(try setup.value(requestId: "late", creation: F.t0 + Self.tolerance + 1)).failureCode
+                == "REPLAYED_REQUEST")
+        #expect(
+            setup.verifier.verify(try setup.value(requestId: "other", creation: F.t0 + Self.tolerance + 1)).failureCode
+                == "REPLAY_CACHE_FULL")
     }
 
     /// Thousands of concurrent verifications: each request id is accepted exactly once.

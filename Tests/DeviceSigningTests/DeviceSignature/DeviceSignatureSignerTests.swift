@@ -31,20 +31,25 @@ import Testing
 
         let verifier = try F.verifier(key: key.publicKey, clock: clock)
         let verified = try verifier.verify(value).get()
-        #expect(verified == VerifiedDeviceSignature(dispatchTargetId: F.target, requestId: requestId,
-                                                    creationTimeMillis: F.t0, serverTimeMillis: F.t0))
+        #expect(
+            verified
+                == VerifiedDeviceSignature(
+                    dispatchTargetId: F.target, requestId: requestId,
+                    creationTimeMillis: F.t0, serverTimeMillis: F.t0))
     }
 
     @Test func protectedHeaderIsExactlyTheProfileHeader() throws {
         let key = try F.fixtureKey()
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0))
+        let signer = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0))
         let header = try #require(F.base64url(F.parts(try signer.headerValue())[0]))
         #expect(String(decoding: header, as: UTF8.self) == #"{"alg":"ES256","kid":"\#(F.target)","typ":"JWT"}"#)
     }
 
     @Test func everyCallHasANewRequestIdAndSignature() throws {
         let key = try F.fixtureKey()
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0))
+        let signer = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0))
         var requestIds = Set<String>()
         var signatures = Set<Substring>()
         let calls = 200
@@ -73,7 +78,8 @@ import Testing
 
     @Test func offsetThatOverflowsIsRefused() throws {
         let key = try F.fixtureKey()
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0))
+        let signer = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0))
         #expect(throws: DeviceSigningError(.timeOutOfRange, "")) { try signer.headerValue(offsetMillis: .max) }
         let early = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: -1))
         #expect(throws: DeviceSigningError(.timeOutOfRange, "")) { try early.headerValue(offsetMillis: .min) }
@@ -85,7 +91,9 @@ import Testing
         let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: clock)
         _ = try signer.headerValue()
         clock.advance(byMillis: 1234)
-        #expect((try F.payloadObject(try signer.headerValue())["creationTimeInEpochMillis"] as? NSNumber)?.int64Value == F.t0 + 1234)
+        #expect(
+            (try F.payloadObject(try signer.headerValue())["creationTimeInEpochMillis"] as? NSNumber)?.int64Value == F
+                .t0 + 1234)
     }
 
     static let awkwardIds: [String] = [
@@ -99,7 +107,9 @@ import Testing
     @Test(arguments: awkwardIds)
     func requestIdIsEscapedSoThatJSONSerializationReadsItBack(requestId: String) throws {
         let key = try F.fixtureKey()
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0)) { requestId }
+        let signer = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0)
+        ) { requestId }
         let value = try signer.headerValue()
         let object = try F.payloadObject(value)
         let decoded = try #require(object["requestId"] as? String)
@@ -109,7 +119,10 @@ import Testing
         #expect(try verifier.verify(value).get().requestId.unicodeScalars.elementsEqual(requestId.unicodeScalars))
     }
 
-    @Test(arguments: [#"target "quoted" \ back/slash"#, "é ß 日本 🔑", String(repeating: "x", count: 256), String(repeating: "🔑", count: 128)])
+    @Test(arguments: [
+        #"target "quoted" \ back/slash"#, "é ß 日本 🔑", String(repeating: "x", count: 256),
+        String(repeating: "🔑", count: 128),
+    ])
     func dispatchTargetIdIsEscapedInHeaderAndPayload(id: String) throws {
         let key = try F.fixtureKey()
         let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: id, clock: ManualWallClock(millis: F.t0))
@@ -123,8 +136,10 @@ import Testing
         #expect(try verifier.verify(value).get().dispatchTargetId == id)
     }
 
-    @Test(arguments: ["", String(repeating: "x", count: 257), String(repeating: "🔑", count: 129),
-                      "nul\u{0}", "line\nbreak", "tab\t", "del\u{7F}", "c1\u{85}"])
+    @Test(arguments: [
+        "", String(repeating: "x", count: 257), String(repeating: "🔑", count: 129),
+        "nul\u{0}", "line\nbreak", "tab\t", "del\u{7F}", "c1\u{85}",
+    ])
     func invalidDispatchTargetIdIsRefused(id: String) throws {
         let key = try F.fixtureKey()
         #expect(throws: DeviceSigningError(.invalidDispatchTargetId, "")) {
@@ -141,7 +156,8 @@ import Testing
 
         for bad in [String(repeating: "r", count: 65), String(repeating: "🔑", count: 33), ""] {
             let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: clock) { bad }
-            #expect(throws: DeviceSigningError(.invalidRequestId, ""), "request id of \(bad.utf16.count) UTF-16 units") {
+            #expect(throws: DeviceSigningError(.invalidRequestId, ""), "request id of \(bad.utf16.count) UTF-16 units")
+            {
                 try signer.headerValue()
             }
         }
@@ -173,7 +189,8 @@ import Testing
         }
         let fixedBits: Set = [48, 49, 50, 51, 64, 65]
         for bit in 0..<128 where !fixedBits.contains(bit) {
-            #expect((samples / 4)...(samples * 3 / 4) ~= ones[bit], "bit \(bit) was set \(ones[bit]) times in \(samples)")
+            #expect(
+                (samples / 4)...(samples * 3 / 4) ~= ones[bit], "bit \(bit) was set \(ones[bit]) times in \(samples)")
         }
         #expect([48, 49, 50, 51, 64, 65].map { ones[$0] } == [0, samples, 0, 0, samples, 0])
     }

@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
@@ -18,7 +18,8 @@ import Testing
         report.recordFailures()
         let vectors = try DeviceSignatureVectors.decode(data)
         #expect(vectors.positive.count >= DeviceSignatureVectors.minimumPositiveCases)
-        #expect(vectors.verification.filter { $0.expected != "ACCEPT" }.count >= DeviceSignatureVectors.minimumRejections)
+        #expect(
+            vectors.verification.filter { $0.expected != "ACCEPT" }.count >= DeviceSignatureVectors.minimumRejections)
         #expect(report.casesChecked == vectors.positive.count + vectors.verification.count)
     }
 

@@ -9,10 +9,14 @@ import Testing
     static let tolerance: Int64 = 60_000
 
     /// A signer at `F.t0 + creationOffset` and a verifier at `F.t0`.
-    private func signedAt(creationOffset: Int64, requestId: String = "edge") throws -> (String, DeviceSignatureVerifier) {
+    private func signedAt(creationOffset: Int64, requestId: String = "edge") throws -> (String, DeviceSignatureVerifier)
+    {
         let key = try F.fixtureKey()
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0 + creationOffset)) { requestId }
-        let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0), toleranceMillis: Self.tolerance)
+        let signer = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0 + creationOffset)
+        ) { requestId }
+        let verifier = try F.verifier(
+            key: key.publicKey, clock: ManualWallClock(millis: F.t0), toleranceMillis: Self.tolerance)
         return (try signer.headerValue(), verifier)
     }
 
@@ -36,7 +40,8 @@ import Testing
         let key = try F.fixtureKey()
         let clock = ManualWallClock(millis: F.t0)
         let ids = CountingRequestIds()
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: clock, requestIdGenerator: ids.generate)
+        let signer = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: clock, requestIdGenerator: ids.generate)
         let verifier = try F.verifier(key: key.publicKey, clock: clock, toleranceMillis: 0)
         #expect(throws: Never.self) { try verifier.verify(try signer.headerValue()).get() }
         #expect(verifier.verify(try signer.headerValue(offsetMillis: 1)).failureCode == "CLOCK_SKEW_TOO_BIG")
@@ -46,8 +51,10 @@ import Testing
     @Test(arguments: [(Int64(0), Int64.min), (0, .max), (.max, .min), (.min, .max), (-1, .max), (.max, -1)])
     func hostileTimesDoNotOverflow(server: Int64, creation: Int64) throws {
         let key = try F.fixtureKey()
-        let signer = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: creation))
-        let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: server), toleranceMillis: .max / 2)
+        let signer = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: creation))
+        let verifier = try F.verifier(
+            key: key.publicKey, clock: ManualWallClock(millis: server), toleranceMillis: .max / 2)
         let rejection = verifier.verify(try signer.headerValue())
         #expect(rejection == .failure(.clockSkewTooBig(serverTimeMillis: server, creationTimeMillis: creation)))
         if case .failure(let reason) = rejection { #expect(!reason.reason.isEmpty) }
@@ -83,7 +90,9 @@ import Testing
     @Test func unknownTargetIsDecidedBeforeTheSignature() throws {
         let other = try P256.Signing.PrivateKey()
         let key = try F.fixtureKey()
-        let value = try F.jws(header: F.standardHeader("nobody"), payload: F.payloadJSON(target: "nobody", requestId: "r", creation: "\(F.t0)"), key: other)
+        let value = try F.jws(
+            header: F.standardHeader("nobody"),
+            payload: F.payloadJSON(target: "nobody", requestId: "r", creation: "\(F.t0)"), key: other)
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
         #expect(verifier.verify(value) == .failure(.unknownDispatchTarget("nobody")))
     }
@@ -93,8 +102,10 @@ import Testing
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
         // Stale and mistyped, but signed by the wrong key: INVALID_SIGNATURE, nothing about the payload.
-        let stale = try F.jws(header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: "0"), key: other)
-        let mistyped = try F.jws(header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: "\"x\""), key: other)
+        let stale = try F.jws(
+            header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: "0"), key: other)
+        let mistyped = try F.jws(
+            header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: "\"x\""), key: other)
         #expect(verifier.verify(stale) == .failure(.invalidSignature))
         #expect(verifier.verify(mistyped) == .failure(.invalidSignature))
     }
@@ -102,7 +113,9 @@ import Testing
     @Test func payloadIsDecidedBeforeTheClock() throws {
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
-        let staleAndMismatched = try F.jws(header: F.standardHeader(), payload: F.payloadJSON(target: "someone-else", requestId: "r", creation: "0"), key: key)
+        let staleAndMismatched = try F.jws(
+            header: F.standardHeader(), payload: F.payloadJSON(target: "someone-else", requestId: "r", creation: "0"),
+            key: key)
         #expect(verifier.verify(staleAndMismatched).failureCode == "MALFORMED_REQUEST")
     }
 
@@ -125,7 +138,9 @@ import Testing
         let good = try signer.headerValue()
         let parts = F.parts(good)
         // Same request id: a forged signature, and a stale creation time.
-        let forged = try F.jws(header: F.standardHeader(), payload: F.payloadJSON(requestId: "shared-id", creation: "\(F.t0)"), key: try P256.Signing.PrivateKey())
+        let forged = try F.jws(
+            header: F.standardHeader(), payload: F.payloadJSON(requestId: "shared-id", creation: "\(F.t0)"),
+            key: try P256.Signing.PrivateKey())
         let stale = try signer.headerValue(offsetMillis: -Self.tolerance - 1)
         let tampered = "\(parts[0]).\(F.parts(stale)[1]).\(parts[2])"
         #expect(verifier.verify(forged) == .failure(.invalidSignature))
@@ -146,7 +161,9 @@ import Testing
             return key.publicKey
         }
         for kid in [#""#, #"a\u0000b"#, String(repeating: "k", count: 257)] {
-            let value = try F.jws(header: F.standardHeader(kid), payload: F.payloadJSON(target: kid, requestId: "r", creation: "\(F.t0)"), key: key)
+            let value = try F.jws(
+                header: F.standardHeader(kid), payload: F.payloadJSON(target: kid, requestId: "r", creation: "\(F.t0)"),
+                key: key)
             #expect(verifier.verify(value).failureCode == "MALFORMED_REQUEST", "kid \(kid.prefix(20))")
         }
         #expect(lookups.withLock { $0 } == 0)
@@ -155,10 +172,14 @@ import Testing
     @Test func typIsOptionalButIfPresentMustBeJWT() throws {
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
-        let noTyp = try F.jws(header: #"{"alg":"ES256","kid":"\#(F.target)"}"#, payload: F.payloadJSON(requestId: "a", creation: "\(F.t0)"), key: key)
+        let noTyp = try F.jws(
+            header: #"{"alg":"ES256","kid":"\#(F.target)"}"#,
+            payload: F.payloadJSON(requestId: "a", creation: "\(F.t0)"), key: key)
         #expect(throws: Never.self) { try verifier.verify(noTyp).get() }
         for typ in [#""jwt""#, #""JOSE""#, "1", "null"] {
-            let value = try F.jws(header: #"{"alg":"ES256","kid":"\#(F.target)","typ":\#(typ)}"#, payload: F.payloadJSON(requestId: "b", creation: "\(F.t0)"), key: key)
+            let value = try F.jws(
+                header: #"{"alg":"ES256","kid":"\#(F.target)","typ":\#(typ)}"#,
+                payload: F.payloadJSON(requestId: "b", creation: "\(F.t0)"), key: key)
             #expect(verifier.verify(value).failureCode == "MALFORMED_REQUEST", "typ \(typ)")
         }
     }
@@ -171,10 +192,13 @@ import Testing
     func creationTimeMustBeAnInt64(label: String, literal: String) throws {
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
-        let value = try F.jws(header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: literal), key: key)
+        let value = try F.jws(
+            header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: literal), key: key)
         let result = verifier.verify(value)
         #expect(result.failureCode == "MALFORMED_REQUEST", "\(label)")
-        if case .failure(.malformed(let reason)) = result { #expect(reason.contains("creationTimeInEpochMillis"), "\(label): \(reason)") }
+        if case .failure(.malformed(let reason)) = result {
+            #expect(reason.contains("creationTimeInEpochMillis"), "\(label): \(reason)")
+        }
     }
 
     /// Decision: JSON has one number type, so an integral value written as 1767225600000.0 or
@@ -183,21 +207,37 @@ import Testing
     func integralNumbersInOtherNotationsAreThatInteger(literal: String) throws {
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0), toleranceMillis: 0)
-        let value = try F.jws(header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: literal), key: key)
+        let value = try F.jws(
+            header: F.standardHeader(), payload: F.payloadJSON(requestId: "r", creation: literal), key: key)
         #expect(try verifier.verify(value).get().creationTimeMillis == F.t0)
     }
 
     @Test(arguments: [
         ("missing dispatchTargetId", #"{"requestId":"r","creationTimeInEpochMillis":1767225600000}"#),
-        ("missing requestId", #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","creationTimeInEpochMillis":1767225600000}"#),
+        (
+            "missing requestId",
+            #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","creationTimeInEpochMillis":1767225600000}"#
+        ),
         ("missing creation time", #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"r"}"#),
-        ("numeric requestId", #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":7,"creationTimeInEpochMillis":1767225600000}"#),
-        ("null dispatchTargetId", #"{"dispatchTargetId":null,"requestId":"r","creationTimeInEpochMillis":1767225600000}"#),
-        ("empty requestId", #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"","creationTimeInEpochMillis":1767225600000}"#),
+        (
+            "numeric requestId",
+            #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":7,"creationTimeInEpochMillis":1767225600000}"#
+        ),
+        (
+            "null dispatchTargetId",
+            #"{"dispatchTargetId":null,"requestId":"r","creationTimeInEpochMillis":1767225600000}"#
+        ),
+        (
+            "empty requestId",
+            #"{"dispatchTargetId":"0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","requestId":"","creationTimeInEpochMillis":1767225600000}"#
+        ),
         ("array", #"["0f6a2b54-9a1c-4c3e-8d7f-2b1e5c9a7d40","r",1767225600000]"#),
         ("not JSON", #"{"dispatchTargetId":"#),
         ("empty", ""),
-        ("case-differing target", #"{"dispatchTargetId":"0F6A2B54-9A1C-4C3E-8D7F-2B1E5C9A7D40","requestId":"r","creationTimeInEpochMillis":1767225600000}"#),
+        (
+            "case-differing target",
+            #"{"dispatchTargetId":"0F6A2B54-9A1C-4C3E-8D7F-2B1E5C9A7D40","requestId":"r","creationTimeInEpochMillis":1767225600000}"#
+        ),
     ])
     func malformedPayloadsAreRefused(label: String, payload: String) throws {
         let key = try F.fixtureKey()
@@ -215,15 +255,20 @@ import Testing
         #expect(kid == decomposed)
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, targets: [kid], clock: ManualWallClock(millis: F.t0))
-        let value = try F.jws(header: F.standardHeader(kid), payload: F.payloadJSON(target: decomposed, requestId: "r", creation: "\(F.t0)"), key: key)
+        let value = try F.jws(
+            header: F.standardHeader(kid),
+            payload: F.payloadJSON(target: decomposed, requestId: "r", creation: "\(F.t0)"), key: key)
         #expect(verifier.verify(value).failureCode == "MALFORMED_REQUEST")
     }
 
     @Test func unknownPayloadMembersAreIgnored() throws {
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
-        let payload = #"{"dispatchTargetId":"\#(F.target)","extra":{"nested":[1,2,true]},"requestId":"r","creationTimeInEpochMillis":\#(F.t0)}"#
-        #expect(try verifier.verify(try F.jws(header: F.standardHeader(), payload: payload, key: key)).get().requestId == "r")
+        let payload =
+            #"{"dispatchTargetId":"\#(F.target)","extra":{"nested":[1,2,true]},"requestId":"r","creationTimeInEpochMillis":\#(F.t0)}"#
+        #expect(
+            try verifier.verify(try F.jws(header: F.standardHeader(), payload: payload, key: key)).get().requestId
+                == "r")
     }
 
     /// Validly signed headers with two members of one name: JSONSerialization would keep the last
@@ -270,11 +315,14 @@ import Testing
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
         func header(bytes: Int) -> String {
             let base = #"{"alg":"ES256","kid":"\#(F.target)","typ":"JWT","pad":""}"#
-            return #"{"alg":"ES256","kid":"\#(F.target)","typ":"JWT","pad":"\#(String(repeating: "p", count: bytes - base.utf8.count))"}"#
+            return
+                #"{"alg":"ES256","kid":"\#(F.target)","typ":"JWT","pad":"\#(String(repeating: "p", count: bytes - base.utf8.count))"}"#
         }
         #expect(header(bytes: 1024).utf8.count == 1024)
-        let atLimit = try F.jws(header: header(bytes: 1024), payload: F.payloadJSON(requestId: "a", creation: "\(F.t0)"), key: key)
-        let beyond = try F.jws(header: header(bytes: 1025), payload: F.payloadJSON(requestId: "b", creation: "\(F.t0)"), key: key)
+        let atLimit = try F.jws(
+            header: header(bytes: 1024), payload: F.payloadJSON(requestId: "a", creation: "\(F.t0)"), key: key)
+        let beyond = try F.jws(
+            header: header(bytes: 1025), payload: F.payloadJSON(requestId: "b", creation: "\(F.t0)"), key: key)
         #expect(throws: Never.self) { try verifier.verify(atLimit).get() }
         let result = verifier.verify(beyond)
         #expect(result.failureCode == "MALFORMED_REQUEST")
@@ -285,8 +333,10 @@ import Testing
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
         func payload(bytes: Int, requestId: String) -> String {
-            let base = #"{"dispatchTargetId":"\#(F.target)","requestId":"\#(requestId)","creationTimeInEpochMillis":\#(F.t0),"pad":""}"#
-            return #"{"dispatchTargetId":"\#(F.target)","requestId":"\#(requestId)","creationTimeInEpochMillis":\#(F.t0),"pad":"\#(String(repeating: "p", count: bytes - base.utf8.count))"}"#
+            let base =
+                #"{"dispatchTargetId":"\#(F.target)","requestId":"\#(requestId)","creationTimeInEpochMillis":\#(F.t0),"pad":""}"#
+            return
+                #"{"dispatchTargetId":"\#(F.target)","requestId":"\#(requestId)","creationTimeInEpochMillis":\#(F.t0),"pad":"\#(String(repeating: "p", count: bytes - base.utf8.count))"}"#
         }
         #expect(payload(bytes: 4096, requestId: "a").utf8.count == 4096)
         let atLimit = try F.jws(header: F.standardHeader(), payload: payload(bytes: 4096, requestId: "a"), key: key)
@@ -300,7 +350,9 @@ import Testing
     @Test func headerValueLimitIsSixteenKiB() throws {
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0))
-        let value = try DeviceSignatureSigner(key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0)).headerValue()
+        let value = try DeviceSignatureSigner(
+            key: key, dispatchTargetId: F.target, clock: ManualWallClock(millis: F.t0)
+        ).headerValue()
         let huge = value + String(repeating: "A", count: 16 * 1024)
         let result = verifier.verify(huge)
         #expect(result.failureCode == "MALFORMED_REQUEST")
@@ -313,9 +365,15 @@ import Testing
         #expect(DeviceSignatureRejection.replayQuotaExceeded(quota: 1_000, retryAfterSeconds: 7).retryAfterSeconds == 7)
         #expect(DeviceSignatureRejection.replayCacheFull(capacity: 1).retryAfterSeconds == nil)
         #expect(DeviceSignatureRejection.invalidSignature.retryAfterSeconds == nil)
-        #expect(DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 0, creationTimeMillis: 61_000).reason.contains("61000 ms ahead of"))
-        #expect(DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 61_000, creationTimeMillis: 0).reason.contains("61000 ms behind"))
-        #expect(DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: .max, creationTimeMillis: .min).reason.contains("behind"))
+        #expect(
+            DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 0, creationTimeMillis: 61_000).reason.contains(
+                "61000 ms ahead of"))
+        #expect(
+            DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: 61_000, creationTimeMillis: 0).reason.contains(
+                "61000 ms behind"))
+        #expect(
+            DeviceSignatureRejection.clockSkewTooBig(serverTimeMillis: .max, creationTimeMillis: .min).reason.contains(
+                "behind"))
     }
 }
 

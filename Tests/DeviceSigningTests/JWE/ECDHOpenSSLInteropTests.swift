@@ -1,6 +1,7 @@
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// The ECDH step agrees with `openssl pkeyutl -derive`, on fresh keys and on RFC 7518 Appendix C's.
@@ -25,11 +26,15 @@ struct ECDHOpenSSLInteropTests {
                 let keyFile = directory.appendingPathComponent("key.pem")
                 let peerFile = directory.appendingPathComponent("peer.pem")
                 let output = directory.appendingPathComponent("z.bin")
-                #expect(FileManager.default.createFile(atPath: keyFile.path, contents: keyPEM,
-                                                       attributes: [.posixPermissions: 0o600]))
+                #expect(
+                    FileManager.default.createFile(
+                        atPath: keyFile.path, contents: keyPEM,
+                        attributes: [.posixPermissions: 0o600]))
                 #expect(FileManager.default.createFile(atPath: peerFile.path, contents: peerPEM))
-                let result = try OpenSSLTool.run(["pkeyutl", "-derive", "-inkey", keyFile.path,
-                                                  "-peerkey", peerFile.path, "-out", output.path])
+                let result = try OpenSSLTool.run([
+                    "pkeyutl", "-derive", "-inkey", keyFile.path,
+                    "-peerkey", peerFile.path, "-out", output.path,
+                ])
                 let z = (try? Data(contentsOf: output)).map(Array.init) ?? []
                 return Derived(ours: ours, openssl: z, status: result.status)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// Encrypt then decrypt with fresh keys, for every `alg` × `enc` and the plaintext lengths where
@@ -41,9 +42,10 @@ import Testing
     @Test func keyIdAndPartyInfoTravelInTheHeader() throws {
         let key = try P256.KeyAgreement.PrivateKey()
         let kid = "key \"1\" \\ é 🔑\n"
-        let compact = try CompactJWE.encrypt(Data("hi".utf8), to: key.publicKey, algorithm: .ecdhESA128KW,
-                                             encryption: .a128CBCHS256, keyId: kid, partyUInfo: Array("backend".utf8),
-                                             partyVInfo: [0, 1, 2])
+        let compact = try CompactJWE.encrypt(
+            Data("hi".utf8), to: key.publicKey, algorithm: .ecdhESA128KW,
+            encryption: .a128CBCHS256, keyId: kid, partyUInfo: Array("backend".utf8),
+            partyVInfo: [0, 1, 2])
         let parsed = try CompactJWE(parsing: compact)
         #expect(parsed.header.kid == kid)
         #expect(parsed.header.apu == Array("backend".utf8) && parsed.header.apv == [0, 1, 2])

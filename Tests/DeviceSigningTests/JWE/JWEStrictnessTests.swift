@@ -2,6 +2,7 @@ internal import COpenSSL
 import FetchChannelVectors
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// What the decrypter refuses and how: no oracle between failures after the header, the `epk`
@@ -12,8 +13,10 @@ import Testing
     @Test func everyFailureAfterTheHeaderIsTheSameError() throws {
         let file = try JWEFixtures.file()
         var errors: [DeviceSigningError] = []
-        for name in ["flipped-tag-cbc", "bad-padding-valid-tag", "flipped-wrapped-key", "wrong-recipient-key",
-                     "flipped-tag-gcm", "flipped-iv", "header-changed"] {
+        for name in [
+            "flipped-tag-cbc", "bad-padding-valid-tag", "flipped-wrapped-key", "wrong-recipient-key",
+            "flipped-tag-gcm", "flipped-iv", "header-changed",
+        ] {
             let vector = try JWEFixtures.vector(name, in: file)
             let key = try JWEFixtures.key(vector.key, in: file)
             if let error = expectError(.decryptionFailed, { try JWE.decrypt(vector.compact, with: key) }) {
@@ -29,8 +32,10 @@ import Testing
     /// The ephemeral key is checked when the JWE is parsed, before a private key is even given.
     @Test func anEPKOffTheCurveIsRefusedBeforeAnyKeyAgreement() throws {
         let file = try JWEFixtures.file()
-        for (name, code) in [("epk-invalid-curve", DeviceSigningError.Code.invalidKey), ("epk-zero-point", .invalidKey),
-                             ("epk-p384", .unsupportedCurve), ("epk-okp", .unsupportedKeyType)] {
+        for (name, code) in [
+            ("epk-invalid-curve", DeviceSigningError.Code.invalidKey), ("epk-zero-point", .invalidKey),
+            ("epk-p384", .unsupportedCurve), ("epk-okp", .unsupportedKeyType),
+        ] {
             let vector = try JWEFixtures.vector(name, in: file)
             expectError(code) { try CompactJWE(parsing: vector.compact) }
         }
@@ -38,9 +43,11 @@ import Testing
 
     @Test func compressionCritAndForeignAlgorithmsAreRefused() throws {
         let file = try JWEFixtures.file()
-        for (name, code) in [("zip", DeviceSigningError.Code.unsupportedAlgorithm), ("crit", .malformedJWE),
-                             ("alg-none", .unsupportedAlgorithm), ("alg-dir", .unsupportedAlgorithm),
-                             ("alg-rsa-oaep-256", .unsupportedAlgorithm), ("duplicate-alg", .malformedJWE)] {
+        for (name, code) in [
+            ("zip", DeviceSigningError.Code.unsupportedAlgorithm), ("crit", .malformedJWE),
+            ("alg-none", .unsupportedAlgorithm), ("alg-dir", .unsupportedAlgorithm),
+            ("alg-rsa-oaep-256", .unsupportedAlgorithm), ("duplicate-alg", .malformedJWE),
+        ] {
             let vector = try JWEFixtures.vector(name, in: file)
             expectError(code) { try CompactJWE(parsing: vector.compact) }
         }
@@ -77,7 +84,7 @@ import Testing
         let key = try P256.KeyAgreement.PrivateKey()
         let compact = try JWE.encrypt(Data("x".utf8), to: key.publicKey)
         var bigTag = compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        bigTag[4] = String(repeating: "!", count: 44)   // not even base64url: the length is checked first
+        bigTag[4] = String(repeating: "!", count: 44)  // not even base64url: the length is checked first
         expectError(.inputTooLarge) { try CompactJWE(parsing: bigTag.joined(separator: ".")) }
     }
 }

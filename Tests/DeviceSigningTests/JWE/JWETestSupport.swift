@@ -1,6 +1,7 @@
 import FetchChannelVectors
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// Vectors/jwe-ecdh-es.json and its keys, for the JWE tests.
@@ -44,4 +45,3 @@ final class PinnedJWERandomSource: JWERandomSource, @unchecked Sendable {
         return SecureBytes(queue.removeFirst())
     }
 }
-

@@ -2,6 +2,7 @@ import FetchChannelTestSupport
 import FetchChannelVectors
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// Vectors/jwe-ecdh-es.json through `JWEVectors` (the checker `fetchchannel vectors verify` runs),
@@ -40,8 +41,9 @@ import Testing
             let ephemeral = try P256.KeyAgreement.PrivateKey(rawRepresentation: d)
             var bytes = [try JWEFixtures.bytes(base64url: pinned.iv)]
             if let cek = pinned.cek { bytes.insert(try JWEFixtures.bytes(base64url: cek), at: 0) }
-            let inputs = CompactJWE.Inputs(recipient: recipient, algorithm: header.alg, encryption: header.enc,
-                                           keyId: header.kid, partyUInfo: header.apu, partyVInfo: header.apv)
+            let inputs = CompactJWE.Inputs(
+                recipient: recipient, algorithm: header.alg, encryption: header.enc,
+                keyId: header.kid, partyUInfo: header.apu, partyVInfo: header.apv)
             let random = PinnedJWERandomSource(ephemeral: ephemeral, bytes: bytes)
             let compact = try Array(plaintext.utf8).withUnsafeBytes {
                 try CompactJWE.encrypt($0, inputs, random: random)
@@ -54,8 +56,9 @@ import Testing
 
     /// RFC 7518 Appendix C lists OtherInfo field by field; the KDF input must be exactly that.
     @Test func otherInfoIsRFC7518AppendixC() throws {
-        let info = ConcatKDF.otherInfo(algorithmID: "A128GCM", partyUInfo: Array("Alice".utf8),
-                                       partyVInfo: Array("Bob".utf8), keyBytes: 16)
+        let info = ConcatKDF.otherInfo(
+            algorithmID: "A128GCM", partyUInfo: Array("Alice".utf8),
+            partyVInfo: Array("Bob".utf8), keyBytes: 16)
         let algorithmID: [UInt8] = [0, 0, 0, 7, 65, 49, 50, 56, 71, 67, 77]
         let partyUInfo: [UInt8] = [0, 0, 0, 5, 65, 108, 105, 99, 101]
         let partyVInfo: [UInt8] = [0, 0, 0, 3, 66, 111, 98]
@@ -66,8 +69,9 @@ import Testing
         let appendix = file.rfc7518AppendixC
         let z = try JWEFixtures.key(appendix.recipientKey, in: file)
             .sharedSecretFromKeyAgreement(with: JWEFixtures.key(appendix.ephemeralKey, in: file).publicKey)
-        let derived = try ConcatKDF.deriveKey(sharedSecret: z, algorithmID: "A128GCM", partyUInfo: Array("Alice".utf8),
-                                              partyVInfo: Array("Bob".utf8), keyBytes: 16)
+        let derived = try ConcatKDF.deriveKey(
+            sharedSecret: z, algorithmID: "A128GCM", partyUInfo: Array("Alice".utf8),
+            partyVInfo: Array("Bob".utf8), keyBytes: 16)
         let rfcKey: [UInt8] = [86, 170, 141, 234, 248, 35, 109, 32, 92, 34, 40, 205, 113, 167, 16, 26]
         #expect(derived.withUnsafeBytes { Array($0) } == rfcKey)
     }

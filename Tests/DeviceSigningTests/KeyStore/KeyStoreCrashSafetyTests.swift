@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -41,10 +41,13 @@ import Testing
         }
         let seed = UInt64(ProcessInfo.processInfo.environment["CRASH_SAFETY_SEED"] ?? "") ?? 0x5EED_2026
         var random = SplitMix64(seed: seed)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("crash-safety-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "crash-safety-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let child = Self.childURL
-        guard FileManager.default.isExecutableFile(atPath: child.path) else { return ["child not built at \(child.path)"] }
+        guard FileManager.default.isExecutableFile(atPath: child.path) else {
+            return ["child not built at \(child.path)"]
+        }
         let passphrase = SecureBytes(Array(Self.passphrase.utf8))
 
         var mustExist = Set<String>()
@@ -85,7 +88,9 @@ import Testing
             pending.append(reader.readDataToEndOfFile())
             lines += String(decoding: pending, as: UTF8.self).split(separator: "\n").map(String.init)
             try? reader.close()
-            check(process.terminationReason == .uncaughtSignal, "round \(round) (seed \(seed)): the child ended on its own")
+            check(
+                process.terminationReason == .uncaughtSignal,
+                "round \(round) (seed \(seed)): the child ended on its own")
 
             for line in lines {
                 let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
@@ -97,12 +102,18 @@ import Testing
             // Open (which removes stale temp files), then check every listed and every promised key.
             let store = try KeyStore(directory: directory)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            check(!names.contains { $0.hasPrefix(".tmp-") }, "round \(round) (seed \(seed)): a temp file survived the open: \(names)")
+            check(
+                !names.contains { $0.hasPrefix(".tmp-") },
+                "round \(round) (seed \(seed)): a temp file survived the open: \(names)")
             let listed = Set(try store.list().map(\.keyId))
-            check(mustExist.isSubset(of: listed), "round \(round) (seed \(seed)): missing \(mustExist.subtracting(listed))")
+            check(
+                mustExist.isSubset(of: listed),
+                "round \(round) (seed \(seed)): missing \(mustExist.subtracting(listed))")
             for keyId in listed {
                 let key = try store.load(keyId, passphrase: passphrase)
-                check(key.publicKey.jwkThumbprint == keyId, "round \(round) (seed \(seed)): \(keyId) loads as another key")
+                check(
+                    key.publicKey.jwkThumbprint == keyId, "round \(round) (seed \(seed)): \(keyId) loads as another key"
+                )
             }
         }
         check(!mustExist.isEmpty, "the child never completed a save: the test exercised nothing")

@@ -1,6 +1,7 @@
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 @Suite(.dedicatedThread) struct KeyStoreEncryptedPrivateKeyTests {
@@ -43,7 +44,8 @@ import Testing
     }
 
     @Test func wrongPassphraseIsWrongPassphrase() throws {
-        let pem = try PrivateKey().encryptedPEMRepresentation(passphrase: secret("right"), kdf: KeyStoreFixtures.cheapKDF)
+        let pem = try PrivateKey().encryptedPEMRepresentation(
+            passphrase: secret("right"), kdf: KeyStoreFixtures.cheapKDF)
         expectError(.wrongPassphrase) { try PrivateKey(encryptedPEM: pem, passphrase: secret("wrong")) }
         expectError(.wrongPassphrase) {
             try PrivateKey(encryptedPEM: KeyStoreFixtures.p384Encrypted, passphrase: secret("wrong"))
@@ -51,27 +53,37 @@ import Testing
     }
 
     @Test func truncatedOrGarbageInputIsMalformed() throws {
-        let pem = try PrivateKey().encryptedPEMRepresentation(passphrase: secret("pass"), kdf: KeyStoreFixtures.cheapKDF)
+        let pem = try PrivateKey().encryptedPEMRepresentation(
+            passphrase: secret("pass"), kdf: KeyStoreFixtures.cheapKDF)
         let der = try #require(TestPEM.der(pem))
         let cases: [(String, String)] = [
             ("first half of the text", String(pem.prefix(pem.count / 2))),
             ("DER cut short", TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: Array(der.prefix(der.count - 20)))),
             ("DER with a trailing byte", TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: der + [0])),
-            ("random DER", TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: (0..<200).map { _ in UInt8.random(in: 0...255) })),
+            (
+                "random DER",
+                TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: (0..<200).map { _ in UInt8.random(in: 0...255) })
+            ),
             ("not PEM", "garbage \u{0} \u{7F} text"),
             ("empty", ""),
             ("bad base64", "-----BEGIN ENCRYPTED PRIVATE KEY-----\n@@@@\n-----END ENCRYPTED PRIVATE KEY-----\n"),
         ]
         for (name, text) in cases {
-            let error = expectError(.malformedEncoding) { try PrivateKey(encryptedPEM: text, passphrase: secret("pass")) }
+            let error = expectError(.malformedEncoding) {
+                try PrivateKey(encryptedPEM: text, passphrase: secret("pass"))
+            }
             #expect(error != nil, "case: \(name)")
         }
     }
 
     @Test func otherCurvesAndKeyTypesHaveTheirOwnCodes() throws {
         let pass = secret(KeyStoreFixtures.fixturePassphrase)
-        expectError(.unsupportedCurve) { try PrivateKey(encryptedPEM: KeyStoreFixtures.p384Encrypted, passphrase: pass) }
-        expectError(.unsupportedKeyType) { try PrivateKey(encryptedPEM: KeyStoreFixtures.rsaEncrypted, passphrase: pass) }
+        expectError(.unsupportedCurve) {
+            try PrivateKey(encryptedPEM: KeyStoreFixtures.p384Encrypted, passphrase: pass)
+        }
+        expectError(.unsupportedKeyType) {
+            try PrivateKey(encryptedPEM: KeyStoreFixtures.rsaEncrypted, passphrase: pass)
+        }
     }
 
     @Test func anUnencryptedPEMIsNotAnEncryptedOne() throws {
@@ -81,23 +93,26 @@ import Testing
 
     @Test func passphraseMustBeNonEmptyAndBounded() throws {
         let key = try PrivateKey()
-        expectError(.passphraseRequired) { try key.encryptedPEMRepresentation(passphrase: secret(""), kdf: KeyStoreFixtures.cheapKDF) }
+        expectError(.passphraseRequired) {
+            try key.encryptedPEMRepresentation(passphrase: secret(""), kdf: KeyStoreFixtures.cheapKDF)
+        }
         expectError(.inputTooLarge) {
-            try key.encryptedPEMRepresentation(passphrase: SecureBytes([UInt8](repeating: 0x61, count: 1025)), kdf: KeyStoreFixtures.cheapKDF)
+            try key.encryptedPEMRepresentation(
+                passphrase: SecureBytes([UInt8](repeating: 0x61, count: 1025)), kdf: KeyStoreFixtures.cheapKDF)
         }
         let pem = try key.encryptedPEMRepresentation(passphrase: secret("pass"), kdf: KeyStoreFixtures.cheapKDF)
         expectError(.passphraseRequired) { try PrivateKey(encryptedPEM: pem, passphrase: secret("")) }
     }
 
     @Test(arguments: [
-        KeyDerivation.scrypt(n: 512, r: 8, p: 1),         // below 2^10
-        .scrypt(n: 3000, r: 8, p: 1),                      // not a power of two
-        .scrypt(n: 32768, r: 8, p: 1),                     // 32 MiB + : OpenSSL 3.0 could not read the file
+        KeyDerivation.scrypt(n: 512, r: 8, p: 1),  // below 2^10
+        .scrypt(n: 3000, r: 8, p: 1),  // not a power of two
+        .scrypt(n: 32768, r: 8, p: 1),  // 32 MiB + : OpenSSL 3.0 could not read the file
         .scrypt(n: 16384, r: 0, p: 1),
         .scrypt(n: 16384, r: 8, p: 0),
-        .scrypt(n: 1 << 16, r: 1, p: 1),                   // N must be below 2^(16·r)
-        .scrypt(n: 1024, r: 8, p: 1024),                   // work N·r·p above 2^22
-        .scrypt(n: 1024, r: Int.max, p: Int.max),          // overflow
+        .scrypt(n: 1 << 16, r: 1, p: 1),  // N must be below 2^(16·r)
+        .scrypt(n: 1024, r: 8, p: 1024),  // work N·r·p above 2^22
+        .scrypt(n: 1024, r: Int.max, p: Int.max),  // overflow
         .pbkdf2SHA256(iterations: 99_999),
         .pbkdf2SHA256(iterations: 5_000_001),
         .pbkdf2SHA256(iterations: -1),
@@ -108,8 +123,11 @@ import Testing
         expectError(.invalidKeyDerivation) { try key.encryptedPEMRepresentation(passphrase: secret("pass"), kdf: kdf) }
     }
 
-    @Test(arguments: [KeyDerivation.default, .pbkdf2Default, .scrypt(n: 1024, r: 8, p: 1), .scrypt(n: 1 << 15, r: 2, p: 1), .scrypt(n: 16384, r: 8, p: 16),
-                      .pbkdf2SHA256(iterations: 100_000)])
+    @Test(arguments: [
+        KeyDerivation.default, .pbkdf2Default, .scrypt(n: 1024, r: 8, p: 1), .scrypt(n: 1 << 15, r: 2, p: 1),
+        .scrypt(n: 16384, r: 8, p: 16),
+        .pbkdf2SHA256(iterations: 100_000),
+    ])
     func keyDerivationInsideTheLimitsIsAccepted(kdf: KeyDerivation) throws {
         try kdf.validate()
         #expect(kdf.memoryBytes <= KeyDerivation.maximumScryptMemoryBytes)
@@ -119,29 +137,37 @@ import Testing
         let pem = try PrivateKey().encryptedPEMRepresentation(passphrase: secret("pass"))
         // N = 16384, r = 8, p = 1 -> r = 127: 254 MiB, which OpenSSL would refuse as if the passphrase were wrong.
         let original = try #require(TestPEM.der(pem))
-        let der = try #require(TestPEM.patched(original,
-                                               [0x02, 0x02, 0x40, 0x00, 0x02, 0x01, 0x08, 0x02, 0x01, 0x01],
-                                               [0x02, 0x02, 0x40, 0x00, 0x02, 0x01, 0x7F, 0x02, 0x01, 0x01]))
+        let der = try #require(
+            TestPEM.patched(
+                original,
+                [0x02, 0x02, 0x40, 0x00, 0x02, 0x01, 0x08, 0x02, 0x01, 0x01],
+                [0x02, 0x02, 0x40, 0x00, 0x02, 0x01, 0x7F, 0x02, 0x01, 0x01]))
         let error = expectError(.inputTooLarge) {
-            try PrivateKey(encryptedPEM: TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: der), passphrase: secret("pass"))
+            try PrivateKey(
+                encryptedPEM: TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: der), passphrase: secret("pass"))
         }
         #expect(error?.reason.contains("32 MiB") == true)
     }
 
     @Test func aFileAskingForMillionsOfPBKDF2IterationsIsRefusedBeforeDecrypting() throws {
-        let pem = try PrivateKey().encryptedPEMRepresentation(passphrase: secret("pass"), kdf: .pbkdf2SHA256(iterations: 100_000))
+        let pem = try PrivateKey().encryptedPEMRepresentation(
+            passphrase: secret("pass"), kdf: .pbkdf2SHA256(iterations: 100_000))
         // 100,000 = 0x0186A0 -> 0x7FFFFF = 8,388,607 iterations.
         let original = try #require(TestPEM.der(pem))
-        let der = try #require(TestPEM.patched(original, [0x02, 0x03, 0x01, 0x86, 0xA0], [0x02, 0x03, 0x7F, 0xFF, 0xFF]))
+        let der = try #require(
+            TestPEM.patched(original, [0x02, 0x03, 0x01, 0x86, 0xA0], [0x02, 0x03, 0x7F, 0xFF, 0xFF]))
         let started = ContinuousClock.now
         expectError(.inputTooLarge) {
-            try PrivateKey(encryptedPEM: TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: der), passphrase: secret("pass"))
+            try PrivateKey(
+                encryptedPEM: TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: der), passphrase: secret("pass"))
         }
         #expect(ContinuousClock.now - started < .seconds(1))
     }
 
     @Test func headersOfOpenSSLGenpkeyFilesAreRead() throws {
-        let header = try #require(TestPEM.der(KeyStoreFixtures.p384Encrypted)).withUnsafeBytes { try PBES2Parameters(der: $0) }
+        let header = try #require(TestPEM.der(KeyStoreFixtures.p384Encrypted)).withUnsafeBytes {
+            try PBES2Parameters(der: $0)
+        }
         #expect(header == PBES2Parameters(kdf: .pbkdf2(iterations: 2048, prf: "SHA-256"), cipher: "AES-256-CBC"))
     }
 
@@ -150,10 +176,15 @@ import Testing
         let passphrase = "hunter2-very-secret-passphrase"
         let pem = try key.encryptedPEMRepresentation(passphrase: secret(passphrase), kdf: KeyStoreFixtures.cheapKDF)
         let scalar = try key.rawRepresentation.withUnsafeBytes { Array($0) }
-        let forbidden = [passphrase, "hunter2", Data(scalar).base64EncodedString(), scalar.map { String(format: "%02x", $0) }.joined()]
+        let forbidden = [
+            passphrase, "hunter2", Data(scalar).base64EncodedString(),
+            scalar.map { String(format: "%02x", $0) }.joined(),
+        ]
         var errors: [DeviceSigningError] = []
         for candidate in ["hunter2", passphrase + "x", ""] {
-            do { _ = try PrivateKey(encryptedPEM: pem, passphrase: secret(candidate)) } catch let error as DeviceSigningError { errors.append(error) }
+            do { _ = try PrivateKey(encryptedPEM: pem, passphrase: secret(candidate)) } catch let error
+                as DeviceSigningError
+            { errors.append(error) }
         }
         #expect(errors.count == 3)
         for error in errors {

@@ -1,12 +1,14 @@
-#if canImport(Glibc)
-import FetchChannelTestSupport
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Testing
+
 @testable import DeviceSigning
+
+#if canImport(Glibc)
+    import FetchChannelTestSupport
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Each entry's encryption key (`<keyId>.enc.pem`): stored as the signing key is, named by the
 /// record, removed with the entry; an entry made before it existed loads as before and gains one.
@@ -34,8 +36,9 @@ import Testing
         try withStore { store, directory in
             let key = try P256.Signing.PrivateKey()
             let encryptionKey = try P256.KeyAgreement.PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"),
-                                       kdf: cheap, encryptionKey: encryptionKey)
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"),
+                kdf: cheap, encryptionKey: encryptionKey)
             #expect(try names(in: directory) == ["\(keyId).pem", "\(keyId).enc.pem", "\(keyId).json"])
             let file = directory.appendingPathComponent("\(keyId).enc.pem")
             #expect(mode(file) == 0o600)
@@ -54,7 +57,8 @@ import Testing
             expectError(.passphraseRequired) { try store.loadEncryptionKey(keyId, passphrase: nil) }
 
             // The same PKCS#8 as the signing key: openssl-compatible, not the signing key.
-            #expect(try P256.KeyAgreement.PrivateKey(encryptedPEM: text, passphrase: secret("pass")).publicKey
+            #expect(
+                try P256.KeyAgreement.PrivateKey(encryptedPEM: text, passphrase: secret("pass")).publicKey
                     == encryptionKey.publicKey)
             #expect(record.encryptionJWK?.thumbprint != keyId)
         }
@@ -65,8 +69,9 @@ import Testing
             let key = try P256.Signing.PrivateKey()
             let same = P256.KeyAgreement.PrivateKey(key)
             expectError(.invalidKey) {
-                try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"),
-                               kdf: cheap, encryptionKey: same)
+                try store.save(
+                    key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"),
+                    kdf: cheap, encryptionKey: same)
             }
             #expect(try names(in: directory).isEmpty, "nothing written")
         }
@@ -75,8 +80,9 @@ import Testing
     @Test func deleteRemovesTheEncryptionKeyFileToo() throws {
         try withStore { store, directory in
             let key = try P256.Signing.PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"),
-                                       kdf: cheap, encryptionKey: try P256.KeyAgreement.PrivateKey())
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"),
+                kdf: cheap, encryptionKey: try P256.KeyAgreement.PrivateKey())
             try store.delete(keyId)
             #expect(try names(in: directory).isEmpty)
         }
@@ -85,8 +91,9 @@ import Testing
     @Test func entryWithoutEncryptionKeyLoadsAsBeforeAndGainsOneOnce() throws {
         try withStore { store, directory in
             let key = try P256.Signing.PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "phone"),
-                                       passphrase: secret("pass"), kdf: cheap)
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "phone"),
+                passphrase: secret("pass"), kdf: cheap)
             let before = try Data(contentsOf: directory.appendingPathComponent("\(keyId).json"))
             #expect(!String(decoding: before, as: UTF8.self).contains("encryptionJWK"), "an old-format record")
             #expect(try store.metadata(keyId).encryptionJWK == nil)
@@ -113,8 +120,9 @@ import Testing
     @Test func unencryptedEntryGainsAnUnencryptedEncryptionKey() throws {
         try withStore { store, directory in
             let key = try P256.Signing.PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil,
-                                       allowUnencrypted: true)
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil,
+                allowUnencrypted: true)
             try store.addEncryptionKey(keyId, passphrase: nil)
             let text = try String(contentsOf: directory.appendingPathComponent("\(keyId).enc.pem"), encoding: .utf8)
             #expect(text.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
@@ -125,13 +133,16 @@ import Testing
     @Test func replacedEncryptionKeyFileIsCorrupt() throws {
         try withStore { store, directory in
             let key = try P256.Signing.PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil,
-                                       allowUnencrypted: true, encryptionKey: try P256.KeyAgreement.PrivateKey())
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil,
+                allowUnencrypted: true, encryptionKey: try P256.KeyAgreement.PrivateKey())
             let file = directory.appendingPathComponent("\(keyId).enc.pem")
             try FileManager.default.removeItem(at: file)
             let stranger = try P256.KeyAgreement.PrivateKey().pemRepresentation.withUnsafeBytes { Data($0) }
-            #expect(FileManager.default.createFile(atPath: file.path, contents: stranger,
-                                                   attributes: [.posixPermissions: 0o600]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: file.path, contents: stranger,
+                    attributes: [.posixPermissions: 0o600]))
             expectError(.corruptKeyFile) { try store.loadEncryptionKey(keyId, passphrase: nil) }
         }
     }
@@ -140,11 +151,13 @@ import Testing
         try withStore { store, directory in
             let old = try P256.Signing.PrivateKey()
             let encryptionKey = try P256.KeyAgreement.PrivateKey()
-            let oldId = try store.save(old, metadata: KeyMetadata(publicKey: old.publicKey), passphrase: secret("pass"),
-                                       kdf: cheap, encryptionKey: encryptionKey)
+            let oldId = try store.save(
+                old, metadata: KeyMetadata(publicKey: old.publicKey), passphrase: secret("pass"),
+                kdf: cheap, encryptionKey: encryptionKey)
             let new = try P256.Signing.PrivateKey()
-            let newId = try store.save(new, metadata: KeyMetadata(publicKey: new.publicKey), passphrase: secret("pass"),
-                                       kdf: cheap)
+            let newId = try store.save(
+                new, metadata: KeyMetadata(publicKey: new.publicKey), passphrase: secret("pass"),
+                kdf: cheap)
             let record = try store.copyEncryptionKey(from: oldId, to: newId)
             #expect(record.encryptionJWK == encryptionKey.publicKey.jwk.withUse("enc"))
             expectError(.keyAlreadyExists) { try store.copyEncryptionKey(from: oldId, to: newId) }
@@ -161,8 +174,9 @@ import Testing
     func addingAnEncryptionKeyInterruptedLeavesTheEntryAsItWas(interruptedFile: String) throws {
         try withStore { store, directory in
             let key = try P256.Signing.PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "phone"),
-                                       passphrase: secret("pass"), kdf: cheap)
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "phone"),
+                passphrase: secret("pass"), kdf: cheap)
             let record = try Data(contentsOf: directory.appendingPathComponent("\(keyId).json"))
             store.storage.beforeRename.withLock { hook in
                 hook = { name in if name.hasSuffix(interruptedFile) { throw KeyStoreTests.SimulatedCrash() } }

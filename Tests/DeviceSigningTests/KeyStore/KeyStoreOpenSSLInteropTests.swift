@@ -1,6 +1,7 @@
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// The OpenSSL command-line tool, when installed.
@@ -31,15 +32,18 @@ enum OpenSSLTool {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                      errors: String(decoding: errorData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self))
     }
 
     /// Runs and requires success; returns standard output.
     @discardableResult
     static func succeed(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
         let result = try run(arguments)
-        #expect(result.status == 0, "openssl \(arguments.joined(separator: " ")): \(result.errors)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "openssl \(arguments.joined(separator: " ")): \(result.errors)",
+            sourceLocation: sourceLocation)
         return result.output
     }
 }
@@ -51,7 +55,9 @@ struct KeyStoreOpenSSLInteropTests {
     /// A passphrase file as `-passin file:` / `-pass file:` read it (first line).
     func passFile(_ passphrase: String, in directory: URL) throws -> String {
         let file = directory.appendingPathComponent("pass-\(UUID().uuidString)")
-        #expect(FileManager.default.createFile(atPath: file.path, contents: Data((passphrase + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data((passphrase + "\n").utf8), attributes: [.posixPermissions: 0o600]))
         return file.path
     }
 
@@ -60,13 +66,16 @@ struct KeyStoreOpenSSLInteropTests {
         try withTemporaryDirectory { root in
             let store = try KeyStore(directory: root.appendingPathComponent("keys"))
             let key = try PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("s3cret pass"), kdf: kdf)
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("s3cret pass"), kdf: kdf)
             let file = store.directory.appendingPathComponent("\(keyId).pem").path
             let pass = try passFile("s3cret pass", in: root)
             try OpenSSLTool.succeed(["pkey", "-in", file, "-passin", "file:\(pass)", "-noout"])
             let publicPEM = try OpenSSLTool.succeed(["pkey", "-in", file, "-passin", "file:\(pass)", "-pubout"])
             #expect(publicPEM == key.publicKey.pemRepresentation)
-            let wrong = try OpenSSLTool.run(["pkey", "-in", file, "-passin", "file:\(try passFile("other", in: root))", "-noout"])
+            let wrong = try OpenSSLTool.run([
+                "pkey", "-in", file, "-passin", "file:\(try passFile("other", in: root))", "-noout",
+            ])
             #expect(wrong.status != 0)
         }
     }
@@ -78,13 +87,19 @@ struct KeyStoreOpenSSLInteropTests {
             let plainFile = root.appendingPathComponent("plain.pem").path
             let encryptedFile = root.appendingPathComponent("encrypted.pem").path
             let sec1File = root.appendingPathComponent("sec1.pem").path
-            try OpenSSLTool.succeed(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", plainFile])
-            try OpenSSLTool.succeed(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
-                                     "-aes-256-cbc", "-pass", "file:\(pass)", "-out", encryptedFile])
+            try OpenSSLTool.succeed([
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", plainFile,
+            ])
+            try OpenSSLTool.succeed([
+                "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                "-aes-256-cbc", "-pass", "file:\(pass)", "-out", encryptedFile,
+            ])
             // `ecparam -genkey` writes an EC PARAMETERS block, then a SEC1 EC PRIVATE KEY.
             try OpenSSLTool.succeed(["ecparam", "-name", "prime256v1", "-genkey", "-out", sec1File])
 
-            for (file, passIn) in [(plainFile, [String]()), (encryptedFile, ["-passin", "file:\(pass)"]), (sec1File, [])] {
+            for (file, passIn) in [
+                (plainFile, [String]()), (encryptedFile, ["-passin", "file:\(pass)"]), (sec1File, []),
+            ] {
                 let pem = try String(contentsOfFile: file, encoding: .utf8)
                 let keyId = try store.importPEM(pem, passphrase: secret("genpkey pass"), kdf: KeyStoreFixtures.cheapKDF)
                 let expectedPublic = try OpenSSLTool.succeed(["pkey", "-in", file, "-pubout"] + passIn)
@@ -95,7 +110,8 @@ struct KeyStoreOpenSSLInteropTests {
             }
             #expect(try store.list().count == 3)
             expectError(.wrongPassphrase) {
-                try store.importPEM(try String(contentsOfFile: encryptedFile, encoding: .utf8), passphrase: secret("not it"))
+                try store.importPEM(
+                    try String(contentsOfFile: encryptedFile, encoding: .utf8), passphrase: secret("not it"))
             }
         }
     }
@@ -106,17 +122,29 @@ struct KeyStoreOpenSSLInteropTests {
             let pass = try passFile("genpkey pass", in: root)
             let cases: [(name: String, arguments: [String], code: DeviceSigningError.Code)] = [
                 ("p384", ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384"], .unsupportedCurve),
-                ("p384-encrypted", ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-aes-256-cbc", "-pass", "file:\(pass)"], .unsupportedCurve),
+                (
+                    "p384-encrypted",
+                    [
+                        "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-aes-256-cbc", "-pass",
+                        "file:\(pass)",
+                    ], .unsupportedCurve
+                ),
                 ("secp256k1", ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:secp256k1"], .unsupportedCurve),
                 ("rsa", ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048"], .unsupportedKeyType),
-                ("rsa-encrypted", ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-aes-256-cbc", "-pass", "file:\(pass)"], .unsupportedKeyType),
+                (
+                    "rsa-encrypted",
+                    ["-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-aes-256-cbc", "-pass", "file:\(pass)"],
+                    .unsupportedKeyType
+                ),
                 ("ed25519", ["-algorithm", "ED25519"], .unsupportedKeyType),
             ]
             for testCase in cases {
                 let file = root.appendingPathComponent("\(testCase.name).pem").path
                 try OpenSSLTool.succeed(["genpkey"] + testCase.arguments + ["-out", file])
                 let pem = try String(contentsOfFile: file, encoding: .utf8)
-                let error = expectError(testCase.code) { try store.importPEM(pem, passphrase: secret("genpkey pass"), kdf: KeyStoreFixtures.cheapKDF) }
+                let error = expectError(testCase.code) {
+                    try store.importPEM(pem, passphrase: secret("genpkey pass"), kdf: KeyStoreFixtures.cheapKDF)
+                }
                 #expect(error != nil, "case \(testCase.name)")
             }
             #expect(try store.list().isEmpty)

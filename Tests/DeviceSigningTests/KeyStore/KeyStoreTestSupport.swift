@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// Shared helpers and fixtures of the key store tests.
@@ -75,8 +76,10 @@ func secret(_ text: String) -> SecureBytes { SecureBytes(Array(text.utf8)) }
 
 /// Runs `body` and expects a DeviceSigningError with `code`; returns the error for more checks.
 @discardableResult
-func expectError<R>(_ code: DeviceSigningError.Code, sourceLocation: SourceLocation = #_sourceLocation,
-                    _ body: () throws -> R) -> DeviceSigningError? {
+func expectError<R>(
+    _ code: DeviceSigningError.Code, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> R
+) -> DeviceSigningError? {
     do {
         _ = try body()
         Issue.record("Expected \(code), but the call succeeded.", sourceLocation: sourceLocation)
@@ -93,7 +96,8 @@ func expectError<R>(_ code: DeviceSigningError.Code, sourceLocation: SourceLocat
 func withTemporaryDirectory<R>(_ body: (URL) throws -> R) throws -> R {
     let url = FileManager.default.temporaryDirectory
         .appendingPathComponent("keystore-tests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try FileManager.default.createDirectory(
+        at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     defer { try? FileManager.default.removeItem(at: url) }
     return try body(url)
 }

@@ -1,12 +1,14 @@
-#if canImport(Glibc)
-import FetchChannelTestSupport
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Testing
+
 @testable import DeviceSigning
+
+#if canImport(Glibc)
+    import FetchChannelTestSupport
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 @Suite(.dedicatedThread) struct KeyStoreTests {
     typealias PrivateKey = P256.Signing.PrivateKey
@@ -25,8 +27,9 @@ import Testing
     /// Saves a fresh key with the cheap KDF and passphrase "pass".
     func saveKey(in store: KeyStore, created: Date = Date(), deviceId: String? = nil) throws -> (PrivateKey, String) {
         let key = try PrivateKey()
-        let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: deviceId, created: created),
-                                   passphrase: secret("pass"), kdf: cheap)
+        let keyId = try store.save(
+            key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: deviceId, created: created),
+            passphrase: secret("pass"), kdf: cheap)
         return (key, keyId)
     }
 
@@ -43,7 +46,9 @@ import Testing
     /// Writes `contents` to a new file with mode 0600 (as the store would), replacing any old one.
     func plant(_ contents: String, at url: URL) throws {
         try? FileManager.default.removeItem(at: url)
-        #expect(FileManager.default.createFile(atPath: url.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: url.path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600]))
     }
 
     // MARK: Round trips
@@ -52,8 +57,10 @@ import Testing
     func saveThenLoadReturnsTheKey(kdf: KeyDerivation) throws {
         try withStore { store, directory in
             let key = try PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "device-1", server: "https://idp.example"),
-                                       passphrase: secret("pass"), kdf: kdf)
+            let keyId = try store.save(
+                key,
+                metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "device-1", server: "https://idp.example"),
+                passphrase: secret("pass"), kdf: kdf)
             #expect(keyId == key.publicKey.jwkThumbprint)
             #expect(try names(in: directory) == ["\(keyId).pem", "\(keyId).json"])
             let loaded = try store.load(keyId, passphrase: secret("pass"))
@@ -155,7 +162,8 @@ import Testing
             let key = try PrivateKey()
             try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
             expectError(.keyAlreadyExists) {
-                try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("other"), kdf: cheap)
+                try store.save(
+                    key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("other"), kdf: cheap)
             }
             #expect(try store.load(key.publicKey.jwkThumbprint, passphrase: secret("pass")).publicKey == key.publicKey)
         }
@@ -165,7 +173,9 @@ import Testing
         try withStore { store, directory in
             let key = try PrivateKey()
             expectError(.invalidKey) {
-                try store.save(key, metadata: KeyMetadata(publicKey: try PrivateKey().publicKey), passphrase: secret("pass"), kdf: cheap)
+                try store.save(
+                    key, metadata: KeyMetadata(publicKey: try PrivateKey().publicKey), passphrase: secret("pass"),
+                    kdf: cheap)
             }
             #expect(try names(in: directory).isEmpty)
         }
@@ -203,7 +213,9 @@ import Testing
 
     @Test func missingDirectoryWithoutCreateAndAFileInsteadOfADirectoryAreRefused() throws {
         try withTemporaryDirectory { root in
-            expectError(.fileSystem) { try KeyStore(directory: root.appendingPathComponent("absent"), createIfMissing: false) }
+            expectError(.fileSystem) {
+                try KeyStore(directory: root.appendingPathComponent("absent"), createIfMissing: false)
+            }
             #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("absent").path))
             let file = root.appendingPathComponent("file")
             try plant("x", at: file)
@@ -219,7 +231,8 @@ import Testing
                 let file = directory.appendingPathComponent(name)
                 #expect(chmod(file.path, mode_t(permissions)) == 0)
                 let error = expectError(.insecureKeyFile) {
-                    name.hasSuffix(".pem") ? try store.load(keyId, passphrase: secret("pass")).publicKey.jwkThumbprint
+                    name.hasSuffix(".pem")
+                        ? try store.load(keyId, passphrase: secret("pass")).publicKey.jwkThumbprint
                         : try store.metadata(keyId).keyId
                 }
                 #expect(error?.reason.contains("chmod 600 \(file.path)") == true)
@@ -259,7 +272,8 @@ import Testing
 
     @Test func filesAndDirectoriesOfAnotherUserAreRefused() throws {
         guard geteuid() == 0 else {
-            print("note: filesAndDirectoriesOfAnotherUserAreRefused needs root to chown; ownership refusal not exercised")
+            print(
+                "note: filesAndDirectoriesOfAnotherUserAreRefused needs root to chown; ownership refusal not exercised")
             return
         }
         try withStore { store, directory in
@@ -291,10 +305,10 @@ import Testing
             let original = try String(contentsOf: file, encoding: .utf8)
             let lines = original.split(separator: "\n")
             let damaged = [
-                String(original.prefix(original.count / 2)),                                           // cut mid-file
-                (lines.prefix(2) + lines.suffix(1)).joined(separator: "\n") + "\n",                   // body lines lost
-                String(decoding: (0..<300).map { _ in UInt8.random(in: 0...255) }, as: UTF8.self),    // garbage
-                "",                                                                                    // empty
+                String(original.prefix(original.count / 2)),  // cut mid-file
+                (lines.prefix(2) + lines.suffix(1)).joined(separator: "\n") + "\n",  // body lines lost
+                String(decoding: (0..<300).map { _ in UInt8.random(in: 0...255) }, as: UTF8.self),  // garbage
+                "",  // empty
             ]
             for text in damaged {
                 try plant(text, at: file)
@@ -315,7 +329,8 @@ import Testing
             expectError(.corruptKeyFile) { try store.metadata(keyId) }
             expectError(.corruptKeyFile) { try store.list() }
             // A record renamed to another key's name.
-            try plant(try String(contentsOf: directory.appendingPathComponent("\(otherId).json"), encoding: .utf8), at: file)
+            try plant(
+                try String(contentsOf: directory.appendingPathComponent("\(otherId).json"), encoding: .utf8), at: file)
             expectError(.corruptKeyFile) { try store.metadata(keyId) }
         }
     }
@@ -374,12 +389,24 @@ import Testing
     @Test func importRefusesOtherCurvesAndKeyTypesAndWritesNothing() throws {
         try withStore { store, directory in
             let pass = secret(KeyStoreFixtures.fixturePassphrase)
-            expectError(.unsupportedCurve) { try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: pass, kdf: cheap) }
-            expectError(.unsupportedCurve) { try store.importPEM(KeyStoreFixtures.p384Plain, passphrase: pass, kdf: cheap) }
-            expectError(.unsupportedKeyType) { try store.importPEM(KeyStoreFixtures.rsaEncrypted, passphrase: pass, kdf: cheap) }
-            expectError(.unsupportedKeyType) { try store.importPEM(KeyStoreFixtures.rsaPlain, passphrase: pass, kdf: cheap) }
-            expectError(.wrongPassphrase) { try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: secret("nope"), kdf: cheap) }
-            expectError(.passphraseRequired) { try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: nil, kdf: cheap) }
+            expectError(.unsupportedCurve) {
+                try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: pass, kdf: cheap)
+            }
+            expectError(.unsupportedCurve) {
+                try store.importPEM(KeyStoreFixtures.p384Plain, passphrase: pass, kdf: cheap)
+            }
+            expectError(.unsupportedKeyType) {
+                try store.importPEM(KeyStoreFixtures.rsaEncrypted, passphrase: pass, kdf: cheap)
+            }
+            expectError(.unsupportedKeyType) {
+                try store.importPEM(KeyStoreFixtures.rsaPlain, passphrase: pass, kdf: cheap)
+            }
+            expectError(.wrongPassphrase) {
+                try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: secret("nope"), kdf: cheap)
+            }
+            expectError(.passphraseRequired) {
+                try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: nil, kdf: cheap)
+            }
             expectError(.malformedEncoding) { try store.importPEM("not a key", passphrase: pass, kdf: cheap) }
             let entries = try names(in: directory)
             #expect(entries.isEmpty)
@@ -395,10 +422,12 @@ import Testing
             #expect(try store.importPEM(plain, passphrase: pass, kdf: cheap) == plainKey.publicKey.jwkThumbprint)
 
             let encryptedKey = try PrivateKey()
-            let encrypted = try encryptedKey.encryptedPEMRepresentation(passphrase: pass, kdf: .pbkdf2SHA256(iterations: 100_000))
+            let encrypted = try encryptedKey.encryptedPEMRepresentation(
+                passphrase: pass, kdf: .pbkdf2SHA256(iterations: 100_000))
             let keyId = try store.importPEM(encrypted, passphrase: pass, kdf: cheap)
             #expect(keyId == encryptedKey.publicKey.jwkThumbprint)
-            #expect(try store.metadata(keyId).kdf == "scrypt(N=1024, r=8, p=1), AES-256-CBC")  // re-encrypted with the store's KDF
+            // Re-encrypted with the store's KDF.
+            #expect(try store.metadata(keyId).kdf == "scrypt(N=1024, r=8, p=1), AES-256-CBC")
             #expect(try store.load(keyId, passphrase: pass).publicKey == encryptedKey.publicKey)
             #expect(Set(try store.list().map(\.keyId)) == [plainKey.publicKey.jwkThumbprint, keyId])
         }
@@ -453,7 +482,8 @@ import Testing
     @Test func aPrivateKeyWithoutItsRecordIsNotListedButOpensAndDeletes() throws {
         try withStore { store, directory in
             let (key, keyId) = try saveKey(in: store)
-            try FileManager.default.removeItem(at: directory.appendingPathComponent("\(keyId).json"))  // a crash between the two writes
+            // A crash between the two writes.
+            try FileManager.default.removeItem(at: directory.appendingPathComponent("\(keyId).json"))
             #expect(try store.list().isEmpty)
             #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
             try store.delete(keyId)
@@ -467,9 +497,12 @@ import Testing
         try withStore { store, directory in
             let key = try PrivateKey()
             let keyId = key.publicKey.jwkThumbprint
-            store.storage.beforeRename.withLock { $0 = { name in if name.hasSuffix(".json") { throw SimulatedCrash() } } }
+            store.storage.beforeRename.withLock {
+                $0 = { name in if name.hasSuffix(".json") { throw SimulatedCrash() } }
+            }
             #expect(throws: SimulatedCrash.self) {
-                try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+                try store.save(
+                    key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
             }
             store.storage.beforeRename.withLock { $0 = nil }
             // The private key is complete on disk, but the key is not present until its record is.
@@ -488,7 +521,8 @@ import Testing
             let key = try PrivateKey()
             store.storage.beforeRename.withLock { $0 = { _ in throw SimulatedCrash() } }
             #expect(throws: SimulatedCrash.self) {
-                try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+                try store.save(
+                    key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
             }
             let entries = try names(in: directory)
             #expect(entries.isEmpty)
@@ -498,11 +532,11 @@ import Testing
 
     @Test(arguments: [
         "../../../../etc/passwd", "..", "", "a/b", ".tmp-1",
-        "../AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",       // 43 characters with a path
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/",       // 43 characters, slash
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",       // padding
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",      // 44 characters
-        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",       // non-zero trailing bits: no 32-byte value encodes so
+        "../AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",  // 43 characters with a path
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/",  // 43 characters, slash
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",  // padding
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",  // 44 characters
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",  // non-zero trailing bits: no 32-byte value encodes so
     ])
     func keyIdsThatAreNotThumbprintsAreRefused(keyId: String) throws {
         #expect(!KeyStore.isValidKeyId(keyId))
@@ -525,20 +559,39 @@ import Testing
         try withStore { store, directory in
             let passphrase = "correct-horse-battery-staple"
             let key = try PrivateKey()
-            let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret(passphrase), kdf: cheap)
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret(passphrase), kdf: cheap)
             let scalar = try key.rawRepresentation.withUnsafeBytes { Array($0) }
-            let forbidden = [passphrase, "battery", Data(scalar).base64EncodedString(), Base64.encode(scalar, alphabet: .url),
-                             scalar.map { String(format: "%02x", $0) }.joined()]
+            let forbidden = [
+                passphrase, "battery", Data(scalar).base64EncodedString(), Base64.encode(scalar, alphabet: .url),
+                scalar.map { String(format: "%02x", $0) }.joined(),
+            ]
             var texts = [store.description, String(describing: try store.metadata(keyId)), String(describing: key)]
             let attempts: [() throws -> Void] = [
                 { _ = try store.load(keyId, passphrase: secret(passphrase + "!")) },
                 { _ = try store.load(keyId, passphrase: nil) },
-                { _ = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret(passphrase), kdf: cheap) },
-                { _ = try store.importPEM(String(decoding: try key.pemRepresentation.withUnsafeBytes { Array($0) }, as: UTF8.self), passphrase: nil) },
-                { _ = try PrivateKey(encryptedPEM: "-----BEGIN ENCRYPTED PRIVATE KEY-----\n\(passphrase)\n-----END ENCRYPTED PRIVATE KEY-----\n", passphrase: secret(passphrase)) },
+                {
+                    _ = try store.save(
+                        key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret(passphrase), kdf: cheap
+                    )
+                },
+                {
+                    _ = try store.importPEM(
+                        String(decoding: try key.pemRepresentation.withUnsafeBytes { Array($0) }, as: UTF8.self),
+                        passphrase: nil)
+                },
+                {
+                    _ = try PrivateKey(
+                        encryptedPEM:
+                            "-----BEGIN ENCRYPTED PRIVATE KEY-----\n\(passphrase)\n-----END ENCRYPTED PRIVATE KEY-----\n",
+                        passphrase: secret(passphrase))
+                },
             ]
             for attempt in attempts {
-                do { try attempt(); Issue.record("expected a failure") } catch { texts += [String(describing: error), String(reflecting: error)] }
+                do {
+                    try attempt()
+                    Issue.record("expected a failure")
+                } catch { texts += [String(describing: error), String(reflecting: error)] }
             }
             let json = try String(contentsOf: directory.appendingPathComponent("\(keyId).json"), encoding: .utf8)
             texts.append(json)
@@ -551,8 +604,14 @@ import Testing
     // MARK: Default directory
 
     @Test func defaultDirectoryFollowsXDG() {
-        #expect(KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"]).path == "/data/fetchchannel/keys")
-        #expect(KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"]).path == "/home/u/.local/share/fetchchannel/keys")
-        #expect(KeyStore.defaultDirectory(environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/fetchchannel/keys")
+        #expect(
+            KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"]).path
+                == "/data/fetchchannel/keys")
+        #expect(
+            KeyStore.defaultDirectory(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"]).path
+                == "/home/u/.local/share/fetchchannel/keys")
+        #expect(
+            KeyStore.defaultDirectory(environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/fetchchannel/keys"
+        )
     }
 }

@@ -3,6 +3,7 @@ internal import COpenSSL
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// Iteration counts above INT_MAX: OpenSSL takes them as `int`, so 2^31 would wrap negative and
@@ -92,8 +93,9 @@ import Testing
         let passphrase = Array("pass".utf8)
         var output: UnsafeMutablePointer<UInt8>?
         var length = 0
-        let status = dss_pkcs8_encrypt_der(key.backing.pointer, passphrase, passphrase.count, DSS_KDF_PBKDF2_SHA256,
-                                           cost, 0, 0, &output, &length)
+        let status = dss_pkcs8_encrypt_der(
+            key.backing.pointer, passphrase, passphrase.count, DSS_KDF_PBKDF2_SHA256,
+            cost, 0, 0, &output, &length)
         if let output {
             let written = Array(UnsafeBufferPointer(start: output, count: length))
             dss_free(output)

@@ -23,9 +23,12 @@ enum TestSupport {
     /// Loads a Wycheproof file, or returns nil after saying loudly that it was skipped.
     /// Under `CI=true` a missing file is a test failure, not a skip.
     static func wycheproofFile(_ name: String) throws -> Data? {
-        guard let url = wycheproofDirectory?.appendingPathComponent(name), FileManager.default.fileExists(atPath: url.path) else {
+        guard let url = wycheproofDirectory?.appendingPathComponent(name),
+            FileManager.default.fileExists(atPath: url.path)
+        else {
             if isCI {
-                Issue.record("Wycheproof file \(name) is missing and CI=true: set WYCHEPROOF_DIR to the suites' directory.")
+                Issue.record(
+                    "Wycheproof file \(name) is missing and CI=true: set WYCHEPROOF_DIR to the suites' directory.")
             } else {
                 print("⚠️  SKIPPED: Wycheproof file \(name) not found (set WYCHEPROOF_DIR). These cases did NOT run.")
             }

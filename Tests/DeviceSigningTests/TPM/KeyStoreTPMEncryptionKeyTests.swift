@@ -1,8 +1,9 @@
+import FetchChannelEmulator
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
 @testable import DeviceSigning
-import FetchChannelEmulator
 
 /// A TPM-bound entry's encryption key is made in the same TPM: stored as its TSS2 blob, never
 /// exportable, and it decrypts a JWE made to its public key.

@@ -1,8 +1,9 @@
+import FetchChannelEmulator
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
 @testable import DeviceSigning
-import FetchChannelEmulator
 
 /// A TPM-bound key in the key store: its TSS2 PEM stored like every key file, a record that says
 /// it is TPM-bound, a load that gives a usable signing key, exports of the public key only.
@@ -43,8 +44,9 @@ import FetchChannelEmulator
             let pemFile = directory.appendingPathComponent(trip.keyId + ".pem")
             let pemText = try String(contentsOf: pemFile, encoding: .utf8)
             trip.pemLabelLine = String(pemText.prefix { $0 != "\n" })
-            trip.recordJSON = try String(contentsOf: directory.appendingPathComponent(trip.keyId + ".json"),
-                                         encoding: .utf8)
+            trip.recordJSON = try String(
+                contentsOf: directory.appendingPathComponent(trip.keyId + ".json"),
+                encoding: .utf8)
             let metadata = try store.metadata(trip.keyId)
             trip.metadata = metadata
             trip.publicPEMFromRecord = try metadata.publicKey().pemRepresentation
@@ -104,8 +106,9 @@ import FetchChannelEmulator
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try KeyStore(directory: directory)
         let key = try P256.Signing.PrivateKey()
-        let keyId = try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil,
-                                   allowUnencrypted: true)
+        let keyId = try store.save(
+            key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil,
+            allowUnencrypted: true)
         let json = try String(contentsOf: directory.appendingPathComponent(keyId + ".json"), encoding: .utf8)
         #expect(!json.contains("protection"), "software records keep their old form")
         let metadata = try store.metadata(keyId)

@@ -1,8 +1,9 @@
+import FetchChannelEmulator
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
 @testable import DeviceSigning
-import FetchChannelEmulator
 
 /// TPM 2.0 keys through OpenSSL's tpm2 provider, against a software TPM each test starts.
 /// Blocking work runs on a thread of its own; the expectations are checked on the test's task.
@@ -18,8 +19,9 @@ import FetchChannelEmulator
             let signature = try key.signature(for: Self.message)
             let valid = key.publicKey.isValidSignature(signature, for: Self.message)
             let wrongMessage = key.publicKey.isValidSignature(signature, for: Self.message + [0])
-            let verdicts = try OpenSSLVerification.verify(signature: signature, message: Self.message,
-                                                     publicKeyPEM: key.publicKey.pemRepresentation)
+            let verdicts = try OpenSSLVerification.verify(
+                signature: signature, message: Self.message,
+                publicKeyPEM: key.publicKey.pemRepresentation)
             return (valid, wrongMessage, key.publicKey.jwkThumbprint, verdicts)
         }
         let (valid, wrongMessage, thumbprint, verdicts) = outcome
@@ -72,8 +74,10 @@ import FetchChannelEmulator
             }
             let loaded = try P256.Signing.PrivateKey(tss2PEM: pem, tpm: tpm.configuration())
             let signature = try loaded.signature(for: Self.message)
-            return (pem, thumbprint, loaded.publicKey.jwkThumbprint, loaded.isHardwareBound,
-                    loaded.publicKey.isValidSignature(signature, for: Self.message))
+            return (
+                pem, thumbprint, loaded.publicKey.jwkThumbprint, loaded.isHardwareBound,
+                loaded.publicKey.isValidSignature(signature, for: Self.message)
+            )
         }
         let (pem, thumbprint, loadedThumbprint, isHardwareBound, valid) = outcome
         #expect(pem.hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----\n"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import DeviceSigning
 
 /// Runs blocking work (swtpm, TPM round trips, subprocesses) on a thread of its own, not on the
@@ -30,8 +31,10 @@ func caughtReason(_ body: () throws -> Void) -> String { caught(body)?.reason ??
 enum OpenSSLVerification {
     /// `openssl dgst -sha256 -verify` exit statuses for the signature over `message` ("right")
     /// and over `message` with one more byte ("wrong"); nil (and a loud note) without `openssl`.
-    static func verify(signature: P256.Signing.ECDSASignature, message: [UInt8],
-                       publicKeyPEM: String) throws -> [String: Int32]? {
+    static func verify(
+        signature: P256.Signing.ECDSASignature, message: [UInt8],
+        publicKeyPEM: String
+    ) throws -> [String: Int32]? {
         guard OpenSSLTool.isAvailable else {
             print("⚠️  SKIPPED: \(OpenSSLTool.path) is not installed; the check with plain OpenSSL did NOT run.")
             return nil
@@ -48,8 +51,10 @@ enum OpenSSLVerification {
         for (name, bytes) in [("right", message), ("wrong", message + [0])] {
             let messageFile = directory.appendingPathComponent("\(name).bin")
             try Data(bytes).write(to: messageFile)
-            verdicts[name] = try OpenSSLTool.run(["dgst", "-sha256", "-verify", publicKey.path,
-                                                  "-signature", signatureFile.path, messageFile.path]).status
+            verdicts[name] = try OpenSSLTool.run([
+                "dgst", "-sha256", "-verify", publicKey.path,
+                "-signature", signatureFile.path, messageFile.path,
+            ]).status
         }
         return verdicts
     }

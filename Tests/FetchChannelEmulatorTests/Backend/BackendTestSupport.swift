@@ -1,10 +1,12 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
+
+@testable import FetchChannelEmulator
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A device for backend tests: a key, a registered dispatch target, and a signer on a shared clock.
@@ -21,7 +23,9 @@ struct TestDevice {
         self.signer = signer
     }
 
-    init(backend: ReferenceBackend, clock: any WallClock, deviceId: String = "device-\(UUID().uuidString.prefix(8))") throws {
+    init(backend: ReferenceBackend, clock: any WallClock, deviceId: String = "device-\(UUID().uuidString.prefix(8))")
+        throws
+    {
         self.deviceId = deviceId
         key = try P256.Signing.PrivateKey()
         dispatchTargetId = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
@@ -40,7 +44,9 @@ enum BackendClient {
         var errorCode: String? { json["errorCode"] as? String }
         var operations: [[String: Any]] { (json["operations"] as? [[String: Any]]) ?? [] }
         var tokens: [String] {
-            operations.compactMap { (($0["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["token"] as? String }
+            operations.compactMap {
+                (($0["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["token"] as? String
+            }
         }
         func header(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
@@ -53,7 +59,9 @@ enum BackendClient {
         return URLSession(configuration: configuration)
     }()
 
-    static func send(_ method: String, _ url: URL, json: Any? = nil, headers: [String: String] = [:]) async throws -> Answer {
+    static func send(_ method: String, _ url: URL, json: Any? = nil, headers: [String: String] = [:]) async throws
+        -> Answer
+    {
         var request = URLRequest(url: url)
         request.httpMethod = method
         if let json {
@@ -70,10 +78,13 @@ enum BackendClient {
         return Answer(status: http.statusCode, headers: fields, body: data)
     }
 
-    static func fetch(_ backend: ReferenceBackend, _ device: TestDevice, signature: String? = nil) async throws -> Answer {
+    static func fetch(_ backend: ReferenceBackend, _ device: TestDevice, signature: String? = nil) async throws
+        -> Answer
+    {
         let header = try signature ?? device.signer.headerValue()
-        return try await send("GET", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"),
-                              headers: [DeviceSignatureSigner.headerName: header])
+        return try await send(
+            "GET", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"),
+            headers: [DeviceSignatureSigner.headerName: header])
     }
 
     /// Sends `request` exactly as written on a fresh connection and reads one answer.
@@ -87,8 +98,10 @@ enum BackendClient {
     }
 
     /// `POST path` with a body and the given header lines (each ending in CRLF), on a fresh connection.
-    static func rawPost(_ backend: ReferenceBackend, _ path: String, body: String,
-                        headers: String) async throws -> RawHTTPResponse {
+    static func rawPost(
+        _ backend: ReferenceBackend, _ path: String, body: String,
+        headers: String
+    ) async throws -> RawHTTPResponse {
         let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\(headers)\r\n"
         return try await raw(backend, head + body)
     }

@@ -1,11 +1,13 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Encrypted operations answers (docs/ARCHITECTURE.md, "Encrypted answers"): a dispatch target
@@ -27,9 +29,11 @@ import FoundationNetworking
         return object
     }
 
-    private func register(_ backend: ReferenceBackend, clock: any WallClock,
-                          encryptionJWK: (P256.Signing.PrivateKey, P256.KeyAgreement.PrivateKey) throws
-                              -> [String: String]?) async throws -> (BackendClient.Answer, EncryptingDevice?) {
+    private func register(
+        _ backend: ReferenceBackend, clock: any WallClock,
+        encryptionJWK: (P256.Signing.PrivateKey, P256.KeyAgreement.PrivateKey) throws
+            -> [String: String]?
+    ) async throws -> (BackendClient.Answer, EncryptingDevice?) {
         let key = try P256.Signing.PrivateKey()
         let encryptionKey = try P256.KeyAgreement.PrivateKey()
         let deviceId = "device-\(UUID().uuidString.prefix(8))"
@@ -43,8 +47,10 @@ import FoundationNetworking
         return (answer, EncryptingDevice(device: device, encryptionKey: encryptionKey))
     }
 
-    private func fetch(_ backend: ReferenceBackend, _ device: TestDevice,
-                       accept: String?) async throws -> BackendClient.Answer {
+    private func fetch(
+        _ backend: ReferenceBackend, _ device: TestDevice,
+        accept: String?
+    ) async throws -> BackendClient.Answer {
         var headers = [DeviceSignatureSigner.headerName: try device.signer.headerValue()]
         headers["Accept"] = accept
         let url = backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)")
@@ -52,12 +58,15 @@ import FoundationNetworking
     }
 
     /// Device "phone" registered through the in-process control, with an encryption key.
-    private static func registered(_ backend: ReferenceBackend,
-                                   clock: any WallClock) throws -> (TestDevice, P256.KeyAgreement.PrivateKey) {
+    private static func registered(
+        _ backend: ReferenceBackend,
+        clock: any WallClock
+    ) throws -> (TestDevice, P256.KeyAgreement.PrivateKey) {
         let signing = try P256.Signing.PrivateKey()
         let decryption = try P256.KeyAgreement.PrivateKey()
-        let id = try backend.registerDispatchTarget(deviceId: "phone", signatureKey: signing.publicKey,
-                                                    encryptionKey: decryption.publicKey)
+        let id = try backend.registerDispatchTarget(
+            deviceId: "phone", signatureKey: signing.publicKey,
+            encryptionKey: decryption.publicKey)
         let signer = try DeviceSignatureSigner(key: signing, dispatchTargetId: id, clock: clock)
         return (TestDevice(deviceId: "phone", key: signing, dispatchTargetId: id, signer: signer), decryption)
     }
@@ -153,8 +162,9 @@ import FoundationNetworking
         #expect(rotated.status == 200)
         let targetId = device.device.dispatchTargetId
         let signer = try DeviceSignatureSigner(key: newKey, dispatchTargetId: targetId, clock: clock)
-        let renewed = TestDevice(deviceId: device.device.deviceId, key: newKey,
-                                 dispatchTargetId: device.device.dispatchTargetId, signer: signer)
+        let renewed = TestDevice(
+            deviceId: device.device.deviceId, key: newKey,
+            dispatchTargetId: device.device.dispatchTargetId, signer: signer)
         let operation = try backend.dispatch(deviceId: renewed.deviceId, channel: "link")
         let jose = try await fetch(backend, renewed, accept: "application/jose;charset=UTF-8")
         #expect(jose.status == 200)
@@ -166,8 +176,9 @@ import FoundationNetworking
     func everyConfiguredAlgorithmDecrypts(_ algorithm: JWE.Algorithm) async throws {
         for encryption in JWE.ContentEncryption.allCases {
             let clock = ManualWallClock(millis: start)
-            let configuration = ReferenceBackend.Configuration(clock: clock, jweAlgorithm: algorithm,
-                                                               jweEncryption: encryption)
+            let configuration = ReferenceBackend.Configuration(
+                clock: clock, jweAlgorithm: algorithm,
+                jweEncryption: encryption)
             let backend = try ReferenceBackend.start(configuration)
             defer { backend.stop() }
             let (device, decryption) = try Self.registered(backend, clock: clock)

@@ -1,8 +1,9 @@
 import DeviceSigning
-@testable import FetchChannelEmulator
 import FetchChannelWire
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 extension HTTPServerTests {
     /// Under the serialized HTTP parent suite because it counts the process's descriptors.
@@ -24,11 +25,13 @@ extension HTTPServerTests {
                 var answered = 0
                 for _ in 0..<fetchesPerClient {
                     guard let signature = try? device.signer.headerValue() else { break }
-                    let request = "GET /nevisfido/devices/outofbandoperations/\(device.deviceId) HTTP/1.1\r\n"
+                    let request =
+                        "GET /nevisfido/devices/outofbandoperations/\(device.deviceId) HTTP/1.1\r\n"
                         + "Host: 127.0.0.1\r\n\(DeviceSignatureSigner.headerName): \(signature)\r\n\r\n"
                     guard let response = try? client.roundTrip(request), response.status == 200,
-                          let json = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
-                          (json["operations"] as? [Any])?.count == 1 else { break }
+                        let json = try? JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any],
+                        (json["operations"] as? [Any])?.count == 1
+                    else { break }
                     answered += 1
                 }
                 client.close()
@@ -41,8 +44,9 @@ extension HTTPServerTests {
             #expect(backend.serverStatistics.openConnections == 0)
             #expect(backend.serverStatistics.liveThreads == 0)
             // Every socket to or from the server's port is closed: nothing leaked on either side.
-            #expect(HTTPTestSupport.waitUntil { HTTPTestSupport.socketDescriptorCount(port: port) == 0 },
-                    "sockets on port \(port) still open: \(HTTPTestSupport.socketDescriptorCount(port: port))")
+            #expect(
+                HTTPTestSupport.waitUntil { HTTPTestSupport.socketDescriptorCount(port: port) == 0 },
+                "sockets on port \(port) still open: \(HTTPTestSupport.socketDescriptorCount(port: port))")
         }
     }
 }

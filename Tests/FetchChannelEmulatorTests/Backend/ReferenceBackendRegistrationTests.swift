@@ -1,11 +1,13 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// Registration over HTTP: a device's first dispatch target is open (trust on first use); a
@@ -13,9 +15,11 @@ import FoundationNetworking
 @Suite(.dedicatedThread) struct ReferenceBackendRegistrationTests {
     let start: Int64 = 1_700_000_000_000
 
-    private func register(_ backend: ReferenceBackend, deviceId: String, key: P256.Signing.PublicKey,
-                          signedBy signer: DeviceSignatureSigner? = nil,
-                          signature: String? = nil) async throws -> BackendClient.Answer {
+    private func register(
+        _ backend: ReferenceBackend, deviceId: String, key: P256.Signing.PublicKey,
+        signedBy signer: DeviceSignatureSigner? = nil,
+        signature: String? = nil
+    ) async throws -> BackendClient.Answer {
         let jwkObject = try JSONSerialization.jsonObject(with: Data(key.jwk.jsonString.utf8))
         let jwk = try #require(jwkObject as? [String: String])
         let value = try signature ?? signer?.headerValue()
@@ -51,8 +55,11 @@ import FoundationNetworking
             #expect(refused.errorCode == "INVALID_SIGNATURE", "\(name)")
         }
         #expect(backend.dispatchTargetIds(ofDevice: "phone-1") == [phoneTarget], "no target was added")
-        #expect(backend.statistics.rejections == ["SIGNATURE_REQUIRED": 1, "FOREIGN_DISPATCH_TARGET": 1,
-                                                   "INVALID_SIGNATURE": 1, "UNKNOWN_DISPATCH_TARGET": 1])
+        #expect(
+            backend.statistics.rejections == [
+                "SIGNATURE_REQUIRED": 1, "FOREIGN_DISPATCH_TARGET": 1,
+                "INVALID_SIGNATURE": 1, "UNKNOWN_DISPATCH_TARGET": 1,
+            ])
 
         // Signed by phone-1's own target: a second target, whose key then reads phone-1's operations.
         let secondKey = try P256.Signing.PrivateKey()
@@ -62,8 +69,9 @@ import FoundationNetworking
         #expect(backend.dispatchTargetIds(ofDevice: "phone-1") == [phoneTarget, secondTarget])
         let operation = try backend.dispatch(deviceId: "phone-1", channel: "link")
         let secondSigner = try DeviceSignatureSigner(key: secondKey, dispatchTargetId: secondTarget, clock: clock)
-        let secondDevice = TestDevice(deviceId: "phone-1", key: secondKey, dispatchTargetId: secondTarget,
-                                      signer: secondSigner)
+        let secondDevice = TestDevice(
+            deviceId: "phone-1", key: secondKey, dispatchTargetId: secondTarget,
+            signer: secondSigner)
         #expect(try await BackendClient.fetch(backend, secondDevice).tokens == [operation.token])
     }
 
@@ -78,8 +86,9 @@ import FoundationNetworking
         let replayed = try await register(backend, deviceId: device.deviceId, key: key, signature: value)
         #expect(replayed.status == 401 && replayed.errorCode == "REPLAYED_REQUEST")
         let later = ManualWallClock(millis: start + 600_000)
-        let skewedSigner = try DeviceSignatureSigner(key: device.key, dispatchTargetId: device.dispatchTargetId,
-                                                     clock: later)
+        let skewedSigner = try DeviceSignatureSigner(
+            key: device.key, dispatchTargetId: device.dispatchTargetId,
+            clock: later)
         let skewed = try await register(backend, deviceId: device.deviceId, key: key, signedBy: skewedSigner)
         #expect(skewed.status == 401 && skewed.errorCode == "CLOCK_SKEW_TOO_BIG")
         #expect(backend.dispatchTargetIds(ofDevice: device.deviceId).count == 2)

@@ -1,8 +1,9 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 /// The replay cache's per-dispatch-target quota on the wire: 429 with `Retry-After` for the
 /// dispatch target over it, 200 for every other.
@@ -10,8 +11,10 @@ import Testing
     @Test func aDispatchTargetOverItsQuotaGets429WithRetryAfterAndOthersAreServed() async throws {
         let start: Int64 = 1_700_000_000_000
         let clock = ManualWallClock(millis: start)
-        let backend = try ReferenceBackend.start(.init(toleranceMillis: 60_000, clock: clock,
-                                                       replayQuotaPerDispatchTarget: 2))
+        let backend = try ReferenceBackend.start(
+            .init(
+                toleranceMillis: 60_000, clock: clock,
+                replayQuotaPerDispatchTarget: 2))
         defer { backend.stop() }
         let flooding = try TestDevice(backend: backend, clock: clock)
         let other = try TestDevice(backend: backend, clock: clock)

@@ -1,9 +1,10 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 /// What the backend refuses before a route runs, and how it words refusals so that they tell an
 /// attacker nothing: loopback Host only, JSON bodies only, one Device-Signature field, and no
@@ -14,11 +15,15 @@ import Testing
     @Test func onlyRequestsAddressedToLoopbackAreAnswered() async throws {
         let backend = try ReferenceBackend.start()
         defer { backend.stop() }
-        let answered = ["127.0.0.1", "127.0.0.1:8080", "127.9.8.7:1", "localhost", "LocalHost:443", "localhost:",
-                        "[::1]", "[::1]:65535", "[0:0:0:0:0:0:0:1]:80", "[::ffff:127.0.0.1]"]
-        let misdirected = ["evil.example", "evil.example:8080", "localhost.", "localhost.evil.example",
-                           "127.0.0.1.nip.io", "10.0.0.1", "0.0.0.0", "::1", "[127.0.0.1]", "[localhost]",
-                           "127.0.0.1:http", "127.0.0.1:65536", "user@127.0.0.1", "127.0.0.1:80:80", "[::2]", ""]
+        let answered = [
+            "127.0.0.1", "127.0.0.1:8080", "127.9.8.7:1", "localhost", "LocalHost:443", "localhost:",
+            "[::1]", "[::1]:65535", "[0:0:0:0:0:0:0:1]:80", "[::ffff:127.0.0.1]",
+        ]
+        let misdirected = [
+            "evil.example", "evil.example:8080", "localhost.", "localhost.evil.example",
+            "127.0.0.1.nip.io", "10.0.0.1", "0.0.0.0", "::1", "[127.0.0.1]", "[localhost]",
+            "127.0.0.1:http", "127.0.0.1:65536", "user@127.0.0.1", "127.0.0.1:80:80", "[::2]", "",
+        ]
         for host in answered + misdirected {
             let answer = try await BackendClient.raw(backend, "GET /_emulator/stats HTTP/1.1\r\nHost: \(host)\r\n\r\n")
             #expect(answer.status == (answered.contains(host) ? 200 : 421), "Host: \(host)")
@@ -49,15 +54,20 @@ import Testing
         let backend = try ReferenceBackend.start()
         defer { backend.stop() }
         let dispatch = #"{"deviceId":"phone-1","channel":"link"}"#
-        let accepted = ["Content-Type: application/json\r\n", "content-type: Application/JSON; charset=UTF-8\r\n",
-                        "Content-Type: application/json;charset=utf-8\r\n"]
-        let refused = ["", "Content-Type: text/plain\r\n", "Content-Type: application/x-www-form-urlencoded\r\n",
-                       "Content-Type: multipart/form-data; boundary=x\r\n", "Content-Type: application/jsonp\r\n",
-                       "Content-Type: application/json-seq\r\n", "Content-Type: application/json, text/plain\r\n",
-                       "Content-Type: application/json\r\nContent-Type: application/json\r\n"]
+        let accepted = [
+            "Content-Type: application/json\r\n", "content-type: Application/JSON; charset=UTF-8\r\n",
+            "Content-Type: application/json;charset=utf-8\r\n",
+        ]
+        let refused = [
+            "", "Content-Type: text/plain\r\n", "Content-Type: application/x-www-form-urlencoded\r\n",
+            "Content-Type: multipart/form-data; boundary=x\r\n", "Content-Type: application/jsonp\r\n",
+            "Content-Type: application/json-seq\r\n", "Content-Type: application/json, text/plain\r\n",
+            "Content-Type: application/json\r\nContent-Type: application/json\r\n",
+        ]
         for headers in accepted + refused {
-            let answer = try await BackendClient.rawPost(backend, "/_emulator/dispatch", body: dispatch,
-                                                         headers: headers)
+            let answer = try await BackendClient.rawPost(
+                backend, "/_emulator/dispatch", body: dispatch,
+                headers: headers)
             #expect(answer.status == (accepted.contains(headers) ? 201 : 415), "\(headers.debugDescription)")
         }
         let key = try P256.Signing.PrivateKey()
@@ -65,14 +75,16 @@ import Testing
         let device = try TestDevice(backend: backend, clock: SystemWallClock())
         let operation = try backend.dispatch(deviceId: device.deviceId, channel: "link")
         let plain = "Content-Type: text/plain\r\n"
-        let rotation = "PATCH /nevisfido/token/dispatch/targets/\(device.dispatchTargetId) HTTP/1.1\r\n"
+        let rotation =
+            "PATCH /nevisfido/token/dispatch/targets/\(device.dispatchTargetId) HTTP/1.1\r\n"
             + "Host: 127.0.0.1\r\nContent-Length: 2\r\nDevice-Signature: \(try device.signer.headerValue())\r\n\r\n{}"
         let redemption = #"{"token":"\#(operation.token)"}"#
         let targets = "/nevisfido/token/dispatch/targets"
         let refusedOnDeviceEndpoints = [
             try await BackendClient.rawPost(backend, targets, body: registration, headers: plain),
-            try await BackendClient.rawPost(backend, "/nevisfido/token/redeem/authentication", body: redemption,
-                                            headers: plain),
+            try await BackendClient.rawPost(
+                backend, "/nevisfido/token/redeem/authentication", body: redemption,
+                headers: plain),
             try await BackendClient.raw(backend, rotation),
         ]
         #expect(refusedOnDeviceEndpoints.map(\.status) == [415, 415, 415])
@@ -82,8 +94,9 @@ import Testing
         #expect(backend.statistics.redemptions[operation.token] == nil)
         #expect(backend.statistics.requests == [:])
         // A JSON body on a device endpoint is served.
-        let registered = try await BackendClient.rawPost(backend, targets, body: registration,
-                                                         headers: "Content-Type: application/json; charset=UTF-8\r\n")
+        let registered = try await BackendClient.rawPost(
+            backend, targets, body: registration,
+            headers: "Content-Type: application/json; charset=UTF-8\r\n")
         #expect(registered.status == 201)
     }
 
@@ -94,7 +107,8 @@ import Testing
         let head = "GET /nevisfido/devices/outofbandoperations/\(device.deviceId) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for names in [("Device-Signature", "Device-Signature"), ("Device-Signature", "device-SIGNATURE")] {
             // Both values are valid signatures of the device: only their number is wrong.
-            let request = head + "\(names.0): \(try device.signer.headerValue())\r\n"
+            let request =
+                head + "\(names.0): \(try device.signer.headerValue())\r\n"
                 + "\(names.1): \(try device.signer.headerValue())\r\n\r\n"
             let answer = try await BackendClient.raw(backend, request)
             #expect(answer.status == 400, "\(names)")
@@ -110,8 +124,9 @@ import Testing
         defer { backend.stop() }
         let device = try TestDevice(backend: backend, clock: clock)
         let impostorKey = try P256.Signing.PrivateKey()
-        let impostor = try DeviceSignatureSigner(key: impostorKey, dispatchTargetId: device.dispatchTargetId,
-                                                 clock: clock)
+        let impostor = try DeviceSignatureSigner(
+            key: impostorKey, dispatchTargetId: device.dispatchTargetId,
+            clock: clock)
         let stranger = try DeviceSignatureSigner(key: device.key, dispatchTargetId: "no-such-target", clock: clock)
 
         let badSignature = try await BackendClient.fetch(backend, device, signature: impostor.headerValue())
@@ -121,8 +136,9 @@ import Testing
         #expect(unknownTarget.body == badSignature.body, "the same answer whether the dispatch target exists or not")
         let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets/no-such-target")
         let strangerHeader = [DeviceSignatureSigner.headerName: try stranger.headerValue()]
-        let rotation = try await BackendClient.send("PATCH", url, json: ["signatureKey": [String: String]()],
-                                                    headers: strangerHeader)
+        let rotation = try await BackendClient.send(
+            "PATCH", url, json: ["signatureKey": [String: String]()],
+            headers: strangerHeader)
         #expect(rotation.status == 401 && rotation.body == badSignature.body)
 
         // The statistics keep the difference.

@@ -1,8 +1,9 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 /// A rotation keeps the dispatch target's encryption key: the PATCH may name it, unchanged only.
 @Suite(.dedicatedThread) struct ReferenceBackendRotationEncryptionKeyTests {
@@ -16,16 +17,20 @@ import Testing
         defer { backend.stop() }
         let signing = try P256.Signing.PrivateKey()
         let encryption = try P256.KeyAgreement.PrivateKey()
-        let id = try backend.registerDispatchTarget(deviceId: "phone", signatureKey: signing.publicKey,
-                                                    encryptionKey: encryption.publicKey)
+        let id = try backend.registerDispatchTarget(
+            deviceId: "phone", signatureKey: signing.publicKey,
+            encryptionKey: encryption.publicKey)
         let signer = try DeviceSignatureSigner(key: signing, dispatchTargetId: id, clock: clock)
         let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets/\(id)")
         let newKey = try P256.Signing.PrivateKey()
         func patch(encryptionJWK: JWK) async throws -> BackendClient.Answer {
-            let body: [String: Any] = ["signatureKey": try Self.jwkObject(newKey.publicKey.jwk),
-                                       "encryptionKey": try Self.jwkObject(encryptionJWK.withUse("enc"))]
-            return try await BackendClient.send("PATCH", url, json: body,
-                                                headers: [DeviceSignatureSigner.headerName: try signer.headerValue()])
+            let body: [String: Any] = [
+                "signatureKey": try Self.jwkObject(newKey.publicKey.jwk),
+                "encryptionKey": try Self.jwkObject(encryptionJWK.withUse("enc")),
+            ]
+            return try await BackendClient.send(
+                "PATCH", url, json: body,
+                headers: [DeviceSignatureSigner.headerName: try signer.headerValue()])
         }
 
         let changed = try await patch(encryptionJWK: try P256.KeyAgreement.PrivateKey().publicKey.jwk)

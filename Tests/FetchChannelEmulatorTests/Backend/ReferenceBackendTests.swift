@@ -1,11 +1,13 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannelEmulator
+import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 @Suite(.dedicatedThread) struct ReferenceBackendTests {
@@ -19,25 +21,31 @@ import FoundationNetworking
 
         // Register through the HTTP endpoint with a public JWK.
         let key = try P256.Signing.PrivateKey()
-        let jwk = try #require(try JSONSerialization.jsonObject(with: Data(key.publicKey.jwk.jsonString.utf8)) as? [String: String])
-        let registered = try await BackendClient.send("POST", base.appendingPathComponent("nevisfido/token/dispatch/targets"), json: [
-            "username": "alice", "deviceId": "phone-1", "name": "Alice's phone", "target": "fcm-token",
-            "dispatcher": "firebase-cloud-messaging", "signatureKey": jwk,
-        ])
+        let jwk = try #require(
+            try JSONSerialization.jsonObject(with: Data(key.publicKey.jwk.jsonString.utf8)) as? [String: String])
+        let registered = try await BackendClient.send(
+            "POST", base.appendingPathComponent("nevisfido/token/dispatch/targets"),
+            json: [
+                "username": "alice", "deviceId": "phone-1", "name": "Alice's phone", "target": "fcm-token",
+                "dispatcher": "firebase-cloud-messaging", "signatureKey": jwk,
+            ])
         #expect(registered.status == 201)
         let targetId = try #require(registered.json["id"] as? String)
         #expect(registered.json["extId"] is String)
-        let device = TestDevice(deviceId: "phone-1", key: key, dispatchTargetId: targetId,
-                                signer: try DeviceSignatureSigner(key: key, dispatchTargetId: targetId, clock: clock))
+        let device = TestDevice(
+            deviceId: "phone-1", key: key, dispatchTargetId: targetId,
+            signer: try DeviceSignatureSigner(key: key, dispatchTargetId: targetId, clock: clock))
 
         // Dispatch three operations on three channels through the control API.
         var dispatched: [String] = []
         for channel in ["firebase-cloud-messaging", "png-qr-code", "link"] {
-            let answer = try await BackendClient.send("POST", base.appendingPathComponent("_emulator/dispatch"),
-                                                      json: ["deviceId": "phone-1", "channel": channel, "lifetimeSeconds": 120])
+            let answer = try await BackendClient.send(
+                "POST", base.appendingPathComponent("_emulator/dispatch"),
+                json: ["deviceId": "phone-1", "channel": channel, "lifetimeSeconds": 120])
             #expect(answer.status == 201)
             #expect(answer.json["dispatchChannel"] as? String == channel)
-            let token = try #require(((answer.json["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["token"] as? String)
+            let token = try #require(
+                ((answer.json["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["token"] as? String)
             dispatched.append(token)
             clock.advance(byMillis: 10)
         }
@@ -48,7 +56,8 @@ import FoundationNetworking
         #expect(fetched.header("Date") == HTTPDate.format(millis: clock.nowMillis()))
         #expect(fetched.tokens == dispatched, "operations in creation order")
         let first = try #require(fetched.operations.first)
-        let redeemURL = try #require(((first["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["redeemUrl"] as? String)
+        let redeemURL = try #require(
+            ((first["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["redeemUrl"] as? String)
         #expect(redeemURL.hasPrefix(base.absoluteString))
 
         let redeemed = try await BackendClient.redeem(redeemURL, token: dispatched[0])
@@ -82,7 +91,8 @@ import FoundationNetworking
         backend.clockOffsetMillis = 0
 
         // A signature by another key.
-        let impostor = try DeviceSignatureSigner(key: P256.Signing.PrivateKey(), dispatchTargetId: device.dispatchTargetId, clock: clock)
+        let impostor = try DeviceSignatureSigner(
+            key: P256.Signing.PrivateKey(), dispatchTargetId: device.dispatchTargetId, clock: clock)
         let badSignature = try await BackendClient.fetch(backend, device, signature: impostor.headerValue())
         #expect(badSignature.status == 401)
         #expect(badSignature.errorCode == "INVALID_SIGNATURE")
@@ -104,13 +114,15 @@ import FoundationNetworking
         let malformed = try await BackendClient.fetch(backend, device, signature: "not.a.jws")
         #expect(malformed.status == 400)
         #expect(malformed.errorCode == "MALFORMED_REQUEST")
-        let missing = try await BackendClient.send("GET", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"))
+        let missing = try await BackendClient.send(
+            "GET", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"))
         #expect(missing.status == 400)
         #expect(missing.errorCode == "MALFORMED_REQUEST")
 
         // Another device's operations with this device's signature.
-        let other = try await BackendClient.send("GET", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/someone-else"),
-                                                 headers: [DeviceSignatureSigner.headerName: try device.signer.headerValue()])
+        let other = try await BackendClient.send(
+            "GET", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/someone-else"),
+            headers: [DeviceSignatureSigner.headerName: try device.signer.headerValue()])
         #expect(other.status == 401)
         #expect(other.errorCode == "INVALID_SIGNATURE")
 
@@ -123,8 +135,11 @@ import FoundationNetworking
         #expect(expired.errorCode == "TOKEN_EXPIRED")
 
         // Endpoint not provided, wrong method.
-        #expect(try await BackendClient.send("GET", backend.baseURL.appendingPathComponent("nevisfido/unknown")).status == 404)
-        let wrongMethod = try await BackendClient.send("DELETE", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/x"))
+        #expect(
+            try await BackendClient.send("GET", backend.baseURL.appendingPathComponent("nevisfido/unknown")).status
+                == 404)
+        let wrongMethod = try await BackendClient.send(
+            "DELETE", backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/x"))
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.header("Allow") == "GET")
         #expect(wrongMethod.header("Date") != nil)
@@ -135,8 +150,11 @@ import FoundationNetworking
         let backend = try ReferenceBackend.start(.init(toleranceMillis: 60_000, clock: clock))
         defer { backend.stop() }
         let device = try TestDevice(backend: backend, clock: clock)
-        for (offset, accepted) in [(60_000, true), (-60_000, true), (60_001, false), (-60_001, false)] as [(Int64, Bool)] {
-            let answer = try await BackendClient.fetch(backend, device, signature: device.signer.headerValue(offsetMillis: offset))
+        for (offset, accepted) in [(60_000, true), (-60_000, true), (60_001, false), (-60_001, false)]
+            as [(Int64, Bool)]
+        {
+            let answer = try await BackendClient.fetch(
+                backend, device, signature: device.signer.headerValue(offsetMillis: offset))
             #expect((answer.status == 200) == accepted, "device offset \(offset) ms")
         }
     }
@@ -147,17 +165,20 @@ import FoundationNetworking
         defer { backend.stop() }
         let device = try TestDevice(backend: backend, clock: clock)
         let newKey = try P256.Signing.PrivateKey()
-        let jwk = try #require(try JSONSerialization.jsonObject(with: Data(newKey.publicKey.jwk.jsonString.utf8)) as? [String: String])
+        let jwk = try #require(
+            try JSONSerialization.jsonObject(with: Data(newKey.publicKey.jwk.jsonString.utf8)) as? [String: String])
         let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets/\(device.dispatchTargetId)")
 
         // Signed with the new key (not yet registered): refused.
         let newSigner = try DeviceSignatureSigner(key: newKey, dispatchTargetId: device.dispatchTargetId, clock: clock)
-        let refused = try await BackendClient.send("PATCH", url, json: ["signatureKey": jwk],
-                                                   headers: [DeviceSignatureSigner.headerName: try newSigner.headerValue()])
+        let refused = try await BackendClient.send(
+            "PATCH", url, json: ["signatureKey": jwk],
+            headers: [DeviceSignatureSigner.headerName: try newSigner.headerValue()])
         #expect(refused.status == 401)
 
-        let rotated = try await BackendClient.send("PATCH", url, json: ["signatureKey": jwk],
-                                                   headers: [DeviceSignatureSigner.headerName: try device.signer.headerValue()])
+        let rotated = try await BackendClient.send(
+            "PATCH", url, json: ["signatureKey": jwk],
+            headers: [DeviceSignatureSigner.headerName: try device.signer.headerValue()])
         #expect(rotated.status == 200)
         #expect(try await BackendClient.fetch(backend, device, signature: newSigner.headerValue()).status == 200)
         let old = try await BackendClient.fetch(backend, device)
@@ -187,36 +208,48 @@ import FoundationNetworking
         let device = try TestDevice(backend: backend, clock: clock)
         let control = backend.baseURL.appendingPathComponent("_emulator")
 
-        let injected = try await BackendClient.send("POST", control.appendingPathComponent("faults"),
-                                                    json: ["endpoint": "operations", "kind": "status", "status": 503, "count": 1])
+        let injected = try await BackendClient.send(
+            "POST", control.appendingPathComponent("faults"),
+            json: ["endpoint": "operations", "kind": "status", "status": 503, "count": 1])
         #expect(injected.status == 200)
         let faulted = try await BackendClient.fetch(backend, device)
         #expect(faulted.status == 503)
         #expect(try await BackendClient.fetch(backend, device).status == 200, "a counted fault is used up")
 
-        _ = try await BackendClient.send("POST", control.appendingPathComponent("faults"), json: ["endpoint": "operations", "kind": "garbage"])
+        _ = try await BackendClient.send(
+            "POST", control.appendingPathComponent("faults"), json: ["endpoint": "operations", "kind": "garbage"])
         let garbage = try await BackendClient.fetch(backend, device)
         #expect(garbage.status == 200)
         #expect((try? JSONSerialization.jsonObject(with: garbage.body)) == nil)
         #expect(try await BackendClient.send("DELETE", control.appendingPathComponent("faults")).status == 200)
 
-        _ = try await BackendClient.send("POST", control.appendingPathComponent("faults"), json: ["endpoint": "operations", "kind": "oversized", "count": 1])
+        _ = try await BackendClient.send(
+            "POST", control.appendingPathComponent("faults"),
+            json: ["endpoint": "operations", "kind": "oversized", "count": 1])
         #expect(try await BackendClient.fetch(backend, device).body.count > 1 << 20)
 
-        _ = try await BackendClient.send("POST", control.appendingPathComponent("faults"), json: ["endpoint": "operations", "kind": "wrong-content-type", "count": 1])
+        _ = try await BackendClient.send(
+            "POST", control.appendingPathComponent("faults"),
+            json: ["endpoint": "operations", "kind": "wrong-content-type", "count": 1])
         #expect(try await BackendClient.fetch(backend, device).header("Content-Type") == "text/html")
 
         // Without a count: libcurl retries a GET once when a reused connection closes unanswered.
-        _ = try await BackendClient.send("POST", control.appendingPathComponent("faults"), json: ["endpoint": "operations", "kind": "close"])
+        _ = try await BackendClient.send(
+            "POST", control.appendingPathComponent("faults"), json: ["endpoint": "operations", "kind": "close"])
         await #expect(throws: (any Error).self) { try await BackendClient.fetch(backend, device) }
         #expect(try await BackendClient.send("DELETE", control.appendingPathComponent("faults")).status == 200)
 
-        let bad = try await BackendClient.send("POST", control.appendingPathComponent("faults"), json: ["endpoint": "nowhere", "kind": "close"])
+        let bad = try await BackendClient.send(
+            "POST", control.appendingPathComponent("faults"), json: ["endpoint": "nowhere", "kind": "close"])
         #expect(bad.status == 400)
-        #expect(try await BackendClient.send("POST", control.appendingPathComponent("faults"), json: ["endpoint": "redeem", "kind": "delay"]).status == 400,
-                "a delay needs seconds")
+        #expect(
+            try await BackendClient.send(
+                "POST", control.appendingPathComponent("faults"), json: ["endpoint": "redeem", "kind": "delay"]
+            ).status == 400,
+            "a delay needs seconds")
 
-        let clockAnswer = try await BackendClient.send("POST", control.appendingPathComponent("clock"), json: ["offsetSeconds": -90])
+        let clockAnswer = try await BackendClient.send(
+            "POST", control.appendingPathComponent("clock"), json: ["offsetSeconds": -90])
         #expect(clockAnswer.status == 200)
         #expect(backend.clockOffsetMillis == -90_000)
 
@@ -233,7 +266,8 @@ import FoundationNetworking
         defer { backend.stop() }
         let device = try TestDevice(backend: backend, clock: SystemWallClock())
         try backend.injectFault(EmulatorFault(endpoint: .operations, kind: .hang, count: 1))
-        var request = URLRequest(url: backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"))
+        var request = URLRequest(
+            url: backend.baseURL.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"))
         request.setValue(try device.signer.headerValue(), forHTTPHeaderField: DeviceSignatureSigner.headerName)
         request.timeoutInterval = 1
         await #expect(throws: (any Error).self, "an answer that never completes times the client out") {
@@ -251,7 +285,10 @@ import FoundationNetworking
         let base = backend.baseURL
         let cases: [(String, String, Any?)] = [
             ("POST", "nevisfido/token/dispatch/targets", ["deviceId": "x"]),
-            ("POST", "nevisfido/token/dispatch/targets", ["deviceId": "x", "signatureKey": ["kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"]]),
+            (
+                "POST", "nevisfido/token/dispatch/targets",
+                ["deviceId": "x", "signatureKey": ["kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"]]
+            ),
             ("POST", "nevisfido/token/dispatch/targets", nil),
             ("POST", "nevisfido/token/redeem/authentication", ["tok": "x"]),
             ("POST", "_emulator/dispatch", ["deviceId": "x"]),
@@ -263,8 +300,14 @@ import FoundationNetworking
             let answer = try await BackendClient.send(method, base.appendingPathComponent(path), json: body)
             #expect(answer.status == 400, "\(method) \(path) \(String(describing: body))")
         }
-        #expect(try await BackendClient.redeem(base.appendingPathComponent("nevisfido/token/redeem/authentication").absoluteString, token: "nope").errorCode == "UNKNOWN_TOKEN")
-        #expect(try await BackendClient.send("POST", base.appendingPathComponent("nevisfido/token/redeem/payment"), json: ["token": "x"]).status == 404)
+        #expect(
+            try await BackendClient.redeem(
+                base.appendingPathComponent("nevisfido/token/redeem/authentication").absoluteString, token: "nope"
+            ).errorCode == "UNKNOWN_TOKEN")
+        #expect(
+            try await BackendClient.send(
+                "POST", base.appendingPathComponent("nevisfido/token/redeem/payment"), json: ["token": "x"]
+            ).status == 404)
     }
 
     @Test func unknownChannelsAndDataAreServedAsDispatched() async throws {
@@ -272,9 +315,11 @@ import FoundationNetworking
         let backend = try ReferenceBackend.start(.init(clock: clock))
         defer { backend.stop() }
         let device = try TestDevice(backend: backend, clock: clock)
-        _ = try await BackendClient.send("POST", backend.baseURL.appendingPathComponent("_emulator/dispatch"), json: [
-            "deviceId": device.deviceId, "channel": "carrier-pigeon", "data": ["text": "Pay 10 CHF"],
-        ])
+        _ = try await BackendClient.send(
+            "POST", backend.baseURL.appendingPathComponent("_emulator/dispatch"),
+            json: [
+                "deviceId": device.deviceId, "channel": "carrier-pigeon", "data": ["text": "Pay 10 CHF"],
+            ])
         let operation = try #require(try await BackendClient.fetch(backend, device).operations.first)
         #expect(operation["dispatchChannel"] as? String == "carrier-pigeon")
         #expect((operation["payload"] as? [String: Any])?["data"] as? [String: String] == ["text": "Pay 10 CHF"])

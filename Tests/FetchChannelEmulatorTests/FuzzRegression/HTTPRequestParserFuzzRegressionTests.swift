@@ -1,6 +1,7 @@
-@testable import FetchChannelEmulator
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 /// Inputs found by the `http-request` fuzz target (scripts/fuzz.sh), kept as regression tests.
 ///
@@ -10,7 +11,8 @@ import Testing
 extension HTTPServerTests {
     @Suite struct RequestParserFuzzRegressionTests {
         /// The fuzz target's limits.
-        static let limits = HTTPServer.Limits(maxRequestLineLength: 128, maxHeaderCount: 8, maxHeaderBytes: 256, maxBodyBytes: 64)
+        static let limits = HTTPServer.Limits(
+            maxRequestLineLength: 128, maxHeaderCount: 8, maxHeaderBytes: 256, maxBodyBytes: 64)
 
         /// Feeds `bytes` in chunks ending at `chunkEnds` (then the rest); the status of the refusal,
         /// or nil if the parser is still waiting for bytes. Requests before the refusal are counted.
@@ -24,7 +26,9 @@ extension HTTPServerTests {
                 while true {
                     switch parser.next() {
                     case .needMore: break
-                    case .request: requests += 1; continue
+                    case .request:
+                        requests += 1
+                        continue
                     case .failure(let error): return (requests, error.status)
                     }
                     break
@@ -37,7 +41,8 @@ extension HTTPServerTests {
         /// the LF arrived with the rest of the line, and 414 when the first 130 bytes arrived first.
         /// Crash input `crash-2fa4dfef…` (fuzz target http-request, 2026-11-30).
         @Test func overLongRequestLineGetsOneAnswerHoweverItIsSplit() {
-            let input = Array("POST /".utf8) + [UInt8](repeating: 0x85, count: 117)
+            let input =
+                Array("POST /".utf8) + [UInt8](repeating: 0x85, count: 117)
                 + Array("nevisfido/t\nExpect: 100-continue\r\n\r\n{\"token\":\"t\"}GET /again HTTP/1.\r\n".utf8)
             let whole = Self.refusal(input, chunkEnds: [])
             #expect(whole.requests == 0 && whole.status == 414)
@@ -73,19 +78,23 @@ extension HTTPServerTests {
         /// LF arrived with it, and 431 when the limit was crossed before the LF arrived.
         /// Crash input `crash-2bcd79a4…` (2026-11-30), then the same with readable bytes.
         @Test func overLongHeaderLineGetsOneAnswerHoweverItIsSplit() throws {
-            let found = try #require(Data(base64Encoded: """
-                UE9TVCAvIEhUVFAvMS4xDQpIb3N0OiBhDQogICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICBDb///////\
-                //////////////////////+AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICA\
-                gICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgID/////////////////////////////////////////////\
-                //////////////////////////////////////////////////////////////////////////////////////////9udGU6\
-                IGENAAAAAApDb250ZW50LUxlbmd0aDogUE9TVCAvIEhUVFAvMi4xDQpIb3N0OjINCm5ndGg6IDIsYDAyIGENClRyYW5zZmVy\
-                LUVuY29kaW5nOiBnemlwLCBDaHVuDQprZQ0=
-                """))
+            let found = try #require(
+                Data(
+                    base64Encoded: """
+                        UE9TVCAvIEhUVFAvMS4xDQpIb3N0OiBhDQogICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICBDb///////\
+                        //////////////////////+AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICA\
+                        gICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgID/////////////////////////////////////////////\
+                        //////////////////////////////////////////////////////////////////////////////////////////9udGU6\
+                        IGENAAAAAApDb250ZW50LUxlbmd0aDogUE9TVCAvIEhUVFAvMi4xDQpIb3N0OjINCm5ndGg6IDIsYDAyIGENClRyYW5zZmVy\
+                        LUVuY29kaW5nOiBnemlwLCBDaHVuDQprZQ0=
+                        """))
             let readable = Array("GET / HTTP/1.1\r\nHost: a\r\nX: \(String(repeating: "v", count: 300))\n\r\n".utf8)
             for input in [Array(found), readable] {
                 let whole = Self.refusal(input, chunkEnds: [])
                 #expect(whole.requests == 0 && whole.status == 431)
-                for ends in [[31, 62, 101, 113, 136, 137, 182, 206, 221, 255, 285, 296, 337, 374], Array(0..<input.count)] {
+                for ends in [
+                    [31, 62, 101, 113, 136, 137, 182, 206, 221, 255, 285, 296, 337, 374], Array(0..<input.count),
+                ] {
                     let outcome = Self.refusal(input, chunkEnds: ends)
                     #expect(outcome.requests == 0 && outcome.status == 431)
                 }
@@ -100,14 +109,18 @@ extension HTTPServerTests {
             #expect(fields.utf8.count == Self.limits.maxHeaderBytes)
             let requestLine = "GET / HTTP/1.1\r\n"
             let input = Array((requestLine + fields + "\r\n").utf8)
-            for split in [0, requestLine.utf8.count + fields.utf8.count, requestLine.utf8.count + fields.utf8.count + 1] {
+            for split in [
+                0, requestLine.utf8.count + fields.utf8.count, requestLine.utf8.count + fields.utf8.count + 1,
+            ] {
                 let outcome = Self.refusal(input, chunkEnds: split == 0 ? [] : [split])
                 #expect(outcome.requests == 1 && outcome.status == nil, "split after \(split) bytes")
             }
             let byByte = Self.refusal(input, chunkEnds: Array(0..<input.count))
             #expect(byByte.requests == 1 && byByte.status == nil)
             // One byte more is 431, however it is split.
-            let over = Array((requestLine + "Host: a\r\nX: \(String(repeating: "v", count: Self.limits.maxHeaderBytes - 13))\r\n\r\n").utf8)
+            let over = Array(
+                (requestLine + "Host: a\r\nX: \(String(repeating: "v", count: Self.limits.maxHeaderBytes - 13))\r\n\r\n")
+                    .utf8)
             for ends in [[], [over.count - 2], [over.count - 1], Array(0..<over.count)] {
                 #expect(Self.refusal(over, chunkEnds: ends).status == 431, "chunk ends \(ends)")
             }
@@ -117,8 +130,9 @@ extension HTTPServerTests {
         /// whether the rest of the line (here, a long version part) has arrived or not.
         @Test func longLineClassificationDoesNotDependOnWhatFollows() {
             for (target, rest, status) in [(100, 200, 414), (20, 200, 400)] {
-                let input = Array(("GET /" + String(repeating: "a", count: target) + " HTTP/1.1"
-                    + String(repeating: "x", count: rest) + "\r\nHost: a\r\n\r\n").utf8)
+                let input = Array(
+                    ("GET /" + String(repeating: "a", count: target) + " HTTP/1.1"
+                        + String(repeating: "x", count: rest) + "\r\nHost: a\r\n\r\n").utf8)
                 for split in [0, 130, 131, 140, 200] where split < input.count {
                     let outcome = Self.refusal(input, chunkEnds: split == 0 ? [] : [split])
                     #expect(outcome.requests == 0 && outcome.status == status, "target \(target), split at \(split)")

@@ -1,6 +1,7 @@
 import DeviceSigning
-@testable import FetchChannelEmulator
 import Testing
+
+@testable import FetchChannelEmulator
 
 /// The HTTP tests' seeded generator: a failing input reproduces from its seed.
 typealias HTTPTestRandom = SplitMix64
@@ -8,16 +9,21 @@ typealias HTTPTestRandom = SplitMix64
 extension SplitMix64 {
     /// Bytes biased toward the ones HTTP parsing branches on.
     mutating func httpishBytes(count: Int) -> [UInt8] {
-        let interesting: [UInt8] = Array("\r\n :\t/?#-,0123456789HTTPGETPOSTContent-LengthHostTransfer-Encodingchunked".utf8) + [0, 0x7F, 0x80, 0xFF]
+        let interesting: [UInt8] =
+            Array("\r\n :\t/?#-,0123456789HTTPGETPOSTContent-LengthHostTransfer-Encodingchunked".utf8) + [
+                0, 0x7F, 0x80, 0xFF,
+            ]
         return (0..<count).map { _ in
-            Bool.random(using: &self) ? interesting.randomElement(using: &self) ?? 0 : UInt8.random(in: 0...255, using: &self)
+            Bool.random(using: &self)
+                ? interesting.randomElement(using: &self) ?? 0 : UInt8.random(in: 0...255, using: &self)
         }
     }
 }
 
 extension HTTPServerTests {
     @Suite struct RequestParserFuzzTests {
-        static let limits = HTTPServer.Limits(maxRequestLineLength: 128, maxHeaderCount: 8, maxHeaderBytes: 256, maxBodyBytes: 64)
+        static let limits = HTTPServer.Limits(
+            maxRequestLineLength: 128, maxHeaderCount: 8, maxHeaderBytes: 256, maxBodyBytes: 64)
         static let refusalStatuses: Set<Int> = [400, 411, 413, 414, 431, 505]
         static let seeds: [UInt64] = [1, 2, 3, 4]
 
@@ -42,12 +48,17 @@ extension HTTPServerTests {
                     #expect(request.body.count <= limits.maxBodyBytes, "seed \(seed) #\(iteration)")
                     #expect(request.headers.count <= limits.maxHeaderCount, "seed \(seed) #\(iteration)")
                     for field in request.headers {
-                        #expect(HTTPSyntax.isToken(field.name) && !field.value.contains("\r") && !field.value.contains("\n"),
-                                "seed \(seed) #\(iteration)")
-                    }
-                    let declared = request.headers["Content-Length"].flatMap { Int($0[...].trimmingHTTPWhitespace()) } ?? request.body.count
-                    #expect(declared == request.body.count || request.headers["Content-Length"]?.contains(",") == true,
+                        #expect(
+                            HTTPSyntax.isToken(field.name) && !field.value.contains("\r")
+                                && !field.value.contains("\n"),
                             "seed \(seed) #\(iteration)")
+                    }
+                    let declared =
+                        request.headers["Content-Length"].flatMap { Int($0[...].trimmingHTTPWhitespace()) }
+                        ?? request.body.count
+                    #expect(
+                        declared == request.body.count || request.headers["Content-Length"]?.contains(",") == true,
+                        "seed \(seed) #\(iteration)")
                 }
             }
         }
@@ -63,8 +74,9 @@ extension HTTPServerTests {
 
         @Test(arguments: seeds)
         func mutatedValidRequestsAreRefusedOrParsedNeverCrash(seed: UInt64) {
-            let valid = Array(("POST /p?q=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nX-Y: z\r\n\r\nhello"
-                + "GET / HTTP/1.1\r\nHost: b\r\n\r\n").utf8)
+            let valid = Array(
+                ("POST /p?q=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nX-Y: z\r\n\r\nhello"
+                    + "GET / HTTP/1.1\r\nHost: b\r\n\r\n").utf8)
             var random = HTTPTestRandom(seed: seed)
             for iteration in 0..<1_500 {
                 var bytes = valid
@@ -72,7 +84,9 @@ extension HTTPServerTests {
                     let position = Int.random(in: 0..<bytes.count, using: &random)
                     switch Int.random(in: 0..<3, using: &random) {
                     case 0: bytes[position] = random.httpishBytes(count: 1)[0]
-                    case 1: bytes.insert(contentsOf: random.httpishBytes(count: Int.random(in: 1...8, using: &random)), at: position)
+                    case 1:
+                        bytes.insert(
+                            contentsOf: random.httpishBytes(count: Int.random(in: 1...8, using: &random)), at: position)
                     default: bytes.remove(at: position)
                     }
                     if bytes.isEmpty { bytes = [0] }

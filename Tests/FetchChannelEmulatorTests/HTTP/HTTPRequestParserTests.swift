@@ -1,6 +1,7 @@
-@testable import FetchChannelEmulator
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 extension HTTPServerTests {
     @Suite struct RequestParserTests {
@@ -21,8 +22,12 @@ extension HTTPServerTests {
             Case(name: "leading empty line", raw: "\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
             Case(name: "absolute-form", raw: "GET http://a:8/p?q HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
             Case(name: "OPTIONS *", raw: "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
-            Case(name: "body within limit", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 16\r\n\r\n0123456789abcdef", status: nil),
-            Case(name: "equal duplicate Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2, 02\r\n\r\nok", status: nil),
+            Case(
+                name: "body within limit",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 16\r\n\r\n0123456789abcdef", status: nil),
+            Case(
+                name: "equal duplicate Content-Length",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2, 02\r\n\r\nok", status: nil),
             Case(name: "obs-text in a value", raw: "GET / HTTP/1.1\r\nHost: a\r\nX: caf\u{E9}\r\n\r\n", status: nil),
 
             Case(name: "bare LF after request line", raw: "GET / HTTP/1.1\nHost: a\r\n\r\n", status: 400),
@@ -48,23 +53,56 @@ extension HTTPServerTests {
             Case(name: "asterisk with GET", raw: "GET * HTTP/1.1\r\nHost: a\r\n\r\n", status: 400),
             Case(name: "missing Host", raw: "GET / HTTP/1.1\r\n\r\n", status: 400),
             Case(name: "two Host fields", raw: "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", status: 400),
-            Case(name: "target too long", raw: "GET /" + String(repeating: "a", count: 80) + " HTTP/1.1\r\nHost: a\r\n\r\n", status: 414),
+            Case(
+                name: "target too long",
+                raw: "GET /" + String(repeating: "a", count: 80) + " HTTP/1.1\r\nHost: a\r\n\r\n", status: 414),
             Case(name: "method too long", raw: String(repeating: "M", count: 80) + " / HTTP/1.1\r\n\r\n", status: 400),
-            Case(name: "too many fields", raw: "GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n", status: 431),
-            Case(name: "header section too large", raw: "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 130) + "\r\n\r\n", status: 431),
-            Case(name: "negative Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", status: 400),
-            Case(name: "signed Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\nx", status: 400),
-            Case(name: "empty Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \r\n\r\n", status: 400),
-            Case(name: "hex Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n", status: 400),
-            Case(name: "huge Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n", status: 400),
-            Case(name: "conflicting Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxx", status: 400),
-            Case(name: "conflicting Content-Length list", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 2\r\n\r\nxx", status: 400),
-            Case(name: "body over the limit", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 17\r\n\r\n", status: 413),
-            Case(name: "chunked", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 411),
-            Case(name: "gzip then chunked", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n", status: 411),
-            Case(name: "chunked not final", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 400),
-            Case(name: "chunked and Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", status: 400),
-            Case(name: "Transfer-Encoding in HTTP/1.0", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", status: 400),
+            Case(
+                name: "too many fields", raw: "GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\nD: 4\r\n\r\n",
+                status: 431),
+            Case(
+                name: "header section too large",
+                raw: "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 130) + "\r\n\r\n", status: 431),
+            Case(
+                name: "negative Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n",
+                status: 400),
+            Case(
+                name: "signed Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\nx",
+                status: 400),
+            Case(
+                name: "empty Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \r\n\r\n", status: 400
+            ),
+            Case(
+                name: "hex Content-Length", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n",
+                status: 400),
+            Case(
+                name: "huge Content-Length",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n", status: 400),
+            Case(
+                name: "conflicting Content-Length",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxx", status: 400),
+            Case(
+                name: "conflicting Content-Length list",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1, 2\r\n\r\nxx", status: 400),
+            Case(
+                name: "body over the limit", raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 17\r\n\r\n",
+                status: 413),
+            Case(
+                name: "chunked", raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                status: 411),
+            Case(
+                name: "gzip then chunked",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n", status: 411),
+            Case(
+                name: "chunked not final",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", status: 400),
+            Case(
+                name: "chunked and Content-Length",
+                raw: "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+                status: 400),
+            Case(
+                name: "Transfer-Encoding in HTTP/1.0", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+                status: 400),
         ]
 
         private static func parse(_ bytes: [UInt8], chunkSize: Int) -> HTTPRequestParser.Event {
@@ -98,7 +136,8 @@ extension HTTPServerTests {
         }
 
         @Test func requestFieldsAreParsed() throws {
-            let raw = "POST http://example.com:8080?a=b HTTP/1.1\r\nHost: example.com\r\nX-A:  v1 \r\nx-a: v2\r\nContent-Length: 3\r\n\r\nxyz"
+            let raw =
+                "POST http://example.com:8080?a=b HTTP/1.1\r\nHost: example.com\r\nX-A:  v1 \r\nx-a: v2\r\nContent-Length: 3\r\n\r\nxyz"
             guard case .request(let request) = Self.parse(Array(raw.utf8), chunkSize: 7) else {
                 Issue.record("not parsed")
                 return
@@ -115,7 +154,10 @@ extension HTTPServerTests {
 
         @Test func pipelinedRequestsComeOutOneByOne() {
             var parser = HTTPRequestParser(limits: Self.limits, peer: HTTPPeerAddress(host: "::1", port: 1))
-            parser.append(Array("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nPOST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nzGET /3".utf8))
+            parser.append(
+                Array(
+                    "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nPOST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nzGET /3"
+                        .utf8))
             var paths: [String] = []
             while case .request(let request) = parser.next() {
                 paths.append(request.path)
@@ -161,7 +203,9 @@ extension HTTPServerTests {
             #expect(!HTTPRequest(method: "GET", target: "/").wantsConnectionClose)
             #expect(HTTPRequest(method: "GET", target: "/", headers: ["Connection": "close"]).wantsConnectionClose)
             #expect(HTTPRequest(method: "GET", target: "/", version: .http1_0).wantsConnectionClose)
-            #expect(!HTTPRequest(method: "GET", target: "/", version: .http1_0, headers: ["Connection": "Keep-Alive"]).wantsConnectionClose)
+            #expect(
+                !HTTPRequest(method: "GET", target: "/", version: .http1_0, headers: ["Connection": "Keep-Alive"])
+                    .wantsConnectionClose)
         }
 
         @Test func requestInitSplitsTheTarget() {
@@ -189,15 +233,20 @@ extension HTTPServerTests {
         }
 
         @Test func serializerFramesEveryAnswer() {
-            let response = HTTPResponse(status: 200, headers: ["Content-Length": "999", "X": "y"], body: Array("hi".utf8))
+            let response = HTTPResponse(
+                status: 200, headers: ["Content-Length": "999", "X": "y"], body: Array("hi".utf8))
             let bytes = HTTPResponseSerializer.serialize(response, dateMillis: 0, omitBody: false, connection: .close)
-            #expect(String(decoding: bytes, as: UTF8.self)
-                == "HTTP/1.1 200 OK\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nX: y\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
+            #expect(
+                String(decoding: bytes, as: UTF8.self)
+                    == "HTTP/1.1 200 OK\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\nX: y\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi"
+            )
 
-            let hang = HTTPResponseSerializer.serialize(response, dateMillis: 0, omitBody: false, connection: .none, contentLengthSurplus: 1)
+            let hang = HTTPResponseSerializer.serialize(
+                response, dateMillis: 0, omitBody: false, connection: .none, contentLengthSurplus: 1)
             #expect(String(decoding: hang, as: UTF8.self).contains("Content-Length: 3\r\n\r\nhi"))
 
-            let interim = HTTPResponseSerializer.serialize(HTTPResponse(status: 101), dateMillis: 0, omitBody: false, connection: .none)
+            let interim = HTTPResponseSerializer.serialize(
+                HTTPResponse(status: 101), dateMillis: 0, omitBody: false, connection: .none)
             #expect(String(decoding: interim, as: UTF8.self).hasPrefix("HTTP/1.1 500 Internal Server Error\r\n"))
         }
     }
@@ -225,4 +274,3 @@ extension HTTPServerTests {
         }
     }
 }
-

@@ -1,10 +1,12 @@
-@testable import FetchChannelEmulator
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPServerTests {
@@ -93,7 +95,8 @@ extension HTTPServerTests {
             defer { server.stop() }
 
             let client = try RawHTTPClient(port: address.port)
-            try client.send(HTTPTestSupport.get("/a") + HTTPTestSupport.post("/b", body: "bee") + HTTPTestSupport.get("/c"))
+            try client.send(
+                HTTPTestSupport.get("/a") + HTTPTestSupport.post("/b", body: "bee") + HTTPTestSupport.get("/c"))
             let paths = try (0..<3).map { _ in try client.readResponse().bodyText }
             #expect(paths[0].contains("\"/a\"") && paths[1].contains("\"bee\"") && paths[2].contains("\"/c\""))
         }
@@ -140,7 +143,9 @@ extension HTTPServerTests {
         }
 
         @Test func headAnswerAnnouncesLengthWithoutBody() throws {
-            let (server, address) = try HTTPTestSupport.startServer(handler: { _ in .respond(.text(status: 200, "twelve bytes")) })
+            let (server, address) = try HTTPTestSupport.startServer(handler: { _ in
+                .respond(.text(status: 200, "twelve bytes"))
+            })
             defer { server.stop() }
 
             let client = try RawHTTPClient(port: address.port)
@@ -162,7 +167,8 @@ extension HTTPServerTests {
 
             let client = try RawHTTPClient(port: address.port)
             let response = try client.roundTrip(
-                "PUT /items/a%2Fb?x=1&x=2 HTTP/1.1\r\nHost: h\r\nX-Multi: one\r\nx-multi:  two \r\nContent-Length: 3\r\n\r\nabc")
+                "PUT /items/a%2Fb?x=1&x=2 HTTP/1.1\r\nHost: h\r\nX-Multi: one\r\nx-multi:  two \r\nContent-Length: 3\r\n\r\nabc"
+            )
             #expect(response.status == 204)
             #expect(response.headers["Content-Length"] == nil)
             let request = try #require(seen.withLock { $0 })
@@ -236,13 +242,15 @@ extension HTTPServerTests {
             let entered = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             let configuration = HTTPTestSupport.configuration(maxConnections: 2)
-            let (server, address) = try HTTPTestSupport.startServer(configuration, handler: { request in
-                if request.path == "/busy" {
-                    entered.signal()
-                    release.wait()
-                }
-                return HTTPTestSupport.echoHandler(request)
-            })
+            let (server, address) = try HTTPTestSupport.startServer(
+                configuration,
+                handler: { request in
+                    if request.path == "/busy" {
+                        entered.signal()
+                        release.wait()
+                    }
+                    return HTTPTestSupport.echoHandler(request)
+                })
             defer { server.stop() }
 
             typealias Observed = (RawHTTPClient.CloseOutcome, [Int])
@@ -389,7 +397,8 @@ extension HTTPServerTests {
         }
 
         @Test func deinitStopsTheServer() throws {
-            var server: HTTPServer? = HTTPServer(configuration: HTTPTestSupport.configuration(), handler: HTTPTestSupport.echoHandler)
+            var server: HTTPServer? = HTTPServer(
+                configuration: HTTPTestSupport.configuration(), handler: HTTPTestSupport.echoHandler)
             let address = try #require(try server?.start())
             let client = try RawHTTPClient(port: address.port)
             #expect(try client.roundTrip(HTTPTestSupport.get("/")).status == 200)

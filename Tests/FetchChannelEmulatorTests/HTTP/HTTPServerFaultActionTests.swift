@@ -1,8 +1,10 @@
-@testable import FetchChannelEmulator
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
+
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTPServerTests {
@@ -62,7 +64,9 @@ extension HTTPServerTests {
         }
 
         @Test func respondThenHangMakesClientsTimeOut() async throws {
-            let (server, address) = try HTTPTestSupport.startServer(handler: { _ in .respondThenHang(.text(status: 200, "partial")) })
+            let (server, address) = try HTTPTestSupport.startServer(handler: { _ in
+                .respondThenHang(.text(status: 200, "partial"))
+            })
             defer { server.stop() }
 
             let client = try RawHTTPClient(port: address.port)
@@ -96,7 +100,9 @@ extension HTTPServerTests {
         }
 
         @Test func hangEndsWhenTheClientLeaves() throws {
-            let (server, address) = try HTTPTestSupport.startServer(handler: { _ in .respondThenHang(HTTPResponse(status: 200)) })
+            let (server, address) = try HTTPTestSupport.startServer(handler: { _ in
+                .respondThenHang(HTTPResponse(status: 200))
+            })
             defer { server.stop() }
 
             let client = try RawHTTPClient(port: address.port)

@@ -1,6 +1,7 @@
-@testable import FetchChannelEmulator
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 extension HTTPServerTests {
     @Suite struct LoadTests {
@@ -30,20 +31,25 @@ extension HTTPServerTests {
             }
             let elapsed = ContinuousClock.now - start
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            print("HTTPServer load: \(clients * requestsPerClient) requests in \(elapsed), "
-                + "\(Int(Double(clients * requestsPerClient) / seconds)) requests/s")
+            print(
+                "HTTPServer load: \(clients * requestsPerClient) requests in \(elapsed), "
+                    + "\(Int(Double(clients * requestsPerClient) / seconds)) requests/s")
 
             #expect(answered == Array(repeating: requestsPerClient, count: clients))
             #expect(server.totalAccepted == clients)
             #expect(server.statistics.totalRequests == clients * requestsPerClient)
-            #expect(HTTPTestSupport.socketDescriptorCount(port: address.port) >= 1, "the listener is visible to the leak check")
+            #expect(
+                HTTPTestSupport.socketDescriptorCount(port: address.port) >= 1,
+                "the listener is visible to the leak check")
             server.stop()
             #expect(server.statistics.liveThreads == 0)
             #expect(server.openConnectionCount == 0)
             // Other code in the process may hold descriptors for a moment; a leak stays.
             // Every socket to or from the server's port is closed: nothing leaked on either side.
-            #expect(HTTPTestSupport.waitUntil { HTTPTestSupport.socketDescriptorCount(port: address.port) == 0 },
-                    "sockets on port \(address.port) still open: \(HTTPTestSupport.socketDescriptorCount(port: address.port))")
+            #expect(
+                HTTPTestSupport.waitUntil { HTTPTestSupport.socketDescriptorCount(port: address.port) == 0 },
+                "sockets on port \(address.port) still open: \(HTTPTestSupport.socketDescriptorCount(port: address.port))"
+            )
         }
 
         @Test func stopWithOpenConnectionsIsPromptAndJoinsEveryThread() throws {
@@ -74,7 +80,7 @@ extension HTTPServerTests {
             try hanging.send(HTTPTestSupport.get("/hang"))
             #expect(inDelay.wait() && inHang.wait())
             #expect(HTTPTestSupport.waitUntil { server.openConnectionCount == 11 })
-            #expect(server.statistics.liveThreads == 12)   // 11 connections + the accept thread
+            #expect(server.statistics.liveThreads == 12)  // 11 connections + the accept thread
 
             let start = ContinuousClock.now
             server.stop()
@@ -93,7 +99,8 @@ extension HTTPServerTests {
 
             for number in 0..<100 {
                 let client = try RawHTTPClient(port: address.port)
-                let response = try client.roundTrip(HTTPTestSupport.get("/\(number)", extraHeaders: "Connection: close\r\n"))
+                let response = try client.roundTrip(
+                    HTTPTestSupport.get("/\(number)", extraHeaders: "Connection: close\r\n"))
                 #expect(response.status == 200)
                 #expect(client.waitForClose() == .closed)
             }

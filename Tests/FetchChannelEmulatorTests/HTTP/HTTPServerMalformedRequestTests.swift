@@ -1,7 +1,8 @@
-@testable import FetchChannelEmulator
 import Foundation
 import Glibc
 import Testing
+
+@testable import FetchChannelEmulator
 
 extension HTTPServerTests {
     /// Malformed requests over a real socket: each is answered (or the connection closed), the
@@ -19,30 +20,54 @@ extension HTTPServerTests {
         }
 
         static let cases: [WireCase] = [
-            WireCase(name: "200 KB header", bytes: Array(("GET / HTTP/1.1\r\nHost: x\r\nX-Big: "
-                + String(repeating: "b", count: 200 * 1024) + "\r\n\r\n").utf8), status: 431, closeIsAcceptable: true),
-            WireCase(name: "negative Content-Length",
-                     bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".utf8), status: 400),
-            WireCase(name: "huge Content-Length",
-                     bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 184467440737095516160\r\n\r\n".utf8), status: 400),
-            WireCase(name: "conflicting Content-Length",
-                     bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd".utf8), status: 400),
-            WireCase(name: "body over 1 MiB",
-                     bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n".utf8), status: 413),
-            WireCase(name: "chunked body",
-                     bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8), status: 411),
-            WireCase(name: "binary garbage", bytes: [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03, 0x00, 0xFF, 0xFE], status: 400),
-            WireCase(name: "binary garbage with line feeds", bytes: [0x00, 0x0A, 0x0D, 0x0A, 0x7F, 0x80, 0x0A], status: 400),
+            WireCase(
+                name: "200 KB header",
+                bytes: Array(
+                    ("GET / HTTP/1.1\r\nHost: x\r\nX-Big: "
+                        + String(repeating: "b", count: 200 * 1024) + "\r\n\r\n").utf8), status: 431,
+                closeIsAcceptable: true),
+            WireCase(
+                name: "negative Content-Length",
+                bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n".utf8), status: 400),
+            WireCase(
+                name: "huge Content-Length",
+                bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 184467440737095516160\r\n\r\n".utf8),
+                status: 400),
+            WireCase(
+                name: "conflicting Content-Length",
+                bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd".utf8),
+                status: 400),
+            WireCase(
+                name: "body over 1 MiB",
+                bytes: Array("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2097152\r\n\r\n".utf8), status: 413),
+            WireCase(
+                name: "chunked body",
+                bytes: Array(
+                    "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8),
+                status: 411),
+            WireCase(
+                name: "binary garbage",
+                bytes: [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xFC, 0x03, 0x03, 0x00, 0xFF, 0xFE], status: 400
+            ),
+            WireCase(
+                name: "binary garbage with line feeds", bytes: [0x00, 0x0A, 0x0D, 0x0A, 0x7F, 0x80, 0x0A], status: 400),
             WireCase(name: "HTTP/2.0", bytes: Array("GET / HTTP/2.0\r\nHost: x\r\n\r\n".utf8), status: 505),
             WireCase(name: "HTTP/2 preface", bytes: Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8), status: 505),
-            WireCase(name: "target too long",
-                     bytes: Array(("GET /" + String(repeating: "t", count: 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8), status: 414),
-            WireCase(name: "obs-fold", bytes: Array("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n\tb\r\n\r\n".utf8), status: 400),
-            WireCase(name: "whitespace before colon", bytes: Array("GET / HTTP/1.1\r\nHost : x\r\n\r\n".utf8), status: 400),
+            WireCase(
+                name: "target too long",
+                bytes: Array(("GET /" + String(repeating: "t", count: 9000) + " HTTP/1.1\r\nHost: x\r\n\r\n").utf8),
+                status: 414),
+            WireCase(
+                name: "obs-fold", bytes: Array("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n\tb\r\n\r\n".utf8), status: 400),
+            WireCase(
+                name: "whitespace before colon", bytes: Array("GET / HTTP/1.1\r\nHost : x\r\n\r\n".utf8), status: 400),
             WireCase(name: "bare CR", bytes: Array("GET / HTTP/1.1\r\nHost: x\rY: z\r\n\r\n".utf8), status: 400),
             WireCase(name: "missing Host", bytes: Array("GET / HTTP/1.1\r\n\r\n".utf8), status: 400),
-            WireCase(name: "101 header fields", bytes: Array(("GET / HTTP/1.1\r\nHost: x\r\n"
-                + (0..<100).map { "X-\($0): v\r\n" }.joined() + "\r\n").utf8), status: 431),
+            WireCase(
+                name: "101 header fields",
+                bytes: Array(
+                    ("GET / HTTP/1.1\r\nHost: x\r\n"
+                        + (0..<100).map { "X-\($0): v\r\n" }.joined() + "\r\n").utf8), status: 431),
         ]
 
         @Test(arguments: cases)

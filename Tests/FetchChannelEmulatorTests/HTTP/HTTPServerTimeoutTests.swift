@@ -1,7 +1,8 @@
-@testable import FetchChannelEmulator
 import Foundation
 import Glibc
 import Testing
+
+@testable import FetchChannelEmulator
 
 extension HTTPServerTests {
     @Suite struct TimeoutTests {
@@ -10,7 +11,7 @@ extension HTTPServerTests {
             HTTPTestSupport.onThread {
                 for var byte in bytes {
                     if send(fd, &byte, 1, Int32(MSG_NOSIGNAL)) != 1 { break }
-                    usleep(50_000)   // Pacing the slow client is the point of the test, not a wait for a result.
+                    usleep(50_000)  // Pacing the slow client is the point of the test, not a wait for a result.
                 }
                 done.signal()
             }
@@ -49,7 +50,8 @@ extension HTTPServerTests {
         }
 
         @Test func silentConnectionIsClosedWithoutAnswer() throws {
-            let configuration = HTTPTestSupport.configuration(idleTimeout: .milliseconds(200), requestTimeout: .milliseconds(200))
+            let configuration = HTTPTestSupport.configuration(
+                idleTimeout: .milliseconds(200), requestTimeout: .milliseconds(200))
             let (server, address) = try HTTPTestSupport.startServer(configuration)
             defer { server.stop() }
 

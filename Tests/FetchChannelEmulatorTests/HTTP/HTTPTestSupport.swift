@@ -1,8 +1,9 @@
-@testable import FetchChannelEmulator
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 /// All HTTP server tests run one after another: several measure time, count descriptors of the
 /// whole process, or load both cores, and would disturb each other if run in parallel.
@@ -35,8 +36,9 @@ enum HTTPTestSupport {
             let query: String?
             let body: String
         }
-        let echo = Echo(method: request.method, path: request.path, query: request.query,
-                        body: String(decoding: request.body, as: UTF8.self))
+        let echo = Echo(
+            method: request.method, path: request.path, query: request.query,
+            body: String(decoding: request.body, as: UTF8.self))
         do {
             return .respond(try HTTPResponse.json(status: 200, echo))
         } catch {
@@ -98,23 +100,28 @@ enum HTTPTestSupport {
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard fields.count > 9 else { continue }
-                let ports = [fields[1], fields[2]].compactMap { $0.split(separator: ":").last.flatMap { Int($0, radix: 16) } }
+                let ports = [fields[1], fields[2]].compactMap {
+                    $0.split(separator: ":").last.flatMap { Int($0, radix: 16) }
+                }
                 if ports.contains(port) { inodes.insert(String(fields[9])) }
             }
         }
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return descriptors.filter { name in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
-                  target.hasPrefix("socket:[") else { return false }
+                target.hasPrefix("socket:[")
+            else { return false }
             return inodes.contains(String(target.dropFirst("socket:[".count).dropLast()))
         }.count
     }
 
     /// Runs `body(index)` on `count` dedicated threads (not the cooperative pool, which blocking
     /// socket calls would starve) and returns the results in index order, or nil on timeout.
-    static func onThreads<T: Sendable>(_ count: Int, timeout: Duration = .seconds(60),
-                                       _ body: @escaping @Sendable (Int) -> T) -> [T]? {
-        let results = Locked<[Int: T]>([:])   // not Mutex: visible to ThreadSanitizer
+    static func onThreads<T: Sendable>(
+        _ count: Int, timeout: Duration = .seconds(60),
+        _ body: @escaping @Sendable (Int) -> T
+    ) -> [T]? {
+        let results = Locked<[Int: T]>([:])  // not Mutex: visible to ThreadSanitizer
         let group = DispatchGroup()
         for index in 0..<count {
             group.enter()
@@ -129,7 +136,6 @@ enum HTTPTestSupport {
         guard group.wait(timeout: .now() + seconds) == .success else { return nil }
         return results.withLock { all in (0..<count).compactMap { all[$0] } }
     }
-
 
     /// Runs `body` on a dedicated thread and returns at once.
     static func onThread(_ body: @escaping @Sendable () -> Void) {
@@ -154,7 +160,8 @@ final class HTTPTestEvent: Sendable {
 
     /// True when signalled before `timeout`.
     func wait(timeout: Duration = .seconds(10)) -> Bool {
-        semaphore.wait(timeout: .now() + Double(timeout.components.seconds)
-            + Double(timeout.components.attoseconds) / 1e18) == .success
+        semaphore.wait(
+            timeout: .now() + Double(timeout.components.seconds)
+                + Double(timeout.components.attoseconds) / 1e18) == .success
     }
 }

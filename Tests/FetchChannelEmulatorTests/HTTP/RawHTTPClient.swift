@@ -27,7 +27,8 @@ final class RawHTTPClient {
 
     init(port: Int, host: String = "127.0.0.1") throws {
         let isV6 = host.contains(":")
-        let descriptor = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(
+            isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ClientError.connectFailed(errno) }
         fd = descriptor
         let result: Int32
@@ -37,7 +38,9 @@ final class RawHTTPClient {
             address.sin6_port = UInt16(port).bigEndian
             guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw ClientError.connectFailed(EINVAL) }
             result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         } else {
             var address = sockaddr_in()
@@ -45,7 +48,9 @@ final class RawHTTPClient {
             address.sin_port = UInt16(port).bigEndian
             guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw ClientError.connectFailed(EINVAL) }
             result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
         guard result == 0 else { throw ClientError.connectFailed(errno) }
@@ -94,8 +99,9 @@ final class RawHTTPClient {
         while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { throw ClientError.timedOut }
-            let millis = Int32(clamping: remaining.components.seconds * 1000
-                + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let millis = Int32(
+                clamping: remaining.components.seconds * 1000
+                    + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
             let ready = poll(&descriptor, 1, millis)
             if ready < 0 && errno == EINTR { continue }
             if ready <= 0 { continue }
@@ -106,7 +112,7 @@ final class RawHTTPClient {
                 return true
             }
             if count < 0 && (errno == EINTR || errno == EAGAIN) { continue }
-            return false   // 0 = EOF, or ECONNRESET
+            return false  // 0 = EOF, or ECONNRESET
         }
     }
 
@@ -132,8 +138,9 @@ final class RawHTTPClient {
         var headers = HTTPHeaders()
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { throw ClientError.malformedResponse(line) }
-            headers.add(name: String(line[..<colon]),
-                        value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            headers.add(
+                name: String(line[..<colon]),
+                value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
         buffer.removeFirst(headEnd)
 
@@ -141,7 +148,9 @@ final class RawHTTPClient {
         let noBody = isHeadRequest || status == 204 || status == 304 || (100..<200).contains(status)
         if !noBody {
             if let lengthText = headers["Content-Length"] {
-                guard let length = Int(lengthText) else { throw ClientError.malformedResponse("Content-Length \(lengthText)") }
+                guard let length = Int(lengthText) else {
+                    throw ClientError.malformedResponse("Content-Length \(lengthText)")
+                }
                 while buffer.count < length {
                     guard try fill(deadline: deadline) else { throw ClientError.closed }
                 }
@@ -153,7 +162,8 @@ final class RawHTTPClient {
                 buffer.removeAll()
             }
         }
-        return RawHTTPResponse(status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: body)
+        return RawHTTPResponse(
+            status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: body)
     }
 
     /// Sends a request and reads its answer.

@@ -1,7 +1,8 @@
-@testable import FetchChannelEmulator
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 extension HTTPServerTests {
     /// Handshakes run under the request deadlines: plaintext and silent clients are closed, the
@@ -9,7 +10,8 @@ extension HTTPServerTests {
     @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs /usr/bin/curl"))
     struct HTTPServerTLSHandshakeTests {
         private static func startTLSServer(idleTimeout: Duration = .seconds(10))
-            throws -> (HTTPServer, HTTPServerAddress, TLSServerIdentity) {
+            throws -> (HTTPServer, HTTPServerAddress, TLSServerIdentity)
+        {
             var configuration = HTTPTestSupport.configuration(idleTimeout: idleTimeout)
             let identity = try TLSServerIdentity.generate()
             configuration.tlsIdentity = identity
@@ -19,8 +21,9 @@ extension HTTPServerTests {
 
         /// curl with the identity's pin (no CA needed: -k skips the chain, the pin still must match).
         private static func answersOverTLS(_ address: HTTPServerAddress, _ identity: TLSServerIdentity) throws -> Bool {
-            let result = try TLSTestSupport.curlStatus(address.baseURL.absoluteString + "/health",
-                                                       ["-k", "--pinnedpubkey", identity.pin])
+            let result = try TLSTestSupport.curlStatus(
+                address.baseURL.absoluteString + "/health",
+                ["-k", "--pinnedpubkey", identity.pin])
             return result.status == 0 && result.output == "200"
         }
 
@@ -55,9 +58,16 @@ extension HTTPServerTests {
             defer { server.stop() }
             let url = address.baseURL.absoluteString + "/health"
             let result = try await DedicatedThreads.run {
-                try TLSTestSupport.run(TLSTestSupport.curl, ["-sS", "-w", "%{http_code} ", "-k", "--pinnedpubkey",
-                                                             identity.pin] + Array(repeating: ["-o", "/dev/null", url],
-                                                                                   count: 3).flatMap { $0 })
+                try TLSTestSupport.run(
+                    TLSTestSupport.curl,
+                    [
+                        "-sS", "-w", "%{http_code} ", "-k", "--pinnedpubkey",
+                        identity.pin,
+                    ]
+                        + Array(
+                            repeating: ["-o", "/dev/null", url],
+                            count: 3
+                        ).flatMap { $0 })
             }
             #expect(result.status == 0 && result.output == "200 200 200 ", "\(result.summary)")
             #expect(server.statistics.totalRequests == 3)

@@ -1,7 +1,8 @@
-@testable import FetchChannelEmulator
 import FetchChannelTestSupport
 import Foundation
 import Testing
+
+@testable import FetchChannelEmulator
 
 extension HTTPServerTests {
     /// The reference backend over TLS, checked with real handshakes by curl and openssl s_client
@@ -21,14 +22,21 @@ extension HTTPServerTests {
             #expect(url.hasPrefix("https://127.0.0.1:"))
 
             let results = try await DedicatedThreads.run {
-                [try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path]),
-                 try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path, "--pinnedpubkey", pin]),
-                 try TLSTestSupport.curlStatus(url.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
-                                               ["--cacert", caFile.path]),
-                 // Without the CA, and with a pin of another key, curl refuses: the trust is real.
-                 try TLSTestSupport.curlStatus(url, []),
-                 try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path, "--pinnedpubkey",
-                                                     "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="])]
+                [
+                    try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path]),
+                    try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path, "--pinnedpubkey", pin]),
+                    try TLSTestSupport.curlStatus(
+                        url.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
+                        ["--cacert", caFile.path]),
+                    // Without the CA, and with a pin of another key, curl refuses: the trust is real.
+                    try TLSTestSupport.curlStatus(url, []),
+                    try TLSTestSupport.curlStatus(
+                        url,
+                        [
+                            "--cacert", caFile.path, "--pinnedpubkey",
+                            "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+                        ]),
+                ]
             }
             for result in results[0..<3] {
                 #expect(result.status == 0 && result.output == "200", "\(result.summary)")
@@ -46,9 +54,12 @@ extension HTTPServerTests {
             try Data(try #require(backend.tlsCertificateAuthorityPEM).utf8).write(to: caFile)
             let port = try #require(backend.baseURL.port)
             let result = try await DedicatedThreads.run {
-                try TLSTestSupport.run(TLSTestSupport.openssl, [
-                    "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile.path, "-verify_return_error",
-                    "-verify_hostname", "localhost", "-servername", "localhost", "-brief"])
+                try TLSTestSupport.run(
+                    TLSTestSupport.openssl,
+                    [
+                        "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile.path, "-verify_return_error",
+                        "-verify_hostname", "localhost", "-servername", "localhost", "-brief",
+                    ])
             }
             #expect(result.status == 0, "\(result.summary)")
             #expect(result.errors.contains("Verification: OK"), "\(result.summary)")
@@ -60,10 +71,13 @@ extension HTTPServerTests {
             let certificate = directory.appendingPathComponent("cert.pem").path
             let key = directory.appendingPathComponent("key.pem").path
             let made = try await DedicatedThreads.run {
-                try TLSTestSupport.run(TLSTestSupport.openssl, [
-                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=localhost",
-                    "-addext", "subjectAltName=IP:127.0.0.1"])
+                try TLSTestSupport.run(
+                    TLSTestSupport.openssl,
+                    [
+                        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", key, "-out", certificate, "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=IP:127.0.0.1",
+                    ])
             }
             try #require(made.status == 0, "\(made.summary)")
             let backend = try ReferenceBackend.start(tls: .files(certificate: certificate, key: key))
@@ -84,16 +98,27 @@ extension HTTPServerTests {
             let otherKey = directory.appendingPathComponent("other.pem").path
             let encryptedKey = directory.appendingPathComponent("encrypted.pem").path
             let made = try await DedicatedThreads.run {
-                [try TLSTestSupport.run(TLSTestSupport.openssl, [
-                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                    "-keyout", directory.appendingPathComponent("key.pem").path, "-out", certificate,
-                    "-days", "2", "-subj", "/CN=localhost"]),
-                 try TLSTestSupport.run(TLSTestSupport.openssl, [
-                    "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey]),
-                 // The certificate's own key, encrypted: refused, never a passphrase prompt.
-                 try TLSTestSupport.run(TLSTestSupport.openssl, [
-                    "pkey", "-in", directory.appendingPathComponent("key.pem").path, "-aes256",
-                    "-passout", "pass:secret", "-out", encryptedKey])]
+                [
+                    try TLSTestSupport.run(
+                        TLSTestSupport.openssl,
+                        [
+                            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                            "-keyout", directory.appendingPathComponent("key.pem").path, "-out", certificate,
+                            "-days", "2", "-subj", "/CN=localhost",
+                        ]),
+                    try TLSTestSupport.run(
+                        TLSTestSupport.openssl,
+                        [
+                            "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey,
+                        ]),
+                    // The certificate's own key, encrypted: refused, never a passphrase prompt.
+                    try TLSTestSupport.run(
+                        TLSTestSupport.openssl,
+                        [
+                            "pkey", "-in", directory.appendingPathComponent("key.pem").path, "-aes256",
+                            "-passout", "pass:secret", "-out", encryptedKey,
+                        ]),
+                ]
             }
             try #require(made.allSatisfy { $0.status == 0 }, "\(made.map(\.summary))")
             #expect(throws: HTTPServerError(.tlsIdentityFailed)) {

@@ -1,5 +1,6 @@
-@testable import FetchChannelEmulator
 import Foundation
+
+@testable import FetchChannelEmulator
 
 /// Helpers for the TLS tests: a scratch directory and the system's curl and openssl as clients.
 enum TLSTestSupport {
@@ -30,8 +31,9 @@ enum TLSTestSupport {
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return ToolResult(status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                          errors: String(decoding: errorData, as: UTF8.self))
+        return ToolResult(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self))
     }
 
     /// `curl` GET of `url`; standard output is the status code alone.
@@ -42,8 +44,9 @@ enum TLSTestSupport {
     /// A fresh private directory for certificate files; remove it with `remove`.
     static func scratchDirectory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("tls-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false,
-                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: url, withIntermediateDirectories: false,
+            attributes: [.posixPermissions: 0o700])
         return url
     }
 

@@ -1,5 +1,6 @@
-@testable import FetchChannel
 import Testing
+
+@testable import FetchChannel
 
 extension Practices {
     @Suite struct ChannelPolicyTests {
@@ -42,8 +43,12 @@ extension Practices {
         }
 
         @Test func equalCreationTimesKeepTheFetchedOrder() {
-            let operations = [Practices.operation("b", created: 5), Practices.operation("a", created: 5), Practices.operation("c", created: 1)]
-            #expect(OperationSelection.eligible(operations, policy: .pushOnly, states: [:]).map(\.token) == ["c", "b", "a"])
+            let operations = [
+                Practices.operation("b", created: 5), Practices.operation("a", created: 5),
+                Practices.operation("c", created: 1),
+            ]
+            #expect(
+                OperationSelection.eligible(operations, policy: .pushOnly, states: [:]).map(\.token) == ["c", "b", "a"])
         }
     }
 }

@@ -1,7 +1,7 @@
-import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -17,11 +17,12 @@ extension Practices {
             let coordinator = device.coordinator()
             let outcomes = await withTaskGroup(of: TriggerOutcome.self) { group in
                 for index in 0..<1_000 {
-                    let trigger: FetchTrigger = switch index % 3 {
-                    case 0: .foreground
-                    case 1: .userAction
-                    default: .incoming(.pushNotification, pushed)
-                    }
+                    let trigger: FetchTrigger =
+                        switch index % 3 {
+                        case 0: .foreground
+                        case 1: .userAction
+                        default: .incoming(.pushNotification, pushed)
+                        }
                     group.addTask { await coordinator.handle(trigger) }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
@@ -67,8 +68,10 @@ extension Practices {
             let fetchHold = Hold()
             let redeemHold = Hold()
             let holdRedemptions = timing != .pushRedeemedBeforeTheFetchReturns
-            let redeemer: any OperationRedeeming = holdRedemptions ? HeldRedeemer(inner: RedemptionClient(), hold: redeemHold) : RedemptionClient()
-            let coordinator = device.coordinator(fetcher: HeldFetcher(inner: device.fetcher(), hold: fetchHold), redeemer: redeemer)
+            let redeemer: any OperationRedeeming =
+                holdRedemptions ? HeldRedeemer(inner: RedemptionClient(), hold: redeemHold) : RedemptionClient()
+            let coordinator = device.coordinator(
+                fetcher: HeldFetcher(inner: device.fetcher(), hold: fetchHold), redeemer: redeemer)
 
             let fetch = Task { await coordinator.handle(.foreground) }
             await fetchHold.waitUntilHeld()  // the backend has answered with T
@@ -99,7 +102,8 @@ extension Practices {
                 #expect(redeemHold.heldCount == 1)
                 redeemHold.releaseAll()
                 push = await pushTask.value
-                #expect(push
+                #expect(
+                    push
                         == .incomingRedeemedDirectly(.duplicate(identity: t.redeemData.identity, state: .inProgress)))
             }
             let snapshot = try #require(await fetch.value.snapshot)
@@ -185,14 +189,17 @@ extension Practices {
 
         @Test func theResultKeepsABackendsClockSkewError() async throws {
             let clock = ManualWallClock(millis: ReferenceDevice.startMillis)
-            let healthy = try ReferenceDevice(backend: try ReferenceBackend.start(.init(clock: clock)), clock: clock,
-                                              key: try P256.Signing.PrivateKey(), deviceId: "device-skew")
+            let healthy = try ReferenceDevice(
+                backend: try ReferenceBackend.start(.init(clock: clock)), clock: clock,
+                key: try P256.Signing.PrivateKey(), deviceId: "device-skew")
             defer { healthy.backend.stop() }
-            let skewed = try ReferenceDevice(backend: try ReferenceBackend.start(.init(clock: clock, clockOffsetMillis: 600_000)),
-                                             clock: clock, key: healthy.key, deviceId: healthy.deviceId)
+            let skewed = try ReferenceDevice(
+                backend: try ReferenceBackend.start(.init(clock: clock, clockOffsetMillis: 600_000)),
+                clock: clock, key: healthy.key, deviceId: healthy.deviceId)
             defer { skewed.backend.stop() }
             let t = try healthy.dispatch(.pushNotification)
-            let fetcher = RegisteredFetchClient(client: FetchClient(clock: clock), registrations: [healthy.registration, skewed.registration])
+            let fetcher = RegisteredFetchClient(
+                client: FetchClient(clock: clock), registrations: [healthy.registration, skewed.registration])
             let snapshot = try #require(await healthy.coordinator(fetcher: fetcher).handle(.foreground).snapshot)
             #expect(snapshot.operations.map(\.token) == [t.redeemData.token])
             #expect(snapshot.errors.map(\.code) == ["clockSkewTooBig"])

@@ -1,6 +1,7 @@
 import DeviceSigning
-@testable import FetchChannel
 import Testing
+
+@testable import FetchChannel
 
 extension Practices {
     /// The coordinator's rules over a scripted fetcher and redeemer; the same rules against the
@@ -8,11 +9,14 @@ extension Practices {
     @Suite struct FetchCoordinatorTests {
         static let start: Int64 = 1_750_000_000_000
 
-        func coordinator(_ fetcher: ScriptedFetcher, redeemer: any OperationRedeeming = ImmediateRedeemer(),
-                         policy: ChannelPolicy = .pushOnly, notifications: (any LocalNotifications)? = nil,
-                         startsChosenOperation: Bool = true, clock: ManualWallClock) -> FetchCoordinator {
-            FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer), policy: policy,
-                             notifications: notifications, startsChosenOperation: startsChosenOperation, clock: clock)
+        func coordinator(
+            _ fetcher: ScriptedFetcher, redeemer: any OperationRedeeming = ImmediateRedeemer(),
+            policy: ChannelPolicy = .pushOnly, notifications: (any LocalNotifications)? = nil,
+            startsChosenOperation: Bool = true, clock: ManualWallClock
+        ) -> FetchCoordinator {
+            FetchCoordinator(
+                fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer), policy: policy,
+                notifications: notifications, startsChosenOperation: startsChosenOperation, clock: clock)
         }
 
         @Test func withoutARegistrationNothingIsFetched() async {
@@ -54,7 +58,9 @@ extension Practices {
             let coordinator = coordinator(fetcher, clock: ManualWallClock(millis: Self.start))
             let first = Task { await coordinator.handle(.foreground) }
             await fetcher.waitForHeld()
-            let joiners = (0..<50).map { index in Task { await coordinator.handle(index % 2 == 0 ? .userAction : .foreground) } }
+            let joiners = (0..<50).map { index in
+                Task { await coordinator.handle(index % 2 == 0 ? .userAction : .foreground) }
+            }
             #expect(await Practices.eventually { await coordinator.statistics.decided == 51 })
             #expect(await coordinator.statistics.joinedInFlight == 50)
             #expect(await coordinator.isFetching)
@@ -72,16 +78,20 @@ extension Practices {
             let redeemer = ImmediateRedeemer()
             let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
             let outcome = await coordinator.handle(.incoming(.qrCode, Practices.payload("t1")))
-            #expect(outcome
+            #expect(
+                outcome
                     == .incomingRedeemedDirectly(.redeemed(identity: .onBackend("t1"), operation: Practices.answer)))
-            #expect(await coordinator.handle(.incoming(.pushNotification, Practices.payload("t1")))
+            #expect(
+                await coordinator.handle(.incoming(.pushNotification, Practices.payload("t1")))
                     == .incomingRedeemedDirectly(.duplicate(identity: .onBackend("t1"), state: .redeemed)))
             #expect(fetcher.calls == 0 && redeemer.calls("t1") == 1)
         }
 
         @Test func theLatestEligibleOperationIsStartedAndTheFilteredListExposed() async throws {
-            let operations = [Practices.operation("old", created: 10), Practices.operation("done", created: 20),
-                              Practices.operation("latest", created: 30), Practices.operation("qr", created: 40, channel: .qrCode)]
+            let operations = [
+                Practices.operation("old", created: 10), Practices.operation("done", created: 20),
+                Practices.operation("latest", created: 30), Practices.operation("qr", created: 40, channel: .qrCode),
+            ]
             let fetcher = ScriptedFetcher(operations: operations)
             let redeemer = ImmediateRedeemer()
             let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
@@ -97,23 +107,29 @@ extension Practices {
         @Test func anAppThatStartsOperationsItselfGetsTheChoiceOnly() async throws {
             let fetcher = ScriptedFetcher(operations: [Practices.operation("t1", created: 10)])
             let redeemer = ImmediateRedeemer()
-            let coordinator = coordinator(fetcher, redeemer: redeemer, startsChosenOperation: false,
-                                          clock: ManualWallClock(millis: Self.start))
+            let coordinator = coordinator(
+                fetcher, redeemer: redeemer, startsChosenOperation: false,
+                clock: ManualWallClock(millis: Self.start))
             let snapshot = try #require(await coordinator.handle(.foreground).snapshot)
             #expect(snapshot.chosen?.token == "t1" && snapshot.started == nil)
             #expect(redeemer.totalCalls == 0)
         }
 
         /// Both policies over the same mix of channels.
-        @Test(arguments: [(ChannelPolicy.pushOnly, ["push-1", "push-2"], "push-2"),
-                          (ChannelPolicy.accessibility, ["push-1", "link", "push-2", "qr"], "qr")])
+        @Test(arguments: [
+            (ChannelPolicy.pushOnly, ["push-1", "push-2"], "push-2"),
+            (ChannelPolicy.accessibility, ["push-1", "link", "push-2", "qr"], "qr"),
+        ])
         func eachPolicyStartsOnlyWhatItAdmits(policy: ChannelPolicy, eligible: [String], chosen: String) async throws {
-            let operations = [Practices.operation("push-1", created: 1), Practices.operation("link", created: 2, channel: .link),
-                              Practices.operation("push-2", created: 3), Practices.operation("qr", created: 4, channel: .qrCode),
-                              Practices.operation("sms", created: 5, channel: .other("sms"))]
+            let operations = [
+                Practices.operation("push-1", created: 1), Practices.operation("link", created: 2, channel: .link),
+                Practices.operation("push-2", created: 3), Practices.operation("qr", created: 4, channel: .qrCode),
+                Practices.operation("sms", created: 5, channel: .other("sms")),
+            ]
             let redeemer = ImmediateRedeemer()
-            let coordinator = coordinator(ScriptedFetcher(operations: operations), redeemer: redeemer, policy: policy,
-                                          clock: ManualWallClock(millis: Self.start))
+            let coordinator = coordinator(
+                ScriptedFetcher(operations: operations), redeemer: redeemer, policy: policy,
+                clock: ManualWallClock(millis: Self.start))
             let snapshot = try #require(await coordinator.handle(.userAction).snapshot)
             #expect(snapshot.policy == policy)
             #expect(snapshot.eligible.map(\.token) == eligible)
@@ -129,8 +145,9 @@ extension Practices {
             let stale = notifications.post(token: "stale", server: Practices.server)
             let staleNoServer = notifications.post(token: "stale-anywhere")
             let onFailedBackend = notifications.post(token: "unknown-fate", server: down)
-            let fetcher = ScriptedFetcher(gated: true, operations: [Practices.operation("pending", created: 1)],
-                                          errors: [.networkError(server: down, cause: NetworkFailure(.connectionRefused, detail: ""))])
+            let fetcher = ScriptedFetcher(
+                gated: true, operations: [Practices.operation("pending", created: 1)],
+                errors: [.networkError(server: down, cause: NetworkFailure(.connectionRefused, detail: ""))])
             let coordinator = coordinator(fetcher, notifications: notifications, clock: clock)
             let fetch = Task { await coordinator.handle(.foreground) }
             await fetcher.waitForHeld()
@@ -143,12 +160,15 @@ extension Practices {
             #expect(notifications.shown == [pending, staleNoServer, onFailedBackend, newer])
 
             // A later fetch where every backend answers: the notification without a server goes too.
-            fetcher.set(operations: [Practices.operation("pending", created: 1), Practices.operation("newer-push", created: 2)])
+            fetcher.set(operations: [
+                Practices.operation("pending", created: 1), Practices.operation("newer-push", created: 2),
+            ])
             clock.advance(byMillis: FetchCoordinator.defaultThrottleWindowMillis)
             let second = Task { await coordinator.handle(.userAction) }
             await fetcher.waitForHeld()
             fetcher.releaseAll()
-            #expect(try #require(await second.value.snapshot).cancelledNotifications == [staleNoServer, onFailedBackend])
+            #expect(
+                try #require(await second.value.snapshot).cancelledNotifications == [staleNoServer, onFailedBackend])
             #expect(notifications.shown == [pending, newer])
         }
 
@@ -162,7 +182,8 @@ extension Practices {
             let snapshot = try #require(await coordinator.handle(.foreground).snapshot)
             #expect(snapshot.errors == [skew])
             #expect(snapshot.operations.map(\.token) == ["t1"])
-            #expect(await coordinator.handle(.foreground).snapshot?.errors == [skew])  // the cached result keeps them too
+            // The cached result keeps them too.
+            #expect(await coordinator.handle(.foreground).snapshot?.errors == [skew])
         }
 
         @Test func aThousandMixedTriggersInOneWindowMakeOneFetch() async throws {
@@ -171,11 +192,12 @@ extension Practices {
             let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
             let outcomes = await withTaskGroup(of: TriggerOutcome.self) { group in
                 for index in 0..<1_000 {
-                    let trigger: FetchTrigger = switch index % 3 {
-                    case 0: .foreground
-                    case 1: .userAction
-                    default: .incoming(.pushNotification, Practices.payload("t"))
-                    }
+                    let trigger: FetchTrigger =
+                        switch index % 3 {
+                        case 0: .foreground
+                        case 1: .userAction
+                        default: .incoming(.pushNotification, Practices.payload("t"))
+                        }
                     group.addTask { await coordinator.handle(trigger) }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
@@ -202,7 +224,8 @@ extension Practices {
                 fetcher.releaseAll()
                 await redeemer.waitForWaiting(1)  // the fetch's choice, T, is in progress
                 push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
-                #expect(await push.value
+                #expect(
+                    await push.value
                         == .incomingRedeemedDirectly(.duplicate(identity: .onBackend("T"), state: .inProgress)))
                 redeemer.resolve("T", succeed: true)
                 #expect(try #require(await fetch.value.snapshot).started?.code == "redeemed")

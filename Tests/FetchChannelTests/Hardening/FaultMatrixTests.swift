@@ -1,9 +1,10 @@
-import FetchChannelTestSupport
 import DeviceSigning
-@testable import FetchChannel
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
+
+@testable import FetchChannel
 
 /// Every device endpoint the client calls × every fault the emulator injects: the client returns
 /// the expected typed error within its timeout, a healthy backend's operations still come back,
@@ -75,9 +76,9 @@ import Testing
     /// keeps connections alive for the process, so only a released transport must close them all.
     static func rowTransport() -> any HTTPTransport {
         #if os(Linux)
-        CurlTransport()
+            CurlTransport()
         #else
-        DefaultTransport.make()
+            DefaultTransport.make()
         #endif
     }
 
@@ -104,7 +105,10 @@ import Testing
         for fault in Fault.allCases {
             let healthy = try ReferenceBackend.start()
             let faulty = try ReferenceBackend.start()
-            defer { healthy.stop(); faulty.stop() }
+            defer {
+                healthy.stop()
+                faulty.stop()
+            }
             let healthyTarget = try healthy.registerDispatchTarget(deviceId: "d", signatureKey: key.publicKey)
             let faultyTarget = try faulty.registerDispatchTarget(deviceId: "d", signatureKey: key.publicKey)
             let expectedToken = try healthy.dispatch(deviceId: "d", channel: "link").token
@@ -113,9 +117,11 @@ import Testing
 
             let began = ContinuousClock.now
             // A temporary client: it and its transport are released at the end of the statement.
-            let result = await FetchClient(configuration: .init(requestTimeout: Self.timeout), clock: SystemWallClock(),
-                                           estimator: ClockSkewEstimator(), transport: Self.rowTransport(),
-                                           timer: ContinuousRequestTimer()).pendingOutOfBandOperations([
+            let result = await FetchClient(
+                configuration: .init(requestTimeout: Self.timeout), clock: SystemWallClock(),
+                estimator: ClockSkewEstimator(), transport: Self.rowTransport(),
+                timer: ContinuousRequestTimer()
+            ).pendingOutOfBandOperations([
                 FetchRegistration(server: healthy.baseURL, deviceId: "d", dispatchTargetId: healthyTarget, key: key),
                 FetchRegistration(server: faulty.baseURL, deviceId: "d", dispatchTargetId: faultyTarget, key: key),
             ])
@@ -124,10 +130,13 @@ import Testing
             let expected = Self.fetchExpectations[fault] ?? "?"
             let got = result.errors.map(\.code).joined(separator: ",")
             let timedOut = !Self.endsByTimeout(fault) || result.errors.first?.networkFailure?.kind == .timedOut
-            let ok = got == expected && result.errors.first?.server == faulty.baseURL.absoluteString.trimmingSuffix("/")
+            let ok =
+                got == expected && result.errors.first?.server == faulty.baseURL.absoluteString.trimmingSuffix("/")
                 && result.operations.map(\.token) == [expectedToken] && timedOut && elapsed < Self.noHangBound && closed
             failed = failed || !ok
-            rows.append("operations | \(fault.rawValue.padding(toLength: 25, withPad: " ", startingAt: 0)) | \(expected.padding(toLength: 20, withPad: " ", startingAt: 0)) | \(got) in \(elapsed)\(closed ? "" : ", a connection left open")\(ok ? "" : "  <-- FAILED")")
+            rows.append(
+                "operations | \(fault.rawValue.padding(toLength: 25, withPad: " ", startingAt: 0)) | \(expected.padding(toLength: 20, withPad: " ", startingAt: 0)) | \(got) in \(elapsed)\(closed ? "" : ", a connection left open")\(ok ? "" : "  <-- FAILED")"
+            )
         }
         #expect(!failed, "\(table(rows))")
     }
@@ -141,9 +150,11 @@ import Testing
             let operation = try backend.dispatch(deviceId: "d", channel: "firebase-cloud-messaging")
             try fault.apply(to: backend, endpoint: .redeem)
             let began = ContinuousClock.now
-            let outcome = await RedemptionClient(requestTimeout: Self.timeout, transport: Self.rowTransport(),
-                                                 timer: ContinuousRequestTimer())
-                .redeem(PendingOutOfBandOperation.RedeemData(token: operation.token, redeemUrl: operation.redeemURL))
+            let outcome = await RedemptionClient(
+                requestTimeout: Self.timeout, transport: Self.rowTransport(),
+                timer: ContinuousRequestTimer()
+            )
+            .redeem(PendingOutOfBandOperation.RedeemData(token: operation.token, redeemUrl: operation.redeemURL))
             let elapsed = ContinuousClock.now - began
             let closed = await connectionsClosed(backend)
             let got: String?
@@ -156,14 +167,16 @@ import Testing
             if case .failure(.networkError(_, let cause)) = outcome { timedOut = timedOut || cause.kind == .timedOut }
             let ok = got == expected && timedOut && elapsed < Self.noHangBound && closed
             failed = failed || !ok
-            rows.append("redeem     | \(fault.rawValue.padding(toLength: 25, withPad: " ", startingAt: 0)) | \((expected ?? "success").padding(toLength: 20, withPad: " ", startingAt: 0)) | \(got ?? "success") in \(elapsed)\(closed ? "" : ", a connection left open")\(ok ? "" : "  <-- FAILED")")
+            rows.append(
+                "redeem     | \(fault.rawValue.padding(toLength: 25, withPad: " ", startingAt: 0)) | \((expected ?? "success").padding(toLength: 20, withPad: " ", startingAt: 0)) | \(got ?? "success") in \(elapsed)\(closed ? "" : ", a connection left open")\(ok ? "" : "  <-- FAILED")"
+            )
         }
         #expect(!failed, "\(table(rows))")
     }
 }
 
-private extension String {
-    func trimmingSuffix(_ suffix: String) -> String {
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -1,7 +1,7 @@
-import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -13,14 +13,18 @@ import Testing
     let deviceId = "device-encrypted"
 
     /// A started backend with a dispatch target for this device, registered with `encryptionKey`.
-    func backend(_ configuration: ReferenceBackend.Configuration = .init(),
-                 encryptionKey: P256.KeyAgreement.PrivateKey?) throws -> (ReferenceBackend, FetchRegistration) {
+    func backend(
+        _ configuration: ReferenceBackend.Configuration = .init(),
+        encryptionKey: P256.KeyAgreement.PrivateKey?
+    ) throws -> (ReferenceBackend, FetchRegistration) {
         let key = try P256.Signing.PrivateKey()
         let backend = try ReferenceBackend.start(configuration)
-        let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey,
-                                                        encryptionKey: encryptionKey?.publicKey)
-        let registration = FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target,
-                                             key: key, encryptionKey: encryptionKey)
+        let target = try backend.registerDispatchTarget(
+            deviceId: deviceId, signatureKey: key.publicKey,
+            encryptionKey: encryptionKey?.publicKey)
+        let registration = FetchRegistration(
+            server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target,
+            key: key, encryptionKey: encryptionKey)
         return (backend, registration)
     }
 
@@ -52,8 +56,10 @@ import Testing
         defer { plain.stop() }
         let plainOperation = try plain.dispatch(deviceId: deviceId, channel: "png-qr-code")
 
-        let result = await FetchClient().pendingOutOfBandOperations([faultyRegistration, healthyRegistration,
-                                                                     plainRegistration])
+        let result = await FetchClient().pendingOutOfBandOperations([
+            faultyRegistration, healthyRegistration,
+            plainRegistration,
+        ])
         #expect(Set(result.operations.map(\.token)) == [operation.token, plainOperation.token])
         #expect(result.errors.map(\.code) == ["invalidResponse"])
         #expect(result.errors.map(\.server) == [faultyRegistration.serverName])

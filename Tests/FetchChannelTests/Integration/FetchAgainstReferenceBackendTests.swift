@@ -1,7 +1,7 @@
-import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -17,10 +17,13 @@ import Testing
     }
 
     /// A started backend with this device's dispatch target registered, and its registration.
-    func backend(_ configuration: ReferenceBackend.Configuration = .init()) throws -> (ReferenceBackend, FetchRegistration) {
+    func backend(_ configuration: ReferenceBackend.Configuration = .init()) throws -> (
+        ReferenceBackend, FetchRegistration
+    ) {
         let backend = try ReferenceBackend.start(configuration)
         let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
-        let registration = FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key)
+        let registration = FetchRegistration(
+            server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key)
         return (backend, registration)
     }
 
@@ -48,8 +51,9 @@ import Testing
         defer { garbage.stop() }
         try garbage.injectFault(EmulatorFault(endpoint: .operations, kind: .garbage))
         let port = try RefusedPort.make()
-        let silentRegistration = FetchRegistration(server: URL(string: "http://127.0.0.1:\(port)")!, deviceId: deviceId,
-                                                   dispatchTargetId: "nobody", key: key)
+        let silentRegistration = FetchRegistration(
+            server: URL(string: "http://127.0.0.1:\(port)")!, deviceId: deviceId,
+            dispatchTargetId: "nobody", key: key)
 
         let client = FetchClient()
         let began = ContinuousClock.now
@@ -63,8 +67,13 @@ import Testing
         #expect(result.operations.allSatisfy { $0.server == healthyRegistration.serverName })
 
         #expect(result.errors.count == 4)
-        #expect(result.errors.map(\.code) == ["clockSkewTooBig", "networkError", "operationNotSupportedByBackend", "invalidResponse"])
-        #expect(result.errors.map(\.server) == [skewedRegistration, silentRegistration, missingRegistration, garbageRegistration].map(\.serverName))
+        #expect(
+            result.errors.map(\.code) == [
+                "clockSkewTooBig", "networkError", "operationNotSupportedByBackend", "invalidResponse",
+            ])
+        #expect(
+            result.errors.map(\.server)
+                == [skewedRegistration, silentRegistration, missingRegistration, garbageRegistration].map(\.serverName))
         let skew = try #require(result.errors.first)
         let offset = try #require(skew.measuredOffsetMillis)
         #expect(abs(offset - 600_000) <= uncertainty, "measured \(offset) ms, allowed ±\(uncertainty) ms")
@@ -79,7 +88,8 @@ import Testing
         let (skewed, registration) = try backend(.init(clockOffsetMillis: 600_000))
         defer { skewed.stop() }
         let operation = try skewed.dispatch(deviceId: deviceId, channel: "png-qr-code")
-        let client = FetchClient(configuration: FetchClientConfiguration(clockSkewPolicy: .compensate(maximumOffsetMillis: 3_600_000)))
+        let client = FetchClient(
+            configuration: FetchClientConfiguration(clockSkewPolicy: .compensate(maximumOffsetMillis: 3_600_000)))
         let began = ContinuousClock.now
         let result = await client.pendingOutOfBandOperations([registration])
         let uncertainty = Self.measurementUncertaintyMillis(since: began)
@@ -106,7 +116,9 @@ import Testing
     @Test func redeemOnceThenAlreadyRedeemed() async throws {
         let (healthy, registration) = try backend()
         defer { healthy.stop() }
-        for channel in ["firebase-cloud-messaging", "png-qr-code", "link"] { try healthy.dispatch(deviceId: deviceId, channel: channel) }
+        for channel in ["firebase-cloud-messaging", "png-qr-code", "link"] {
+            try healthy.dispatch(deviceId: deviceId, channel: channel)
+        }
         let fetched = await FetchClient().pendingOutOfBandOperations([registration])
         #expect(fetched.operations.count == 3)
         let redemption = RedemptionClient()
@@ -133,7 +145,8 @@ import Testing
         defer { healthy.stop() }
         let operation = try healthy.dispatch(deviceId: deviceId, channel: "link", lifetimeSeconds: 60)
         clock.advance(byMillis: 60_001)
-        let result = await RedemptionClient().redeem(PendingOutOfBandOperation.RedeemData(token: operation.token, redeemUrl: operation.redeemURL))
+        let result = await RedemptionClient().redeem(
+            PendingOutOfBandOperation.RedeemData(token: operation.token, redeemUrl: operation.redeemURL))
         #expect(result.failureCode == "tokenExpired")
         #expect(result.failure?.message.contains("expired") == true)
         #expect(healthy.statistics.redemptions[operation.token] == nil)
@@ -202,7 +215,8 @@ import Testing
         remote.server = URL(string: "http://fetchchannel.invalid:\(healthy.baseURL.port ?? 80)")!
         let result = await FetchClient().pendingOutOfBandOperations([remote])
         #expect(result.errors.map { $0.networkFailure?.kind } == [.insecureTransport])
-        let redeem = await RedemptionClient().redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "http://fetchchannel.invalid/redeem"))
+        let redeem = await RedemptionClient().redeem(
+            PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "http://fetchchannel.invalid/redeem"))
         #expect(redeem.failure?.networkFailureKind == .insecureTransport)
         #expect(healthy.statistics.requests(to: .operations) == 0)
     }

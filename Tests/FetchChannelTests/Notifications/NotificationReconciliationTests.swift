@@ -1,6 +1,7 @@
 import DeviceSigning
-@testable import FetchChannel
 import Testing
+
+@testable import FetchChannel
 
 extension Practices {
     @Suite struct NotificationReconciliationTests {
@@ -11,28 +12,38 @@ extension Practices {
         }
 
         @Test func cancelsExactlyTheNotificationsWhoseTokenIsNoLongerPending() {
-            let notifications = [note("pending"), note("redeemed-elsewhere"), note("expired", server: nil), note("also-pending", server: Self.other)]
-            let operations = [Practices.operation("pending", created: 1), Practices.operation("also-pending", created: 2, server: Self.other),
-                              Practices.operation("never-notified", created: 3)]
-            let stale = NotificationReconciliation.stale(notifications, operations: operations, failedServers: [], fetchStartedAtMillis: 100)
+            let notifications = [
+                note("pending"), note("redeemed-elsewhere"), note("expired", server: nil),
+                note("also-pending", server: Self.other),
+            ]
+            let operations = [
+                Practices.operation("pending", created: 1),
+                Practices.operation("also-pending", created: 2, server: Self.other),
+                Practices.operation("never-notified", created: 3),
+            ]
+            let stale = NotificationReconciliation.stale(
+                notifications, operations: operations, failedServers: [], fetchStartedAtMillis: 100)
             #expect(stale.map(\.token) == ["redeemed-elsewhere", "expired"])
         }
 
         @Test func aFailedBackendKeepsItsNotificationsAndThoseOfUnknownOrigin() {
             let notifications = [note("a"), note("b", server: Self.other), note("c", server: nil)]
-            let stale = NotificationReconciliation.stale(notifications, operations: [], failedServers: [Self.other], fetchStartedAtMillis: 100)
+            let stale = NotificationReconciliation.stale(
+                notifications, operations: [], failedServers: [Self.other], fetchStartedAtMillis: 100)
             #expect(stale.map(\.token) == ["a"])
         }
 
         @Test func aFailureThatNamesNoServerKeepsEverything() {
-            let stale = NotificationReconciliation.stale([note("a"), note("b", server: nil)], operations: [],
-                                                         failedServers: [nil], fetchStartedAtMillis: 100)
+            let stale = NotificationReconciliation.stale(
+                [note("a"), note("b", server: nil)], operations: [],
+                failedServers: [nil], fetchStartedAtMillis: 100)
             #expect(stale.isEmpty)
         }
 
         @Test func aNotificationPostedAfterTheFetchStartedIsKept() {
-            let stale = NotificationReconciliation.stale([note("old", at: 99), note("same", at: 100), note("new", at: 101)],
-                                                         operations: [], failedServers: [], fetchStartedAtMillis: 100)
+            let stale = NotificationReconciliation.stale(
+                [note("old", at: 99), note("same", at: 100), note("new", at: 101)],
+                operations: [], failedServers: [], fetchStartedAtMillis: 100)
             #expect(stale.map(\.token) == ["old", "same"])
         }
 

@@ -65,8 +65,9 @@ import Testing
     @Test func aRootBaseAdmitsEveryPathOnItsOriginOnly() throws {
         #expect(try Self.contains("https://backend.example/", "https://backend.example"))
         #expect(try Self.contains("https://backend.example", "https://backend.example/any/path"))
-        #expect(try Self.contains("http://[::1]:8080", "http://[0:0:0:0:0:0:0:1]:8080/x") == false,
-                "IPv6 spellings are compared as written: refusing errs on the safe side")
+        #expect(
+            try Self.contains("http://[::1]:8080", "http://[0:0:0:0:0:0:0:1]:8080/x") == false,
+            "IPv6 spellings are compared as written: refusing errs on the safe side")
         #expect(try !Self.contains("https://backend.example", "https://backend.example:444/x"))
         #expect(try !Self.contains("https://backend.example", "https://backend.example/../x"))
     }

@@ -1,13 +1,15 @@
-@testable import FetchChannel
 import Foundation
 import Testing
+
+@testable import FetchChannel
 
 extension Practices {
     @Suite struct RedeemedTokenFileTests {
         /// Puts `contents` where the pipeline reads its file, as the pipeline would (0600).
         static func write(_ contents: Data, to file: RedeemedTokenFile) -> Bool {
-            FileManager.default.createFile(atPath: file.path, contents: contents,
-                                           attributes: [.posixPermissions: 0o600])
+            FileManager.default.createFile(
+                atPath: file.path, contents: contents,
+                attributes: [.posixPermissions: 0o600])
         }
 
         @Test func aRestartedPipelineRemembersWhatWasRedeemed() async throws {
@@ -20,7 +22,8 @@ extension Practices {
 
                 let redeemer = ImmediateRedeemer()
                 let restarted = try RedemptionPipeline(redeemer: redeemer, persistingTo: file)
-                #expect(await restarted.redeem(Practices.payload("t1"))
+                #expect(
+                    await restarted.redeem(Practices.payload("t1"))
                         == .duplicate(identity: .onBackend("t1"), state: .redeemed))
                 #expect(await restarted.redeemedTokens == ["t1", "t2"])
                 #expect(redeemer.totalCalls == 0)
@@ -34,7 +37,8 @@ extension Practices {
                     "ok": .success(Practices.answer), "gone": .failure(Practices.alreadyRedeemed),
                     "old": .failure(Practices.expired), "down": .failure(Practices.networkFailure),
                 ]
-                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer { token, _ in outcomes[token]! }, persistingTo: file)
+                let pipeline = try RedemptionPipeline(
+                    redeemer: ImmediateRedeemer { token, _ in outcomes[token]! }, persistingTo: file)
                 for token in ["ok", "old", "gone", "down"] { _ = await pipeline.redeem(Practices.payload(token)) }
                 let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
                 #expect(await restarted.redeemedTokens == ["ok", "gone"])
@@ -56,8 +60,10 @@ extension Practices {
                 let file = RedeemedTokenFile(directory: directory.appendingPathComponent("state"))
                 let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
                 _ = await pipeline.redeem(Practices.payload("t1"))
-                let fileMode = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int)
-                let directoryMode = try #require(try FileManager.default.attributesOfItem(atPath: file.directory.path)[.posixPermissions] as? Int)
+                let fileMode = try #require(
+                    try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int)
+                let directoryMode = try #require(
+                    try FileManager.default.attributesOfItem(atPath: file.directory.path)[.posixPermissions] as? Int)
                 #expect(fileMode == 0o600)
                 #expect(directoryMode == 0o700)
             }
@@ -76,8 +82,11 @@ extension Practices {
                 let contents = try #require(object as? [String: Any])
                 #expect(contents["version"] as? Int == 2)
                 let redeemed = try #require(contents["redeemed"] as? [[String: String]])
-                #expect(redeemed == [["origin": "https://backend.example:443", "token": "t1"],
-                                     ["origin": "https://other.example:8443", "token": "t1"]])
+                #expect(
+                    redeemed == [
+                        ["origin": "https://backend.example:443", "token": "t1"],
+                        ["origin": "https://other.example:8443", "token": "t1"],
+                    ])
                 let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
                 #expect(await restarted.redeemed == [.onBackend("t1"), elsewhere.redeemData.identity])
             }
@@ -122,7 +131,9 @@ extension Practices {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory)
                 _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)  // creates the directory
-                #expect(FileManager.default.createFile(atPath: file.path, contents: Data("not json".utf8), attributes: [.posixPermissions: 0o600]))
+                #expect(
+                    FileManager.default.createFile(
+                        atPath: file.path, contents: Data("not json".utf8), attributes: [.posixPermissions: 0o600]))
                 let error = #expect(throws: RedeemedTokenFileError.self) {
                     _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
                 }
@@ -133,10 +144,12 @@ extension Practices {
 
         @Test func aDirectoryOpenToOthersIsRefused() async throws {
             try await Practices.withTemporaryDirectory { directory in
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o755])
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o755])
                 let error = #expect(throws: RedeemedTokenFileError.self) {
-                    _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: directory))
+                    _ = try RedemptionPipeline(
+                        redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: directory))
                 }
                 #expect(error?.reason.contains("chmod 700") == true)
             }
@@ -146,7 +159,9 @@ extension Practices {
         func aFileNameThatIsNotAPlainNameIsRefused(name: String) async {
             await Practices.withTemporaryDirectory { directory in
                 #expect(throws: RedeemedTokenFileError.self) {
-                    _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: directory, fileName: name))
+                    _ = try RedemptionPipeline(
+                        redeemer: ImmediateRedeemer(),
+                        persistingTo: RedeemedTokenFile(directory: directory, fileName: name))
                 }
             }
         }

@@ -12,12 +12,16 @@ import Testing
         -> Result<RedeemedOperation, RedemptionError>
     {
         let headers = contentType.map { ["Content-Type": $0] } ?? [:]
-        return RedemptionClient.outcome(of: .answer(HTTPAnswer(status: status, headers: headers, body: Data(body.utf8))),
-                                        url: Self.url, token: token)
+        return RedemptionClient.outcome(
+            of: .answer(HTTPAnswer(status: status, headers: headers, body: Data(body.utf8))),
+            url: Self.url, token: token)
     }
 
     @Test func successReadsTheKnownFieldsLeniently() throws {
-        let ok = try outcome(200, #"{"statusCode":1200,"uafRequest":"[{\"op\":\"Auth\"}]","op":"Auth","lifetimeMillis":120000,"extra":true}"#).get()
+        let ok = try outcome(
+            200,
+            #"{"statusCode":1200,"uafRequest":"[{\"op\":\"Auth\"}]","op":"Auth","lifetimeMillis":120000,"extra":true}"#
+        ).get()
         #expect(ok.statusCode == 1200)
         #expect(ok.uafRequest == #"[{"op":"Auth"}]"#)
         #expect(ok.op == "Auth")
@@ -33,36 +37,49 @@ import Testing
         #expect(outcome(409, #"{"errorCode":"TOKEN_ALREADY_REDEEMED"}"#).redemptionCode == "tokenAlreadyRedeemed")
         #expect(outcome(410, "Gone", contentType: "text/plain").redemptionCode == "unknown")
         #expect(outcome(400, #"{"errorCode":"UNKNOWN_TOKEN"}"#).redemptionCode == "unknown")
-        #expect(outcome(200, #"{"errorCode":"TOKEN_EXPIRED"}"#).redemptionCode == nil, "a 2xx is a success whatever its body says")
+        #expect(
+            outcome(200, #"{"errorCode":"TOKEN_EXPIRED"}"#).redemptionCode == nil,
+            "a 2xx is a success whatever its body says")
     }
 
     @Test func unusableSuccessAnswersAreUnknown() {
         #expect(outcome(200, "<html>", contentType: "text/html").redemptionCode == "unknown")
         #expect(outcome(200, "[1,2]").redemptionCode == "unknown")
         #expect(outcome(200, #"{"statusCode":1200}"#, contentType: nil).redemptionCode == "unknown")
-        let cut = RedemptionClient.outcome(of: .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"],
-                                                                  body: Data("{}".utf8), bodyWasCutOff: true)), url: Self.url, token: "t")
+        let cut = RedemptionClient.outcome(
+            of: .answer(
+                HTTPAnswer(
+                    status: 200, headers: ["Content-Type": "application/json"],
+                    body: Data("{}".utf8), bodyWasCutOff: true)), url: Self.url, token: "t")
         #expect(cut.redemptionCode == "unknown")
         #expect(RedemptionClient.outcome(of: .notHTTP("x"), url: Self.url, token: "t").redemptionCode == "unknown")
-        let network = RedemptionClient.outcome(of: .failure(NetworkFailure(.connectionRefused, detail: "")), url: Self.url, token: "t")
+        let network = RedemptionClient.outcome(
+            of: .failure(NetworkFailure(.connectionRefused, detail: "")), url: Self.url, token: "t")
         #expect(network.redemptionCode == "networkError")
     }
 
     @Test func theTokenNeverAppearsInAnExcerpt() {
         let token = "secret-token-0123456789"
         let result = outcome(500, #"{"error":"bad token secret-token-0123456789"}"#, token: token)
-        guard case .failure(let error) = result else { Issue.record("expected a failure"); return }
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure")
+            return
+        }
         #expect(error.code == "unknown")
         #expect(error.httpError?.bodyExcerpt == #"{"error":"bad token [redacted]"}"#)
     }
 
     @Test func postsTheTokenAsJSONToTheRedeemURL() async throws {
         let transport = FakeTransport { _ in
-            .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"statusCode":1200}"#.utf8)))
+            .answer(
+                HTTPAnswer(
+                    status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"statusCode":1200}"#.utf8)
+                ))
         }
         let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
-        let payload = PendingOutOfBandOperation.Payload(contentType: "c", version: "1",
-                                                        redeemData: .init(token: #"to"k\en"#, redeemUrl: Self.url))
+        let payload = PendingOutOfBandOperation.Payload(
+            contentType: "c", version: "1",
+            redeemData: .init(token: #"to"k\en"#, redeemUrl: Self.url))
         let redeemed = try await client.redeem(payload).get()
         #expect(redeemed.statusCode == 1200)
         let request = try #require(transport.requests.first)
@@ -77,9 +94,11 @@ import Testing
     @Test func insecureOrBrokenRedeemURLsAreRefusedWithoutARequest() async {
         let transport = FakeTransport { _ in .answer(HTTPAnswer(status: 200)) }
         let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
-        let insecure = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "http://backend.example/redeem"))
+        let insecure = await client.redeem(
+            PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "http://backend.example/redeem"))
         let broken = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "not a url"))
-        let relative = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "/nevisfido/token/redeem/x"))
+        let relative = await client.redeem(
+            PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "/nevisfido/token/redeem/x"))
         #expect(insecure.redemptionCode == "networkError")
         #expect(broken.redemptionCode == "networkError")
         #expect(relative.redemptionCode == "networkError")
@@ -96,8 +115,9 @@ import Testing
     func aRedeemURLOutsideTheRegisteredBackendsIsRefusedWithoutARequest(redeemUrl: String) async throws {
         let transport = FakeTransport { _ in .answer(HTTPAnswer(status: 200)) }
         let registered = ["https://backend.example/prefix", "http://127.0.0.1:8080"].compactMap(URL.init(string:))
-        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
-                                      registeredBackends: registered)
+        let client = RedemptionClient(
+            requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+            registeredBackends: registered)
         let result = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: redeemUrl))
         guard case .failure(.networkError(let url, let cause)) = result else {
             Issue.record("expected networkError, got \(result)")
@@ -114,16 +134,18 @@ import Testing
         let transport = FakeTransport { _ in
             .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
         }
-        let registered = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
-                                          registeredBackends: [URL(string: "https://backend.example/prefix/")!])
+        let registered = RedemptionClient(
+            requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+            registeredBackends: [URL(string: "https://backend.example/prefix/")!])
         let inside = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://BACKEND.example:443/prefix/r")
         #expect(await registered.redeem(inside).redemptionCode == nil)
         let unrestricted = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
         #expect(unrestricted.registeredBackends == nil)
         let anywhere = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://anywhere.example/r")
         #expect(await unrestricted.redeem(anywhere).redemptionCode == nil)
-        let none = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
-                                    registeredBackends: [])
+        let none = RedemptionClient(
+            requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+            registeredBackends: [])
         #expect(await none.redeem(inside).failure?.networkFailureKind == .foreignRedeemUrl)
         #expect(transport.requests.count == 2, "the registered and the unrestricted redemption")
     }
@@ -134,22 +156,29 @@ import Testing
         }
         let key = try P256.Signing.PrivateKey()
         func registration(_ server: String, _ trust: TLSTrust) -> FetchRegistration {
-            FetchRegistration(server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key,
-                              trust: trust)
+            FetchRegistration(
+                server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key,
+                trust: trust)
         }
         let pinned = try TLSTrust(pins: ["sha256//" + Data(count: 32).base64EncodedString()])
         let privateCA = try TLSTrust.caFile("/etc/fetchchannel/backend-ca.pem")
-        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
-                                      registrations: [registration("https://a.example/", pinned),
-                                                      registration("https://a.example/nested", .system),
-                                                      registration("https://b.example/prefix", privateCA)])
+        let client = RedemptionClient(
+            requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+            registrations: [
+                registration("https://a.example/", pinned),
+                registration("https://a.example/nested", .system),
+                registration("https://b.example/prefix", privateCA),
+            ])
         // The backend whose base path holds the URL most closely decides, a system-trust one included.
-        let expected: [(String, TLSTrust)] = [("https://a.example/redeem", pinned),
-                                              ("https://a.example/nested/r", .system),
-                                              ("https://B.example:443/prefix/r", privateCA)]
+        let expected: [(String, TLSTrust)] = [
+            ("https://a.example/redeem", pinned),
+            ("https://a.example/nested/r", .system),
+            ("https://B.example:443/prefix/r", privateCA),
+        ]
         for (url, _) in expected {
-            #expect(await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: url))
-                .redemptionCode == nil)
+            #expect(
+                await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: url))
+                    .redemptionCode == nil)
         }
         #expect(transport.requests.map(\.trust) == expected.map(\.1))
         #expect(client.trust(forRedeemURL: URL(string: "https://elsewhere.example/r")!) == .system)
@@ -165,7 +194,10 @@ import Testing
         }
         let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: ImmediateTimer())
         let result = await client.redeem(PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: Self.url))
-        guard case .failure(.networkError(_, let cause)) = result else { Issue.record("\(result)"); return }
+        guard case .failure(.networkError(_, let cause)) = result else {
+            Issue.record("\(result)")
+            return
+        }
         #expect(cause.kind == .timedOut)
     }
 }

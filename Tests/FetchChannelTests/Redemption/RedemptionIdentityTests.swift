@@ -1,8 +1,9 @@
 import DeviceSigning
-@testable import FetchChannel
 import FetchChannelEmulator
 import Foundation
 import Testing
+
+@testable import FetchChannel
 
 extension Practices {
     /// An operation is its token at its redeem URL's origin: one backend cannot suppress another's
@@ -12,8 +13,9 @@ extension Practices {
         static func operation(_ token: String, backend: String, created: Int64) -> PendingOutOfBandOperation {
             PendingOutOfBandOperation(
                 creationTimeInEpochMillis: created, dispatchChannel: .pushNotification,
-                payload: .init(contentType: "application/json", version: "1",
-                               redeemData: .init(token: token, redeemUrl: backend + "/nevisfido/token/redeem")),
+                payload: .init(
+                    contentType: "application/json", version: "1",
+                    redeemData: .init(token: token, redeemUrl: backend + "/nevisfido/token/redeem")),
                 server: backend)
         }
 
@@ -42,8 +44,9 @@ extension Practices {
             let fetcher = ScriptedFetcher(operations: OperationOrdering.merged([[fromA], [fromB]]))
             let redeemer = ImmediateRedeemer()
             let clock = ManualWallClock(millis: 1_750_000_000_000)
-            let coordinator = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer),
-                                               policy: .pushOnly, clock: clock)
+            let coordinator = FetchCoordinator(
+                fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer),
+                policy: .pushOnly, clock: clock)
             let first = try #require(await coordinator.handle(.foreground).snapshot)
             #expect(first.operations.count == 2, "merging keeps both")
             #expect(first.started == .redeemed(identity: fromB.identity, operation: Practices.answer))
@@ -58,11 +61,13 @@ extension Practices {
             let transport = FakeTransport { _ in
                 .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
             }
-            let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
-                                          registeredBackends: [URL(string: Self.a)!])
-            let coordinator = FetchCoordinator(fetcher: ScriptedFetcher(),
-                                               pipeline: RedemptionPipeline(redeemer: client),
-                                               policy: .accessibility, clock: ManualWallClock(millis: 0))
+            let client = RedemptionClient(
+                requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+                registeredBackends: [URL(string: Self.a)!])
+            let coordinator = FetchCoordinator(
+                fetcher: ScriptedFetcher(),
+                pipeline: RedemptionPipeline(redeemer: client),
+                policy: .accessibility, clock: ManualWallClock(millis: 0))
             for channel in [DispatchChannel.pushNotification, .qrCode, .link] {
                 let foreign = Self.operation("t-\(channel)", backend: "https://evil.example", created: 1)
                 let report = try #require(await coordinator.handle(.incoming(channel, foreign.payload)).incomingReport)

@@ -1,17 +1,21 @@
-@testable import FetchChannel
 import Foundation
 import Testing
+
+@testable import FetchChannel
 
 extension Practices {
     @Suite struct RedemptionPipelineTests {
         @Test func successRedeemsOnceAndLaterDeliveriesAreDuplicates() async {
             let redeemer = ImmediateRedeemer()
             let pipeline = RedemptionPipeline(redeemer: redeemer)
-            #expect(await pipeline.redeem(Practices.payload("t1"))
+            #expect(
+                await pipeline.redeem(Practices.payload("t1"))
                     == .redeemed(identity: .onBackend("t1"), operation: Practices.answer))
-            #expect(await pipeline.redeem(Practices.payload("t1"))
+            #expect(
+                await pipeline.redeem(Practices.payload("t1"))
                     == .duplicate(identity: .onBackend("t1"), state: .redeemed))
-            #expect(await pipeline.redeem(Practices.operation("t1", created: 1))
+            #expect(
+                await pipeline.redeem(Practices.operation("t1", created: 1))
                     == .duplicate(identity: .onBackend("t1"), state: .redeemed))
             #expect(redeemer.calls("t1") == 1)
             #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
@@ -24,7 +28,8 @@ extension Practices {
             let first = Task { await pipeline.redeem(Practices.payload("t1")) }
             await redeemer.waitForWaiting(1)
             #expect(await pipeline.state(of: .onBackend("t1")) == .inProgress)
-            #expect(await pipeline.redeem(Practices.payload("t1"))
+            #expect(
+                await pipeline.redeem(Practices.payload("t1"))
                     == .duplicate(identity: .onBackend("t1"), state: .inProgress))
             #expect(redeemer.resolve("t1", succeed: true))
             #expect(await first.value == .redeemed(identity: .onBackend("t1"), operation: Practices.answer))
@@ -48,13 +53,17 @@ extension Practices {
 
         @Test(arguments: [Practices.networkFailure, Practices.serverFailure, Practices.cancelled])
         func aFailureReleasesTheTokenForARetry(failure: RedemptionError) async {
-            let redeemer = ImmediateRedeemer { _, attempt in attempt == 1 ? .failure(failure) : .success(Practices.answer) }
+            let redeemer = ImmediateRedeemer { _, attempt in
+                attempt == 1 ? .failure(failure) : .success(Practices.answer)
+            }
             let pipeline = RedemptionPipeline(redeemer: redeemer)
-            #expect(await pipeline.redeem(Practices.payload("t1"))
+            #expect(
+                await pipeline.redeem(Practices.payload("t1"))
                     == .released(identity: .onBackend("t1"), error: failure))
             #expect(await pipeline.state(of: .onBackend("t1")) == .unseen)
             #expect(await pipeline.redeemedCount == 0)
-            #expect(await pipeline.redeem(Practices.payload("t1"))
+            #expect(
+                await pipeline.redeem(Practices.payload("t1"))
                     == .redeemed(identity: .onBackend("t1"), operation: Practices.answer))
             #expect(redeemer.calls("t1") == 2)
         }
@@ -64,7 +73,8 @@ extension Practices {
             let pipeline = RedemptionPipeline(redeemer: redeemer)
             #expect(await pipeline.redeem(Practices.payload("t1")) == .alreadyRedeemed(identity: .onBackend("t1")))
             #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
-            #expect(await pipeline.redeem(Practices.payload("t1"))
+            #expect(
+                await pipeline.redeem(Practices.payload("t1"))
                     == .duplicate(identity: .onBackend("t1"), state: .redeemed))
             #expect(redeemer.calls("t1") == 1)
         }
@@ -114,7 +124,10 @@ extension Practices {
             // A forgotten token can be begun again; an eviction never touches one in progress.
             #expect(ledger.begin("t0") == .unseen)
             #expect(ledger.begin("busy") == .unseen)
-            for index in 100..<120 { _ = ledger.begin("t\(index)"); _ = ledger.finish("t\(index)", with: .success(Practices.answer)) }
+            for index in 100..<120 {
+                _ = ledger.begin("t\(index)")
+                _ = ledger.finish("t\(index)", with: .success(Practices.answer))
+            }
             #expect(ledger.inProgress == ["t0", "busy"])
         }
 

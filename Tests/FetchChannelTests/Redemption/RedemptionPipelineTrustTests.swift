@@ -1,7 +1,7 @@
-import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -16,23 +16,27 @@ extension Practices {
 
         /// A device registered on `backend` (over TLS) whose registration trusts its generated CA
         /// and `pins` (the backend's own pin when nil).
-        static func registration(on backend: ReferenceBackend, deviceId: String,
-                                 pins: [String]? = nil) throws -> FetchRegistration {
+        static func registration(
+            on backend: ReferenceBackend, deviceId: String,
+            pins: [String]? = nil
+        ) throws -> FetchRegistration {
             let authority = try #require(backend.tlsCertificateAuthorityPEM)
             let pin = try #require(backend.tlsPin)
             let trust = try TLSTrust(anchors: .pemBundle(Data(authority.utf8)), pins: pins ?? [pin])
             let key = try P256.Signing.PrivateKey()
             let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
-            return FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key,
-                                     trust: trust)
+            return FetchRegistration(
+                server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key,
+                trust: trust)
         }
 
         @Test func anOperationOfABackendOnAPrivateCAIsRedeemedThroughThePipeline() async throws {
             let backend = try ReferenceBackend.start(tls: .generated)
             defer { backend.stop() }
             let registration = try Self.registration(on: backend, deviceId: "private-ca-device")
-            let pushed = try backend.dispatch(deviceId: registration.deviceId,
-                                              channel: DispatchChannel.pushNotification.wireValue)
+            let pushed = try backend.dispatch(
+                deviceId: registration.deviceId,
+                channel: DispatchChannel.pushNotification.wireValue)
             let linked = try backend.dispatch(deviceId: registration.deviceId, channel: DispatchChannel.link.wireValue)
             let pipeline = RedemptionPipeline(redeemer: RedemptionClient(registrations: [registration]))
 
@@ -57,8 +61,9 @@ extension Practices {
             let backend = try ReferenceBackend.start(tls: .generated)
             defer { backend.stop() }
             let registration = try Self.registration(on: backend, deviceId: "wrong-pin-device", pins: [Self.wrongPin])
-            let dispatched = try backend.dispatch(deviceId: registration.deviceId,
-                                                  channel: DispatchChannel.pushNotification.wireValue)
+            let dispatched = try backend.dispatch(
+                deviceId: registration.deviceId,
+                channel: DispatchChannel.pushNotification.wireValue)
             let payload = PendingOutOfBandOperation.Payload(
                 contentType: "application/json", version: "1",
                 redeemData: .init(token: dispatched.token, redeemUrl: dispatched.redeemURL))

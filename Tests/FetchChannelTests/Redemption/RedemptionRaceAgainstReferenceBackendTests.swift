@@ -1,7 +1,7 @@
-import FetchChannelTestSupport
 import DeviceSigning
 import FetchChannel
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -95,11 +95,15 @@ extension Practices {
             let after = backend.statistics
             let statistics = await coordinator.statistics
             if after.requests(to: .operations) - before.requests(to: .operations) != statistics.fetched {
-                result.problems.append("\(statistics.fetched) fetches but \(after.requests(to: .operations) - before.requests(to: .operations)) fetch requests")
+                result.problems.append(
+                    "\(statistics.fetched) fetches but \(after.requests(to: .operations) - before.requests(to: .operations)) fetch requests"
+                )
             }
             let sent = reports.filter { $0.code != "duplicate" }.count
             if after.requests(to: .redeem) - before.requests(to: .redeem) != sent {
-                result.problems.append("\(sent) redemptions reported but \(after.requests(to: .redeem) - before.requests(to: .redeem)) redeem requests")
+                result.problems.append(
+                    "\(sent) redemptions reported but \(after.requests(to: .redeem) - before.requests(to: .redeem)) redeem requests"
+                )
             }
             if let doubled = reports.first(where: { $0.code == "alreadyRedeemed" }) {
                 result.problems.append("\(doubled.token) was sent again after this device redeemed it")
@@ -112,9 +116,13 @@ extension Practices {
                 let succeeded = reports.contains { $0.token == token && $0.code == "redeemed" }
                 let state = await coordinator.pipeline.state(of: payload.redeemData.identity)
                 if count > 1 || (count == 1) != succeeded || (count == 1) != (state == .redeemed) {
-                    result.problems.append("\(token): redeemed \(count) times at the backend, reported redeemed: \(succeeded), state \(state)")
+                    result.problems.append(
+                        "\(token): redeemed \(count) times at the backend, reported redeemed: \(succeeded), state \(state)"
+                    )
                 }
-                if count == 0, reports.contains(where: { $0.token == token && !["released", "duplicate"].contains($0.code) }) {
+                if count == 0,
+                    reports.contains(where: { $0.token == token && !["released", "duplicate"].contains($0.code) })
+                {
                     result.problems.append("\(token): not redeemed, yet reported otherwise than released")
                 }
                 result.redeemed += count

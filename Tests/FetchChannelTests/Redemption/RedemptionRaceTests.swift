@@ -1,7 +1,8 @@
 import DeviceSigning
-@testable import FetchChannel
 import Foundation
 import Testing
+
+@testable import FetchChannel
 
 extension Practices {
     /// Seeded random interleavings of push arrivals, fetch results, user actions, the app's own
@@ -11,7 +12,8 @@ extension Practices {
     /// for it failed. A failure prints its seed; `PRACTICES_RACE_SEED=<seed> PRACTICES_RACE_COUNT=1`
     /// replays one interleaving.
     @Suite struct RedemptionRaceTests {
-        static let baseSeed: UInt64 = ProcessInfo.processInfo.environment["PRACTICES_RACE_SEED"].flatMap { UInt64($0) } ?? 0x5EED_0006
+        static let baseSeed: UInt64 =
+            ProcessInfo.processInfo.environment["PRACTICES_RACE_SEED"].flatMap { UInt64($0) } ?? 0x5EED_0006
         static let count = ProcessInfo.processInfo.environment["PRACTICES_RACE_COUNT"].flatMap { Int($0) } ?? 10_000
 
         @Test func tenThousandSeededInterleavingsRedeemEveryTokenAtMostOnce() async {
@@ -39,8 +41,9 @@ private struct Interleaving {
         let fetcher = ScriptedFetcher(gated: true)
         let redeemer = GatedRedeemer()
         let policy: ChannelPolicy = Bool.random(using: &random) ? .pushOnly : .accessibility
-        let coordinator = FetchCoordinator(fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer), policy: policy,
-                                           clock: clock)
+        let coordinator = FetchCoordinator(
+            fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: redeemer), policy: policy,
+            clock: clock)
         let tokens = (0..<Int.random(in: 1...4, using: &random)).map { "s\(seed)-t\($0)" }
         let channels: [DispatchChannel] = [.pushNotification, .pushNotification, .link, .qrCode]
         var dispatched: [PendingOutOfBandOperation] = []
@@ -50,10 +53,11 @@ private struct Interleaving {
 
         func launch(_ work: @escaping @Sendable () async -> Void) {
             launched += 1
-            tasks.append(Task {
-                await work()
-                finished.withLock { $0 += 1 }
-            })
+            tasks.append(
+                Task {
+                    await work()
+                    finished.withLock { $0 += 1 }
+                })
         }
         func resolve(_ token: String, succeed: Bool) {
             if redeemer.resolve(token, succeed: succeed), succeed { fetcher.remove(token) }
@@ -64,7 +68,10 @@ private struct Interleaving {
             var stable = 0
             for _ in 0..<200 {
                 await Task.yield()
-                let now = (await coordinator.statistics.decided, redeemer.waitingTokens.count, fetcher.heldCount, finished.withLock { $0 })
+                let now = (
+                    await coordinator.statistics.decided, redeemer.waitingTokens.count, fetcher.heldCount,
+                    finished.withLock { $0 }
+                )
                 if now == last { stable += 1 } else { stable = 0 }
                 if stable >= 3 { return }
                 last = now
@@ -74,8 +81,9 @@ private struct Interleaving {
         for _ in 0..<Int.random(in: 6...24, using: &random) {
             switch Int.random(in: 0..<100, using: &random) {
             case 0..<15 where dispatched.count < tokens.count:
-                let operation = Practices.operation(tokens[dispatched.count], created: clock.nowMillis() + Int64(dispatched.count),
-                                                    channel: channels.randomElement(using: &random)!)
+                let operation = Practices.operation(
+                    tokens[dispatched.count], created: clock.nowMillis() + Int64(dispatched.count),
+                    channel: channels.randomElement(using: &random)!)
                 dispatched.append(operation)
                 fetcher.set(operations: dispatched.filter { !redeemer.redeemedAtBackend.contains($0.token) })
             case 0..<35 where !dispatched.isEmpty:
@@ -121,7 +129,9 @@ private struct Interleaving {
             } else {
                 if state == .redeemed { problems.append("\(token) redeemed here but not at the backend") }
                 if redeemer.failures(token) != redeemer.calls(token) {
-                    problems.append("\(token) unredeemed after \(redeemer.calls(token)) calls and \(redeemer.failures(token)) failures")
+                    problems.append(
+                        "\(token) unredeemed after \(redeemer.calls(token)) calls and \(redeemer.failures(token)) failures"
+                    )
                 }
             }
         }

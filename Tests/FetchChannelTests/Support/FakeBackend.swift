@@ -14,8 +14,10 @@ final class FakeBackend: Sendable {
     let verifier: DeviceSignatureVerifier
     private let operations: Locked<[String]>
 
-    init(base: String, key: P256.Signing.PublicKey, dispatchTargetId: String, serverMillis: Int64,
-         toleranceMillis: Int64 = 60_000, operations: [String] = []) throws {
+    init(
+        base: String, key: P256.Signing.PublicKey, dispatchTargetId: String, serverMillis: Int64,
+        toleranceMillis: Int64 = 60_000, operations: [String] = []
+    ) throws {
         self.base = base
         serverClock = ManualWallClock(millis: serverMillis)
         verifier = try DeviceSignatureVerifier(toleranceMillis: toleranceMillis, clock: serverClock) { id in
@@ -27,22 +29,32 @@ final class FakeBackend: Sendable {
     func answer(_ request: TransportRequest) -> TransportResult {
         let date = HTTPDate.format(millis: serverClock.nowMillis())
         guard let header = request.headers[DeviceSignatureSigner.headerName] else {
-            return .answer(HTTPAnswer(status: 400, headers: ["Date": date], body: Data(#"{"errorCode":"MALFORMED_REQUEST"}"#.utf8)))
+            return .answer(
+                HTTPAnswer(status: 400, headers: ["Date": date], body: Data(#"{"errorCode":"MALFORMED_REQUEST"}"#.utf8))
+            )
         }
         switch verifier.verify(header) {
         case .success:
             let body = #"{"operations":[\#(operations.withLock { $0.joined(separator: ",") })]}"#
-            return .answer(HTTPAnswer(status: 200, headers: ["Date": date, "Content-Type": "application/json"], body: Data(body.utf8)))
+            return .answer(
+                HTTPAnswer(
+                    status: 200, headers: ["Date": date, "Content-Type": "application/json"], body: Data(body.utf8)))
         case .failure(let rejection):
             var body = #"{"errorCode":"\#(rejection.code)""#
-            if case .clockSkewTooBig(let serverTime, _) = rejection { body += #","serverTimeInEpochMillis":\#(serverTime)"# }
+            if case .clockSkewTooBig(let serverTime, _) = rejection {
+                body += #","serverTimeInEpochMillis":\#(serverTime)"#
+            }
             body += "}"
-            return .answer(HTTPAnswer(status: rejection.httpStatus.code, headers: ["Date": date, "Content-Type": "application/json"],
-                                      body: Data(body.utf8)))
+            return .answer(
+                HTTPAnswer(
+                    status: rejection.httpStatus.code, headers: ["Date": date, "Content-Type": "application/json"],
+                    body: Data(body.utf8)))
         }
     }
 
-    static func operation(_ time: Int64, _ channel: String, _ token: String, server: String = "https://backend.example") -> String {
+    static func operation(_ time: Int64, _ channel: String, _ token: String, server: String = "https://backend.example")
+        -> String
+    {
         #"{"creationTimeInEpochMillis":\#(time),"dispatchChannel":"\#(channel)","payload":{"contentType":"application/json","version":"1","redeemData":{"token":"\#(token)","redeemUrl":"\#(server)/nevisfido/token/redeem/authentication"}}}"#
     }
 }

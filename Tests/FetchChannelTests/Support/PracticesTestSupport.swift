@@ -1,7 +1,8 @@
 import DeviceSigning
-@testable import FetchChannel
 import Foundation
 import Testing
+
+@testable import FetchChannel
 
 /// The fetch-practices tests (`swift test --filter Practices`): every suite of this folder is
 /// nested in this one, which also holds the builders they share. Many tests wait for the code
@@ -11,27 +12,36 @@ import Testing
     static let server = "https://backend.example"
 
     static func payload(_ token: String) -> PendingOutOfBandOperation.Payload {
-        .init(contentType: "application/json", version: "1",
-              redeemData: .init(token: token, redeemUrl: redeemURL))
+        .init(
+            contentType: "application/json", version: "1",
+            redeemData: .init(token: token, redeemUrl: redeemURL))
     }
 
-    static func operation(_ token: String, created: Int64, channel: DispatchChannel = .pushNotification,
-                          server: String = Practices.server) -> PendingOutOfBandOperation {
-        PendingOutOfBandOperation(creationTimeInEpochMillis: created, dispatchChannel: channel,
-                                  payload: payload(token), server: server)
+    static func operation(
+        _ token: String, created: Int64, channel: DispatchChannel = .pushNotification,
+        server: String = Practices.server
+    ) -> PendingOutOfBandOperation {
+        PendingOutOfBandOperation(
+            creationTimeInEpochMillis: created, dispatchChannel: channel,
+            payload: payload(token), server: server)
     }
 
     static let redeemURL = server + "/nevisfido/token/redeem/authentication"
-    static let answer = RedeemedOperation(body: ["statusCode": .integer(1200), "uafRequest": .string("[]"),
-                                                 "op": .string("Auth"), "lifetimeMillis": .integer(300_000)])
-    static let networkFailure = RedemptionError.networkError(url: redeemURL, cause: NetworkFailure(.connectionRefused, detail: "injected"))
-    static let serverFailure = RedemptionError.unknown(url: redeemURL, httpError: HTTPErrorInfo(status: 503, bodyExcerpt: ""),
-                                                       reason: "The backend did not accept the token.")
+    static let answer = RedeemedOperation(body: [
+        "statusCode": .integer(1200), "uafRequest": .string("[]"),
+        "op": .string("Auth"), "lifetimeMillis": .integer(300_000),
+    ])
+    static let networkFailure = RedemptionError.networkError(
+        url: redeemURL, cause: NetworkFailure(.connectionRefused, detail: "injected"))
+    static let serverFailure = RedemptionError.unknown(
+        url: redeemURL, httpError: HTTPErrorInfo(status: 503, bodyExcerpt: ""),
+        reason: "The backend did not accept the token.")
     static let alreadyRedeemed = RedemptionError.tokenAlreadyRedeemed(
         url: redeemURL, httpError: HTTPErrorInfo(status: 410, bodyExcerpt: #"{"errorCode":"TOKEN_ALREADY_REDEEMED"}"#))
     static let expired = RedemptionError.tokenExpired(
         url: redeemURL, httpError: HTTPErrorInfo(status: 410, bodyExcerpt: #"{"errorCode":"TOKEN_EXPIRED"}"#))
-    static let cancelled = RedemptionError.networkError(url: redeemURL, cause: NetworkFailure(.cancelled, detail: "cancelled"))
+    static let cancelled = RedemptionError.networkError(
+        url: redeemURL, cause: NetworkFailure(.cancelled, detail: "cancelled"))
 
     /// Yields until `condition` holds; false if it still does not after `attempts` yields. For
     /// waiting on the code under test without sleeping and without hanging when it is broken.
@@ -65,7 +75,6 @@ extension RedemptionIdentity {
 
 /// What a redeemer answers.
 typealias RedemptionResult = Result<RedeemedOperation, RedemptionError>
-
 
 /// A redeemer that answers from a closure at once, and counts calls per token.
 final class ImmediateRedeemer: OperationRedeeming {
@@ -129,7 +138,8 @@ final class GatedRedeemer: OperationRedeeming {
             state.nextId += 1
             state.calls[token, default: 0] += 1
             if state.redeemedAtBackend[token] != nil {
-                state.violations.append(Violation(description: "a redeem call for \(token), which this device redeemed"))
+                state.violations.append(
+                    Violation(description: "a redeem call for \(token), which this device redeemed"))
                 return (state.nextId, .failure(Practices.alreadyRedeemed))
             }
             if state.active[token, default: 0] > 0 {

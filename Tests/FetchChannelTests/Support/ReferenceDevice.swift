@@ -17,8 +17,9 @@ struct ReferenceDevice {
     /// A new backend on a new clock.
     init(deviceId: String = "device-practices") throws {
         let clock = ManualWallClock(millis: Self.startMillis)
-        try self.init(backend: try ReferenceBackend.start(.init(clock: clock)), clock: clock, key: try P256.Signing.PrivateKey(),
-                      deviceId: deviceId)
+        try self.init(
+            backend: try ReferenceBackend.start(.init(clock: clock)), clock: clock, key: try P256.Signing.PrivateKey(),
+            deviceId: deviceId)
     }
 
     /// Another device on an existing backend.
@@ -28,7 +29,8 @@ struct ReferenceDevice {
         self.key = key
         self.deviceId = deviceId
         let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
-        registration = FetchRegistration(server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key)
+        registration = FetchRegistration(
+            server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key)
     }
 
     /// The real fetcher over this device's registration (none when `registered` is false).
@@ -36,19 +38,26 @@ struct ReferenceDevice {
         RegisteredFetchClient(client: FetchClient(clock: clock), registrations: registered ? [registration] : [])
     }
 
-    func coordinator(policy: ChannelPolicy = .pushOnly, fetcher: (any PendingOperationsFetching)? = nil,
-                     redeemer: (any OperationRedeeming)? = nil, notifications: (any LocalNotifications)? = nil) -> FetchCoordinator {
-        FetchCoordinator(fetcher: fetcher ?? self.fetcher(), pipeline: RedemptionPipeline(redeemer: redeemer ?? RedemptionClient()),
-                         policy: policy, notifications: notifications, clock: clock)
+    func coordinator(
+        policy: ChannelPolicy = .pushOnly, fetcher: (any PendingOperationsFetching)? = nil,
+        redeemer: (any OperationRedeeming)? = nil, notifications: (any LocalNotifications)? = nil
+    ) -> FetchCoordinator {
+        FetchCoordinator(
+            fetcher: fetcher ?? self.fetcher(), pipeline: RedemptionPipeline(redeemer: redeemer ?? RedemptionClient()),
+            policy: policy, notifications: notifications, clock: clock)
     }
 
     /// Dispatches an operation to this device through `channel` and returns the payload its push,
     /// link or QR code would carry.
     @discardableResult
-    func dispatch(_ channel: DispatchChannel = .pushNotification, lifetimeSeconds: Double? = nil) throws -> PendingOutOfBandOperation.Payload {
-        let operation = try backend.dispatch(deviceId: deviceId, channel: channel.wireValue, lifetimeSeconds: lifetimeSeconds)
-        return .init(contentType: "application/json", version: "1",
-                     redeemData: .init(token: operation.token, redeemUrl: operation.redeemURL))
+    func dispatch(_ channel: DispatchChannel = .pushNotification, lifetimeSeconds: Double? = nil) throws
+        -> PendingOutOfBandOperation.Payload
+    {
+        let operation = try backend.dispatch(
+            deviceId: deviceId, channel: channel.wireValue, lifetimeSeconds: lifetimeSeconds)
+        return .init(
+            contentType: "application/json", version: "1",
+            redeemData: .init(token: operation.token, redeemUrl: operation.redeemURL))
     }
 }
 

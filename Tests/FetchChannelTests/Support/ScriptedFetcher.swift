@@ -1,4 +1,5 @@
 import DeviceSigning
+
 @testable import FetchChannel
 
 /// A fetcher in front of a fake backend: the test decides whether a user is registered, what the
@@ -21,7 +22,10 @@ final class ScriptedFetcher: PendingOperationsFetching {
 
     /// With `gated`, every fetch takes the backend's answer when called and returns it only
     /// when ``releaseAll()`` is called.
-    init(gated: Bool = false, operations: [PendingOutOfBandOperation] = [], errors: [PendingOutOfBandOperationsError] = []) {
+    init(
+        gated: Bool = false, operations: [PendingOutOfBandOperation] = [],
+        errors: [PendingOutOfBandOperationsError] = []
+    ) {
         self.gated = gated
         state.withLock {
             $0.operations = operations

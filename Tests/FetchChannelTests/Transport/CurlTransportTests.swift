@@ -1,305 +1,321 @@
 #if os(Linux)
-import FetchChannelTestSupport
-import DeviceSigning
-import FetchChannelEmulator
-import Foundation
-import Testing
+    import FetchChannelTestSupport
+    import DeviceSigning
+    import FetchChannelEmulator
+    import Foundation
+    import Testing
 
-@testable import FetchChannel
+    @testable import FetchChannel
 
-/// The libcurl transport over plain HTTP on loopback: against the reference backend and against
-/// raw servers that misbehave on purpose. Each test uses a transport of its own, so that its
-/// connection counts are its own; blocking waits run on a ``DedicatedThread``.
-@Suite(.dedicatedThread) struct CurlTransportTests {
-    let transport = CurlTransport()
+    /// The libcurl transport over plain HTTP on loopback: against the reference backend and against
+    /// raw servers that misbehave on purpose. Each test uses a transport of its own, so that its
+    /// connection counts are its own; blocking waits run on a ``DedicatedThread``.
+    @Suite(.dedicatedThread) struct CurlTransportTests {
+        let transport = CurlTransport()
 
-    static func request(_ url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil,
-                        timeout: Duration = .seconds(10)) -> TransportRequest {
-        TransportRequest(method: method, url: url, headers: headers, body: body, timeout: timeout)
-    }
-
-    static func url(_ port: Int, _ path: String = "/") -> URL {
-        URL(string: "http://127.0.0.1:\(port)\(path)")!
-    }
-
-    /// Reads a request and never answers; records when the client closes the connection.
-    static func silentServer() throws -> RawTestServer {
-        try RawTestServer { connection in
-            _ = connection.readRequest()
-            connection.waitForClose()
+        static func request(
+            _ url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil,
+            timeout: Duration = .seconds(10)
+        ) -> TransportRequest {
+            TransportRequest(method: method, url: url, headers: headers, body: body, timeout: timeout)
         }
-    }
 
-    /// A keep-alive answer with a small body.
-    static let okAnswer = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
-
-    @Test func getAndPostRoundTripWithTheReferenceBackend() async throws {
-        let backend = try ReferenceBackend.start()
-        defer { backend.stop() }
-        let body = Data(#"{"deviceId":"transport-test","channel":"link"}"#.utf8)
-        let posted = await transport.send(Self.request(backend.baseURL.appendingPathComponent("_emulator/dispatch"),
-                                                       method: "POST", headers: ["Content-Type": "application/json"],
-                                                       body: body))
-        let created = try #require(posted.answer, "\(posted)")
-        #expect(created.status == 201)
-        #expect(created.header("content-type")?.hasPrefix("application/json") == true)
-        #expect(created.header("Date") != nil, "headers are collected, looked up in any case")
-        let operation = try JSONSerialization.jsonObject(with: created.body) as? [String: Any]
-        #expect(operation?["dispatchChannel"] as? String == "link")
-
-        let fetched = await transport.send(Self.request(backend.baseURL.appendingPathComponent("_emulator/stats")))
-        let stats = try #require(fetched.answer, "\(fetched)")
-        #expect(stats.status == 200)
-        #expect(String(decoding: stats.body, as: UTF8.self).contains("requests"))
-        #expect(!stats.bodyWasCutOff)
-    }
-
-    /// Wall-clock bounds are loose on purpose: in a full parallel run on two busy cores the
-    /// cooperative threads that resume a test can be held for tens of seconds by blocking tests.
-    /// What happened is proved by the failure kind and by what the server saw, on threads of their own.
-    static let noHangBound = Duration.seconds(60)
-
-    @Test func oneConnectionCarriesSeveralRequests() async throws {
-        // An idle timeout longer than any stall of a loaded machine between two requests.
-        let backend = try ReferenceBackend.start(.init(http: .init(idleTimeout: .seconds(600))))
-        defer { backend.stop() }
-        for _ in 0..<5 {
-            let result = await transport.send(Self.request(backend.baseURL.appendingPathComponent("_emulator/stats")))
-            #expect(result.answer?.status == 200, "\(result)")
+        static func url(_ port: Int, _ path: String = "/") -> URL {
+            URL(string: "http://127.0.0.1:\(port)\(path)")!
         }
-        #expect(backend.serverStatistics.totalRequests == 5)
-        #expect(backend.serverStatistics.totalAccepted == 1, "the connection is kept alive between requests")
-    }
 
-    @Test func aSubSecondTimeoutFiresAsATimeout() async throws {
-        let silent = try Self.silentServer()
-        defer { silent.stop() }
-        let began = ContinuousClock.now
-        let result = await transport.send(Self.request(Self.url(silent.port), timeout: .milliseconds(300)))
-        let elapsed = ContinuousClock.now - began
-        #expect(result.failureKind == .timedOut, "\(result)")
-        // libcurl counts whole milliseconds from the start of the transfer.
-        #expect(elapsed >= .milliseconds(298), "not before the timeout: \(elapsed)")
-        #expect(elapsed < Self.noHangBound, "the timeout, not a later limit, ended it: \(elapsed)")
-        let closed = await DedicatedThreads.run { silent.waitUntil { $0.closedByClient == 1 } }
-        #expect(closed, "the timed-out transfer's connection is closed")
-    }
-
-    @Test func cancellingTheTaskRemovesTheTransfer() async throws {
-        let silent = try Self.silentServer()
-        defer { silent.stop() }
-        let transport = self.transport
-        let sending = Task { await transport.send(Self.request(Self.url(silent.port), timeout: .seconds(60))) }
-        let arrived = await DedicatedThreads.run { silent.waitUntil(timeout: Self.noHangBound) { $0.requests == 1 } }
-        try #require(arrived, "the request reached the server")
-        sending.cancel()
-        // Measured by the server, on its own thread: the transfer is removed and its connection
-        // closed at once, long before the request's 60 s timeout.
-        let closed = await DedicatedThreads.run { silent.waitUntil(timeout: .seconds(10)) { $0.closedByClient == 1 } }
-        #expect(closed, "the cancelled transfer's connection is closed at once")
-        let result = await sending.value
-        #expect(result.failureKind == .cancelled, "\(result)")
-    }
-
-    @Test func aTaskCancelledBeforeSendingSendsNothing() async throws {
-        let server = try RawTestServer { connection in
-            while connection.readRequest() != nil { connection.write(Self.okAnswer) }
-        }
-        defer { server.stop() }
-        let transport = self.transport
-        let result = await Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return await transport.send(Self.request(Self.url(server.port)))
-        }.value
-        #expect(result.failureKind == .cancelled, "\(result)")
-        #expect(server.counters.accepted == 0)
-    }
-
-    @Test func aBodyAnnouncedAboveTheCapIsNotRead() async throws {
-        let server = try RawTestServer { connection in
-            _ = connection.readRequest()
-            connection.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(2 << 20)\r\n\r\n{")
-            connection.waitForClose()  // the rest never comes: only an early stop ends the request
-        }
-        defer { server.stop() }
-        let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
-        let answer = try #require(result.answer, "\(result)")
-        #expect(answer.status == 200)
-        #expect(answer.bodyWasCutOff)
-        #expect(answer.body.count <= 1)
-        #expect(answer.header("content-type") == "application/json", "the whole head is kept")
-    }
-
-    @Test func aStreamedBodyStopsAtTheCap() async throws {
-        let server = try RawTestServer { connection in
-            _ = connection.readRequest()
-            // No length: the body runs until the connection closes, which it never does.
-            connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
-            let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1_024)
-            for _ in 0..<(HTTPAnswer.maximumBodyBytes / chunk.count + 8) where connection.write(chunk) {}
-            connection.waitForClose()
-        }
-        defer { server.stop() }
-        let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
-        let answer = try #require(result.answer, "\(result)")
-        #expect(answer.bodyWasCutOff)
-        #expect(answer.body.count == HTTPAnswer.maximumBodyBytes)
-        #expect(answer.body.allSatisfy { $0 == UInt8(ascii: "x") })
-    }
-
-    @Test func aBodyOfExactlyTheCapIsKeptWhole() async throws {
-        let server = try RawTestServer { connection in
-            _ = connection.readRequest()
-            connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(HTTPAnswer.maximumBodyBytes)\r\n\r\n")
-            connection.write([UInt8](repeating: UInt8(ascii: "y"), count: HTTPAnswer.maximumBodyBytes))
-            connection.waitForClose()
-        }
-        defer { server.stop() }
-        let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
-        let answer = try #require(result.answer, "\(result)")
-        #expect(!answer.bodyWasCutOff)
-        #expect(answer.body.count == HTTPAnswer.maximumBodyBytes)
-    }
-
-    @Test func aRedirectIsReturnedNotFollowed() async throws {
-        let elsewhere = try RawTestServer { connection in
-            while connection.readRequest() != nil { connection.write(Self.okAnswer) }
-        }
-        defer { elsewhere.stop() }
-        let redirecting = try RawTestServer { connection in
-            while connection.readRequest() != nil {
-                connection.write("HTTP/1.1 307 Temporary Redirect\r\n"
-                                 + "Location: http://127.0.0.1:\(elsewhere.port)/stolen\r\nContent-Length: 0\r\n\r\n")
+        /// Reads a request and never answers; records when the client closes the connection.
+        static func silentServer() throws -> RawTestServer {
+            try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.waitForClose()
             }
         }
-        defer { redirecting.stop() }
-        let url = Self.url(redirecting.port, "/nevisfido/devices/outofbandoperations/d")
-        let result = await transport.send(Self.request(url, headers: ["Device-Signature": "header.payload.signature"]))
-        let answer = try #require(result.answer, "\(result)")
-        #expect(answer.status == 307)
-        #expect(answer.header("location") == "http://127.0.0.1:\(elsewhere.port)/stolen")
-        #expect(redirecting.counters.heads.first?.contains("Device-Signature: header.payload.signature") == true)
-        #expect(elsewhere.counters.accepted == 0, "the other listener never sees a connection")
-    }
 
-    @Test func plainHTTPToAnotherHostIsRefusedBeforeAnyConnection() async throws {
-        for url in ["http://fetchchannel.invalid:8080/", "http://10.0.0.1/", "ftp://127.0.0.1/", "http:///nohost"] {
-            let result = await transport.send(Self.request(URL(string: url)!))
-            let kind = result.failureKind
-            #expect(kind == .insecureTransport || kind == .invalidURL, "\(url): \(result)")
-        }
-        let insecure = await transport.send(Self.request(URL(string: "http://fetchchannel.invalid/")!))
-        #expect(insecure.failureKind == .insecureTransport, "refused before a name lookup (that would be hostNotFound)")
-    }
+        /// A keep-alive answer with a small body.
+        static let okAnswer = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
 
-    @Test func aRequestIsNeverSentTwice() async throws {
-        // The first request on the connection is answered and kept alive; the second is read and
-        // the connection closed without an answer, as a backend that crashed would do.
-        let server = try RawTestServer { connection in
-            guard connection.readRequest() != nil else { return }
-            connection.write(Self.okAnswer)
-            _ = connection.readRequest()
-        }
-        defer { server.stop() }
-        let first = await transport.send(Self.request(Self.url(server.port)))
-        #expect(first.answer?.status == 200, "\(first)")
-        let second = await transport.send(Self.request(Self.url(server.port), headers: ["Device-Signature": "once"]))
-        #expect(second.failureKind == .connectionLost, "\(second)")
-        // libcurl opens a new connection to send it again; the transport stops it before it sends.
-        #expect(server.counters.requests == 2, "libcurl's resend on a new connection is refused")
-    }
+        @Test func getAndPostRoundTripWithTheReferenceBackend() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let body = Data(#"{"deviceId":"transport-test","channel":"link"}"#.utf8)
+            let posted = await transport.send(
+                Self.request(
+                    backend.baseURL.appendingPathComponent("_emulator/dispatch"),
+                    method: "POST", headers: ["Content-Type": "application/json"],
+                    body: body))
+            let created = try #require(posted.answer, "\(posted)")
+            #expect(created.status == 201)
+            #expect(created.header("content-type")?.hasPrefix("application/json") == true)
+            #expect(created.header("Date") != nil, "headers are collected, looked up in any case")
+            let operation = try JSONSerialization.jsonObject(with: created.body) as? [String: Any]
+            #expect(operation?["dispatchChannel"] as? String == "link")
 
-    @Test func headerFieldsThatWouldSplitTheRequestAreRefused() async throws {
-        let server = try RawTestServer { connection in
-            while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            let fetched = await transport.send(Self.request(backend.baseURL.appendingPathComponent("_emulator/stats")))
+            let stats = try #require(fetched.answer, "\(fetched)")
+            #expect(stats.status == 200)
+            #expect(String(decoding: stats.body, as: UTF8.self).contains("requests"))
+            #expect(!stats.bodyWasCutOff)
         }
-        defer { server.stop() }
-        let injections: [[String: String]] = [
-            ["Device-Signature": "a\r\nX-Injected: 1"], ["Accept": "x\ny"], ["Bad Name": "v"], ["X-Nul": "a\u{0}b"],
-            ["": "v"],
-        ]
-        for headers in injections {
-            let result = await transport.send(Self.request(Self.url(server.port), headers: headers))
-            #expect(result.failureKind == .other, "\(headers): \(result)")
-        }
-        #expect(server.counters.accepted == 0)
-        let clean = await transport.send(Self.request(Self.url(server.port), headers: ["X-Empty": ""]))
-        #expect(clean.answer?.status == 200)
-        let head = try #require(server.counters.heads.first)
-        #expect(head.contains("X-Empty:"), "an empty value is sent as an empty field")
-        #expect(!head.contains("Accept:") && !head.contains("Expect:"), "no field the caller did not ask for: \(head)")
-    }
 
-    @Test func eightBackendsAreAskedAtOnce() async throws {
-        // Every server holds its answer until all eight requests have arrived: a transport that
-        // sent them one after another would make the first wait for the others (and fail).
-        let arrivals = Arrivals(expected: 8)
-        var servers: [RawTestServer] = []
-        defer { servers.forEach { $0.stop() } }
-        for _ in 0..<8 {
-            servers.append(try RawTestServer { connection in
-                guard connection.readRequest() != nil else { return }
-                let alone = "HTTP/1.1 503 Alone\r\nContent-Length: 0\r\n\r\n"
-                connection.write(arrivals.arriveAndWait() ? Self.okAnswer : alone)
+        /// Wall-clock bounds are loose on purpose: in a full parallel run on two busy cores the
+        /// cooperative threads that resume a test can be held for tens of seconds by blocking tests.
+        /// What happened is proved by the failure kind and by what the server saw, on threads of their own.
+        static let noHangBound = Duration.seconds(60)
+
+        @Test func oneConnectionCarriesSeveralRequests() async throws {
+            // An idle timeout longer than any stall of a loaded machine between two requests.
+            let backend = try ReferenceBackend.start(.init(http: .init(idleTimeout: .seconds(600))))
+            defer { backend.stop() }
+            for _ in 0..<5 {
+                let result = await transport.send(
+                    Self.request(backend.baseURL.appendingPathComponent("_emulator/stats")))
+                #expect(result.answer?.status == 200, "\(result)")
+            }
+            #expect(backend.serverStatistics.totalRequests == 5)
+            #expect(backend.serverStatistics.totalAccepted == 1, "the connection is kept alive between requests")
+        }
+
+        @Test func aSubSecondTimeoutFiresAsATimeout() async throws {
+            let silent = try Self.silentServer()
+            defer { silent.stop() }
+            let began = ContinuousClock.now
+            let result = await transport.send(Self.request(Self.url(silent.port), timeout: .milliseconds(300)))
+            let elapsed = ContinuousClock.now - began
+            #expect(result.failureKind == .timedOut, "\(result)")
+            // libcurl counts whole milliseconds from the start of the transfer.
+            #expect(elapsed >= .milliseconds(298), "not before the timeout: \(elapsed)")
+            #expect(elapsed < Self.noHangBound, "the timeout, not a later limit, ended it: \(elapsed)")
+            let closed = await DedicatedThreads.run { silent.waitUntil { $0.closedByClient == 1 } }
+            #expect(closed, "the timed-out transfer's connection is closed")
+        }
+
+        @Test func cancellingTheTaskRemovesTheTransfer() async throws {
+            let silent = try Self.silentServer()
+            defer { silent.stop() }
+            let transport = self.transport
+            let sending = Task { await transport.send(Self.request(Self.url(silent.port), timeout: .seconds(60))) }
+            let arrived = await DedicatedThreads.run {
+                silent.waitUntil(timeout: Self.noHangBound) { $0.requests == 1 }
+            }
+            try #require(arrived, "the request reached the server")
+            sending.cancel()
+            // Measured by the server, on its own thread: the transfer is removed and its connection
+            // closed at once, long before the request's 60 s timeout.
+            let closed = await DedicatedThreads.run {
+                silent.waitUntil(timeout: .seconds(10)) { $0.closedByClient == 1 }
+            }
+            #expect(closed, "the cancelled transfer's connection is closed at once")
+            let result = await sending.value
+            #expect(result.failureKind == .cancelled, "\(result)")
+        }
+
+        @Test func aTaskCancelledBeforeSendingSendsNothing() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            let transport = self.transport
+            let result = await Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await transport.send(Self.request(Self.url(server.port)))
+            }.value
+            #expect(result.failureKind == .cancelled, "\(result)")
+            #expect(server.counters.accepted == 0)
+        }
+
+        @Test func aBodyAnnouncedAboveTheCapIsNotRead() async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(2 << 20)\r\n\r\n{")
+                connection.waitForClose()  // the rest never comes: only an early stop ends the request
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            let answer = try #require(result.answer, "\(result)")
+            #expect(answer.status == 200)
+            #expect(answer.bodyWasCutOff)
+            #expect(answer.body.count <= 1)
+            #expect(answer.header("content-type") == "application/json", "the whole head is kept")
+        }
+
+        @Test func aStreamedBodyStopsAtTheCap() async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                // No length: the body runs until the connection closes, which it never does.
+                connection.write("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
+                let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1_024)
+                for _ in 0..<(HTTPAnswer.maximumBodyBytes / chunk.count + 8) where connection.write(chunk) {}
                 connection.waitForClose()
-            })
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            let answer = try #require(result.answer, "\(result)")
+            #expect(answer.bodyWasCutOff)
+            #expect(answer.body.count == HTTPAnswer.maximumBodyBytes)
+            #expect(answer.body.allSatisfy { $0 == UInt8(ascii: "x") })
         }
-        let transport = self.transport
-        let statuses = await withTaskGroup(of: Int?.self) { group in
-            for server in servers {
-                group.addTask {
-                    await transport.send(Self.request(Self.url(server.port), timeout: .seconds(90))).answer?.status
+
+        @Test func aBodyOfExactlyTheCapIsKeptWhole() async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write("HTTP/1.1 200 OK\r\nContent-Length: \(HTTPAnswer.maximumBodyBytes)\r\n\r\n")
+                connection.write([UInt8](repeating: UInt8(ascii: "y"), count: HTTPAnswer.maximumBodyBytes))
+                connection.waitForClose()
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            let answer = try #require(result.answer, "\(result)")
+            #expect(!answer.bodyWasCutOff)
+            #expect(answer.body.count == HTTPAnswer.maximumBodyBytes)
+        }
+
+        @Test func aRedirectIsReturnedNotFollowed() async throws {
+            let elsewhere = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { elsewhere.stop() }
+            let redirecting = try RawTestServer { connection in
+                while connection.readRequest() != nil {
+                    connection.write(
+                        "HTTP/1.1 307 Temporary Redirect\r\n"
+                            + "Location: http://127.0.0.1:\(elsewhere.port)/stolen\r\nContent-Length: 0\r\n\r\n")
                 }
             }
-            return await group.reduce(into: []) { $0.append($1) }
+            defer { redirecting.stop() }
+            let url = Self.url(redirecting.port, "/nevisfido/devices/outofbandoperations/d")
+            let result = await transport.send(
+                Self.request(url, headers: ["Device-Signature": "header.payload.signature"]))
+            let answer = try #require(result.answer, "\(result)")
+            #expect(answer.status == 307)
+            #expect(answer.header("location") == "http://127.0.0.1:\(elsewhere.port)/stolen")
+            #expect(redirecting.counters.heads.first?.contains("Device-Signature: header.payload.signature") == true)
+            #expect(elsewhere.counters.accepted == 0, "the other listener never sees a connection")
         }
-        #expect(statuses == Array(repeating: 200, count: 8))
-    }
 
-    @Test func theFetchClientRunsOnTheCurlTransport() async throws {
-        #expect(DefaultTransport.make() is CurlTransport)
-        #expect(DefaultTransport.make() as? CurlTransport === CurlTransport.shared, "one transport for the process")
-    }
-}
-
-/// A barrier for the eight-backend test: each server thread waits until all have arrived (or
-/// ``CurlTransportTests/noHangBound``, then it answers 503).
-final class Arrivals: Sendable {
-    private let condition = NSCondition()
-    private let count = Locked(0)
-    private let expected: Int
-
-    init(expected: Int) {
-        self.expected = expected
-    }
-
-    func arriveAndWait() -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        count.withLock { $0 += 1 }
-        condition.broadcast()
-        let deadline = Date().addingTimeInterval(Double(CurlTransportTests.noHangBound.components.seconds))
-        while count.withLock({ $0 }) < expected {
-            guard condition.wait(until: deadline) else { return false }
+        @Test func plainHTTPToAnotherHostIsRefusedBeforeAnyConnection() async throws {
+            for url in ["http://fetchchannel.invalid:8080/", "http://10.0.0.1/", "ftp://127.0.0.1/", "http:///nohost"] {
+                let result = await transport.send(Self.request(URL(string: url)!))
+                let kind = result.failureKind
+                #expect(kind == .insecureTransport || kind == .invalidURL, "\(url): \(result)")
+            }
+            let insecure = await transport.send(Self.request(URL(string: "http://fetchchannel.invalid/")!))
+            #expect(
+                insecure.failureKind == .insecureTransport, "refused before a name lookup (that would be hostNotFound)")
         }
-        return true
-    }
-}
 
-extension TransportResult {
-    var answer: HTTPAnswer? {
-        if case .answer(let answer) = self { return answer }
-        return nil
+        @Test func aRequestIsNeverSentTwice() async throws {
+            // The first request on the connection is answered and kept alive; the second is read and
+            // the connection closed without an answer, as a backend that crashed would do.
+            let server = try RawTestServer { connection in
+                guard connection.readRequest() != nil else { return }
+                connection.write(Self.okAnswer)
+                _ = connection.readRequest()
+            }
+            defer { server.stop() }
+            let first = await transport.send(Self.request(Self.url(server.port)))
+            #expect(first.answer?.status == 200, "\(first)")
+            let second = await transport.send(
+                Self.request(Self.url(server.port), headers: ["Device-Signature": "once"]))
+            #expect(second.failureKind == .connectionLost, "\(second)")
+            // libcurl opens a new connection to send it again; the transport stops it before it sends.
+            #expect(server.counters.requests == 2, "libcurl's resend on a new connection is refused")
+        }
+
+        @Test func headerFieldsThatWouldSplitTheRequestAreRefused() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            let injections: [[String: String]] = [
+                ["Device-Signature": "a\r\nX-Injected: 1"], ["Accept": "x\ny"], ["Bad Name": "v"], ["X-Nul": "a\u{0}b"],
+                ["": "v"],
+            ]
+            for headers in injections {
+                let result = await transport.send(Self.request(Self.url(server.port), headers: headers))
+                #expect(result.failureKind == .other, "\(headers): \(result)")
+            }
+            #expect(server.counters.accepted == 0)
+            let clean = await transport.send(Self.request(Self.url(server.port), headers: ["X-Empty": ""]))
+            #expect(clean.answer?.status == 200)
+            let head = try #require(server.counters.heads.first)
+            #expect(head.contains("X-Empty:"), "an empty value is sent as an empty field")
+            #expect(
+                !head.contains("Accept:") && !head.contains("Expect:"), "no field the caller did not ask for: \(head)")
+        }
+
+        @Test func eightBackendsAreAskedAtOnce() async throws {
+            // Every server holds its answer until all eight requests have arrived: a transport that
+            // sent them one after another would make the first wait for the others (and fail).
+            let arrivals = Arrivals(expected: 8)
+            var servers: [RawTestServer] = []
+            defer { servers.forEach { $0.stop() } }
+            for _ in 0..<8 {
+                servers.append(
+                    try RawTestServer { connection in
+                        guard connection.readRequest() != nil else { return }
+                        let alone = "HTTP/1.1 503 Alone\r\nContent-Length: 0\r\n\r\n"
+                        connection.write(arrivals.arriveAndWait() ? Self.okAnswer : alone)
+                        connection.waitForClose()
+                    })
+            }
+            let transport = self.transport
+            let statuses = await withTaskGroup(of: Int?.self) { group in
+                for server in servers {
+                    group.addTask {
+                        await transport.send(Self.request(Self.url(server.port), timeout: .seconds(90))).answer?.status
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 8))
+        }
+
+        @Test func theFetchClientRunsOnTheCurlTransport() async throws {
+            #expect(DefaultTransport.make() is CurlTransport)
+            #expect(DefaultTransport.make() as? CurlTransport === CurlTransport.shared, "one transport for the process")
+        }
     }
 
-    var failureKind: NetworkFailure.Kind? {
-        if case .failure(let failure) = self { return failure.kind }
-        return nil
+    /// A barrier for the eight-backend test: each server thread waits until all have arrived (or
+    /// ``CurlTransportTests/noHangBound``, then it answers 503).
+    final class Arrivals: Sendable {
+        private let condition = NSCondition()
+        private let count = Locked(0)
+        private let expected: Int
+
+        init(expected: Int) {
+            self.expected = expected
+        }
+
+        func arriveAndWait() -> Bool {
+            condition.lock()
+            defer { condition.unlock() }
+            count.withLock { $0 += 1 }
+            condition.broadcast()
+            let deadline = Date().addingTimeInterval(Double(CurlTransportTests.noHangBound.components.seconds))
+            while count.withLock({ $0 }) < expected {
+                guard condition.wait(until: deadline) else { return false }
+            }
+            return true
+        }
     }
 
-    var failureDetail: String? {
-        if case .failure(let failure) = self { return failure.detail }
-        return nil
+    extension TransportResult {
+        var answer: HTTPAnswer? {
+            if case .answer(let answer) = self { return answer }
+            return nil
+        }
+
+        var failureKind: NetworkFailure.Kind? {
+            if case .failure(let failure) = self { return failure.kind }
+            return nil
+        }
+
+        var failureDetail: String? {
+            if case .failure(let failure) = self { return failure.detail }
+            return nil
+        }
     }
-}
 #endif

@@ -1,5 +1,5 @@
-import FetchChannelTestSupport
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -15,8 +15,9 @@ import Testing
         #expect(TLSTrust.system.pins.isEmpty)
         #expect(try TLSTrust() == .system)
         #expect(TLSTrust.system.description == "the system CAs")
-        let registration = FetchRegistration(server: URL(string: "https://backend.example")!, deviceId: "d",
-                                             dispatchTargetId: "t", key: try P256.Signing.PrivateKey())
+        let registration = FetchRegistration(
+            server: URL(string: "https://backend.example")!, deviceId: "d",
+            dispatchTargetId: "t", key: try P256.Signing.PrivateKey())
         #expect(registration.trust == .system)
     }
 

@@ -34,8 +34,9 @@ public struct CompactJWE: Sendable {
         }
         let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 5 else {
-            throw DeviceSigningError(.malformedJWE,
-                                     "A compact JWE has exactly five dot-separated parts; this one has \(parts.count).")
+            throw DeviceSigningError(
+                .malformedJWE,
+                "A compact JWE has exactly five dot-separated parts; this one has \(parts.count).")
         }
         let limits = [
             ("header", JWEHeader.maximumBytes), ("encrypted key", Self.maximumEncryptedKeyBytes),
@@ -55,8 +56,9 @@ public struct CompactJWE: Sendable {
             throw DeviceSigningError(.malformedJWE, "The JWE has an empty protected header.")
         }
         let header = try JWEHeader(json: decoded[0])
-        try Self.checkLengths(header: header, encryptedKey: decoded[1], iv: decoded[2], ciphertext: decoded[3],
-                              tag: decoded[4])
+        try Self.checkLengths(
+            header: header, encryptedKey: decoded[1], iv: decoded[2], ciphertext: decoded[3],
+            tag: decoded[4])
         self.header = header
         self.aad = Array(parts[0])
         self.encryptedKey = decoded[1]
@@ -79,8 +81,9 @@ public struct CompactJWE: Sendable {
         } else {
             let expected = enc.keyBytes + JWEBackend.keyWrapOverhead
             guard encryptedKey.count == expected else {
-                throw malformed("With alg \(header.alg.rawValue) and enc \(enc.rawValue) the encrypted key is "
-                                + "\(expected) bytes; got \(encryptedKey.count).")
+                throw malformed(
+                    "With alg \(header.alg.rawValue) and enc \(enc.rawValue) the encrypted key is "
+                        + "\(expected) bytes; got \(encryptedKey.count).")
             }
         }
         guard iv.count == enc.ivBytes else {
@@ -111,11 +114,13 @@ public struct CompactJWE: Sendable {
     private func contentKey(sharedSecret: SecureBytes) throws -> SecureBytes {
         let (apu, apv) = (header.apu, header.apv)
         guard let kekBytes = header.alg.keyWrapBytes else {
-            return try ConcatKDF.deriveKey(sharedSecret: sharedSecret, algorithmID: header.enc.rawValue,
-                                           partyUInfo: apu, partyVInfo: apv, keyBytes: header.enc.keyBytes)
+            return try ConcatKDF.deriveKey(
+                sharedSecret: sharedSecret, algorithmID: header.enc.rawValue,
+                partyUInfo: apu, partyVInfo: apv, keyBytes: header.enc.keyBytes)
         }
-        let kek = try ConcatKDF.deriveKey(sharedSecret: sharedSecret, algorithmID: header.alg.rawValue,
-                                          partyUInfo: apu, partyVInfo: apv, keyBytes: kekBytes)
+        let kek = try ConcatKDF.deriveKey(
+            sharedSecret: sharedSecret, algorithmID: header.alg.rawValue,
+            partyUInfo: apu, partyVInfo: apv, keyBytes: kekBytes)
         return try JWEBackend.unwrap(encryptedKey, kek: kek)
     }
 }
@@ -132,8 +137,9 @@ extension CompactJWE {
         algorithm: JWE.Algorithm = .ecdhES, encryption: JWE.ContentEncryption = .a256GCM,
         keyId: String? = nil, partyUInfo: [UInt8] = [], partyVInfo: [UInt8] = []
     ) throws -> String {
-        let inputs = Inputs(recipient: recipient, algorithm: algorithm, encryption: encryption, keyId: keyId,
-                            partyUInfo: partyUInfo, partyVInfo: partyVInfo)
+        let inputs = Inputs(
+            recipient: recipient, algorithm: algorithm, encryption: encryption, keyId: keyId,
+            partyUInfo: partyUInfo, partyVInfo: partyVInfo)
         if let result = try plaintext.withContiguousStorageIfAvailable({
             try encrypt(UnsafeRawBufferPointer($0), inputs, random: OpenSSLJWERandomSource())
         }) {
@@ -163,28 +169,34 @@ extension CompactJWE {
         let contentKey: SecureBytes
         let encryptedKey: [UInt8]
         if let kekBytes = inputs.algorithm.keyWrapBytes {
-            let kek = try ConcatKDF.deriveKey(sharedSecret: sharedSecret, algorithmID: inputs.algorithm.rawValue,
-                                              partyUInfo: apu, partyVInfo: apv, keyBytes: kekBytes)
+            let kek = try ConcatKDF.deriveKey(
+                sharedSecret: sharedSecret, algorithmID: inputs.algorithm.rawValue,
+                partyUInfo: apu, partyVInfo: apv, keyBytes: kekBytes)
             contentKey = try random.bytes(count: enc.keyBytes)
             encryptedKey = try JWEBackend.wrap(contentKey, kek: kek)
         } else {
-            contentKey = try ConcatKDF.deriveKey(sharedSecret: sharedSecret, algorithmID: enc.rawValue,
-                                                 partyUInfo: apu, partyVInfo: apv, keyBytes: enc.keyBytes)
+            contentKey = try ConcatKDF.deriveKey(
+                sharedSecret: sharedSecret, algorithmID: enc.rawValue,
+                partyUInfo: apu, partyVInfo: apv, keyBytes: enc.keyBytes)
             encryptedKey = []
         }
         let iv = try random.bytes(count: enc.ivBytes).withUnsafeBytes { Array($0) }
-        let header = JWEHeader.encode(alg: inputs.algorithm, enc: enc, epk: ephemeral.publicKey, kid: inputs.keyId,
-                                      apu: apu, apv: apv)
+        let header = JWEHeader.encode(
+            alg: inputs.algorithm, enc: enc, epk: ephemeral.publicKey, kid: inputs.keyId,
+            apu: apu, apv: apv)
         guard header.count <= JWEHeader.maximumBytes else {
-            throw DeviceSigningError(.inputTooLarge,
-                                     "The JWE header would be larger than \(JWEHeader.maximumBytes) bytes.")
+            throw DeviceSigningError(
+                .inputTooLarge,
+                "The JWE header would be larger than \(JWEHeader.maximumBytes) bytes.")
         }
         let encodedHeader = Base64.encodeToBytes(header, alphabet: .url)
-        let length = encodedHeader.count + 4 + encodedLength(of: encryptedKey.count) + encodedLength(of: iv.count)
+        let length =
+            encodedHeader.count + 4 + encodedLength(of: encryptedKey.count) + encodedLength(of: iv.count)
             + encodedLength(of: enc.ciphertextBytes(plaintextBytes: plaintext.count)) + encodedLength(of: enc.tagBytes)
         guard length <= maximumLength else {
-            throw DeviceSigningError(.inputTooLarge,
-                                     "The JWE would be longer than \(maximumLength) bytes; the plaintext is too large.")
+            throw DeviceSigningError(
+                .inputTooLarge,
+                "The JWE would be longer than \(maximumLength) bytes; the plaintext is too large.")
         }
         let sealed = try enc.seal(key: contentKey, iv: iv, aad: encodedHeader, plaintext: plaintext)
         var output = encodedHeader

@@ -13,11 +13,13 @@ public enum ConcatKDF: Sendable {
         keyBytes: Int
     ) throws -> SecureBytes {
         guard partyUInfo.count <= maximumPartyInfoBytes, partyVInfo.count <= maximumPartyInfoBytes else {
-            throw DeviceSigningError(.inputTooLarge,
-                                     "PartyUInfo and PartyVInfo are at most \(maximumPartyInfoBytes) bytes each.")
+            throw DeviceSigningError(
+                .inputTooLarge,
+                "PartyUInfo and PartyVInfo are at most \(maximumPartyInfoBytes) bytes each.")
         }
-        let info = otherInfo(algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo,
-                             keyBytes: keyBytes)
+        let info = otherInfo(
+            algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo,
+            keyBytes: keyBytes)
         return try JWEBackend.concatKDF(sharedSecret: sharedSecret, otherInfo: info, count: keyBytes)
     }
 

@@ -35,7 +35,8 @@ public struct JWEHeader: Sendable, Hashable {
             throw DeviceSigningError(.malformedJWE, "The JWE header is not JSON.")
         }
         guard let object = try? JSONSerialization.jsonObject(with: Data(json)),
-              let members = object as? [String: Any] else {
+            let members = object as? [String: Any]
+        else {
             throw DeviceSigningError(.malformedJWE, "The JWE header is not a JSON object.")
         }
         self.alg = try Self.allowed(members["alg"], name: "alg", as: JWE.Algorithm.self)

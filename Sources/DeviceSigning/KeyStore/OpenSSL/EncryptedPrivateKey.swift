@@ -17,25 +17,29 @@ enum EncryptedPrivateKey {
         try key.backing.requireExportable()
         try kdf.validate()
         try check(passphrase)
-        let (kdfID, cost, r, p): (Int32, Int, Int, Int) = switch kdf {
-        case let .scrypt(n, r, p): (DSS_KDF_SCRYPT, n, r, p)
-        case let .pbkdf2SHA256(iterations): (DSS_KDF_PBKDF2_SHA256, iterations, 0, 0)
-        }
+        let (kdfID, cost, r, p): (Int32, Int, Int, Int) =
+            switch kdf {
+            case let .scrypt(n, r, p): (DSS_KDF_SCRYPT, n, r, p)
+            case let .pbkdf2SHA256(iterations): (DSS_KDF_PBKDF2_SHA256, iterations, 0, 0)
+            }
         // The shim and OpenSSL take the cost as an int; `validate()` keeps it far lower, and this
         // keeps any path that skips it from crossing into C with a value that would wrap.
         let intRange = 0...Int(Int32.max)
         guard cost >= 1, intRange.contains(cost), intRange.contains(r), intRange.contains(p) else {
-            throw DeviceSigningError(.invalidKeyDerivation,
-                                     "The key-derivation cost \(kdf) does not fit OpenSSL's int parameters.")
+            throw DeviceSigningError(
+                .invalidKeyDerivation,
+                "The key-derivation cost \(kdf) does not fit OpenSSL's int parameters.")
         }
         var output: UnsafeMutablePointer<UInt8>?
         var length = 0
         let status = passphrase.withUnsafeBytes { pass in
-            dss_pkcs8_encrypt_der(key.backing.pointer, pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count,
-                                  kdfID, UInt64(cost), UInt64(r), UInt64(p), &output, &length)
+            dss_pkcs8_encrypt_der(
+                key.backing.pointer, pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count,
+                kdfID, UInt64(cost), UInt64(r), UInt64(p), &output, &length)
         }
         guard status == 1, let output else {
-            throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not encrypt the private key (PKCS#8, PBES2 \(kdf), AES-256-CBC).")
+            throw OpenSSLErrorQueue.error(
+                .openSSLFailure, "Could not encrypt the private key (PKCS#8, PBES2 \(kdf), AES-256-CBC).")
         }
         defer { dss_free(output) }  // ours: an OpenSSL allocation holding ciphertext only
         return Array(UnsafeBufferPointer(start: output, count: length))
@@ -52,27 +56,36 @@ enum EncryptedPrivateKey {
     /// - `.invalidKey`: a P-256 key that fails the range or pairwise check.
     static func decrypt(der: UnsafeRawBufferPointer, passphrase: SecureBytes) throws -> P256.Signing.PrivateKey {
         guard der.count <= maximumDERBytes else {
-            throw DeviceSigningError(.inputTooLarge, "An encrypted private key is at most \(maximumDERBytes) bytes of DER.")
+            throw DeviceSigningError(
+                .inputTooLarge, "An encrypted private key is at most \(maximumDERBytes) bytes of DER.")
         }
         try check(passphrase)
         _ = try PBES2Parameters(der: der)
         var status: Int32 = DSS_DECRYPT_MALFORMED
         let decrypted = passphrase.withUnsafeBytes { pass in
-            dss_pkcs8_decrypt_der(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count,
-                                  pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count, &status)
+            dss_pkcs8_decrypt_der(
+                der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count,
+                pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count, &status)
         }
         guard let decrypted else {
             OpenSSLErrorQueue.clear()  // expected failures; the queue says nothing the code does not
             switch status {
             case DSS_DECRYPT_FAILED:
-                throw DeviceSigningError(.wrongPassphrase, "The passphrase does not decrypt this key. (PKCS#8 encryption has no integrity check: a damaged file can look the same.)")
+                throw DeviceSigningError(
+                    .wrongPassphrase,
+                    "The passphrase does not decrypt this key. (PKCS#8 encryption has no integrity check: a damaged file can look the same.)"
+                )
             case DSS_DECRYPT_NOT_A_KEY:
-                throw DeviceSigningError(.malformedEncoding, "The key decrypted, but the content is not a private key OpenSSL can read.")
+                throw DeviceSigningError(
+                    .malformedEncoding, "The key decrypted, but the content is not a private key OpenSSL can read.")
             case DSS_DECRYPT_COST_OUT_OF_RANGE:
-                throw DeviceSigningError(.inputTooLarge, "The key's PBKDF2 iteration count is outside "
-                                         + "1...\(Int32.max), which OpenSSL cannot run as written.")
+                throw DeviceSigningError(
+                    .inputTooLarge,
+                    "The key's PBKDF2 iteration count is outside "
+                        + "1...\(Int32.max), which OpenSSL cannot run as written.")
             default:
-                throw DeviceSigningError(.malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
+                throw DeviceSigningError(
+                    .malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
             }
         }
         // EVPKey owns `decrypted` from here (it frees it itself when it refuses the key).

@@ -25,8 +25,9 @@ extension P256.Signing.PrivateKey {
     public init(tss2PEM: String, tpm: TPMConfiguration) throws {
         let document = try PEM.decode(tss2PEM)
         guard document.label == Self.tss2PEMLabel else {
-            throw DeviceSigningError(.malformedEncoding,
-                                     "Expected a PEM \(Self.tss2PEMLabel) block, found \(document.label).")
+            throw DeviceSigningError(
+                .malformedEncoding,
+                "Expected a PEM \(Self.tss2PEMLabel) block, found \(document.label).")
         }
         // Only the one checked block reaches OpenSSL.
         let text = Array(PEM.encode(label: Self.tss2PEMLabel, der: document.der).utf8)
@@ -42,8 +43,9 @@ extension P256.Signing.PrivateKey {
     public var tss2PEMRepresentation: String {
         get throws {
             guard let session = backing.session else {
-                throw DeviceSigningError(.invalidKey,
-                                         "This is a software key; only a TPM key has a \(Self.tss2PEMLabel) form.")
+                throw DeviceSigningError(
+                    .invalidKey,
+                    "This is a software key; only a TPM key has a \(Self.tss2PEMLabel) form.")
             }
             return try session.pem(of: backing)
         }
@@ -53,9 +55,10 @@ extension P256.Signing.PrivateKey {
     static func isTSS2PEM(_ text: SecureBytes) -> Bool {
         let begin = Array("-----BEGIN \(tss2PEMLabel)-----".utf8)
         return text.withUnsafeBytes { bytes in
-            bytes.count >= begin.count && (0...(bytes.count - begin.count)).contains { offset in
-                bytes[offset] == begin[0] && bytes[offset..<(offset + begin.count)].elementsEqual(begin)
-            }
+            bytes.count >= begin.count
+                && (0...(bytes.count - begin.count)).contains { offset in
+                    bytes[offset] == begin[0] && bytes[offset..<(offset + begin.count)].elementsEqual(begin)
+                }
         }
     }
 }

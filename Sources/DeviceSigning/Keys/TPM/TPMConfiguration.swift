@@ -57,8 +57,10 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
     func validate() throws {
         guard let tcti else { return }
         guard !tcti.isEmpty, tcti.utf8.count <= Self.maximumTCTILength, !tcti.utf8.contains(0) else {
-            throw DeviceSigningError(.tpmUnavailable, "The TCTI configuration must be 1 to \(Self.maximumTCTILength) "
-                + "bytes without NUL, such as device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.")
+            throw DeviceSigningError(
+                .tpmUnavailable,
+                "The TCTI configuration must be 1 to \(Self.maximumTCTILength) "
+                    + "bytes without NUL, such as device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.")
         }
     }
 }

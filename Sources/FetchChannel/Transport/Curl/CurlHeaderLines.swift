@@ -1,4 +1,5 @@
 import FetchChannelWire
+
 /// The request's header fields as the lines handed to libcurl (CURLOPT_HTTPHEADER).
 ///
 /// A field whose name is not an HTTP token, or whose value holds CR, LF or NUL, is refused before
@@ -32,14 +33,15 @@ enum CurlHeaderLines {
 
     /// RFC 9110 §5.6.2 `token`: one or more tchar.
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            default:
-                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                default:
+                    "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
             }
-        }
     }
 }

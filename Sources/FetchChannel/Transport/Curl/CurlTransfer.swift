@@ -1,226 +1,236 @@
 #if os(Linux)
-internal import CCurl
-internal import CCurlShim
-import Foundation
+    internal import CCurl
+    internal import CCurlShim
+    import Foundation
 
-/// One request on libcurl: its easy handle, the memory libcurl reads while the request runs (the
-/// header list and the error buffer), and the answer as it arrives.
-///
-/// Made and configured on the calling thread (``make(for:)``), then handed to the
-/// ``CurlMultiLoop`` through its locked inbox; from then on only the loop's thread touches it:
-/// libcurl calls the callbacks below from `curl_multi_perform` on that thread, and the loop reads
-/// the result there. The callbacks find the transfer through an unretained pointer: the loop
-/// holds the transfer strongly for as long as its easy handle is in the multi handle, which is
-/// the only time libcurl calls them.
-final class CurlTransfer: @unchecked Sendable {
-    // @unchecked: mutable state is used by one thread at a time, handed over through a lock (above).
+    /// One request on libcurl: its easy handle, the memory libcurl reads while the request runs (the
+    /// header list and the error buffer), and the answer as it arrives.
+    ///
+    /// Made and configured on the calling thread (``make(for:)``), then handed to the
+    /// ``CurlMultiLoop`` through its locked inbox; from then on only the loop's thread touches it:
+    /// libcurl calls the callbacks below from `curl_multi_perform` on that thread, and the loop reads
+    /// the result there. The callbacks find the transfer through an unretained pointer: the loop
+    /// holds the transfer strongly for as long as its easy handle is in the multi handle, which is
+    /// the only time libcurl calls them.
+    final class CurlTransfer: @unchecked Sendable {
+        // @unchecked: mutable state is used by one thread at a time, handed over through a lock (above).
 
-    /// The easy handle (`CURL *`), owned: freed once, in deinit, after the loop removed it.
-    let easy: UnsafeMutableRawPointer
-    /// The request's header fields as libcurl reads them during the transfer; owned.
-    private var headerList: UnsafeMutablePointer<curl_slist>?
-    /// CURLOPT_ERRORBUFFER: libcurl writes its message here; owned, CURL_ERROR_SIZE bytes.
-    private let errorBuffer: UnsafeMutablePointer<CChar>
-    /// What the failure mapping needs to say what to check.
-    let host: String
-    let trust: TLSTrust
-    let timeout: Duration
+        /// The easy handle (`CURL *`), owned: freed once, in deinit, after the loop removed it.
+        let easy: UnsafeMutableRawPointer
+        /// The request's header fields as libcurl reads them during the transfer; owned.
+        private var headerList: UnsafeMutablePointer<curl_slist>?
+        /// CURLOPT_ERRORBUFFER: libcurl writes its message here; owned, CURL_ERROR_SIZE bytes.
+        private let errorBuffer: UnsafeMutablePointer<CChar>
+        /// What the failure mapping needs to say what to check.
+        let host: String
+        let trust: TLSTrust
+        let timeout: Duration
 
-    private var response = CurlResponseHead()
-    private var body = Data()
-    private var bodyWasCutOff = false
-    /// How often libcurl was about to send the request (CURLOPT_PREREQFUNCTION).
-    private var sendAttempts = 0
-    private let isHead: Bool
+        private var response = CurlResponseHead()
+        private var body = Data()
+        private var bodyWasCutOff = false
+        /// How often libcurl was about to send the request (CURLOPT_PREREQFUNCTION).
+        private var sendAttempts = 0
+        private let isHead: Bool
 
-    /// Adopts `easy` (freed in deinit, whatever happens next).
-    private init(adopting easy: UnsafeMutableRawPointer, request: TransportRequest, host: String) {
-        self.easy = easy
-        self.host = host
-        trust = request.trust
-        timeout = request.timeout
-        isHead = request.method == "HEAD"
-        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-    }
-
-    deinit {
-        curl_easy_cleanup(easy)  // first: libcurl may read the list and buffer until then
-        curl_slist_free_all(headerList)
-        errorBuffer.deallocate()
-    }
-
-    /// A transfer for `request`, every option set; or why not (nothing was sent).
-    static func make(for request: TransportRequest) -> Result<CurlTransfer, NetworkFailure> {
-        guard let host = request.url.host else {
-            return .failure(NetworkFailure(.invalidURL, detail: "\(request.url.absoluteString) has no host"))
+        /// Adopts `easy` (freed in deinit, whatever happens next).
+        private init(adopting easy: UnsafeMutableRawPointer, request: TransportRequest, host: String) {
+            self.easy = easy
+            self.host = host
+            trust = request.trust
+            timeout = request.timeout
+            isHead = request.method == "HEAD"
+            errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+            errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         }
-        guard CurlGlobal.initialized, let easy = curl_easy_init() else {
-            return .failure(NetworkFailure(.other, detail: "libcurl could not be initialised (\(CurlGlobal.problem))"))
+
+        deinit {
+            curl_easy_cleanup(easy)  // first: libcurl may read the list and buffer until then
+            curl_slist_free_all(headerList)
+            errorBuffer.deallocate()
         }
-        let transfer = CurlTransfer(adopting: easy, request: request, host: host)
-        do {
-            try CurlRequestOptions.apply(request, to: transfer)
-        } catch {
-            return .failure(error)
-        }
-        return .success(transfer)
-    }
 
-    // MARK: Options (CurlRequestOptions sets them; every return value is checked)
-
-    func set(_ option: CURLoption, _ value: Int) throws(NetworkFailure) {
-        try Self.check(fcc_easy_setopt_long(easy, option, value), option)
-    }
-
-    func set(_ option: CURLoption, size: Int) throws(NetworkFailure) {
-        try Self.check(fcc_easy_setopt_off_t(easy, option, curl_off_t(size)), option)
-    }
-
-    /// A string option: libcurl copies it (CURLOPT_COPYPOSTFIELDS is set through `setBody`).
-    func set(_ option: CURLoption, _ text: String?) throws(NetworkFailure) {
-        guard let text else {
-            try Self.check(fcc_easy_setopt_pointer(easy, option, nil), option)
-            return
-        }
-        guard !text.utf8.contains(0) else {
-            throw NetworkFailure(.other, detail: "a request option contains a NUL byte")
-        }
-        try Self.check(text.withCString { fcc_easy_setopt_pointer(easy, option, $0) }, option)
-    }
-
-    /// CURLOPT_POSTFIELDSIZE_LARGE, then CURLOPT_COPYPOSTFIELDS: libcurl copies the bytes.
-    func setBody(_ bytes: Data) throws(NetworkFailure) {
-        try set(CURLOPT_POSTFIELDSIZE_LARGE, size: bytes.count)
-        let code = bytes.withUnsafeBytes { raw in
-            // An empty body still needs a valid pointer (libcurl reads 0 bytes from it).
-            withUnsafePointer(to: 0 as UInt8) { empty in
-                fcc_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, raw.baseAddress ?? UnsafeRawPointer(empty))
+        /// A transfer for `request`, every option set; or why not (nothing was sent).
+        static func make(for request: TransportRequest) -> Result<CurlTransfer, NetworkFailure> {
+            guard let host = request.url.host else {
+                return .failure(NetworkFailure(.invalidURL, detail: "\(request.url.absoluteString) has no host"))
             }
-        }
-        try Self.check(code, CURLOPT_COPYPOSTFIELDS)
-    }
-
-    /// CURLOPT_CAINFO_BLOB with CURL_BLOB_COPY: libcurl copies the PEM bytes during the call.
-    func setCABundle(_ pem: Data) throws(NetworkFailure) {
-        let code = pem.withUnsafeBytes { raw -> CURLcode in
-            var blob = curl_blob(data: UnsafeMutableRawPointer(mutating: raw.baseAddress), len: raw.count,
-                                 flags: UInt32(CURL_BLOB_COPY))
-            return fcc_easy_setopt_pointer(easy, CURLOPT_CAINFO_BLOB, &blob)
-        }
-        try Self.check(code, CURLOPT_CAINFO_BLOB)
-    }
-
-    /// CURLOPT_HTTPHEADER: the list stays owned here and alive until deinit.
-    func setHeaderLines(_ lines: [String]) throws(NetworkFailure) {
-        for line in lines {
-            guard let extended = line.withCString({ curl_slist_append(headerList, $0) }) else {
-                throw NetworkFailure(.other, detail: "out of memory for the request's header fields")
+            guard CurlGlobal.initialized, let easy = curl_easy_init() else {
+                return .failure(
+                    NetworkFailure(.other, detail: "libcurl could not be initialised (\(CurlGlobal.problem))"))
             }
-            headerList = extended
+            let transfer = CurlTransfer(adopting: easy, request: request, host: host)
+            do {
+                try CurlRequestOptions.apply(request, to: transfer)
+            } catch {
+                return .failure(error)
+            }
+            return .success(transfer)
         }
-        try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList), CURLOPT_HTTPHEADER)
-    }
 
-    /// The error buffer, the callbacks and their context: this transfer, unretained (see the type's comment).
-    func setCallbacks() throws(NetworkFailure) {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), CURLOPT_ERRORBUFFER)
-        try Self.check(fcc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, Self.bodyCallback),
-                       CURLOPT_WRITEFUNCTION)
-        try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), CURLOPT_WRITEDATA)
-        try Self.check(fcc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, Self.headerCallback),
-                       CURLOPT_HEADERFUNCTION)
-        try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), CURLOPT_HEADERDATA)
-        try Self.check(fcc_easy_setopt_prereq_callback(easy, Self.prereqCallback), CURLOPT_PREREQFUNCTION)
-        try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, context), CURLOPT_PREREQDATA)
-    }
+        // MARK: Options (CurlRequestOptions sets them; every return value is checked)
 
-    private static func check(_ code: CURLcode, _ option: CURLoption) throws(NetworkFailure) {
-        guard code != CURLE_OK else { return }
-        throw NetworkFailure(.other, detail: "libcurl refused option \(option.rawValue): \(CurlGlobal.text(of: code))")
-    }
-
-    // MARK: Callbacks (on the loop's thread, inside curl_multi_perform)
-
-    private static let bodyCallback: curl_write_callback = { bytes, size, count, context in
-        guard let context else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        return transfer.receiveBody(UnsafeRawBufferPointer(start: bytes, count: size * count))
-    }
-
-    private static let headerCallback: curl_write_callback = { bytes, size, count, context in
-        guard let context else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: bytes, count: size * count))
-    }
-
-    private static let prereqCallback: curl_prereq_callback = { context, _, _, _, _ in
-        guard let context else { return Int32(CURL_PREREQFUNC_ABORT) }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-        return transfer.aboutToSend() ? Int32(CURL_PREREQFUNC_OK) : Int32(CURL_PREREQFUNC_ABORT)
-    }
-
-    /// Keeps at most ``HTTPAnswer/maximumBodyBytes``; past that, returning less than was given
-    /// makes libcurl stop the transfer (CURLE_WRITE_ERROR), and the answer is reported cut off.
-    private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        // As typed bytes: Data copies a buffer pointer at once, a raw buffer byte by byte.
-        let typed = bytes.assumingMemoryBound(to: UInt8.self)
-        let room = HTTPAnswer.maximumBodyBytes - body.count
-        guard typed.count > room else {
-            body.append(typed)
-            return typed.count
+        func set(_ option: CURLoption, _ value: Int) throws(NetworkFailure) {
+            try Self.check(fcc_easy_setopt_long(easy, option, value), option)
         }
-        body.append(UnsafeBufferPointer(rebasing: typed.prefix(room)))
-        bodyWasCutOff = true
-        return 0
-    }
 
-    /// One header line (libcurl passes whole lines). At the end of the final head, a
-    /// Content-Length above the cap stops the transfer before any of the body is read.
-    private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
-        response.receive(line: bytes)
-        if response.isComplete, !isHead, let length = response.contentLength, length > HTTPAnswer.maximumBodyBytes {
+        func set(_ option: CURLoption, size: Int) throws(NetworkFailure) {
+            try Self.check(fcc_easy_setopt_off_t(easy, option, curl_off_t(size)), option)
+        }
+
+        /// A string option: libcurl copies it (CURLOPT_COPYPOSTFIELDS is set through `setBody`).
+        func set(_ option: CURLoption, _ text: String?) throws(NetworkFailure) {
+            guard let text else {
+                try Self.check(fcc_easy_setopt_pointer(easy, option, nil), option)
+                return
+            }
+            guard !text.utf8.contains(0) else {
+                throw NetworkFailure(.other, detail: "a request option contains a NUL byte")
+            }
+            try Self.check(text.withCString { fcc_easy_setopt_pointer(easy, option, $0) }, option)
+        }
+
+        /// CURLOPT_POSTFIELDSIZE_LARGE, then CURLOPT_COPYPOSTFIELDS: libcurl copies the bytes.
+        func setBody(_ bytes: Data) throws(NetworkFailure) {
+            try set(CURLOPT_POSTFIELDSIZE_LARGE, size: bytes.count)
+            let code = bytes.withUnsafeBytes { raw in
+                // An empty body still needs a valid pointer (libcurl reads 0 bytes from it).
+                withUnsafePointer(to: 0 as UInt8) { empty in
+                    fcc_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, raw.baseAddress ?? UnsafeRawPointer(empty))
+                }
+            }
+            try Self.check(code, CURLOPT_COPYPOSTFIELDS)
+        }
+
+        /// CURLOPT_CAINFO_BLOB with CURL_BLOB_COPY: libcurl copies the PEM bytes during the call.
+        func setCABundle(_ pem: Data) throws(NetworkFailure) {
+            let code = pem.withUnsafeBytes { raw -> CURLcode in
+                var blob = curl_blob(
+                    data: UnsafeMutableRawPointer(mutating: raw.baseAddress), len: raw.count,
+                    flags: UInt32(CURL_BLOB_COPY))
+                return fcc_easy_setopt_pointer(easy, CURLOPT_CAINFO_BLOB, &blob)
+            }
+            try Self.check(code, CURLOPT_CAINFO_BLOB)
+        }
+
+        /// CURLOPT_HTTPHEADER: the list stays owned here and alive until deinit.
+        func setHeaderLines(_ lines: [String]) throws(NetworkFailure) {
+            for line in lines {
+                guard let extended = line.withCString({ curl_slist_append(headerList, $0) }) else {
+                    throw NetworkFailure(.other, detail: "out of memory for the request's header fields")
+                }
+                headerList = extended
+            }
+            try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_HTTPHEADER, headerList), CURLOPT_HTTPHEADER)
+        }
+
+        /// The error buffer, the callbacks and their context: this transfer, unretained (see the type's comment).
+        func setCallbacks() throws(NetworkFailure) {
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), CURLOPT_ERRORBUFFER)
+            try Self.check(
+                fcc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, Self.bodyCallback),
+                CURLOPT_WRITEFUNCTION)
+            try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context), CURLOPT_WRITEDATA)
+            try Self.check(
+                fcc_easy_setopt_write_callback(easy, CURLOPT_HEADERFUNCTION, Self.headerCallback),
+                CURLOPT_HEADERFUNCTION)
+            try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context), CURLOPT_HEADERDATA)
+            try Self.check(fcc_easy_setopt_prereq_callback(easy, Self.prereqCallback), CURLOPT_PREREQFUNCTION)
+            try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, context), CURLOPT_PREREQDATA)
+        }
+
+        private static func check(_ code: CURLcode, _ option: CURLoption) throws(NetworkFailure) {
+            guard code != CURLE_OK else { return }
+            throw NetworkFailure(
+                .other, detail: "libcurl refused option \(option.rawValue): \(CurlGlobal.text(of: code))")
+        }
+
+        // MARK: Callbacks (on the loop's thread, inside curl_multi_perform)
+
+        private static let bodyCallback: curl_write_callback = { bytes, size, count, context in
+            guard let context else { return 0 }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            return transfer.receiveBody(UnsafeRawBufferPointer(start: bytes, count: size * count))
+        }
+
+        private static let headerCallback: curl_write_callback = { bytes, size, count, context in
+            guard let context else { return 0 }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: bytes, count: size * count))
+        }
+
+        private static let prereqCallback: curl_prereq_callback = { context, _, _, _, _ in
+            guard let context else { return Int32(CURL_PREREQFUNC_ABORT) }
+            let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+            return transfer.aboutToSend() ? Int32(CURL_PREREQFUNC_OK) : Int32(CURL_PREREQFUNC_ABORT)
+        }
+
+        /// Keeps at most ``HTTPAnswer/maximumBodyBytes``; past that, returning less than was given
+        /// makes libcurl stop the transfer (CURLE_WRITE_ERROR), and the answer is reported cut off.
+        private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+            // As typed bytes: Data copies a buffer pointer at once, a raw buffer byte by byte.
+            let typed = bytes.assumingMemoryBound(to: UInt8.self)
+            let room = HTTPAnswer.maximumBodyBytes - body.count
+            guard typed.count > room else {
+                body.append(typed)
+                return typed.count
+            }
+            body.append(UnsafeBufferPointer(rebasing: typed.prefix(room)))
             bodyWasCutOff = true
             return 0
         }
-        return bytes.count
-    }
 
-    /// libcurl sends a request again on a new connection when a reused one closed without an
-    /// answer. That copy would carry the same Device-Signature (a replay to the backend) or the
-    /// same redeem token: the second attempt is aborted, and the caller decides about a new request.
-    private func aboutToSend() -> Bool {
-        sendAttempts += 1
-        return sendAttempts == 1
-    }
-
-    // MARK: Result (on the loop's thread, after the transfer ended)
-
-    /// What the transfer came to, given libcurl's code for it.
-    func result(for code: CURLcode) -> TransportResult {
-        if let status = response.status, bodyWasCutOff || code == CURLE_OK {
-            return .answer(HTTPAnswer(status: status, lowercasedHeaders: response.headers, body: body,
-                                      bodyWasCutOff: bodyWasCutOff))
+        /// One header line (libcurl passes whole lines). At the end of the final head, a
+        /// Content-Length above the cap stops the transfer before any of the body is read.
+        private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
+            response.receive(line: bytes)
+            if response.isComplete, !isHead, let length = response.contentLength, length > HTTPAnswer.maximumBodyBytes {
+                bodyWasCutOff = true
+                return 0
+            }
+            return bytes.count
         }
-        if code == CURLE_OK {
-            return .notHTTP("the answer has no HTTP status line")
-        }
-        if sendAttempts > 1 {
-            return .failure(NetworkFailure(.connectionLost, detail: "the kept-alive connection closed without an "
-                                           + "answer; the request was not sent again"))
-        }
-        let message = String(cString: errorBuffer)
-        let facts = CurlFailureFacts(
-            code: Int(code.rawValue), message: message.isEmpty ? CurlGlobal.text(of: code) : message,
-            verifyResult: info(CURLINFO_SSL_VERIFYRESULT), osErrno: info(CURLINFO_OS_ERRNO),
-            host: host, trust: trust, timeout: timeout)
-        return CurlFailureMapping.result(for: facts)
-    }
 
-    private func info(_ item: CURLINFO) -> Int {
-        var value = 0
-        return fcc_easy_getinfo_long(easy, item, &value) == CURLE_OK ? value : 0
+        /// libcurl sends a request again on a new connection when a reused one closed without an
+        /// answer. That copy would carry the same Device-Signature (a replay to the backend) or the
+        /// same redeem token: the second attempt is aborted, and the caller decides about a new request.
+        private func aboutToSend() -> Bool {
+            sendAttempts += 1
+            return sendAttempts == 1
+        }
+
+        // MARK: Result (on the loop's thread, after the transfer ended)
+
+        /// What the transfer came to, given libcurl's code for it.
+        func result(for code: CURLcode) -> TransportResult {
+            if let status = response.status, bodyWasCutOff || code == CURLE_OK {
+                return .answer(
+                    HTTPAnswer(
+                        status: status, lowercasedHeaders: response.headers, body: body,
+                        bodyWasCutOff: bodyWasCutOff))
+            }
+            if code == CURLE_OK {
+                return .notHTTP("the answer has no HTTP status line")
+            }
+            if sendAttempts > 1 {
+                return .failure(
+                    NetworkFailure(
+                        .connectionLost,
+                        detail: "the kept-alive connection closed without an "
+                            + "answer; the request was not sent again"))
+            }
+            let message = String(cString: errorBuffer)
+            let facts = CurlFailureFacts(
+                code: Int(code.rawValue), message: message.isEmpty ? CurlGlobal.text(of: code) : message,
+                verifyResult: info(CURLINFO_SSL_VERIFYRESULT), osErrno: info(CURLINFO_OS_ERRNO),
+                host: host, trust: trust, timeout: timeout)
+            return CurlFailureMapping.result(for: facts)
+        }
+
+        private func info(_ item: CURLINFO) -> Int {
+            var value = 0
+            return fcc_easy_getinfo_long(easy, item, &value) == CURLE_OK ? value : 0
+        }
     }
-}
 #endif

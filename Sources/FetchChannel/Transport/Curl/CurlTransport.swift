@@ -1,60 +1,60 @@
 #if os(Linux)
-import Foundation
+    import Foundation
 
-/// The production ``HTTPTransport`` on Linux: the system libcurl (Debian `libcurl4-openssl-dev`).
-///
-/// One multi handle driven by one thread (``CurlMultiLoop``) runs every request, so requests to
-/// many backends run concurrently and each backend's connection is kept alive between requests
-/// (``shared`` is the one instance of the process: ``DefaultTransport`` returns it). The rules
-/// every request gets are in ``CurlRequestOptions``: http and https only, never a redirect, no
-/// proxy, TLS 1.2 or later with peer and host verification always on and the request's
-/// ``TLSTrust``, an exact timeout. Bodies stop at ``HTTPAnswer/maximumBodyBytes`` while they
-/// stream. Plain http is refused here too unless it goes to loopback (``TransportSecurity``),
-/// whoever the caller. Cancelling the calling task removes its transfer at once.
-package final class CurlTransport: HTTPTransport {
-    /// The process's transport: its connections are shared by every client and the CLI.
-    package static let shared = CurlTransport(threadName: "fetchchannel-curl")
+    /// The production ``HTTPTransport`` on Linux: the system libcurl (Debian `libcurl4-openssl-dev`).
+    ///
+    /// One multi handle driven by one thread (``CurlMultiLoop``) runs every request, so requests to
+    /// many backends run concurrently and each backend's connection is kept alive between requests
+    /// (``shared`` is the one instance of the process: ``DefaultTransport`` returns it). The rules
+    /// every request gets are in ``CurlRequestOptions``: http and https only, never a redirect, no
+    /// proxy, TLS 1.2 or later with peer and host verification always on and the request's
+    /// ``TLSTrust``, an exact timeout. Bodies stop at ``HTTPAnswer/maximumBodyBytes`` while they
+    /// stream. Plain http is refused here too unless it goes to loopback (``TransportSecurity``),
+    /// whoever the caller. Cancelling the calling task removes its transfer at once.
+    package final class CurlTransport: HTTPTransport {
+        /// The process's transport: its connections are shared by every client and the CLI.
+        package static let shared = CurlTransport(threadName: "fetchchannel-curl")
 
-    private let loop: Result<CurlMultiLoop, NetworkFailure>
+        private let loop: Result<CurlMultiLoop, NetworkFailure>
 
-    /// A transport with its own multi handle, thread and connections (tests count connections
-    /// with one of their own). Its thread ends when it is released.
-    package convenience init() {
-        self.init(threadName: "fetchchannel-curl-private")
-    }
-
-    private init(threadName: String) {
-        loop = CurlMultiLoop.start(name: threadName)
-    }
-
-    deinit {
-        if case .success(let loop) = loop { loop.shutdown() }
-    }
-
-    package func send(_ request: TransportRequest) async -> TransportResult {
-        if let refusal = TransportSecurity.refusal(for: request.url) {
-            return .failure(refusal)
+        /// A transport with its own multi handle, thread and connections (tests count connections
+        /// with one of their own). Its thread ends when it is released.
+        package convenience init() {
+            self.init(threadName: "fetchchannel-curl-private")
         }
-        let loop: CurlMultiLoop
-        let transfer: CurlTransfer
-        switch (self.loop, CurlTransfer.make(for: request)) {
-        case (.failure(let failure), _), (_, .failure(let failure)):
-            return .failure(failure)
-        case (.success(let running), .success(let made)):
-            (loop, transfer) = (running, made)
+
+        private init(threadName: String) {
+            loop = CurlMultiLoop.start(name: threadName)
         }
-        if Task.isCancelled {
-            return .failure(NetworkFailure(.cancelled, detail: "cancelled before sending"))
+
+        deinit {
+            if case .success(let loop) = loop { loop.shutdown() }
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                loop.submit(transfer, continuation: continuation)
-                // A cancellation handler that ran before the submission found nothing to cancel.
-                if Task.isCancelled { loop.cancel(transfer) }
+
+        package func send(_ request: TransportRequest) async -> TransportResult {
+            if let refusal = TransportSecurity.refusal(for: request.url) {
+                return .failure(refusal)
             }
-        } onCancel: {
-            loop.cancel(transfer)
+            let loop: CurlMultiLoop
+            let transfer: CurlTransfer
+            switch (self.loop, CurlTransfer.make(for: request)) {
+            case (.failure(let failure), _), (_, .failure(let failure)):
+                return .failure(failure)
+            case (.success(let running), .success(let made)):
+                (loop, transfer) = (running, made)
+            }
+            if Task.isCancelled {
+                return .failure(NetworkFailure(.cancelled, detail: "cancelled before sending"))
+            }
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    loop.submit(transfer, continuation: continuation)
+                    // A cancellation handler that ran before the submission found nothing to cancel.
+                    if Task.isCancelled { loop.cancel(transfer) }
+                }
+            } onCancel: {
+                loop.cancel(transfer)
+            }
         }
     }
-}
 #endif

@@ -1,7 +1,8 @@
 import DeviceSigning
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A loopback TCP server whose answers a test writes byte by byte: keep-alive, a redirect, a
@@ -65,8 +66,9 @@ final class RawTestServer: Sendable {
     /// Blocks until `condition` holds for the counters (true) or `timeout` passes (false).
     /// Woken by every change of a counter: no polling.
     func waitUntil(timeout: Duration = .seconds(10), _ condition: (Counters) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds)
-                                                 + Double(timeout.components.attoseconds) / 1e18)
+        let deadline = Date().addingTimeInterval(
+            Double(timeout.components.seconds)
+                + Double(timeout.components.attoseconds) / 1e18)
         changed.lock()
         defer { changed.unlock() }
         while !condition(counters) {

@@ -1,7 +1,8 @@
 import DeviceSigning
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `openssl` command line tool, for certificates and TLS servers in tests. Blocking: call it
@@ -80,20 +81,26 @@ struct TestCertificates: Sendable {
         let p256 = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
 
         for name in ["ca", "other-ca"] {
-            try OpenSSLCommand.run(["req", "-x509"] + p256 + [
-                "-keyout", "\(name).key", "-out", "\(name).pem", "-days", "30", "-subj", "/CN=Transport test \(name)",
-                "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-            ], in: directory)
+            try OpenSSLCommand.run(
+                ["req", "-x509"] + p256 + [
+                    "-keyout", "\(name).key", "-out", "\(name).pem", "-days", "30", "-subj",
+                    "/CN=Transport test \(name)",
+                    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+                ], in: directory)
         }
-        try OpenSSLCommand.run(["req"] + p256 + ["-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"],
-                               in: directory)
+        try OpenSSLCommand.run(
+            ["req"] + p256 + ["-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"],
+            in: directory)
         func sign(_ name: String, names: String, days: String, serial: Int) throws -> (URL, URL) {
             let extensions = "subjectAltName=\(names)\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n"
             try Data(extensions.utf8).write(to: file("\(name).ext"))
             // A negative -days gives a notAfter before notBefore: a certificate already expired.
-            try OpenSSLCommand.run(["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                                    "-set_serial", "\(serial)", "-days", days, "-extfile", "\(name).ext",
-                                    "-out", "\(name).pem"], in: directory)
+            try OpenSSLCommand.run(
+                [
+                    "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                    "-set_serial", "\(serial)", "-days", days, "-extfile", "\(name).ext",
+                    "-out", "\(name).pem",
+                ], in: directory)
             return (file("\(name).pem"), file("leaf.key"))
         }
         let leaf = try sign("leaf", names: "IP:127.0.0.1,DNS:localhost", days: "30", serial: 2)
@@ -103,9 +110,10 @@ struct TestCertificates: Sendable {
         let publicKey = try OpenSSLCommand.run(["x509", "-in", "leaf.pem", "-pubkey", "-noout"], in: directory)
         let spki = try OpenSSLCommand.run(["pkey", "-pubin", "-outform", "DER"], in: directory, input: publicKey)
         let digest = try OpenSSLCommand.run(["dgst", "-sha256", "-binary"], in: directory, input: spki)
-        return TestCertificates(directory: directory, caFile: file("ca.pem"), otherCAFile: file("other-ca.pem"),
-                                leaf: leaf, expiredLeaf: expired, otherNameLeaf: otherName,
-                                leafPin: "sha256//" + digest.base64EncodedString())
+        return TestCertificates(
+            directory: directory, caFile: file("ca.pem"), otherCAFile: file("other-ca.pem"),
+            leaf: leaf, expiredLeaf: expired, otherNameLeaf: otherName,
+            leafPin: "sha256//" + digest.base64EncodedString())
     }
 
     func remove() {
@@ -143,7 +151,8 @@ final class OpenSSLTestServer: @unchecked Sendable {
             let chunk = reader.availableData
             if chunk.isEmpty { break }  // exited
             text += String(decoding: chunk, as: UTF8.self)
-            found = text.split(whereSeparator: \.isNewline).lazy
+            found =
+                text.split(whereSeparator: \.isNewline).lazy
                 .filter { $0.hasPrefix("ACCEPT ") }
                 .compactMap { $0.split(separator: ":").last.flatMap { Int($0) } }
                 .first

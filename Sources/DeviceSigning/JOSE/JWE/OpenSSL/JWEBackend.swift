@@ -60,8 +60,9 @@ enum JWEBackend {
         let ok = kek.withUnsafeBytes { kekBytes in
             key.withUnsafeBytes { keyBytes in
                 wrapped.withUnsafeMutableBytes { out in
-                    dss_aes_key_wrap(base(kekBytes), kekBytes.count, base(keyBytes), keyBytes.count,
-                                     base(out), out.count) == 1
+                    dss_aes_key_wrap(
+                        base(kekBytes), kekBytes.count, base(keyBytes), keyBytes.count,
+                        base(out), out.count) == 1
                 }
             }
         }
@@ -78,8 +79,9 @@ enum JWEBackend {
         let key = SecureBytes(count: wrapped.count - keyWrapOverhead) { out in
             ok = kek.withUnsafeBytes { kekBytes in
                 wrapped.withUnsafeBytes { input in
-                    dss_aes_key_unwrap(base(kekBytes), kekBytes.count, base(input), input.count,
-                                       base(out), out.count) == 1
+                    dss_aes_key_unwrap(
+                        base(kekBytes), kekBytes.count, base(input), input.count,
+                        base(out), out.count) == 1
                 }
             }
         }
@@ -122,9 +124,10 @@ enum JWEBackend {
         let ok = lend(key, iv, aad) { lent in
             ciphertext.withUnsafeMutableBytes { out in
                 tag.withUnsafeMutableBytes { tagOut in
-                    dss_aes_gcm_seal(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                                     base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
-                                     base(out), base(tagOut), tagOut.count) == 1
+                    dss_aes_gcm_seal(
+                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                        base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
+                        base(out), base(tagOut), tagOut.count) == 1
                 }
             }
         }
@@ -138,9 +141,10 @@ enum JWEBackend {
         let ok = lend(key, iv, aad, tag: tag) { lent in
             ciphertext.withUnsafeBytes { input in
                 plaintext.withUnsafeMutableBytes { out in
-                    dss_aes_gcm_open(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                                     base(lent.aad), lent.aad.count, base(input), input.count,
-                                     base(lent.tag), lent.tag.count, base(out)) == 1
+                    dss_aes_gcm_open(
+                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                        base(lent.aad), lent.aad.count, base(input), input.count,
+                        base(lent.tag), lent.tag.count, base(out)) == 1
                 }
             }
         }
@@ -159,9 +163,10 @@ enum JWEBackend {
         let ok = lend(key, iv, aad) { lent in
             ciphertext.withUnsafeMutableBytes { out in
                 tag.withUnsafeMutableBytes { tagOut in
-                    dss_aes_cbc_hmac_seal(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                                          base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
-                                          base(out), out.count, &written, base(tagOut), tagOut.count) == 1
+                    dss_aes_cbc_hmac_seal(
+                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                        base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
+                        base(out), out.count, &written, base(tagOut), tagOut.count) == 1
                 }
             }
         }
@@ -181,9 +186,10 @@ enum JWEBackend {
         let ok = lend(key, iv, aad, tag: tag) { lent in
             ciphertext.withUnsafeBytes { input in
                 plaintext.withUnsafeMutableBytes { out in
-                    dss_aes_cbc_hmac_open(base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                                          base(lent.aad), lent.aad.count, base(input), input.count,
-                                          base(lent.tag), lent.tag.count, base(out), out.count, &written) == 1
+                    dss_aes_cbc_hmac_open(
+                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
+                        base(lent.aad), lent.aad.count, base(input), input.count,
+                        base(lent.tag), lent.tag.count, base(out), out.count, &written) == 1
                 }
             }
         }

@@ -56,43 +56,53 @@ enum TPMFailure {
     static func error(_ action: String, target: String, loadingKey: Bool = false) -> DeviceSigningError {
         let queue = drain()
         guard let code = queue.returnCode else {
-            return DeviceSigningError(.openSSLFailure, "Could not \(action) with the TPM reached through \(target).",
-                                      openSSLErrors: queue.texts)
+            return DeviceSigningError(
+                .openSSLFailure, "Could not \(action) with the TPM reached through \(target).",
+                openSSLErrors: queue.texts)
         }
         let words = queue.words(code)
         if !code.isFromTPM {
-            return DeviceSigningError(.tpmUnavailable, "Could not \(action): no usable TPM through \(target) "
-                + "(\(words)). " + checkHint, openSSLErrors: queue.texts)
+            return DeviceSigningError(
+                .tpmUnavailable,
+                "Could not \(action): no usable TPM through \(target) "
+                    + "(\(words)). " + checkHint, openSSLErrors: queue.texts)
         }
         if loadingKey && code.isIntegrityFailure {
-            return DeviceSigningError(.tpmKeyForeign, "This key belongs to another TPM: the TPM reached through "
-                + "\(target) cannot load it (\(words)). It was made by a different TPM, this TPM was cleared since, "
-                + "or the key file was damaged. Use the TPM that made it, or generate and register a new key on "
-                + "this device.", openSSLErrors: queue.texts)
+            return DeviceSigningError(
+                .tpmKeyForeign,
+                "This key belongs to another TPM: the TPM reached through "
+                    + "\(target) cannot load it (\(words)). It was made by a different TPM, this TPM was cleared since, "
+                    + "or the key file was damaged. Use the TPM that made it, or generate and register a new key on "
+                    + "this device.", openSSLErrors: queue.texts)
         }
         var reason = "The TPM reached through \(target) refused to \(action) (\(words))."
         if code.isObjectMemoryFull {
-            reason += " It has no room for another loaded key: without a resource manager (such as /dev/tpmrm0) a "
+            reason +=
+                " It has no room for another loaded key: without a resource manager (such as /dev/tpmrm0) a "
                 + "TPM holds only a few at a time; release keys no longer in use."
         }
         return DeviceSigningError(.tpmRefused, reason, openSSLErrors: queue.texts)
     }
 
-    private static let checkHint = "Check that the TPM (or swtpm) is running and that "
+    private static let checkHint =
+        "Check that the TPM (or swtpm) is running and that "
         + "\(TPMConfiguration.tctiVariable) names it, for example device:/dev/tpmrm0."
 
     /// The error when the provider could not be loaded at all.
     static func connectError(target: String) -> DeviceSigningError {
         if dss_tpm_provider_installed() != 1 {
             OpenSSLErrorQueue.clear()
-            return DeviceSigningError(.tpmUnavailable, "OpenSSL's tpm2 provider is not installed (Debian package "
-                + "tpm2-openssl; OpenSSL looks for tpm2.so in its modules directory or $OPENSSL_MODULES), so no TPM "
-                + "key can be used.")
+            return DeviceSigningError(
+                .tpmUnavailable,
+                "OpenSSL's tpm2 provider is not installed (Debian package "
+                    + "tpm2-openssl; OpenSSL looks for tpm2.so in its modules directory or $OPENSSL_MODULES), so no TPM "
+                    + "key can be used.")
         }
         let queue = drain()
         let words = queue.returnCode.map(queue.words) ?? queue.texts.last ?? "no detail"
-        return DeviceSigningError(.tpmUnavailable, "No TPM answered through \(target) (\(words)). " + checkHint,
-                                  openSSLErrors: queue.texts)
+        return DeviceSigningError(
+            .tpmUnavailable, "No TPM answered through \(target) (\(words)). " + checkHint,
+            openSSLErrors: queue.texts)
     }
 
     private static func string(_ buffer: [CChar]) -> String {

@@ -50,8 +50,10 @@ final class TPMSession: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: configuration.timeoutSeconds)
         let session = try worker.perform("connect to the TPM") { () throws -> TPMSession in
             guard providerLoads.lock(before: deadline) else {
-                throw DeviceSigningError(.tpmUnavailable, "Could not connect to the TPM through \(worker.target): "
-                    + "another TPM connection of this process is still starting (its TPM does not answer).")
+                throw DeviceSigningError(
+                    .tpmUnavailable,
+                    "Could not connect to the TPM through \(worker.target): "
+                        + "another TPM connection of this process is still starting (its TPM does not answer).")
             }
             defer { providerLoads.unlock() }
             let opened: OpaquePointer?
@@ -91,8 +93,10 @@ final class TPMSession: @unchecked Sendable {
                 }
                 let error = TPMFailure.error("load the key", target: target, loadingKey: true)
                 guard error.code != .openSSLFailure else {
-                    throw DeviceSigningError(.malformedEncoding, "The TSS2 PRIVATE KEY is not one the tpm2 provider "
-                        + "can read (truncated or garbled).", openSSLErrors: error.openSSLErrors)
+                    throw DeviceSigningError(
+                        .malformedEncoding,
+                        "The TSS2 PRIVATE KEY is not one the tpm2 provider "
+                            + "can read (truncated or garbled).", openSSLErrors: error.openSSLErrors)
                 }
                 throw error
             }

@@ -36,8 +36,11 @@ final class TPMWorker: Sendable {
     /// uses (copies, not borrowed buffers): it may outlive this call.
     func perform<T: Sendable>(_ action: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
         if let earlier = failure.withLock({ $0 }) {
-            throw DeviceSigningError(.tpmUnavailable, "Could not \(action): the connection to the TPM failed "
-                + "earlier (\(earlier.reason)) Load the key again to reconnect.", openSSLErrors: earlier.openSSLErrors)
+            throw DeviceSigningError(
+                .tpmUnavailable,
+                "Could not \(action): the connection to the TPM failed "
+                    + "earlier (\(earlier.reason)) Load the key again to reconnect.",
+                openSSLErrors: earlier.openSSLErrors)
         }
         // The queued block hands `body` and its result over through boxes it empties, so that the
         // last reference to a TPM object is never dropped on the worker after the caller went on:
@@ -50,11 +53,16 @@ final class TPMWorker: Sendable {
             finished.signal()
         }
         guard finished.wait(timeout: .now() + timeoutSeconds) == .success,
-              let result = outcome.withLock({ taken in defer { taken = nil }; return taken })
+            let result = outcome.withLock({ taken in
+                defer { taken = nil }
+                return taken
+            })
         else {
-            let error = DeviceSigningError(.tpmUnavailable, "The TPM reached through \(target) did not answer "
-                + "within \(timeout) (trying to \(action)). Check that it is running and not overloaded; the "
-                + "connection is not used again.")
+            let error = DeviceSigningError(
+                .tpmUnavailable,
+                "The TPM reached through \(target) did not answer "
+                    + "within \(timeout) (trying to \(action)). Check that it is running and not overloaded; the "
+                    + "connection is not used again.")
             markFailed(error)
             throw error
         }
@@ -81,7 +89,12 @@ final class TPMWorker: Sendable {
     /// Takes the job out of its box and runs it; the closure (and what it captured) is released
     /// when this returns, before the caller is signalled.
     private static func run<T>(_ job: Locked<(@Sendable () throws -> T)?>) -> Result<T, any Error>? {
-        guard let body = job.withLock({ taken in defer { taken = nil }; return taken }) else { return nil }
+        guard
+            let body = job.withLock({ taken in
+                defer { taken = nil }
+                return taken
+            })
+        else { return nil }
         return Result { try body() }
     }
 
