@@ -355,77 +355,14 @@ struct HTTPRequestParser {
     // MARK: - Framing
 
     private mutating func finishHead() -> HTTPRequestParseError? {
-        let hostCount = headers.values(for: WireHeader.host).count
-        if version == .http1_1 && hostCount != 1 {
-            return HTTPRequestParseError(400, "an HTTP/1.1 request needs exactly one Host field (found \(hostCount))")
+        switch HTTPRequestFraming.decide(version: version, headers: headers, maxBodyBytes: limits.maxBodyBytes) {
+        case .success(let framing):
+            expectsContinue = framing.expectsContinue
+            state = .body(length: framing.length)
+            return nil
+        case .failure(let error):
+            return error
         }
-        if hostCount > 1 {
-            return HTTPRequestParseError(400, "more than one Host field")
-        }
-
-        let contentLengthFields = headers.values(for: WireHeader.contentLength)
-        let transferEncodings = headers.values(for: WireHeader.transferEncoding)
-        if !transferEncodings.isEmpty {
-            if version == .http1_0 {
-                return HTTPRequestParseError(400, "Transfer-Encoding in an HTTP/1.0 request")
-            }
-            if !contentLengthFields.isEmpty {
-                return HTTPRequestParseError(400, "both Transfer-Encoding and Content-Length")
-            }
-            let codings =
-                transferEncodings
-                .flatMap { $0.split(separator: ",") }
-                .map { $0.trimmingHTTPWhitespace().lowercased() }
-                .filter { !$0.isEmpty }
-            if codings.last == "chunked" {
-                return HTTPRequestParseError(411, "chunked request bodies are not accepted; send Content-Length")
-            }
-            return HTTPRequestParseError(400, "Transfer-Encoding without chunked as the final coding")
-        }
-
-        var length = 0
-        if !contentLengthFields.isEmpty {
-            switch HTTPRequestParser.parseContentLength(contentLengthFields) {
-            case .success(let value):
-                length = value
-            case .failure(let error):
-                return error
-            }
-        }
-        if length > limits.maxBodyBytes {
-            return HTTPRequestParseError(413, "body of \(length) bytes exceeds \(limits.maxBodyBytes)")
-        }
-        // RFC 9110 §15.2: no interim answer to an HTTP/1.0 client.
-        expectsContinue =
-            version == .http1_1 && length > 0 && headers.containsToken("100-continue", inField: WireHeader.expect)
-        state = .body(length: length)
-        return nil
-    }
-
-    /// All members of all Content-Length fields must be the same 1*DIGIT value below 10^18.
-    static func parseContentLength(_ fields: [String]) -> Result<Int, HTTPRequestParseError> {
-        var agreed: Int?
-        for field in fields {
-            for member in field.split(separator: ",", omittingEmptySubsequences: false) {
-                let digits = member.trimmingHTTPWhitespace().utf8
-                guard !digits.isEmpty, digits.allSatisfy(HTTPSyntax.isDigit) else {
-                    return .failure(HTTPRequestParseError(400, "Content-Length is not a non-negative integer"))
-                }
-                let significant = digits.drop { $0 == UInt8(ascii: "0") }
-                guard significant.count <= 18 else {
-                    return .failure(HTTPRequestParseError(400, "Content-Length is implausibly large"))
-                }
-                let value = significant.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
-                if let agreed, agreed != value {
-                    return .failure(HTTPRequestParseError(400, "conflicting Content-Length values"))
-                }
-                agreed = value
-            }
-        }
-        guard let agreed else {
-            return .failure(HTTPRequestParseError(400, "empty Content-Length"))
-        }
-        return .success(agreed)
     }
 
     /// Hands out the finished request and resets for the next one on the same connection.

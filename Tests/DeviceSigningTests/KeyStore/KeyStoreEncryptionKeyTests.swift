@@ -1,10 +1,10 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
 @testable import DeviceSigning
 
 #if canImport(Glibc)
-    import FetchChannelTestSupport
     import Glibc
 #elseif canImport(Darwin)
     import Darwin

@@ -76,7 +76,7 @@ private func check(_ request: HTTPRequest) {
     let lengths = request.headers.values(for: "Content-Length")
     if lengths.isEmpty {
         fuzzCheck(request.body.isEmpty, "a body without Content-Length")
-    } else if case .success(let length) = HTTPRequestParser.parseContentLength(lengths) {
+    } else if case .success(let length) = HTTPRequestFraming.parseContentLength(lengths) {
         fuzzCheck(length == request.body.count, "Content-Length \(length) but \(request.body.count) body bytes")
     } else {
         fuzzCheck(false, "accepted an invalid Content-Length")

@@ -1,0 +1,114 @@
+import DeviceSigning
+import FetchChannelWire
+import Foundation
+
+/// The loopback-only control API under `/_emulator/`: dispatching operations, faults, statistics.
+extension BackendRouter {
+    func control(_ request: HTTPRequest) -> HTTPResponse {
+        switch (request.method, request.path) {
+        case ("POST", WirePaths.Emulator.dispatch):
+            guard let body = BackendResponses.object(from: request) else {
+                return BackendResponses.malformed("The body must be a JSON object.")
+            }
+            switch dispatch(body) {
+            case .success(let operation):
+                return HTTPResponse.json(status: HTTPStatus.created.code, Data(operation.json))
+            case .failure(let refusal): return refusal.response
+            }
+        case ("POST", WirePaths.Emulator.clock):
+            guard let body = BackendResponses.object(from: request),
+                let seconds = (body["offsetSeconds"] as? NSNumber)?.doubleValue,
+                seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400
+            else {
+                return BackendResponses.malformed(
+                    "The body must be {\"offsetSeconds\": number} (at most ten years either way).")
+            }
+            clock.offsetMillis = Int64((seconds * 1000).rounded())
+            return BackendResponses.json(.ok, ["offsetSeconds": seconds])
+        case ("POST", WirePaths.Emulator.faults):
+            guard let body = BackendResponses.object(from: request) else {
+                return BackendResponses.malformed("The body must be a JSON object.")
+            }
+            guard let endpoint = (body["endpoint"] as? String).flatMap(EmulatorEndpoint.init(rawValue:)),
+                let kind = (body["kind"] as? String).flatMap(EmulatorFault.Kind.init(rawValue:))
+            else {
+                let endpoints = EmulatorEndpoint.allCases.map(\.rawValue).joined(separator: ", ")
+                let kinds = EmulatorFault.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+                return BackendResponses.malformed("endpoint must be one of \(endpoints); kind one of \(kinds).")
+            }
+            let fault = EmulatorFault(
+                endpoint: endpoint, kind: kind, seconds: (body["seconds"] as? NSNumber)?.doubleValue,
+                status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
+            if let problem = fault.validationProblem() { return BackendResponses.malformed(problem) }
+            state.addFault(fault)
+            return BackendResponses.json(.ok, [:])
+        case ("DELETE", WirePaths.Emulator.faults):
+            state.clearFaults()
+            return BackendResponses.json(.ok, [:])
+        case ("GET", WirePaths.Emulator.stats):
+            let statistics = state.statistics
+            return BackendResponses.json(
+                .ok,
+                [
+                    "requests": statistics.requests, "redemptions": statistics.redemptions,
+                    "rejections": statistics.rejections,
+                ])
+        case (_, WirePaths.Emulator.dispatch), (_, WirePaths.Emulator.clock):
+            return BackendResponses.methodNotAllowed(allow: ["POST"])
+        case (_, WirePaths.Emulator.faults):
+            return BackendResponses.methodNotAllowed(allow: ["POST", "DELETE"])
+        case (_, WirePaths.Emulator.stats):
+            return BackendResponses.methodNotAllowed(allow: ["GET"])
+        default:
+            return BackendResponses.notFound
+        }
+    }
+
+    /// Creates an operation for a device (control API and in-process control share this).
+    func dispatch(_ body: [String: Any]) -> Result<StoredOperation, BackendResponses.Refusal> {
+        guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")))
+        }
+        guard let channel = body["channel"] as? String, !channel.isEmpty, channel.utf8.count <= 64 else {
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.malformed(
+                        "channel must be a non-empty string (firebase-cloud-messaging, png-qr-code, link, or any other)."
+                    )))
+        }
+        let lifetimeSeconds =
+            (body["lifetimeSeconds"] as? NSNumber)?.doubleValue ?? configuration.defaultLifetimeSeconds
+        guard lifetimeSeconds.isFinite, lifetimeSeconds > 0, lifetimeSeconds <= 30 * 86_400 else {
+            return .failure(
+                BackendResponses.Refusal(BackendResponses.malformed("lifetimeSeconds must be in (0, 2592000].")))
+        }
+        let kindText = (body["operation"] as? String) ?? OperationKind.authentication.rawValue
+        guard let kind = OperationKind(rawValue: kindText) else {
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.malformed("operation must be registration, authentication or deregistration.")))
+        }
+        let data = body["data"].map(JSONObjectText.init(object:))
+        let now = lastCreationMillis.withLock { last in
+            last = Swift.max(clock.nowMillis(), last == .max ? last : last + 1)
+            return last
+        }
+        let token = BackendResponses.randomIdentifier()
+        let operation = StoredOperation(
+            deviceId: deviceId, kind: kind, creationTimeMillis: now,
+            expiresAtMillis: now + Int64((lifetimeSeconds * 1000).rounded()),
+            channel: channel, token: token,
+            redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
+            data: data)
+        guard state.add(operation, nowMillis: now) else {
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .insufficientStorage, WireErrorCode.tooManyOperations,
+                        "The emulator holds the most operations it keeps.")))
+        }
+        return .success(operation)
+    }
+}

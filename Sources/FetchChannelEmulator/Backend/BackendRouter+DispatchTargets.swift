@@ -1,0 +1,134 @@
+import DeviceSigning
+import FetchChannelWire
+import Foundation
+
+/// Registering and rotating dispatch targets: the signature and encryption keys a device sends.
+extension BackendRouter {
+    func targets(_ request: HTTPRequest, id: String) -> HTTPResponse {
+        switch (request.method, id.isEmpty) {
+        case ("POST", true): return register(request)
+        case ("PATCH", false): return rotate(request, id: id)
+        case (_, true): return BackendResponses.methodNotAllowed(allow: ["POST"])
+        case (_, false): return BackendResponses.methodNotAllowed(allow: ["PATCH"])
+        }
+    }
+
+    func register(_ request: HTTPRequest) -> HTTPResponse {
+        guard let body = BackendResponses.object(from: request) else {
+            return BackendResponses.malformed("The body must be a JSON object.")
+        }
+        guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
+            return BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")
+        }
+        let key: P256.Signing.PublicKey
+        switch Self.signatureKey(in: body) {
+        case .success(let parsed): key = parsed
+        case .failure(let refusal): return refusal.response
+        }
+        // Trust on first use: a device's first dispatch target is open; a further one must be
+        // signed by one of the device's targets, or anyone could read the device's operations.
+        var signer: String?
+        switch Self.signatureField(of: request) {
+        case .failure(let refusal):
+            return refuse(refusal)
+        case .success(let header?) where !state.targetIds(ofDevice: deviceId).isEmpty:
+            switch verifier.verify(header) {
+            case .success(let verified): signer = verified.dispatchTargetId
+            case .failure(let rejection): return refuse(.rejected(rejection))
+            }
+        case .success:
+            break  // Unsigned, or the device's first dispatch target: no signature to check.
+        }
+        var encryptionKey: P256.KeyAgreement.PublicKey?
+        if body["encryptionKey"] != nil {
+            switch Self.publicKey("encryptionKey", in: body) {
+            case .success(let parsed) where parsed.x963Representation == key.x963Representation:
+                return BackendResponses.malformed("encryptionKey must not be the signatureKey; send a key of its own.")
+            case .success(let parsed): encryptionKey = try? P256.KeyAgreement.PublicKey(jwk: parsed.jwk)
+            case .failure(let refusal): return refusal.response
+            }
+        }
+        let optional = { (name: String) -> String in (body[name] as? String) ?? "" }
+        let record = DispatchTargetRecord(
+            id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
+            username: optional("username"), deviceId: deviceId, name: optional("name"),
+            target: optional("target"), dispatcher: optional("dispatcher"),
+            signatureKey: key, encryptionKey: encryptionKey)
+        switch state.register(record, by: .device(signedBy: signer)) {
+        case .registered:
+            return BackendResponses.json(.created, ["id": record.id, "extId": record.extId])
+        case .notSignedByTheDevice where signer == nil:
+            return refuse(.signatureRequired(deviceId: deviceId))
+        case .notSignedByTheDevice:
+            return refuse(
+                .foreignDispatchTarget(
+                    "The Device-Signature is not by a dispatch target of device "
+                        + "\(deviceId.prefix(64)); sign with a key of one of its targets."))
+        case .full:
+            return BackendResponses.error(
+                .insufficientStorage, WireErrorCode.tooManyTargets,
+                "The emulator holds the most dispatch targets it keeps.")
+        }
+    }
+
+    func rotate(_ request: HTTPRequest, id: String) -> HTTPResponse {
+        let verified: VerifiedDeviceSignature
+        switch verifiedSignature(request) {
+        case .success(let signature): verified = signature
+        case .failure(let refusal): return refuse(refusal)
+        }
+        guard verified.dispatchTargetId == id else {
+            return refuse(
+                .foreignDispatchTarget(
+                    "The Device-Signature is for another dispatch target; sign with this target's current key."))
+        }
+        guard let body = BackendResponses.object(from: request) else {
+            return BackendResponses.malformed("The body must be a JSON object with signatureKey.")
+        }
+        // The encryption key is kept as registered: a PATCH may name it, but only unchanged.
+        if body["encryptionKey"] != nil {
+            switch Self.publicKey("encryptionKey", in: body) {
+            case .success(let named)
+            where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
+                break
+            case .success:
+                return BackendResponses.malformed("encryptionKey is kept as registered; name it unchanged or omit it.")
+            case .failure(let refusal):
+                return refusal.response
+            }
+        }
+        switch Self.signatureKey(in: body) {
+        case .success(let key):
+            guard state.updateKey(of: id, to: key) else {
+                return refuse(.rejected(.unknownDispatchTarget(id)))
+            }
+            return BackendResponses.json(.ok, ["id": id])
+        case .failure(let refusal):
+            return refusal.response
+        }
+    }
+
+    static func signatureKey(in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
+        publicKey("signatureKey", in: body)
+    }
+
+    /// The public P-256 JWK in member `name` of the body, checked to be on the curve.
+    static func publicKey(
+        _ name: String,
+        in body: [String: Any]
+    ) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
+        let refusal = { (text: String) in BackendResponses.Refusal(BackendResponses.malformed(text)) }
+        guard let jwkObject = body[name] as? [String: Any],
+            let jwkData = try? JSONSerialization.data(withJSONObject: jwkObject)
+        else {
+            return .failure(refusal("\(name) must be a public JWK object."))
+        }
+        do {
+            return .success(try JWK(jsonRepresentation: jwkData).publicKey())
+        } catch let error as DeviceSigningError {
+            return .failure(refusal("\(name) is not a usable P-256 JWK: \(error.reason)"))
+        } catch {
+            return .failure(refusal("\(name) is not a usable P-256 JWK."))
+        }
+    }
+}

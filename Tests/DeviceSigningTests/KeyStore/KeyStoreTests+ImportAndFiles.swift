@@ -1,0 +1,183 @@
+import FetchChannelTestSupport
+import Foundation
+import Testing
+
+@testable import DeviceSigning
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Importing keys, unencrypted keys, temporary files, deletion and key ids.
+extension KeyStoreTests {
+    // MARK: Import
+
+    @Test func importRefusesOtherCurvesAndKeyTypesAndWritesNothing() throws {
+        try withStore { store, directory in
+            let pass = secret(KeyStoreFixtures.fixturePassphrase)
+            expectError(.unsupportedCurve) {
+                try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: pass, kdf: cheap)
+            }
+            expectError(.unsupportedCurve) {
+                try store.importPEM(KeyStoreFixtures.p384Plain, passphrase: pass, kdf: cheap)
+            }
+            expectError(.unsupportedKeyType) {
+                try store.importPEM(KeyStoreFixtures.rsaEncrypted, passphrase: pass, kdf: cheap)
+            }
+            expectError(.unsupportedKeyType) {
+                try store.importPEM(KeyStoreFixtures.rsaPlain, passphrase: pass, kdf: cheap)
+            }
+            expectError(.wrongPassphrase) {
+                try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: secret("nope"), kdf: cheap)
+            }
+            expectError(.passphraseRequired) {
+                try store.importPEM(KeyStoreFixtures.p384Encrypted, passphrase: nil, kdf: cheap)
+            }
+            expectError(.malformedEncoding) { try store.importPEM("not a key", passphrase: pass, kdf: cheap) }
+            let entries = try names(in: directory)
+            #expect(entries.isEmpty)
+        }
+    }
+
+    @Test func importOfPlainAndEncryptedPKCS8() throws {
+        try withStore { store, _ in
+            let pass = secret("pass")
+            let plainKey = try PrivateKey()
+            let plain = String(decoding: try plainKey.pemRepresentation.withUnsafeBytes { Array($0) }, as: UTF8.self)
+            expectError(.passphraseRequired) { try store.importPEM(plain, passphrase: nil) }
+            #expect(try store.importPEM(plain, passphrase: pass, kdf: cheap) == plainKey.publicKey.jwkThumbprint)
+
+            let encryptedKey = try PrivateKey()
+            let encrypted = try encryptedKey.encryptedPEMRepresentation(
+                passphrase: pass, kdf: .pbkdf2SHA256(iterations: 100_000))
+            let keyId = try store.importPEM(encrypted, passphrase: pass, kdf: cheap)
+            #expect(keyId == encryptedKey.publicKey.jwkThumbprint)
+            // Re-encrypted with the store's KDF.
+            #expect(try store.metadata(keyId).kdf == "scrypt(N=1024, r=8, p=1), AES-256-CBC")
+            #expect(try store.load(keyId, passphrase: pass).publicKey == encryptedKey.publicKey)
+            #expect(Set(try store.list().map(\.keyId)) == [plainKey.publicKey.jwkThumbprint, keyId])
+        }
+    }
+
+    // MARK: Unencrypted keys
+
+    @Test func unencryptedOnlyWithTheExplicitFlag() throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            let metadata = KeyMetadata(publicKey: key.publicKey)
+            expectError(.passphraseRequired) { try store.save(key, metadata: metadata, passphrase: nil) }
+            #expect(try names(in: directory).isEmpty)
+            let keyId = try store.save(key, metadata: metadata, passphrase: nil, allowUnencrypted: true)
+            let file = directory.appendingPathComponent("\(keyId).pem")
+            #expect(try String(contentsOf: file, encoding: .utf8).hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
+            #expect(try mode(file) == 0o600)
+            #expect(try store.metadata(keyId).kdf == "none (unencrypted)")
+            #expect(try store.load(keyId, passphrase: nil).publicKey == key.publicKey)
+        }
+    }
+
+    // MARK: Temporary files, delete, key ids
+
+    @Test func staleTemporaryFilesAreRemovedOnOpen() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            try plant("half a key", at: directory.appendingPathComponent(".tmp-0123456789abcdef"))
+            try plant("", at: directory.appendingPathComponent(".tmp-x"))
+            try plant("not ours", at: directory.appendingPathComponent("notes.txt"))
+            #expect(try names(in: directory).count == 5)
+            let reopened = try KeyStore(directory: directory)
+            #expect(try names(in: directory) == ["\(keyId).pem", "\(keyId).json", "notes.txt"])
+            #expect(try reopened.list().map(\.keyId) == [keyId])
+        }
+    }
+
+    @Test func deleteRemovesBothFiles() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let (_, kept) = try saveKey(in: store)
+            try store.delete(keyId)
+            #expect(try names(in: directory) == ["\(kept).pem", "\(kept).json"])
+            expectError(.keyNotFound) { try store.delete(keyId) }
+            expectError(.keyNotFound) { try store.load(keyId, passphrase: secret("pass")) }
+            expectError(.keyNotFound) { try store.metadata(keyId) }
+            expectError(.keyNotFound) { try store.updateMetadata(keyId) { $0.deviceId = "x" } }
+            #expect(try store.list().map(\.keyId) == [kept])
+        }
+    }
+
+    @Test func aPrivateKeyWithoutItsRecordIsNotListedButOpensAndDeletes() throws {
+        try withStore { store, directory in
+            let (key, keyId) = try saveKey(in: store)
+            // A crash between the two writes.
+            try FileManager.default.removeItem(at: directory.appendingPathComponent("\(keyId).json"))
+            #expect(try store.list().isEmpty)
+            #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
+            try store.delete(keyId)
+            #expect(try names(in: directory).isEmpty)
+        }
+    }
+
+    struct SimulatedCrash: Error {}
+
+    @Test func aSaveInterruptedBeforeTheRecordLeavesNoListedKey() throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            let keyId = key.publicKey.jwkThumbprint
+            store.storage.beforeRename.withLock {
+                $0 = { name in if name.hasSuffix(".json") { throw SimulatedCrash() } }
+            }
+            #expect(throws: SimulatedCrash.self) {
+                try store.save(
+                    key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+            }
+            store.storage.beforeRename.withLock { $0 = nil }
+            // The private key is complete on disk, but the key is not present until its record is.
+            #expect(try names(in: directory) == ["\(keyId).pem"])
+            #expect(try store.list().isEmpty)
+            expectError(.keyNotFound) { try store.metadata(keyId) }
+            // Saving again completes it (the orphan .pem is replaced).
+            try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("new"), kdf: cheap)
+            #expect(try store.list().map(\.keyId) == [keyId])
+            #expect(try store.load(keyId, passphrase: secret("new")).publicKey == key.publicKey)
+        }
+    }
+
+    @Test func aSaveInterruptedBeforeThePrivateKeyLeavesNothing() throws {
+        try withStore { store, directory in
+            let key = try PrivateKey()
+            store.storage.beforeRename.withLock { $0 = { _ in throw SimulatedCrash() } }
+            #expect(throws: SimulatedCrash.self) {
+                try store.save(
+                    key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+            }
+            let entries = try names(in: directory)
+            #expect(entries.isEmpty)
+            #expect(try store.list().isEmpty)
+        }
+    }
+
+    @Test(arguments: [
+        "../../../../etc/passwd", "..", "", "a/b", ".tmp-1",
+        "../AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",  // 43 characters with a path
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/",  // 43 characters, slash
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",  // padding
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",  // 44 characters
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",  // non-zero trailing bits: no 32-byte value encodes so
+    ])
+    func keyIdsThatAreNotThumbprintsAreRefused(keyId: String) throws {
+        #expect(!KeyStore.isValidKeyId(keyId))
+        try withStore { store, _ in
+            expectError(.malformedEncoding) { try store.load(keyId, passphrase: secret("pass")) }
+            expectError(.malformedEncoding) { try store.metadata(keyId) }
+            expectError(.malformedEncoding) { try store.delete(keyId) }
+            expectError(.malformedEncoding) { try store.updateMetadata(keyId) { _ in } }
+        }
+    }
+
+    @Test func thumbprintsAreValidKeyIds() throws {
+        for _ in 0..<20 { #expect(KeyStore.isValidKeyId(try PrivateKey().publicKey.jwkThumbprint)) }
+        #expect(KeyStore.isValidKeyId("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"))
+    }
+}
