@@ -1,8 +1,8 @@
 import Foundation
 
 /// Renders rows as an aligned table (people) or one JSON array (machines).
-public enum BenchmarkReport {
-    public static func table(_ rows: [BenchmarkRow]) -> String {
+package enum BenchmarkReport {
+    package static func table(_ rows: [BenchmarkRow]) -> String {
         var lines = [
             pad("name", 24) + pad("value", 16) + pad("baseline", 14) + pad("ratio", 8) + pad("target", 12) + "met  unit"
         ]
@@ -15,7 +15,7 @@ public enum BenchmarkReport {
         return lines.joined(separator: "\n")
     }
 
-    public static func json(_ rows: [BenchmarkRow]) throws -> String {
+    package static func json(_ rows: [BenchmarkRow]) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return String(decoding: try encoder.encode(rows), as: UTF8.self)

@@ -1,19 +1,20 @@
 /// One line of the benchmark report. The JSON field names and row names are a contract that
 /// checks outside the test suite read: keep them stable.
-public struct BenchmarkRow: Sendable, Codable, Equatable {
-    public let name: String
-    public let value: Double
-    public let unit: String
+package struct BenchmarkRow: Sendable, Codable, Equatable {
+    package let name: String
+    package let value: Double
+    package let unit: String
     /// The same quantity measured for the baseline in the same process (nil when none applies).
-    public let baseline: Double?
+    package let baseline: Double?
     /// value / baseline (nil without a baseline).
-    public let ratio: Double?
+    package let ratio: Double?
     /// A human-readable goal, e.g. ">= 0.95".
-    public let target: String
-    public let met: Bool
+    package let target: String
+    package let met: Bool
 
-    public init(name: String, value: Double, unit: String, baseline: Double?, ratio: Double?, target: String, met: Bool)
-    {
+    package init(
+        name: String, value: Double, unit: String, baseline: Double?, ratio: Double?, target: String, met: Bool
+    ) {
         self.name = name
         self.value = value
         self.unit = unit
@@ -29,7 +30,7 @@ public struct BenchmarkRow: Sendable, Codable, Equatable {
 
     /// Every member is always present: a row without a baseline has `"baseline": null` and
     /// `"ratio": null`, so each row of `--json` has exactly the same seven keys.
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
         try container.encode(value, forKey: .value)

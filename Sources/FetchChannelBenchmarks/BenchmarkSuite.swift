@@ -1,8 +1,8 @@
 /// Every benchmark row, in report order: the one list that `fetchchannel bench` and
 /// `fetchchannel-bench` both run, so a row added here appears in both.
-public enum BenchmarkSuite: Sendable {
+package enum BenchmarkSuite: Sendable {
     /// The row names, in order (stable: checks outside the test suite read them).
-    public static let rowNames = [
+    package static let rowNames = [
         "sign", "verify", "device-signature", "jwe-decrypt",
         "emulator-fetches", "emulator-latency-p50", "emulator-latency-p99", "emulator-resident-growth",
         "emulator-tls-handshakes",
@@ -11,18 +11,18 @@ public enum BenchmarkSuite: Sendable {
         "trigger-day-requests", "pipeline-tokens", "tpm-sign",
     ]
 
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Measuring time of the rate rows.
-        public var seconds: Double
+        package var seconds: Double
         /// Signatures made for the signing resident-memory row.
-        public var signatures: Int
+        package var signatures: Int
         /// Requests for the emulator's resident-memory row; nil derives a count from `seconds`.
-        public var emulatorRequests: Int?
+        package var emulatorRequests: Int?
         /// Only these rows (names from `rowNames`); nil runs every row. Rows measured together
         /// (sign and verify; the emulator's four; the fetch client's four) run as a group.
-        public var only: Set<String>?
+        package var only: Set<String>?
 
-        public init(
+        package init(
             seconds: Double = 4, signatures: Int = 1_000_000, emulatorRequests: Int? = nil, only: Set<String>? = nil
         ) {
             self.seconds = seconds
@@ -32,7 +32,7 @@ public enum BenchmarkSuite: Sendable {
         }
     }
 
-    public static func rows(_ options: Options) async throws -> [BenchmarkRow] {
+    package static func rows(_ options: Options) async throws -> [BenchmarkRow] {
         func wanted(_ names: String...) -> Bool {
             options.only.map { !$0.isDisjoint(with: names) } ?? true
         }

@@ -1,9 +1,9 @@
 import DeviceSigning
 
 /// Device-Signature header build rate against the raw signing rate of the same key.
-public enum DeviceSignatureBenchmarks {
+package enum DeviceSignatureBenchmarks {
     /// `device-signature`: headers/s vs the C baseline's EVP_PKEY_sign/s, target ratio ≥ 0.85.
-    public static func row(seconds: Double) throws -> BenchmarkRow {
+    package static func row(seconds: Double) throws -> BenchmarkRow {
         let key = try P256.Signing.PrivateKey()
         let signer = try DeviceSignatureSigner(
             key: key, dispatchTargetId: "3f6d1c9e-8a57-4a8e-9a51-4d3c8a0b2f11",

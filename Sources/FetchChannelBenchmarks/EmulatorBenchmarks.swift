@@ -4,21 +4,21 @@ import Foundation
 
 /// The reference backend under load: signed fetches over loopback keep-alive connections from
 /// concurrent clients, against the same HTTP server answering a trivial handler as the baseline.
-public enum EmulatorBenchmarks {
-    public struct Options: Sendable {
-        public var seconds: Double
-        public var clients: Int
+package enum EmulatorBenchmarks {
+    package struct Options: Sendable {
+        package var seconds: Double
+        package var clients: Int
         /// Requests for the resident-memory row; nil derives a count from `seconds`.
-        public var residentRequests: Int?
+        package var residentRequests: Int?
 
-        public init(seconds: Double, clients: Int = 8, residentRequests: Int? = nil) {
+        package init(seconds: Double, clients: Int = 8, residentRequests: Int? = nil) {
             self.seconds = seconds
             self.clients = clients
             self.residentRequests = residentRequests
         }
     }
 
-    public static func rows(_ options: Options) throws -> [BenchmarkRow] {
+    package static func rows(_ options: Options) throws -> [BenchmarkRow] {
         let perPhase = max(0.5, options.seconds / 3)
         let baseline = try plainServerRate(clients: options.clients, seconds: perPhase)
 

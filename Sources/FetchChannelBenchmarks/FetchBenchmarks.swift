@@ -4,13 +4,13 @@ import FetchChannelEmulator
 import Foundation
 
 /// The fetch client against eight reference backends on loopback.
-public enum FetchBenchmarks {
+package enum FetchBenchmarks {
     /// `fetch-8-backends`: wall time of one fetch from eight backends, one of which answers after
     /// 300 ms (baseline: the 300 ms delay; target ratio ≤ 1.25, which proves the requests run
     /// concurrently). Then the client CPU rows of ``ClientCPUBenchmark``: `fetch-client-cpu`,
     /// `fetch-client-cpu-tls` and `fetch-client-cpu-jwe`.
     /// `seconds` (the suite's measuring time of a rate row) sizes the CPU rows' rounds.
-    public static func rows(rounds: Int = 5, seconds: Double = 4) async throws -> [BenchmarkRow] {
+    package static func rows(rounds: Int = 5, seconds: Double = 4) async throws -> [BenchmarkRow] {
         let delayMillis = 300.0
         var backends: [ReferenceBackend] = []
         defer { backends.forEach { $0.stop() } }

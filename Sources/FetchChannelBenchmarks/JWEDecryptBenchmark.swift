@@ -2,11 +2,11 @@ import DeviceSigning
 import Foundation
 
 /// Decrypting the backend's encrypted answer against the key agreement it cannot avoid.
-public enum JWEDecryptBenchmark {
+package enum JWEDecryptBenchmark {
     /// `jwe-decrypt`: decryptions/s of a 20-operation answer (ECDH-ES, A256GCM, as the reference
     /// backend sends it) against ECDH derives/s of the same key through the public API; target
     /// ratio ≥ 0.85: parsing, the `epk` check, the Concat KDF and AES-GCM add at most 18 %.
-    public static func row(seconds: Double) throws -> BenchmarkRow {
+    package static func row(seconds: Double) throws -> BenchmarkRow {
         let key = try P256.KeyAgreement.PrivateKey()
         let peer = try P256.KeyAgreement.PrivateKey().publicKey
         let plaintext = try ClientCPUBenchmark.answerBody()

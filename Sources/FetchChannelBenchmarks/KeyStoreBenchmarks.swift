@@ -2,8 +2,8 @@ import DeviceSigning
 import Foundation
 
 /// How long opening a stored key takes with the default KDF: the cost a user pays per start-up.
-public enum KeyStoreBenchmarks {
-    public static func loadRow(kdf: KeyDerivation = .default) throws -> BenchmarkRow {
+package enum KeyStoreBenchmarks {
+    package static func loadRow(kdf: KeyDerivation = .default) throws -> BenchmarkRow {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("fetchchannel-bench-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: directory) }

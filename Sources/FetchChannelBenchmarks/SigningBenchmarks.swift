@@ -2,9 +2,9 @@ import DeviceSigning
 import Foundation
 
 /// Sign and verify rates of the Swift API against OpenSSL called directly from C.
-public enum SigningBenchmarks {
+package enum SigningBenchmarks {
     /// `sign` and `verify` rows: Swift API ops/s vs the C baseline, target ratio ≥ 0.95.
-    public static func rows(seconds: Double) throws -> [BenchmarkRow] {
+    package static func rows(seconds: Double) throws -> [BenchmarkRow] {
         let key = try P256.Signing.PrivateKey()
         let publicKey = key.publicKey
         let message = Array(#"eyJhbGciOiJFUzI1NiJ9.eyJkaXNwYXRjaFRhcmdldElkIjoieCJ9"#.utf8)
@@ -41,7 +41,7 @@ public enum SigningBenchmarks {
     }
 
     /// Resident memory before and after `count` signatures with one key: it must stay flat.
-    public static func memoryRow(signatures count: Int) throws -> BenchmarkRow {
+    package static func memoryRow(signatures count: Int) throws -> BenchmarkRow {
         let key = try P256.Signing.PrivateKey()
         let message = Array("resident memory".utf8)
         // Warm up so allocator pools and context pools exist before the first reading.
@@ -65,7 +65,7 @@ public enum SigningBenchmarks {
     }
 }
 
-public struct BenchmarkError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct BenchmarkError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -4,7 +4,7 @@ import FetchChannelEmulator
 import Foundation
 
 /// Full TLS handshakes with the reference backend on loopback, against the signing rate.
-public enum TLSHandshakeBenchmark {
+package enum TLSHandshakeBenchmark {
     /// The target ratio. A full handshake costs the backend an ECDSA signature, an ECDHE key pair
     /// and a derive, and the client two verifications (the leaf's certificate, the handshake
     /// signature) and its own ECDHE, one after the other: about 15 signatures' time, so even with
@@ -14,7 +14,7 @@ public enum TLSHandshakeBenchmark {
 
     /// `emulator-tls-handshakes`: handshakes/s, each request on a new connection of a transport of
     /// its own (no connection reuse and no session to resume), against P-256 signatures/s.
-    public static func row(seconds: Double) async throws -> BenchmarkRow {
+    package static func row(seconds: Double) async throws -> BenchmarkRow {
         let backend = try ReferenceBackend.start(tls: .generated)
         defer { backend.stop() }
         guard let authority = backend.tlsCertificateAuthorityPEM else {

@@ -9,8 +9,8 @@ import Foundation
 /// <cmd> --help'` to standard error and exits 64; a runtime failure prints `Error: …` to
 /// standard error and exits 1. Data goes to standard output, progress and diagnostics to
 /// standard error.
-public enum FetchChannelCLI: Sendable {
-    public static let version = "0.1.0"
+package enum FetchChannelCLI: Sendable {
+    package static let version = "0.1.0"
     static let abstract = "Device keys, Device-Signatures and the fetch channel's reference backend."
 
     /// Every command, in the order of the help.
@@ -27,10 +27,10 @@ public enum FetchChannelCLI: Sendable {
     ]
 
     /// Every command's spec (for tests and documentation).
-    public static var commandSpecs: [CommandSpec] { commands.map(\.spec) }
+    package static var commandSpecs: [CommandSpec] { commands.map(\.spec) }
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
-    public static func run(_ arguments: [String], context: CLIContext) async -> Int32 {
+    package static func run(_ arguments: [String], context: CLIContext) async -> Int32 {
         let output = context.standardOutput
         let errors = context.standardError
         guard let first = arguments.first else {

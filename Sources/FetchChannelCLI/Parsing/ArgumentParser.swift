@@ -16,17 +16,17 @@
 ///
 /// Error messages name the option but never repeat a value given with it, so a secret typed by
 /// mistake is not echoed.
-public enum ArgumentParser: Sendable {
+package enum ArgumentParser: Sendable {
     /// Option names that would carry a secret on the command line, where other users can read
     /// it in the process list and it stays in the shell history.
-    public static let forbiddenSecretOptions: Set<String> = [
+    package static let forbiddenSecretOptions: Set<String> = [
         "passphrase", "password", "pass", "passin", "passout", "secret",
     ]
 
-    public static let secretOnCommandLineMessage =
+    package static let secretOnCommandLineMessage =
         "a passphrase is never taken from the command line: other users can read it in the process list and it stays in the shell history. Use --passphrase-file FILE, the FETCHCHANNEL_PASSPHRASE environment variable, or the prompt (when standard input is a terminal)"
 
-    public static func parse(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParseOutcome {
+    package static func parse(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParseOutcome {
         // Help and version first, so that `--help` works whatever else is on the line.
         for argument in arguments {
             if argument == "--" { break }

@@ -1,16 +1,16 @@
 /// What a command accepts: its name, a one-line abstract, options and positional arguments.
 /// The parser, the help text and the usage line are all derived from it.
-public struct CommandSpec: Sendable, Hashable {
+package struct CommandSpec: Sendable, Hashable {
     /// The words after `fetchchannel`, e.g. `["key", "generate"]`.
-    public let path: [String]
+    package let path: [String]
     /// One line, shown in the command list and at the top of the help.
-    public let abstract: String
+    package let abstract: String
     /// More text for `--help` (may be empty).
-    public let discussion: String
-    public let options: [OptionSpec]
-    public let positionals: [PositionalSpec]
+    package let discussion: String
+    package let options: [OptionSpec]
+    package let positionals: [PositionalSpec]
 
-    public init(
+    package init(
         path: [String], abstract: String, discussion: String = "", options: [OptionSpec] = [],
         positionals: [PositionalSpec] = []
     ) {
@@ -22,10 +22,10 @@ public struct CommandSpec: Sendable, Hashable {
     }
 
     /// `fetchchannel key generate`.
-    public var commandLine: String { (["fetchchannel"] + path).joined(separator: " ") }
+    package var commandLine: String { (["fetchchannel"] + path).joined(separator: " ") }
 
     /// `fetchchannel key export [--store DIR] [--format pem|jwk|der] KEYID`.
-    public var usage: String {
+    package var usage: String {
         var parts = [commandLine]
         for option in options {
             let text: String
@@ -42,14 +42,14 @@ public struct CommandSpec: Sendable, Hashable {
     }
 
     /// The option called `name` (without dashes).
-    public func option(named name: String) -> OptionSpec? {
+    package func option(named name: String) -> OptionSpec? {
         options.first { $0.name == name }
     }
 }
 
 /// One `--name` option.
-public struct OptionSpec: Sendable, Hashable {
-    public enum Kind: Sendable, Hashable {
+package struct OptionSpec: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// `--json`: present or not.
         case flag
         /// `--store DIR` or `--store=DIR`; the placeholder names the value in help.
@@ -57,15 +57,15 @@ public struct OptionSpec: Sendable, Hashable {
     }
 
     /// The long name without the leading dashes.
-    public let name: String
-    public let kind: Kind
-    public let help: String
+    package let name: String
+    package let kind: Kind
+    package let help: String
     /// The parser refuses the command without it.
-    public let isRequired: Bool
+    package let isRequired: Bool
     /// May be given more than once (each value is kept, in order).
-    public let isRepeatable: Bool
+    package let isRepeatable: Bool
 
-    public init(_ name: String, _ kind: Kind, help: String, required: Bool = false, repeatable: Bool = false) {
+    package init(_ name: String, _ kind: Kind, help: String, required: Bool = false, repeatable: Bool = false) {
         self.name = name
         self.kind = kind
         self.help = help
@@ -73,11 +73,11 @@ public struct OptionSpec: Sendable, Hashable {
         self.isRepeatable = repeatable
     }
 
-    public static func flag(_ name: String, help: String) -> OptionSpec {
+    package static func flag(_ name: String, help: String) -> OptionSpec {
         OptionSpec(name, .flag, help: help)
     }
 
-    public static func value(
+    package static func value(
         _ name: String, _ placeholder: String, help: String, required: Bool = false,
         repeatable: Bool = false
     ) -> OptionSpec {
@@ -86,14 +86,14 @@ public struct OptionSpec: Sendable, Hashable {
 }
 
 /// One positional argument.
-public struct PositionalSpec: Sendable, Hashable {
+package struct PositionalSpec: Sendable, Hashable {
     /// The placeholder shown in usage, e.g. `KEYID`.
-    public let name: String
-    public let help: String
+    package let name: String
+    package let help: String
     /// Only the last positionals may be optional.
-    public let isOptional: Bool
+    package let isOptional: Bool
 
-    public init(_ name: String, help: String, optional: Bool = false) {
+    package init(_ name: String, help: String, optional: Bool = false) {
         self.name = name
         self.help = help
         self.isOptional = optional

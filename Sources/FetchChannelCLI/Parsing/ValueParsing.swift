@@ -4,7 +4,7 @@ import Foundation
 /// what is expected.
 extension ParsedArguments {
     /// An integer option within `range`, or nil when absent.
-    public func integer(_ name: String, in range: ClosedRange<Int64>) throws(UsageError) -> Int64? {
+    package func integer(_ name: String, in range: ClosedRange<Int64>) throws(UsageError) -> Int64? {
         guard let text = value(name) else { return nil }
         guard let number = Int64(text), range.contains(number) else {
             throw UsageError(
@@ -15,7 +15,7 @@ extension ParsedArguments {
     }
 
     /// A finite decimal option within `range`, or nil when absent. Accepts `12`, `-0.5`, `1e3`.
-    public func decimal(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
+    package func decimal(_ name: String, in range: ClosedRange<Double>) throws(UsageError) -> Double? {
         guard let text = value(name) else { return nil }
         guard let number = Double(text), number.isFinite, range.contains(number) else {
             throw UsageError(
@@ -26,7 +26,7 @@ extension ParsedArguments {
     }
 
     /// One of `choices`, or nil when absent.
-    public func choice(_ name: String, from choices: [String]) throws(UsageError) -> String? {
+    package func choice(_ name: String, from choices: [String]) throws(UsageError) -> String? {
         guard let text = value(name) else { return nil }
         guard choices.contains(text) else {
             throw UsageError(
@@ -37,7 +37,7 @@ extension ParsedArguments {
     }
 
     /// A non-empty string, or nil when absent.
-    public func nonEmpty(_ name: String) throws(UsageError) -> String? {
+    package func nonEmpty(_ name: String) throws(UsageError) -> String? {
         guard let text = value(name) else { return nil }
         guard !text.isEmpty else { throw UsageError("option '--\(name)' needs a non-empty value") }
         return text

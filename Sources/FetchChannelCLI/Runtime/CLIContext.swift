@@ -8,21 +8,21 @@ import Foundation
 
 /// Everything a command may touch of its surroundings, so tests can run commands in-process:
 /// the environment, the working directory, the output channels and standard input.
-public struct CLIContext: Sendable {
-    public var environment: [String: String]
+package struct CLIContext: Sendable {
+    package var environment: [String: String]
     /// Relative paths in arguments are resolved against this directory.
-    public var currentDirectory: URL
-    public var standardOutput: OutputChannel
-    public var standardError: OutputChannel
+    package var currentDirectory: URL
+    package var standardOutput: OutputChannel
+    package var standardError: OutputChannel
     /// Whether standard input is a terminal (a passphrase may then be prompted for).
-    public var standardInputIsTerminal: Bool
+    package var standardInputIsTerminal: Bool
     /// Reads standard input to its end, but never more than `maximumBytes + 1` bytes (for
     /// arguments given as `-`; one byte over the bound tells the caller it was too large).
-    public var readStandardInput: @Sendable (_ maximumBytes: Int) -> [UInt8]
+    package var readStandardInput: @Sendable (_ maximumBytes: Int) -> [UInt8]
     /// Asks for a passphrase without echo; nil when there is no terminal to ask on.
-    public var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
+    package var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
 
-    public init(
+    package init(
         environment: [String: String], currentDirectory: URL, standardOutput: OutputChannel,
         standardError: OutputChannel, standardInputIsTerminal: Bool,
         readStandardInput: @escaping @Sendable (_ maximumBytes: Int) -> [UInt8],
@@ -38,7 +38,7 @@ public struct CLIContext: Sendable {
     }
 
     /// The real process: its environment, working directory, standard streams and terminal.
-    public static func process() -> CLIContext {
+    package static func process() -> CLIContext {
         let isTerminal = isatty(STDIN_FILENO) == 1
         var prompt: (@Sendable (String) throws -> [UInt8])?
         if isTerminal {
@@ -56,7 +56,7 @@ public struct CLIContext: Sendable {
     }
 
     /// An in-memory context for tests: no terminal, empty standard input unless given.
-    public static func inMemory(
+    package static func inMemory(
         environment: [String: String] = [:], currentDirectory: URL = URL(fileURLWithPath: "/"),
         standardInput: [UInt8] = []
     ) -> CLIContext {
@@ -67,7 +67,7 @@ public struct CLIContext: Sendable {
     }
 
     /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME.
-    public func fileURL(_ path: String, isDirectory: Bool = false) -> URL {
+    package func fileURL(_ path: String, isDirectory: Bool = false) -> URL {
         if path.hasPrefix("/") {
             return URL(fileURLWithPath: path, isDirectory: isDirectory).standardizedFileURL
         }

@@ -14,7 +14,7 @@ import Synchronization
 
 /// Where a command writes: standard output or standard error (unbuffered `write(2)`, so a line
 /// is out before the next step starts, even into a pipe), or memory for in-process tests.
-public final class OutputChannel: Sendable {
+package final class OutputChannel: Sendable {
     private let descriptor: Int32?
     private let memory = Mutex<[UInt8]>([])
     private let writeFailed = Atomic<Bool>(false)
@@ -23,23 +23,23 @@ public final class OutputChannel: Sendable {
         self.descriptor = descriptor
     }
 
-    public static let standardOutput = OutputChannel(descriptor: STDOUT_FILENO)
-    public static let standardError = OutputChannel(descriptor: STDERR_FILENO)
+    package static let standardOutput = OutputChannel(descriptor: STDOUT_FILENO)
+    package static let standardError = OutputChannel(descriptor: STDERR_FILENO)
 
     /// A channel that keeps everything written to it (see `captured`).
-    public static func inMemory() -> OutputChannel {
+    package static func inMemory() -> OutputChannel {
         OutputChannel(descriptor: nil)
     }
 
     /// Whether the channel is a terminal (never for memory).
-    public var isTerminal: Bool {
+    package var isTerminal: Bool {
         descriptor.map { isatty($0) == 1 } ?? false
     }
 
     /// Before a secret is written: when the channel is a regular file (a shell's `> key.pem`,
     /// created 0644 under the usual umask), makes it readable and writable by its owner only
     /// (0600). Nothing to do for a terminal, a pipe or memory. Returns why it could not, or nil.
-    public func restrictRegularFileToOwner() -> String? {
+    package func restrictRegularFileToOwner() -> String? {
         guard let descriptor else { return nil }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return String(cString: strerror(errno)) }
@@ -49,23 +49,23 @@ public final class OutputChannel: Sendable {
     }
 
     /// True once a write failed (for example standard output closed by the reader).
-    public var hasFailed: Bool { writeFailed.load(ordering: .relaxed) }
+    package var hasFailed: Bool { writeFailed.load(ordering: .relaxed) }
 
     /// What an in-memory channel received.
-    public var captured: [UInt8] { memory.withLock { $0 } }
+    package var captured: [UInt8] { memory.withLock { $0 } }
 
-    public var capturedText: String { String(decoding: captured, as: UTF8.self) }
+    package var capturedText: String { String(decoding: captured, as: UTF8.self) }
 
-    public func write(_ text: String) {
+    package func write(_ text: String) {
         write(bytes: Array(text.utf8))
     }
 
     /// Writes `text` followed by a newline.
-    public func line(_ text: String) {
+    package func line(_ text: String) {
         write(text + "\n")
     }
 
-    public func write(bytes: [UInt8]) {
+    package func write(bytes: [UInt8]) {
         guard let descriptor else {
             memory.withLock { $0.append(contentsOf: bytes) }
             return
