@@ -40,6 +40,13 @@ public struct KeyMetadata: Codable, Sendable, Hashable {
     /// Whether the private key is held by a TPM (and so can never be exported).
     public var isHardwareBound: Bool { protection?.isHardwareBound ?? false }
 
+    /// The `kdf` of a software key saved without encryption (`allowUnencrypted`).
+    public static let unencryptedKDF = "none (unencrypted)"
+
+    /// Whether opening the private key needs the passphrase: a software key stored encrypted. A
+    /// TPM-bound key and a key stored unencrypted do not.
+    public var needsPassphrase: Bool { !isHardwareBound && kdf != Self.unencryptedKDF }
+
     /// A record for `publicKey`. `created` is truncated to whole seconds, as it is stored.
     public init(
         publicKey: P256.Signing.PublicKey, dispatchTargetId: String? = nil, deviceId: String? = nil,

@@ -27,7 +27,7 @@ struct StoredPrivateKey {
                         + "unencrypted (not recommended), pass allowUnencrypted: true.")
             }
             pem = try key.pemRepresentation
-            self.kdf = "none (unencrypted)"
+            self.kdf = KeyMetadata.unencryptedKDF
         }
     }
 }

@@ -9,6 +9,15 @@ enum FetchCommands {
 
     // MARK: fetch
 
+    /// `--policy` values as the command line spells them, and the library's policies they name.
+    static let policyNames: KeyValuePairs<String, ChannelPolicy> = [
+        "push-only": .pushOnly, "accessibility": .accessibility,
+    ]
+
+    static func name(of policy: ChannelPolicy) -> String {
+        policyNames.first { $0.value == policy }?.key ?? policy.description
+    }
+
     static let fetch = Command(
         spec: CommandSpec(
             path: ["fetch"],
@@ -26,7 +35,9 @@ enum FetchCommands {
                 .value(
                     "key", "KEYID", help: "Only this key's registration (repeatable; default: every registered key).",
                     repeatable: true),
-                .value("policy", "push-only|accessibility", help: "Which channels to show (default: accessibility)."),
+                .value(
+                    "policy", policyNames.map(\.key).joined(separator: "|"),
+                    help: "Which channels to show (default: accessibility)."),
                 .value("timeout-seconds", "S", help: "Per-request timeout (default: 15)."),
                 CommonOptions.store,
                 CommonOptions.passphraseFile,
@@ -35,7 +46,7 @@ enum FetchCommands {
         )
     ) { invocation in
         let arguments = invocation.arguments
-        let policy = try arguments.choice("policy", from: ["push-only", "accessibility"]) ?? "accessibility"
+        let policy = try arguments.choice("policy", from: policyNames) ?? .accessibility
         let timeout = try arguments.decimal("timeout-seconds", in: 0.1...600) ?? 15
         let access = KeyStoreAccess(invocation: invocation)
         let store = try access.open(create: false)
@@ -59,7 +70,7 @@ enum FetchCommands {
             }
         }
         // One passphrase opens every encrypted key; it is asked for only if one is encrypted.
-        let needsPassphrase = selected.contains { !($0.kdf ?? "").hasPrefix("none") && !$0.isHardwareBound }
+        let needsPassphrase = selected.contains(where: \.needsPassphrase)
         let passphrase =
             needsPassphrase
             ? try invocation.passphrases.passphrase(
@@ -104,13 +115,7 @@ enum FetchCommands {
             configuration: FetchClientConfiguration(requestTimeout: .milliseconds(Int64((timeout * 1000).rounded()))))
         let result = await client.pendingOutOfBandOperations(registrations)
         let errors = unusable + result.errors
-        let shown = result.operations.filter { operation in
-            switch operation.dispatchChannel {
-            case .pushNotification: true
-            case .qrCode, .link: policy == "accessibility"
-            case .other: false
-            }
-        }
+        let shown = result.operations.filter { policy.admits($0.dispatchChannel) }
 
         if invocation.json {
             let encoder = JSONEncoder()
@@ -138,7 +143,7 @@ enum FetchCommands {
         let hidden = result.operations.count - shown.count
         invocation.note(
             "\(shown.count) pending operation\(shown.count == 1 ? "" : "s")"
-                + (hidden > 0 ? " (\(hidden) on channels outside the \(policy) policy not shown)" : "")
+                + (hidden > 0 ? " (\(hidden) on channels outside the \(name(of: policy)) policy not shown)" : "")
                 + ", \(errors.count) of \(selected.count) backend\(selected.count == 1 ? "" : "s") failed.")
         if errors.isEmpty { return ExitCode.success }
         return errors.count >= selected.count ? ExitCode.failure : ExitCode.partial

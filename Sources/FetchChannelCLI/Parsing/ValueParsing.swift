@@ -36,6 +36,14 @@ extension ParsedArguments {
         return text
     }
 
+    /// The value of `--name` read as one of `choices` (each spelled as the command line spells it),
+    /// or nil when absent.
+    package func choice<Value>(_ name: String, from choices: KeyValuePairs<String, Value>) throws(UsageError) -> Value?
+    {
+        guard let text = try choice(name, from: choices.map(\.key)) else { return nil }
+        return choices.first { $0.key == text }?.value
+    }
+
     /// A non-empty string, or nil when absent.
     package func nonEmpty(_ name: String) throws(UsageError) -> String? {
         guard let text = value(name) else { return nil }

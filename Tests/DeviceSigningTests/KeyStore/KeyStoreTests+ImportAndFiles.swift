@@ -74,6 +74,11 @@ extension KeyStoreTests {
             #expect(try String(contentsOf: file, encoding: .utf8).hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
             #expect(try mode(file) == 0o600)
             #expect(try store.metadata(keyId).kdf == "none (unencrypted)")
+            #expect(try !store.metadata(keyId).needsPassphrase, "an unencrypted key opens without a passphrase")
+            let other = try PrivateKey()
+            let encrypted = try store.save(
+                other, metadata: KeyMetadata(publicKey: other.publicKey), passphrase: secret("pass"), kdf: cheap)
+            #expect(try store.metadata(encrypted).needsPassphrase)
             #expect(try store.load(keyId, passphrase: nil).publicKey == key.publicKey)
         }
     }
