@@ -162,6 +162,7 @@ extension CLISubprocessTests {
             #expect(refused.status == 1 && refused.tokens.isEmpty)
             let message = try #require(refused.errors.first?["message"] as? String)
             #expect(refused.errors.first?["code"] as? String == "invalidResponse")
+            #expect(refused.errors.first?["invalidResponseKind"] as? String == "undecryptable")
             #expect(message.contains("does not decrypt with this registration's encryption key"), "\(message)")
 
             // rotate: the new key carries the same encryption key, and fetch still decrypts.

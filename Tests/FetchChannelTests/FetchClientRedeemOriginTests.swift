@@ -53,7 +53,8 @@ extension FetchClientTests {
         #expect(result.errors.count == 1)
         #expect(error.code == "invalidResponse")
         #expect(error.server == Self.prefixed)
-        guard case .invalidResponse(_, let reason) = error else { return }
+        #expect(error.invalidResponse?.kind == .foreignRedeemUrl)
+        guard let reason = error.invalidResponse?.reason else { return }
         #expect(reason.contains("1 operation was dropped"), "\(reason)")
         #expect(reason.contains("this backend (https://a.example:443/prefix)"), "\(reason)")
         #expect(reason.contains(named), "\(reason)")
@@ -66,10 +67,12 @@ extension FetchClientTests {
         ]
         let (result, _) = await fetchWithForeign(foreign)
         #expect(result.operations.map(\.token) == ["a-own", "b-own"])
-        guard case .invalidResponse(_, let reason)? = result.errors.first, result.errors.count == 1 else {
+        guard let cause = result.errors.first?.invalidResponse, result.errors.count == 1 else {
             Issue.record("expected one invalidResponse, got \(result.errors)")
             return
         }
+        #expect(cause.kind == .foreignRedeemUrl)
+        let reason = cause.reason
         #expect(reason.contains("5 operations were dropped"), "\(reason)")
         let named = "https://evil.example:443/r, https://a.example:443/x, https://c.example:443/r and 1 more"
         #expect(reason.contains(named), "\(reason)")

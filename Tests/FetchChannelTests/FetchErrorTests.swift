@@ -21,7 +21,10 @@ import Testing
             "operationNotSupportedByBackend"
         ),
         (.unauthorized(server: server, httpError: info), "unauthorized"),
-        (.invalidResponse(server: server, reason: "The answer is not JSON."), "invalidResponse"),
+        (
+            .invalidResponse(server: server, cause: InvalidResponse(.malformed, reason: "The answer is not JSON.")),
+            "invalidResponse"
+        ),
         (.serverError(server: server, httpError: HTTPErrorInfo(status: 503, bodyExcerpt: "")), "serverError"),
         (.deviceProtectionError(server: server, reason: "The key file is corrupt."), "deviceProtectionError"),
         (.unknown(server: server, httpError: HTTPErrorInfo(status: 429, bodyExcerpt: "")), "unknown"),
@@ -174,11 +177,11 @@ import Testing
         #expect(answer.header("Date") == "x")
         #expect(answer.bodyWasCutOff)
         #expect(answer.body.count == HTTPAnswer.maximumBodyBytes)
-        #expect(
-            FetchErrorMapping.map(
-                .answer(answer), context: .init(server: "s", estimatedOffsetMillis: nil, toleranceMillis: 60_000)
-            )
-            .failureCode == "invalidResponse")
+        let mapped = FetchErrorMapping.map(
+            .answer(answer), context: .init(server: "s", estimatedOffsetMillis: nil, toleranceMillis: 60_000))
+        #expect(mapped.failureCode == "invalidResponse")
+        guard case .failure(let error) = mapped else { return }
+        #expect(error.invalidResponse?.kind == .tooLarge)
     }
 
     @Test func urlSessionErrorCodesMapToCauses() {

@@ -33,10 +33,11 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
 
     /// A success status whose answer cannot be used: not JSON, the wrong content type, wrong field
     /// types or missing fields, truncated, larger than 1 MiB (cut off unread), or bytes that are
-    /// not an HTTP answer at all. `reason` names what was wrong. Also operations whose redeem URL
-    /// is not on the backend that returned them: those are dropped (the reason names both origins
-    /// and how many), and the backend's other operations are still returned.
-    case invalidResponse(server: String, reason: String)
+    /// not an HTTP answer at all; an encrypted answer that does not decrypt. Also operations whose
+    /// redeem URL is not on the backend that returned them: those are dropped (the reason names
+    /// both origins and how many), and the backend's other operations are still returned.
+    /// `cause.kind` tells which; `cause.reason` names what was wrong.
+    case invalidResponse(server: String, cause: InvalidResponse)
 
     /// The backend failed: any 5xx except 501.
     case serverError(server: String, httpError: HTTPErrorInfo)
@@ -108,6 +109,12 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
         return cause
     }
 
+    /// Why the answer could not be used, for `invalidResponse`.
+    public var invalidResponse: InvalidResponse? {
+        guard case .invalidResponse(_, let cause) = self else { return nil }
+        return cause
+    }
+
     /// What happened and what to do, for a person.
     public var message: String {
         switch self {
@@ -121,8 +128,8 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
         case .unauthorized(let server, let info):
             return "\(server) rejected the device's signature (HTTP \(info.status)): the device's registration "
                 + "there (dispatch target or signature key) is no longer valid. Register the device again."
-        case .invalidResponse(let server, let reason):
-            return "\(server) sent an answer that cannot be used: \(reason) "
+        case .invalidResponse(let server, let cause):
+            return "\(server) sent an answer that cannot be used: \(cause.reason) "
                 + "Try again later; if it persists, the backend or a proxy in front of it is misconfigured."
         case .serverError(let server, let info):
             return

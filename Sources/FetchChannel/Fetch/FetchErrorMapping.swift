@@ -10,15 +10,15 @@ import Foundation
 ///
 /// The rules, in order:
 /// 1. No answer (``TransportResult/failure(_:)``) → `networkError` with that cause.
-/// 2. Bytes that are not HTTP (``TransportResult/notHTTP(_:)``) → `invalidResponse`.
-/// 3. A body larger than 1 MiB, cut off by the transport → `invalidResponse`, whatever the status:
+/// 2. Bytes that are not HTTP (``TransportResult/notHTTP(_:)``) → `invalidResponse` (`notHTTP`).
+/// 3. A body larger than 1 MiB, cut off by the transport → `invalidResponse` (`tooLarge`), whatever the status:
 ///    the answer was not read, so nothing in it is trusted.
 /// 4. Clock skew (``ClockSkewClassification/classify(status:body:estimatedOffsetMillis:toleranceMillis:server:requestCreationMillis:)``):
 ///    definite (status ≥ 400 with `errorCode` `CLOCK_SKEW_TOO_BIG`, any status) or probable
 ///    (401/403 while |estimate| > tolerance) → `clockSkewTooBig` with the measured offset.
 /// 5. 2xx → the body must have a JSON content type (`application/json` or `application/*+json`,
 ///    parameters allowed) and decode strictly (``PendingOperationsDecoder``) → the operations;
-///    otherwise `invalidResponse`. This includes 204 and other 2xx without a usable body: the
+///    otherwise `invalidResponse` (`malformed`; `undecryptable` for a JWE). This includes 204 and other 2xx without a usable body: the
 ///    endpoint always answers `{"operations":[…]}`, even when there are none.
 /// 6. 401, 403 → `unauthorized`.
 /// 7. 404, 405, 501 → `operationNotSupportedByBackend`.
@@ -92,14 +92,14 @@ public enum FetchErrorMapping {
         case .failure(let cause):
             return (.failure(.networkError(server: server, cause: cause)), .notSkew)
         case .notHTTP(let detail):
-            return (.failure(.invalidResponse(server: server, reason: "The answer is not HTTP (\(detail)).")), .notSkew)
+            return (.failure(invalid(.notHTTP, "The answer is not HTTP (\(detail)).", server: server)), .notSkew)
         case .answer(let received):
             answer = received
         }
         guard !answer.bodyWasCutOff else {
             let reason =
                 "The answer (HTTP \(answer.status)) is larger than \(HTTPAnswer.maximumBodyBytes) bytes; it was cut off and not used."
-            return (.failure(.invalidResponse(server: server, reason: reason)), .notSkew)
+            return (.failure(invalid(.tooLarge, reason, server: server)), .notSkew)
         }
 
         let classification = ClockSkewClassification.classify(
@@ -138,42 +138,35 @@ public enum FetchErrorMapping {
         -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
     {
         guard let contentType = answer.header(WireHeader.contentType) else {
-            return .failure(
-                .invalidResponse(
-                    server: server,
-                    reason:
-                        "The answer (HTTP \(answer.status)) has no Content-Type; \(WireMediaType.json) was expected."))
+            let reason = "The answer (HTTP \(answer.status)) has no Content-Type; \(WireMediaType.json) was expected."
+            return .failure(invalid(.malformed, reason, server: server))
         }
         guard !WireMediaType.isJOSE(contentType) else {
-            return .failure(
-                .invalidResponse(
-                    server: server,
-                    reason: "\(undecryptableReasonPrefix) The answer is "
-                        + "\(WireMediaType.jose), but this registration has no encryption key and asked for \(WireMediaType.json)."
-                ))
+            let reason =
+                "The answer is \(WireMediaType.jose), but this registration has no encryption key "
+                + "and asked for \(WireMediaType.json)."
+            return .failure(invalid(.undecryptable, reason, server: server))
         }
         guard WireMediaType.isJSON(contentType) else {
             let shown = String(contentType.prefix(100))
-            return .failure(
-                .invalidResponse(
-                    server: server, reason: "The answer (HTTP \(answer.status)) is \(shown), not \(WireMediaType.json)."
-                ))
+            let reason = "The answer (HTTP \(answer.status)) is \(shown), not \(WireMediaType.json)."
+            return .failure(invalid(.malformed, reason, server: server))
         }
         do {
             return .success(try PendingOperationsDecoder.decode(answer.body, server: server))
         } catch {
-            return .failure(.invalidResponse(server: server, reason: error.reason))
+            return .failure(invalid(.malformed, error.reason, server: server))
         }
     }
 
     /// A 2xx answer to a request that asked for `application/jose`: decrypted with `key`, then
     /// decoded like a JSON answer. An answer that is not a JWE, or does not decrypt, is
-    /// `invalidResponse` whose reason starts with ``undecryptableReasonPrefix``; nothing of it is used.
+    /// `invalidResponse` of kind `undecryptable`; nothing of it is used.
     private static func decrypt(_ answer: HTTPAnswer, with key: P256.KeyAgreement.PrivateKey, server: String)
         -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
     {
         let undecryptable = { (why: String) -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError> in
-            .failure(.invalidResponse(server: server, reason: "\(undecryptableReasonPrefix) \(why)"))
+            .failure(invalid(.undecryptable, why, server: server))
         }
         let contentType = answer.header(WireHeader.contentType) ?? ""
         guard WireMediaType.isJOSE(contentType) else {
@@ -200,12 +193,15 @@ public enum FetchErrorMapping {
         do {
             return .success(try PendingOperationsDecoder.decode(plaintext, server: server))
         } catch {
-            return .failure(.invalidResponse(server: server, reason: error.reason))
+            return .failure(invalid(.malformed, error.reason, server: server))
         }
     }
 
-    /// How an `invalidResponse` reason for an answer that cannot be decrypted begins.
-    public static let undecryptableReasonPrefix = "Undecryptable:"
+    private static func invalid(_ kind: InvalidResponse.Kind, _ reason: String, server: String)
+        -> PendingOutOfBandOperationsError
+    {
+        .invalidResponse(server: server, cause: InvalidResponse(kind, reason: reason))
+    }
 
     private static func reason(of error: any Error) -> String {
         (error as? DeviceSigningError).map { "\($0.reason) (\($0.code))" } ?? "\(error)"

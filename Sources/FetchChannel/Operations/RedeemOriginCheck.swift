@@ -6,7 +6,7 @@ import Foundation
 /// redemption (and the token) to another place, or hand out another backend's token.
 ///
 /// The others are dropped, never returned and so never redeemed, and reported as one
-/// `invalidResponse` for that backend; its remaining operations are still used.
+/// `invalidResponse` (kind `foreignRedeemUrl`) for that backend; its remaining operations are still used.
 enum RedeemOriginCheck {
     /// How many of the foreign places a reason names; the rest are counted.
     static let namedPlaces = 3
@@ -32,7 +32,8 @@ enum RedeemOriginCheck {
             }
         }
         guard !foreign.isEmpty else { return (admitted, nil) }
-        return (admitted, .invalidResponse(server: server, reason: reason(dropped: foreign, backend: origin)))
+        let cause = InvalidResponse(.foreignRedeemUrl, reason: reason(dropped: foreign, backend: origin))
+        return (admitted, .invalidResponse(server: server, cause: cause))
     }
 
     /// "2 operations were dropped and will not be redeemed: their redeem URL (https://other:443/x)

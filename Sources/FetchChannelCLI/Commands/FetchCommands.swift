@@ -30,7 +30,8 @@ enum FetchCommands {
                 + "answered, 2 when some failed, 1 when all failed. --policy picks the channels: accessibility "
                 + "(default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], "
                 + "\"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis "
-                + "and toleranceMillis.",
+                + "and toleranceMillis, a network error networkKind, an invalid answer invalidResponseKind "
+                + "(malformed, tooLarge, notHTTP, foreignRedeemUrl, undecryptable).",
             options: [
                 .value(
                     "key", "KEYID", help: "Only this key's registration (repeatable; default: every registered key).",
@@ -156,6 +157,7 @@ enum FetchCommands {
         ]
         if let http = error.httpError { object["status"] = http.status }
         if let failure = error.networkFailure { object["networkKind"] = failure.kind.rawValue }
+        if let cause = error.invalidResponse { object["invalidResponseKind"] = cause.kind.rawValue }
         if case .clockSkewTooBig = error {
             object["measuredOffsetMillis"] = JSONOutput.orNull(error.measuredOffsetMillis)
             object["toleranceMillis"] = JSONOutput.orNull(error.toleranceMillis)

@@ -172,7 +172,8 @@ struct DemoWalkthrough {
         // 10. Clock skew and the down backend, in the same partial result.
         step(10, "The same fetch reported, beside the healthy backend's operations:")
         for error in snapshot.errors {
-            let kind = error.networkFailure.map { " (\($0.kind))" } ?? ""
+            let kind =
+                (error.networkFailure?.kind.rawValue ?? error.invalidResponse?.kind.rawValue).map { " (\($0))" } ?? ""
             say("   \(error.code)\(kind) from \(error.server ?? "-")")
             if let offset = error.measuredOffsetMillis {
                 say("     measured offset: \(offset) ms, tolerance: \(error.toleranceMillis ?? 0) ms")

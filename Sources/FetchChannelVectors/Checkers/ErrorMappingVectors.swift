@@ -65,6 +65,7 @@ public enum ErrorMappingVectors: Sendable {
         public var tokens: [String]?
         public var status: Int?
         public var networkKind: String?
+        public var invalidResponseKind: String?
         public var excerpt: String?
         public var excerptUTF8Bytes: Int?
         public var bodyByteCount: Int?
@@ -74,7 +75,7 @@ public enum ErrorMappingVectors: Sendable {
 
         private enum CodingKeys: String, CodingKey {
             case code, tokens, status, networkKind, excerpt, excerptUTF8Bytes, bodyByteCount, toleranceMillis
-            case measuredOffsetMillis, estimatedOffsetMillis
+            case invalidResponseKind, measuredOffsetMillis, estimatedOffsetMillis
         }
 
         public init(from decoder: any Decoder) throws {
@@ -83,6 +84,7 @@ public enum ErrorMappingVectors: Sendable {
             tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
             status = try c.decodeIfPresent(Int.self, forKey: .status)
             networkKind = try c.decodeIfPresent(String.self, forKey: .networkKind)
+            invalidResponseKind = try c.decodeIfPresent(String.self, forKey: .invalidResponseKind)
             excerpt = try c.decodeIfPresent(String.self, forKey: .excerpt)
             excerptUTF8Bytes = try c.decodeIfPresent(Int.self, forKey: .excerptUTF8Bytes)
             bodyByteCount = try c.decodeIfPresent(Int.self, forKey: .bodyByteCount)
@@ -187,6 +189,11 @@ public enum ErrorMappingVectors: Sendable {
                 report.expect(
                     error.networkFailure?.kind.rawValue == kind,
                     "\(id): network kind \(error.networkFailure?.kind.rawValue ?? "none"), expected \(kind)")
+            }
+            if let kind = expected.invalidResponseKind {
+                report.expect(
+                    error.invalidResponse?.kind.rawValue == kind,
+                    "\(id): invalid response kind \(error.invalidResponse?.kind.rawValue ?? "none"), expected \(kind)")
             }
             if let excerpt = expected.excerpt {
                 report.expect(error.httpError?.bodyExcerpt == excerpt, "\(id): excerpt")

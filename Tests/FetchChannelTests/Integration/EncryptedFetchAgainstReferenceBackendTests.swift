@@ -64,11 +64,8 @@ import Testing
         #expect(result.errors.map(\.code) == ["invalidResponse"])
         #expect(result.errors.map(\.server) == [faultyRegistration.serverName])
         let error = try #require(result.errors.first)
-        guard case .invalidResponse(_, let reason) = error else {
-            Issue.record("expected invalidResponse, got \(error)")
-            return
-        }
-        #expect(reason.hasPrefix(FetchErrorMapping.undecryptableReasonPrefix))
+        #expect(error.invalidResponse?.kind == .undecryptable, "\(error)")
+        #expect(error.message.contains("does not decrypt with this registration's encryption key"), "\(error)")
     }
 
     @Test func aJSONAnswerWhenJOSEWasAskedIsUndecryptable() async throws {
@@ -78,11 +75,7 @@ import Testing
         try backend.injectFault(EmulatorFault(endpoint: .operations, kind: .garbage))
         let result = await FetchClient().pendingOutOfBandOperations([registration])
         #expect(result.operations.isEmpty)
-        guard case .invalidResponse(_, let reason)? = result.errors.first else {
-            Issue.record("expected invalidResponse, got \(result.errors)")
-            return
-        }
-        #expect(reason.hasPrefix(FetchErrorMapping.undecryptableReasonPrefix))
+        #expect(result.errors.map(\.invalidResponse?.kind) == [.undecryptable], "\(result.errors)")
     }
 
     @Test func aJOSEAnswerWhenJSONWasAskedIsUndecryptable() async throws {
@@ -90,10 +83,6 @@ import Testing
         defer { backend.stop() }
         try backend.injectFault(EmulatorFault(endpoint: .operations, kind: .undecryptable))
         let result = await FetchClient().pendingOutOfBandOperations([registration])
-        guard case .invalidResponse(_, let reason)? = result.errors.first else {
-            Issue.record("expected invalidResponse, got \(result.errors)")
-            return
-        }
-        #expect(reason.hasPrefix(FetchErrorMapping.undecryptableReasonPrefix))
+        #expect(result.errors.map(\.invalidResponse?.kind) == [.undecryptable], "\(result.errors)")
     }
 }

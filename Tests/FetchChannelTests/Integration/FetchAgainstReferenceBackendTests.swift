@@ -153,10 +153,10 @@ import Testing
     }
 
     @Test func transportFaultsMapToTypedErrors() async throws {
-        let faults: [(EmulatorFault.Kind, String, NetworkFailure.Kind?)] = [
-            (.oversized, "invalidResponse", nil),
-            (.wrongContentType, "invalidResponse", nil),
-            (.close, "networkError", .connectionLost),
+        let faults: [(EmulatorFault.Kind, String, String)] = [
+            (.oversized, "invalidResponse", InvalidResponse.Kind.tooLarge.rawValue),
+            (.wrongContentType, "invalidResponse", InvalidResponse.Kind.malformed.rawValue),
+            (.close, "networkError", NetworkFailure.Kind.connectionLost.rawValue),
         ]
         var backends: [ReferenceBackend] = []
         defer { backends.forEach { $0.stop() } }
@@ -169,9 +169,10 @@ import Testing
         }
         let result = await FetchClient().pendingOutOfBandOperations(registrations)
         #expect(result.errors.count == faults.count)
-        for ((kind, code, networkKind), error) in zip(faults, result.errors) {
-            #expect(error.code == code, "\(kind): \(error) \(String(describing: error.networkFailure))")
-            if let networkKind { #expect(error.networkFailure?.kind == networkKind, "\(kind): \(error)") }
+        for ((fault, code, kind), error) in zip(faults, result.errors) {
+            #expect(error.code == code, "\(fault): \(error) \(String(describing: error.networkFailure))")
+            let causeKind = error.networkFailure?.kind.rawValue ?? error.invalidResponse?.kind.rawValue
+            #expect(causeKind == kind, "\(fault): \(error)")
         }
         #expect(result.errors.first?.message.contains("1048576") == true, "the oversized answer was cut off")
     }
