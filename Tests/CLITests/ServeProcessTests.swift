@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
 import Testing
@@ -70,29 +71,8 @@ extension CLISubprocessTests {
         /// Runs a tool on a thread of its own (a blocking subprocess), standard input closed;
         /// returns its exit status, standard output and standard error.
         func tool(_ path: String, _ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
-            try await withCheckedThrowingContinuation { continuation in
-                Thread {
-                    continuation.resume(
-                        with: Result {
-                            let process = Process()
-                            process.executableURL = URL(fileURLWithPath: path)
-                            process.arguments = arguments
-                            let output = Pipe()
-                            let errors = Pipe()
-                            process.standardOutput = output
-                            process.standardError = errors
-                            process.standardInput = FileHandle.nullDevice
-                            try process.run()
-                            let data = output.fileHandleForReading.readDataToEndOfFile()
-                            let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-                            process.waitUntilExit()
-                            return (
-                                process.terminationStatus, String(decoding: data, as: UTF8.self),
-                                String(decoding: errorData, as: UTF8.self)
-                            )
-                        })
-                }.start()
-            }
+            let result = try await DedicatedThreads.run { try ExternalTool.run(path, arguments) }
+            return (result.status, result.output, result.errors)
         }
 
         /// curl with a 10 s limit; returns its exit status and standard output.

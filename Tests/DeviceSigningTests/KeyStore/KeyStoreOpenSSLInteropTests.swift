@@ -13,28 +13,8 @@ enum OpenSSLTool {
         return available
     }()
 
-    struct Result {
-        let status: Int32
-        let output: String
-        let errors: String
-    }
-
-    static func run(_ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData, as: UTF8.self))
+    static func run(_ arguments: [String]) throws -> ToolResult {
+        try ExternalTool.run(path, arguments)
     }
 
     /// Runs and requires success; returns standard output.

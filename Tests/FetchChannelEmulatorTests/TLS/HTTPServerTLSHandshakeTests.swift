@@ -58,7 +58,7 @@ extension HTTPServerTests {
             defer { server.stop() }
             let url = address.baseURL.absoluteString + "/health"
             let result = try await DedicatedThreads.run {
-                try TLSTestSupport.run(
+                try ExternalTool.run(
                     TLSTestSupport.curl,
                     [
                         "-sS", "-w", "%{http_code} ", "-k", "--pinnedpubkey",

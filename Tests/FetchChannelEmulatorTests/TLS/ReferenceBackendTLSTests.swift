@@ -54,7 +54,7 @@ extension HTTPServerTests {
             try Data(try #require(backend.tlsCertificateAuthorityPEM).utf8).write(to: caFile)
             let port = try #require(backend.baseURL.port)
             let result = try await DedicatedThreads.run {
-                try TLSTestSupport.run(
+                try ExternalTool.run(
                     TLSTestSupport.openssl,
                     [
                         "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile.path, "-verify_return_error",
@@ -71,7 +71,7 @@ extension HTTPServerTests {
             let certificate = directory.appendingPathComponent("cert.pem").path
             let key = directory.appendingPathComponent("key.pem").path
             let made = try await DedicatedThreads.run {
-                try TLSTestSupport.run(
+                try ExternalTool.run(
                     TLSTestSupport.openssl,
                     [
                         "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
@@ -99,20 +99,20 @@ extension HTTPServerTests {
             let encryptedKey = directory.appendingPathComponent("encrypted.pem").path
             let made = try await DedicatedThreads.run {
                 [
-                    try TLSTestSupport.run(
+                    try ExternalTool.run(
                         TLSTestSupport.openssl,
                         [
                             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                             "-keyout", directory.appendingPathComponent("key.pem").path, "-out", certificate,
                             "-days", "2", "-subj", "/CN=localhost",
                         ]),
-                    try TLSTestSupport.run(
+                    try ExternalTool.run(
                         TLSTestSupport.openssl,
                         [
                             "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey,
                         ]),
                     // The certificate's own key, encrypted: refused, never a passphrase prompt.
-                    try TLSTestSupport.run(
+                    try ExternalTool.run(
                         TLSTestSupport.openssl,
                         [
                             "pkey", "-in", directory.appendingPathComponent("key.pem").path, "-aes256",
