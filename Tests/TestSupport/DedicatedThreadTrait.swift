@@ -11,21 +11,29 @@ import Testing
 public struct DedicatedThreadTrait: TestTrait, SuiteTrait, TestScoping {
     public var isRecursive: Bool { true }
 
+    public init() {}
+
     public func provideScope(
         for test: Test, testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        guard !test.isSuite else { return try await function() }
+        // A body already moved (the trait given twice, by a suite and a nested one) stays where it
+        // is: taking a second slot could wait for ever once every slot is held that way.
+        guard !test.isSuite, !Self.isInsideScope else { return try await function() }
         await Self.slots.acquire()
         let executor = DedicatedThreadExecutor()
         defer {
             executor.shutDown()
             Self.slots.release()
         }
-        try await withTaskExecutorPreference(executor) {
-            try await function()
+        try await Self.$isInsideScope.withValue(true) {
+            try await withTaskExecutorPreference(executor) {
+                try await function()
+            }
         }
     }
+
+    @TaskLocal private static var isInsideScope = false
 
     /// How many such bodies run at once: without a bound, every test so marked would start at
     /// once on its own thread, and two cores would be shared by dozens of servers and children.

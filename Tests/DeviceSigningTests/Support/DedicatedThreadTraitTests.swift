@@ -1,3 +1,4 @@
+import DeviceSigning
 import FetchChannelTestSupport
 import Foundation
 import Testing
@@ -18,5 +19,19 @@ import Testing
         #expect(Self.runsOnADedicatedThread())
         async let child = Self.runsOnADedicatedThread()
         #expect(await child, "a structured child task keeps the executor preference")
+    }
+
+    private static func currentThread() -> ObjectIdentifier { ObjectIdentifier(Thread.current) }
+
+    /// A suite's trait and a nested one's both apply to a test: the inner scope must not take a
+    /// second slot and thread (with every slot held that way, the bodies would wait for ever).
+    @Test func aNestedScopeStaysOnTheThreadItIsOn() async throws {
+        let outer = Self.currentThread()
+        let test = try #require(Test.current)
+        let inner = Locked<ObjectIdentifier?>(nil)
+        try await DedicatedThreadTrait().provideScope(for: test, testCase: nil) {
+            inner.withLock { $0 = Self.currentThread() }
+        }
+        #expect(inner.withLock { $0 } == outer)
     }
 }
