@@ -118,6 +118,7 @@ import Testing
         let gate = Gate()
         let transport = FakeTransport { request in
             if request.url.host == "fast.example" {
+                gate.arrive()
                 return Self.ok([FakeBackend.operation(1, "link", "t1", server: "https://fast.example")])
             }
             if await gate.park("hang") { return Self.ok([]) }
@@ -131,7 +132,9 @@ import Testing
                     registration("https://hang2.example"),
                 ])
         }
-        await gate.waitForArrivals(2)
+        // All three requests reached the transport (the fast one is answered as it arrives): a
+        // transport that has answered is never overruled by the cancellation that follows.
+        await gate.waitForArrivals(3)
         fetch.cancel()
         let result = await fetch.value
         #expect(result.operations.map(\.token) == ["t1"])

@@ -88,6 +88,18 @@ final class Gate: Sendable {
         continuations.forEach { $0.resume(returning: true) }
     }
 
+    /// Counts a request that is answered at once (not parked) as arrived.
+    func arrive() {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.arrivals += 1
+            let arrivals = state.arrivals
+            let ready = state.arrivalWaiters.filter { $0.0 <= arrivals }.map(\.1)
+            state.arrivalWaiters.removeAll { $0.0 <= arrivals }
+            return ready
+        }
+        ready.forEach { $0.resume() }
+    }
+
     /// Returns once `count` requests have arrived in total.
     func waitForArrivals(_ count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
