@@ -152,6 +152,16 @@ extension CLISubprocessTests {
         }
 
         /// The keys of the store, by id.
+        /// A new key of `sandbox`, registered at the scripted backend `url` (which must accept it).
+        func registeredKey(in sandbox: CLISandbox, at url: URL) async throws -> String {
+            let keyId = try await sandbox.generateKey()
+            let registered = try await sandbox.run(
+                ["register", "--server", url.absoluteString, "--device-id", "phone-9", "--key", keyId]
+                    + sandbox.storeArguments)
+            #expect(registered.status == 0, "\(registered.summary)")
+            return keyId
+        }
+
         func keyIds(_ sandbox: CLISandbox) async throws -> Set<String> {
             let listed = try #require(
                 try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments).json() as? [[String: Any]])
@@ -169,13 +179,7 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let keyId = try await sandbox.generateKey()
-            let registered = try await sandbox.run(
-                [
-                    "register", "--server", url.absoluteString, "--device-id", "phone-9",
-                    "--key", keyId,
-                ] + sandbox.storeArguments)
-            #expect(registered.status == 0, "\(registered.summary)")
+            let keyId = try await registeredKey(in: sandbox, at: url)
 
             let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
             #expect(rotated.status == 1, "\(rotated.summary)")
@@ -193,13 +197,7 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let keyId = try await sandbox.generateKey()
-            let registered = try await sandbox.run(
-                [
-                    "register", "--server", url.absoluteString, "--device-id", "phone-9",
-                    "--key", keyId,
-                ] + sandbox.storeArguments)
-            #expect(registered.status == 0, "\(registered.summary)")
+            let keyId = try await registeredKey(in: sandbox, at: url)
             let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
             #expect(
                 rotated.status == 1 && rotated.err.contains("does not confirm dispatch target target-1"),
