@@ -69,6 +69,22 @@ import Testing
         #expect(insecure.message.contains("https://"))
     }
 
+    /// The causes follow the package's one error style: a stable code, `code: reason` as text, and
+    /// equality on the code alone (docs/ARCHITECTURE.md, "Errors").
+    @Test func causesCompareByCodeAndDescribeThemselves() {
+        let refused = NetworkFailure(.connectionRefused, detail: "ECONNREFUSED")
+        #expect(refused == NetworkFailure(.connectionRefused, detail: "another text"))
+        #expect(refused != NetworkFailure(.timedOut, detail: "ECONNREFUSED"))
+        #expect(refused.description == "connectionRefused: ECONNREFUSED")
+        #expect(NetworkFailure(.cancelled, detail: "").description == "cancelled")
+        #expect(refused.kind == refused.code && refused.reason == refused.detail)
+        let malformed = InvalidResponse(.malformed, reason: "Not JSON.")
+        #expect(malformed == InvalidResponse(.malformed, reason: "Truncated."))
+        #expect(malformed.description == "malformed: Not JSON.")
+        #expect(Set(NetworkFailure.Code.allCases.map(\.rawValue)).count == NetworkFailure.Code.allCases.count)
+        #expect(InvalidResponse.Code.allCases.contains(.undecryptable))
+    }
+
     @Test func unknownWithoutServerOrAnswer() {
         let error = PendingOutOfBandOperationsError.unknown(server: nil, httpError: nil)
         #expect(error.server == nil)

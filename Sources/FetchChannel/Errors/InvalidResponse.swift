@@ -1,36 +1,46 @@
+import DeviceSigning
+
 /// Why a success answer could not be used: the cause carried by `invalidResponse`.
 ///
-/// `kind` is for programs (an undecryptable answer points at the registration's encryption key, a
+/// `code` is for programs (an undecryptable answer points at the registration's encryption key, a
 /// foreign redeem URL at the backend's data, the others at the backend or a proxy); `reason` is
-/// the text for a person and for logs. Never the request's signature.
-public struct InvalidResponse: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+/// the text for a person and for logs. Never the request's signature. Equal when the codes are.
+public struct InvalidResponse: CodedError {
+    public struct Code: ErrorCode, CaseIterable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// Not JSON, the wrong content type or none, wrong field types or missing fields,
         /// truncated, or no body (204): not the `{"operations":[…]}` answer.
-        case malformed
+        public static let malformed = Code(rawValue: "malformed")
         /// Larger than 1 MiB: the transport cut it off, and nothing of it was read.
-        case tooLarge
+        public static let tooLarge = Code(rawValue: "tooLarge")
         /// The bytes are not an HTTP answer at all (another protocol on the port).
-        case notHTTP
+        public static let notHTTP = Code(rawValue: "notHTTP")
         /// Some operations' redeem URL is not on the backend that returned them: those were
         /// dropped and will not be redeemed; the backend's other operations are still returned.
-        case foreignRedeemUrl
+        public static let foreignRedeemUrl = Code(rawValue: "foreignRedeemUrl")
         /// The answer does not decrypt with the registration's encryption key, or is not the
         /// media type asked for: JSON when `application/jose` was asked, or a JWE when JSON was
         /// (docs/ARCHITECTURE.md, "Encrypted answers"). Nothing of it is used.
-        case undecryptable
+        public static let undecryptable = Code(rawValue: "undecryptable")
 
-        public var description: String { rawValue }
+        /// The codes this version produces.
+        public static let allCases: [Code] = [.malformed, .tooLarge, .notHTTP, .foreignRedeemUrl, .undecryptable]
     }
 
-    public let kind: Kind
+    /// The name the fetch error's JSON (`invalidResponseKind`) and older callers use for ``code``.
+    public typealias Kind = Code
+
+    public let code: Code
     /// What was wrong, as a sentence.
     public let reason: String
 
-    public init(_ kind: Kind, reason: String) {
-        self.kind = kind
+    /// ``code``, under the name the fetch error's JSON uses.
+    public var kind: Code { code }
+
+    public init(_ code: Code, reason: String) {
+        self.code = code
         self.reason = reason
     }
-
-    public var description: String { "\(kind.rawValue): \(reason)" }
 }

@@ -1,54 +1,81 @@
+import DeviceSigning
+
 /// Why a request got no HTTP answer: the cause carried by `networkError`.
 ///
-/// `kind` is for programs (retry later, tell the person to check the connection, fix the
-/// configuration); `detail` is the underlying system's text, for logs.
-public struct NetworkFailure: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+/// `code` is for programs (retry later, tell the person to check the connection, fix the
+/// configuration); `detail` is the underlying system's text, for logs. Equal when the codes are.
+public struct NetworkFailure: CodedError {
+    public struct Code: ErrorCode, CaseIterable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// Nothing listens at the server's address and port (`ECONNREFUSED`).
-        case connectionRefused
+        public static let connectionRefused = Code(rawValue: "connectionRefused")
         /// The host name does not resolve.
-        case hostNotFound
+        public static let hostNotFound = Code(rawValue: "hostNotFound")
         /// No complete answer within the request timeout.
-        case timedOut
+        public static let timedOut = Code(rawValue: "timedOut")
         /// The server's certificate chain does not lead to a CA the request trusts (the system CAs,
         /// or the backend's private CA bundle), or that bundle could not be read.
-        case tlsUntrustedCertificate
+        public static let tlsUntrustedCertificate = Code(rawValue: "tlsUntrustedCertificate")
         /// The server's certificate is not valid for the host name of the URL.
-        case tlsHostnameMismatch
+        public static let tlsHostnameMismatch = Code(rawValue: "tlsHostnameMismatch")
         /// The server's certificate has expired or is not valid yet (or the device clock is wrong).
-        case tlsCertificateExpired
+        public static let tlsCertificateExpired = Code(rawValue: "tlsCertificateExpired")
         /// The chain is trusted, but the server's public key matches none of the backend's pins.
-        case tlsPinMismatch
+        public static let tlsPinMismatch = Code(rawValue: "tlsPinMismatch")
         /// Any other TLS failure: no common protocol version or cipher, a reset during the
         /// handshake, a server that does not speak TLS on that port.
-        case tlsHandshake
+        public static let tlsHandshake = Code(rawValue: "tlsHandshake")
         /// The request was cancelled (the fetch's task was cancelled).
-        case cancelled
+        public static let cancelled = Code(rawValue: "cancelled")
         /// The connection broke while the request or answer was under way.
-        case connectionLost
+        public static let connectionLost = Code(rawValue: "connectionLost")
         /// Refused before any request: plain `http://` to a host that is not loopback. The
         /// request would carry a Device-Signature that anyone on the path could read and replay.
-        case insecureTransport
+        public static let insecureTransport = Code(rawValue: "insecureTransport")
         /// Refused before any request: the URL has no host or a scheme other than http/https.
-        case invalidURL
+        public static let invalidURL = Code(rawValue: "invalidURL")
         /// Refused before any request: the redeem URL is not on a registered backend (an operation
         /// from a push, link or QR code must redeem at a backend this device registered with).
-        case foreignRedeemUrl
+        public static let foreignRedeemUrl = Code(rawValue: "foreignRedeemUrl")
         /// Anything else (no route, no network, a system error).
-        case other
+        public static let other = Code(rawValue: "other")
 
-        public var description: String { rawValue }
+        /// The codes this version produces.
+        public static let allCases: [Code] = [
+            .connectionRefused,
+            .hostNotFound,
+            .timedOut,
+            .tlsUntrustedCertificate,
+            .tlsHostnameMismatch,
+            .tlsCertificateExpired,
+            .tlsPinMismatch,
+            .tlsHandshake,
+            .cancelled,
+            .connectionLost,
+            .insecureTransport,
+            .invalidURL,
+            .foreignRedeemUrl,
+            .other,
+        ]
     }
 
-    public let kind: Kind
+    /// The name the fetch error's JSON (`networkKind`) and older callers use for ``code``.
+    public typealias Kind = Code
+
+    public let code: Code
     /// The underlying text (e.g. libcurl's error message); for TLS failures also what to check.
     /// Never the request's signature.
     public let detail: String
 
-    public init(_ kind: Kind, detail: String) {
-        self.kind = kind
+    /// ``code``, under the name the fetch error's JSON uses.
+    public var kind: Code { code }
+    /// ``detail``: the text for a person and for logs.
+    public var reason: String { detail }
+
+    public init(_ code: Code, detail: String) {
+        self.code = code
         self.detail = detail
     }
-
-    public var description: String { detail.isEmpty ? kind.rawValue : "\(kind.rawValue): \(detail)" }
 }

@@ -20,7 +20,7 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
 
     /// No HTTP answer: connection refused, host not found, TLS failure, timeout, cancellation, a
     /// lost connection; or the request was refused before it was sent (plain http:// to a host
-    /// that is not loopback, an unusable URL). `cause.kind` tells which.
+    /// that is not loopback, an unusable URL). `cause.code` tells which.
     case networkError(server: String, cause: NetworkFailure)
 
     /// The backend does not provide the endpoint: HTTP 404, 405 or 501 (wrong server URL or path
@@ -36,7 +36,7 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
     /// not an HTTP answer at all; an encrypted answer that does not decrypt. Also operations whose
     /// redeem URL is not on the backend that returned them: those are dropped (the reason names
     /// both origins and how many), and the backend's other operations are still returned.
-    /// `cause.kind` tells which; `cause.reason` names what was wrong.
+    /// `cause.code` tells which; `cause.reason` names what was wrong.
     case invalidResponse(server: String, cause: InvalidResponse)
 
     /// The backend failed: any 5xx except 501.
@@ -151,7 +151,7 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
     private static func networkMessage(server: String, cause: NetworkFailure) -> String {
         let detail = cause.detail.isEmpty ? "" : " (\(cause.detail))"
         let sentences = cause.detail.isEmpty ? "" : " " + cause.detail + (cause.detail.hasSuffix(".") ? "" : ".")
-        switch cause.kind {
+        switch cause.code {
         case .connectionRefused:
             return "Could not connect to \(server): nothing is listening there (connection refused). "
                 + "Check the server URL, or try again when the backend is up."
@@ -181,7 +181,7 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
             return "\(server) is not a usable server URL\(detail). Use an https:// URL with a host name."
         case .foreignRedeemUrl:
             return "\(server) was not contacted: it is not a backend this device is registered with\(detail)."
-        case .other:
+        default:  // .other, and any code a newer transport adds
             return "Could not reach \(server)\(detail). Check the network connection and try again."
         }
     }

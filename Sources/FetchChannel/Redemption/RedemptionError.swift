@@ -48,7 +48,7 @@ public enum RedemptionError: Error, Sendable, Hashable, CustomStringConvertible 
         case .tokenExpired:
             return "This operation has expired. Start it again where it began (the website or app that asked for it)."
         case .networkError(let url, let cause):
-            switch cause.kind {
+            switch cause.code {
             case .insecureTransport:
                 return
                     "\(url) was not contacted: plain http:// is allowed only for loopback addresses. The operation's redeem URL must use https://."

@@ -1,12 +1,17 @@
-/// A ``TLSTrust`` could not be made from what was given.
-public struct TLSTrustError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
+import DeviceSigning
+
+/// A ``TLSTrust`` could not be made from what was given. Equal when the codes are.
+public struct TLSTrustError: CodedError {
+    public struct Code: ErrorCode {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// A pin is not `sha256//` + the base64 of 32 bytes, or there are too many.
-        case invalidPin
+        public static let invalidPin = Code(rawValue: "invalidPin")
         /// The in-memory CA bundle is too large or holds no PEM certificate.
-        case invalidCABundle
+        public static let invalidCABundle = Code(rawValue: "invalidCABundle")
         /// The CA file path is empty or not a C string.
-        case invalidCAFile
+        public static let invalidCAFile = Code(rawValue: "invalidCAFile")
     }
 
     public let code: Code
@@ -17,6 +22,4 @@ public struct TLSTrustError: Error, Sendable, Hashable, CustomStringConvertible 
         self.code = code
         self.reason = reason
     }
-
-    public var description: String { "\(code.rawValue): \(reason)" }
 }

@@ -149,7 +149,7 @@ public enum ErrorMappingVectors: Sendable {
                 server: server, into: estimator)
             transport = .answer(received)
         } else if let failure = input.transportFailure {
-            guard let kind = NetworkFailure.Kind(rawValue: failure.kind) else {
+            guard let kind = NetworkFailure.Code.allCases.first(where: { $0.rawValue == failure.kind }) else {
                 return ["\(id): unknown transport failure kind \(failure.kind)"]
             }
             transport = .failure(NetworkFailure(kind, detail: failure.detail))
