@@ -39,8 +39,18 @@ import Testing
 
     @Test func oversizedBodyIsInvalid() {
         let body = Data(repeating: 0x20, count: PendingOperationsDecoder.maximumBodyBytes + 1)
-        #expect(throws: PendingOperationsDecoder.InvalidResponse.self) {
+        #expect(throws: PendingOperationsDecoder.InvalidResponse(.tooLarge, "")) {
             try PendingOperationsDecoder.decode(body, server: "s")
+        }
+    }
+
+    /// Each refusal carries its code: not JSON, or JSON that is not the answer.
+    @Test func refusalsSayWhichKind() {
+        #expect(throws: PendingOperationsDecoder.InvalidResponse(.notJSON, "")) {
+            try PendingOperationsDecoder.decode(Data("{".utf8), server: "s")
+        }
+        #expect(throws: PendingOperationsDecoder.InvalidResponse(.malformed, "")) {
+            try PendingOperationsDecoder.decode(Data(#"{"operations":{}}"#.utf8), server: "s")
         }
     }
 

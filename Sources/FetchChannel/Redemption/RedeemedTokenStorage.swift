@@ -25,9 +25,12 @@ final class RedeemedTokenStorage: Sendable {
     /// Opens (creating if needed) the file's directory and removes temporary files left by an
     /// interrupted write.
     init(_ file: RedeemedTokenFile) throws(RedeemedTokenFileError) {
-        if let problem = file.nameProblem { throw RedeemedTokenFileError(path: file.path, reason: problem + ".") }
+        if let problem = file.nameProblem {
+            throw RedeemedTokenFileError(.invalidLocation, path: file.path, reason: problem + ".")
+        }
         guard file.directory.isFileURL else {
-            throw RedeemedTokenFileError(path: file.path, reason: "the directory must be a file URL.")
+            throw RedeemedTokenFileError(
+                .invalidLocation, path: file.path, reason: "the directory must be a file URL.")
         }
         self.file = file
         do {
@@ -56,13 +59,13 @@ final class RedeemedTokenStorage: Sendable {
                 let reason =
                     "the file has version \(version); this package reads versions 1 and "
                     + "\(RedeemedTokenFile.currentVersion)."
-                throw RedeemedTokenFileError(path: file.path, reason: reason)
+                throw RedeemedTokenFileError(.unsupportedVersion, path: file.path, reason: reason)
             }
         } catch let error as RedeemedTokenFileError {
             throw error
         } catch is DecodingError {
             throw RedeemedTokenFileError(
-                path: file.path,
+                .corrupt, path: file.path,
                 reason:
                     "the file is not a redeemed-token list written by this package. Move it away to start with an empty set (operations already redeemed are then refused by the backend as already redeemed)."
             )
@@ -88,7 +91,8 @@ final class RedeemedTokenStorage: Sendable {
     private static func wrap(_ error: any Error, _ file: RedeemedTokenFile) -> RedeemedTokenFileError {
         // The directory code words its errors for the key store; the reason (path, errno text,
         // the chmod/chown that fixes it) applies to this file alike.
-        let reason = (error as? DeviceSigningError)?.reason ?? "\(error)"
-        return RedeemedTokenFileError(path: file.path, reason: reason)
+        let failure = error as? DeviceSigningError
+        let code: RedeemedTokenFileError.Code = failure?.code == .insecureKeyFile ? .insecure : .fileSystem
+        return RedeemedTokenFileError(code, path: file.path, reason: failure?.reason ?? "\(error)")
     }
 }

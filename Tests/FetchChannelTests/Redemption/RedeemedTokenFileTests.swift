@@ -124,6 +124,7 @@ extension Practices {
                     _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
                 }
                 #expect(error?.path == file.path)
+                #expect(error?.code == (text.hasPrefix(#"{"version":3"#) ? .unsupportedVersion : .corrupt))
             }
         }
 
@@ -139,6 +140,7 @@ extension Practices {
                 }
                 #expect(error?.path == file.path)
                 #expect(error?.reason.contains("Move it away") == true)
+                #expect(error?.code == .corrupt)
             }
         }
 
@@ -152,13 +154,14 @@ extension Practices {
                         redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: directory))
                 }
                 #expect(error?.reason.contains("chmod 700") == true)
+                #expect(error?.code == .insecure)
             }
         }
 
         @Test(arguments: ["", ".", "..", "a/b", ".tmp-x"])
         func aFileNameThatIsNotAPlainNameIsRefused(name: String) async {
             await Practices.withTemporaryDirectory { directory in
-                #expect(throws: RedeemedTokenFileError.self) {
+                #expect(throws: RedeemedTokenFileError(.invalidLocation, path: "", reason: "")) {
                     _ = try RedemptionPipeline(
                         redeemer: ImmediateRedeemer(),
                         persistingTo: RedeemedTokenFile(directory: directory, fileName: name))
@@ -174,6 +177,7 @@ extension Practices {
                 try FileManager.default.createDirectory(atPath: file.path, withIntermediateDirectories: false)
                 #expect(await pipeline.redeem(Practices.payload("t1")).code == "redeemed")
                 #expect(await pipeline.persistenceFailure?.path == file.path)
+                #expect(await pipeline.persistenceFailure?.code == .fileSystem)
                 #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
             }
         }
