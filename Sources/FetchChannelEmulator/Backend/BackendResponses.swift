@@ -5,10 +5,14 @@ import Foundation
 /// The answers the emulated backend gives, in one place so every error body has the same shape:
 /// `{"errorCode": CODE, "message": text}` (plus `serverTimeInEpochMillis` for clock skew).
 enum BackendResponses {
-    /// An answer that ends a request early, carried through `Result`.
-    struct Refusal: Error {
+    /// An answer that ends a request early, carried through `Result`: its status is the code,
+    /// the body it answers with the reason. Equal when the statuses are.
+    struct Refusal: CodedError {
         let response: HTTPResponse
         init(_ response: HTTPResponse) { self.response = response }
+
+        var code: HTTPStatus { HTTPStatus(response.status) }
+        var reason: String { String(decoding: response.body, as: UTF8.self) }
     }
 
     static func json(_ status: HTTPStatus, _ object: [String: Any]) -> HTTPResponse {

@@ -124,7 +124,7 @@ struct BackendRouter: Sendable {
 
     /// The answer to a refused device request; the statistics count its internal code.
     func refuse(_ refusal: DeviceRequestRefusal) -> HTTPResponse {
-        state.recordRejection(code: refusal.code)
+        state.recordRejection(code: refusal.code.rawValue)
         return refusal.response
     }
 }

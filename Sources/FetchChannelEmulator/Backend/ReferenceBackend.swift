@@ -146,7 +146,7 @@ public final class ReferenceBackend: Sendable {
             dispatcher: "emulator", signatureKey: signatureKey,
             encryptionKey: encryptionKey)
         guard router.state.register(record, by: .control) == .registered else {
-            throw EmulatorError("The emulator holds the most dispatch targets it keeps.")
+            throw EmulatorError(.capacityReached, "The emulator holds the most dispatch targets it keeps.")
         }
         return record.id
     }
@@ -171,7 +171,7 @@ public final class ReferenceBackend: Sendable {
                 token: stored.token, redeemURL: stored.redeemURL, channel: stored.channel,
                 creationTimeInEpochMillis: stored.creationTimeMillis)
         case .failure(let refusal):
-            throw EmulatorError(String(decoding: refusal.response.body, as: UTF8.self))
+            throw EmulatorError(.dispatchRefused, refusal.reason)
         }
     }
 
@@ -185,7 +185,7 @@ public final class ReferenceBackend: Sendable {
     public var serverTimeMillis: Int64 { router.clock.nowMillis() }
 
     public func injectFault(_ fault: EmulatorFault) throws {
-        if let problem = fault.validationProblem() { throw EmulatorError(problem) }
+        if let problem = fault.validationProblem() { throw EmulatorError(.invalidFault, problem) }
         router.state.addFault(fault)
     }
 
@@ -205,10 +205,4 @@ public struct DispatchedOperation: Sendable, Hashable {
     public let redeemURL: String
     public let channel: String
     public let creationTimeInEpochMillis: Int64
-}
-
-/// A refused in-process control call.
-public struct EmulatorError: Error, Sendable, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
 }

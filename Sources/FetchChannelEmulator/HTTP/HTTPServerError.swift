@@ -1,10 +1,11 @@
+import DeviceSigning
 import Glibc
 
 /// Why `HTTPServer.start()` failed. Equality compares only the stable `code`, so tests can write
 /// `#expect(throws: HTTPServerError(.nonLoopbackHost))`.
-public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct HTTPServerError: CodedError {
     /// A stable identifier for logs and tests.
-    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: ErrorCode {
         public let rawValue: String
 
         public init(rawValue: String) {
@@ -32,8 +33,6 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
         /// The TLS identity could not be generated or loaded (unreadable file, not PEM, a key that
         /// is not P-256 or does not match the certificate).
         public static let tlsIdentityFailed = Code(rawValue: "tls-identity-failed")
-
-        public var description: String { rawValue }
     }
 
     public let code: Code
@@ -46,10 +45,6 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
         self.code = code
         self.reason = reason
         self.systemErrno = systemErrno
-    }
-
-    public static func == (lhs: HTTPServerError, rhs: HTTPServerError) -> Bool {
-        lhs.code == rhs.code
     }
 
     public var description: String {

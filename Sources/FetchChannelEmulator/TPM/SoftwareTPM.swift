@@ -45,7 +45,7 @@ package final class SoftwareTPM: @unchecked Sendable {
     /// Starts swtpm in a new directory under `parent` (default: the temporary directory) and
     /// returns once it accepts connections. Throws when it cannot be started on a few port pairs.
     package init(in parent: URL = FileManager.default.temporaryDirectory) throws {
-        guard let executable = Self.executable else { throw StartFailure("swtpm is not installed") }
+        guard let executable = Self.executable else { throw StartFailure(.notInstalled, "swtpm is not installed") }
         directory = parent.appendingPathComponent("swtpm-\(UUID().uuidString)")
         let state = directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
@@ -80,7 +80,7 @@ package final class SoftwareTPM: @unchecked Sendable {
                 + "(exit status \(process.terminationStatus))"
         }
         try? FileManager.default.removeItem(at: directory)
-        throw StartFailure(lastProblem)
+        throw StartFailure(.didNotStart, lastProblem)
     }
 
     deinit {
@@ -171,9 +171,24 @@ package final class SoftwareTPM: @unchecked Sendable {
         return address
     }
 
-    /// Why swtpm could not be started.
-    package struct StartFailure: Error, CustomStringConvertible {
-        package let description: String
-        init(_ description: String) { self.description = description }
+    /// Why swtpm could not be started. Equal when the codes are.
+    package struct StartFailure: CodedError {
+        package struct Code: ErrorCode {
+            package let rawValue: String
+            package init(rawValue: String) { self.rawValue = rawValue }
+
+            /// No swtpm executable on the usual paths.
+            package static let notInstalled = Code(rawValue: "notInstalled")
+            /// swtpm did not accept connections on any of the port pairs tried.
+            package static let didNotStart = Code(rawValue: "didNotStart")
+        }
+
+        package let code: Code
+        package let reason: String
+
+        init(_ code: Code, _ reason: String) {
+            self.code = code
+            self.reason = reason
+        }
     }
 }
