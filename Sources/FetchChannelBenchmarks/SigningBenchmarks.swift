@@ -64,8 +64,3 @@ package enum SigningBenchmarks {
             ratio: (ratio * 1000).rounded() / 1000, target: ">= \(target)", met: ratio >= target)
     }
 }
-
-package struct BenchmarkError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
-}

@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// Small decoders shared by the checkers. They use Foundation, not the package's own codecs, so a
@@ -8,26 +9,29 @@ enum VectorDecoding {
         do {
             return .success(try JSONDecoder().decode(type, from: data))
         } catch let error as DecodingError {
-            return .failure(VectorDecodingError(describe(error)))
+            return .failure(describe(error))
         } catch {
-            return .failure(VectorDecodingError("not valid JSON"))
+            return .failure(VectorDecodingError(.notJSON, "not valid JSON"))
         }
     }
 
-    private static func describe(_ error: DecodingError) -> String {
+    private static func describe(_ error: DecodingError) -> VectorDecodingError {
         func path(_ codingPath: [any CodingKey]) -> String {
             let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return text.isEmpty ? "the top level" : String(text.drop { $0 == "." })
         }
         switch error {
         case .keyNotFound(let key, let context):
-            return "missing member \(key.stringValue) at \(path(context.codingPath))"
+            let reason = "missing member \(key.stringValue) at \(path(context.codingPath))"
+            return VectorDecodingError(.missingMember, reason)
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "wrong type at \(path(context.codingPath))"
+            return VectorDecodingError(.wrongType, "wrong type at \(path(context.codingPath))")
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            return VectorDecodingError(.notJSON, "not valid JSON")
         case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context.codingPath))"
+            return VectorDecodingError(.invalidValue, "invalid value at \(path(context.codingPath))")
         @unknown default:
-            return "cannot be decoded"
+            return VectorDecodingError(.invalidValue, "cannot be decoded")
         }
     }
 
@@ -62,9 +66,4 @@ enum VectorDecoding {
         while standard.count % 4 != 0 { standard += "=" }
         return Data(base64Encoded: standard)
     }
-}
-
-struct VectorDecodingError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

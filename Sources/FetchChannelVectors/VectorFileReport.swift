@@ -36,7 +36,7 @@ public struct VectorFileReport: Sendable, Hashable {
         case .success(let file):
             return file
         case .failure(let error):
-            fail("\(name ?? file) cannot be read: \(error)")
+            fail("\(name ?? file) cannot be read: \(error.reason)")
             return nil
         }
     }
