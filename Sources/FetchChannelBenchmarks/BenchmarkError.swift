@@ -6,7 +6,6 @@ import DeviceSigning
 package struct BenchmarkError: CodedError {
     package struct Code: ErrorCode {
         package let rawValue: String
-        package init(rawValue: String) { self.rawValue = rawValue }
 
         /// The benchmark did not run to the end with correct results (every benchmark so far
         /// reports its failures under this one code; the reason says which step failed).
@@ -16,11 +15,9 @@ package struct BenchmarkError: CodedError {
     package let code: Code
     package let reason: String
 
-    package init(_ code: Code, _ reason: String) {
-        self.code = code
+    /// A ``Code/runFailed`` error.
+    package init(_ reason: String) {
+        self.code = .runFailed
         self.reason = reason
     }
-
-    /// A ``Code/runFailed`` error.
-    package init(_ reason: String) { self.init(.runFailed, reason) }
 }

@@ -11,7 +11,7 @@ enum VectorDecoding {
         } catch let error as DecodingError {
             return .failure(describe(error))
         } catch {
-            return .failure(VectorDecodingError(.notJSON, "not valid JSON"))
+            return .failure(VectorDecodingError(code: .notJSON, reason: "not valid JSON"))
         }
     }
 
@@ -23,15 +23,15 @@ enum VectorDecoding {
         switch error {
         case .keyNotFound(let key, let context):
             let reason = "missing member \(key.stringValue) at \(path(context.codingPath))"
-            return VectorDecodingError(.missingMember, reason)
+            return VectorDecodingError(code: .missingMember, reason: reason)
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return VectorDecodingError(.wrongType, "wrong type at \(path(context.codingPath))")
+            return VectorDecodingError(code: .wrongType, reason: "wrong type at \(path(context.codingPath))")
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return VectorDecodingError(.notJSON, "not valid JSON")
+            return VectorDecodingError(code: .notJSON, reason: "not valid JSON")
         case .dataCorrupted(let context):
-            return VectorDecodingError(.invalidValue, "invalid value at \(path(context.codingPath))")
+            return VectorDecodingError(code: .invalidValue, reason: "invalid value at \(path(context.codingPath))")
         @unknown default:
-            return VectorDecodingError(.invalidValue, "cannot be decoded")
+            return VectorDecodingError(code: .invalidValue, reason: "cannot be decoded")
         }
     }
 

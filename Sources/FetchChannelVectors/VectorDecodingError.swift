@@ -20,9 +20,4 @@ struct VectorDecodingError: CodedError {
 
     let code: Code
     let reason: String
-
-    init(_ code: Code, _ reason: String) {
-        self.code = code
-        self.reason = reason
-    }
 }

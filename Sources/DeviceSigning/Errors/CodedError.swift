@@ -21,9 +21,11 @@ extension CodedError {
 }
 
 /// The nested `Code` of a ``CodedError``: a string that programs, logs and JSON can rely on, with
-/// the known values as documented static members. New codes may be added; match on the ones you
-/// handle.
-public protocol ErrorCode: RawRepresentable<String>, Sendable, Hashable, CustomStringConvertible {}
+/// the known values as documented static members (made with the memberwise initialiser, so only
+/// the error's own module makes codes). New codes may be added; match on the ones you handle.
+public protocol ErrorCode: Sendable, Hashable, CustomStringConvertible {
+    var rawValue: String { get }
+}
 
 extension ErrorCode {
     public var description: String { rawValue }

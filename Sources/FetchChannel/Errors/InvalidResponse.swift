@@ -8,7 +8,6 @@ import DeviceSigning
 public struct InvalidResponse: CodedError {
     public struct Code: ErrorCode, CaseIterable {
         public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// Not JSON, the wrong content type or none, wrong field types or missing fields,
         /// truncated, or no body (204): not the `{"operations":[…]}` answer.

@@ -7,7 +7,6 @@ import DeviceSigning
 public struct NetworkFailure: CodedError {
     public struct Code: ErrorCode, CaseIterable {
         public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// Nothing listens at the server's address and port (`ECONNREFUSED`).
         public static let connectionRefused = Code(rawValue: "connectionRefused")

@@ -32,7 +32,6 @@ public enum PendingOperationsDecoder {
     public struct InvalidResponse: CodedError {
         public struct Code: ErrorCode {
             public let rawValue: String
-            public init(rawValue: String) { self.rawValue = rawValue }
 
             /// Larger than ``PendingOperationsDecoder/maximumBodyBytes``.
             public static let tooLarge = Code(rawValue: "tooLarge")

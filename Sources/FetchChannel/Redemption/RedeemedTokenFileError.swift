@@ -4,7 +4,6 @@ import DeviceSigning
 public struct RedeemedTokenFileError: CodedError {
     public struct Code: ErrorCode {
         public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The file's name or directory is not usable (not a plain file name, not a file URL).
         public static let invalidLocation = Code(rawValue: "invalidLocation")

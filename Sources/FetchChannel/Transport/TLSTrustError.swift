@@ -4,7 +4,6 @@ import DeviceSigning
 public struct TLSTrustError: CodedError {
     public struct Code: ErrorCode {
         public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// A pin is not `sha256//` + the base64 of 32 bytes, or there are too many.
         public static let invalidPin = Code(rawValue: "invalidPin")

@@ -4,7 +4,6 @@ import DeviceSigning
 public struct EmulatorError: CodedError {
     public struct Code: ErrorCode {
         public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The emulator holds the most dispatch targets it keeps.
         public static let capacityReached = Code(rawValue: "capacityReached")
@@ -17,9 +16,4 @@ public struct EmulatorError: CodedError {
 
     public let code: Code
     public let reason: String
-
-    init(_ code: Code, _ reason: String) {
-        self.code = code
-        self.reason = reason
-    }
 }

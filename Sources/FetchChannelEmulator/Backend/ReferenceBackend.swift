@@ -146,7 +146,8 @@ public final class ReferenceBackend: Sendable {
             dispatcher: "emulator", signatureKey: signatureKey,
             encryptionKey: encryptionKey)
         guard router.state.register(record, by: .control) == .registered else {
-            throw EmulatorError(.capacityReached, "The emulator holds the most dispatch targets it keeps.")
+            let reason = "The emulator holds the most dispatch targets it keeps."
+            throw EmulatorError(code: .capacityReached, reason: reason)
         }
         return record.id
     }
@@ -171,7 +172,7 @@ public final class ReferenceBackend: Sendable {
                 token: stored.token, redeemURL: stored.redeemURL, channel: stored.channel,
                 creationTimeInEpochMillis: stored.creationTimeMillis)
         case .failure(let refusal):
-            throw EmulatorError(.dispatchRefused, refusal.reason)
+            throw EmulatorError(code: .dispatchRefused, reason: refusal.reason)
         }
     }
 
@@ -185,7 +186,7 @@ public final class ReferenceBackend: Sendable {
     public var serverTimeMillis: Int64 { router.clock.nowMillis() }
 
     public func injectFault(_ fault: EmulatorFault) throws {
-        if let problem = fault.validationProblem() { throw EmulatorError(.invalidFault, problem) }
+        if let problem = fault.validationProblem() { throw EmulatorError(code: .invalidFault, reason: problem) }
         router.state.addFault(fault)
     }
 

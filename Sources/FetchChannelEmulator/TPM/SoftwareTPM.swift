@@ -45,7 +45,9 @@ package final class SoftwareTPM: @unchecked Sendable {
     /// Starts swtpm in a new directory under `parent` (default: the temporary directory) and
     /// returns once it accepts connections. Throws when it cannot be started on a few port pairs.
     package init(in parent: URL = FileManager.default.temporaryDirectory) throws {
-        guard let executable = Self.executable else { throw StartFailure(.notInstalled, "swtpm is not installed") }
+        guard let executable = Self.executable else {
+            throw StartFailure(code: .notInstalled, reason: "swtpm is not installed")
+        }
         directory = parent.appendingPathComponent("swtpm-\(UUID().uuidString)")
         let state = directory.appendingPathComponent("state")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
@@ -80,7 +82,7 @@ package final class SoftwareTPM: @unchecked Sendable {
                 + "(exit status \(process.terminationStatus))"
         }
         try? FileManager.default.removeItem(at: directory)
-        throw StartFailure(.didNotStart, lastProblem)
+        throw StartFailure(code: .didNotStart, reason: lastProblem)
     }
 
     deinit {
@@ -175,7 +177,6 @@ package final class SoftwareTPM: @unchecked Sendable {
     package struct StartFailure: CodedError {
         package struct Code: ErrorCode {
             package let rawValue: String
-            package init(rawValue: String) { self.rawValue = rawValue }
 
             /// No swtpm executable on the usual paths.
             package static let notInstalled = Code(rawValue: "notInstalled")
@@ -185,10 +186,5 @@ package final class SoftwareTPM: @unchecked Sendable {
 
         package let code: Code
         package let reason: String
-
-        init(_ code: Code, _ reason: String) {
-            self.code = code
-            self.reason = reason
-        }
     }
 }

@@ -75,7 +75,7 @@ public enum JWEVectors: Sendable {
     /// The key named `name`, as a key-agreement private key.
     public static func privateKey(_ name: String, in file: File) throws -> P256.KeyAgreement.PrivateKey {
         guard let key = file.keys[name] else {
-            throw VectorDecodingError(.unknownKey, "no key named \(name)")
+            throw VectorDecodingError(code: .unknownKey, reason: "no key named \(name)")
         }
         let members = ["kty": key.kty, "crv": key.crv, "x": key.x, "y": key.y, "d": key.d]
         return try P256.KeyAgreement.PrivateKey(jwkRepresentation: JSONSerialization.data(withJSONObject: members))

@@ -12,7 +12,7 @@ import Testing
     @Test func refusedControlCallsSayWhichKind() throws {
         let backend = try ReferenceBackend.start(.init(clock: ManualWallClock(millis: 1_700_000_000_000)))
         defer { backend.stop() }
-        #expect(throws: EmulatorError(.invalidFault, "")) {
+        #expect(throws: EmulatorError(code: .invalidFault, reason: "")) {
             try backend.injectFault(EmulatorFault(endpoint: .operations, kind: .status, status: 99))
         }
         let refused = #expect(throws: EmulatorError.self) { try backend.dispatch(deviceId: "", channel: "link") }
