@@ -41,6 +41,18 @@ public struct VectorFileReport: Sendable, Hashable {
         }
     }
 
+    /// Requires at least `minimum` cases (`noun` names them in the failure), then runs `check` on
+    /// each, counting it.
+    mutating func checkEach<Case>(
+        _ cases: [Case], atLeast minimum: Int, _ noun: String, _ check: (Case, inout VectorFileReport) -> Void
+    ) {
+        expect(atLeast: minimum, noun, in: cases.count)
+        for item in cases {
+            casesChecked += 1
+            check(item, &self)
+        }
+    }
+
     /// Records a failure unless the file has at least `minimum` of what it counts.
     mutating func expect(atLeast minimum: Int, _ noun: String, in count: Int, of container: String = "file") {
         expect(count >= minimum, "the \(container) has \(count) \(noun); at least \(minimum) are required")

@@ -13,29 +13,22 @@ public enum VectorSuite: Sendable {
         /// One line: what the file pins down.
         public let summary: String
         public let check: @Sendable (Data) -> VectorFileReport
+
+        init<C: VectorFileChecker>(_ checker: C.Type) {
+            fileName = C.fileName
+            summary = C.summary
+            check = { C.check($0) }
+        }
     }
 
     public static let checkers: [Checker] = [
-        Checker(
-            fileName: ClockSkewVectors.fileName, summary: "clock-skew decision table", check: ClockSkewVectors.check),
-        Checker(
-            fileName: ErrorMappingVectors.fileName, summary: "fetch error mapping table",
-            check: ErrorMappingVectors.check),
-        Checker(
-            fileName: DeviceSignatureVectors.fileName, summary: "Device-Signature known answers and verification",
-            check: DeviceSignatureVectors.check),
-        Checker(
-            fileName: JWSVectors.fileName, summary: "ES256 compact JWS, RFC 7515 A.3 and negative cases",
-            check: JWSVectors.check),
-        Checker(
-            fileName: JWEVectors.fileName, summary: "JWE ECDH-ES P-256, RFC 7518 C, RFC 7520 5.5, negatives",
-            check: JWEVectors.check),
-        Checker(
-            fileName: PendingOperationsVectors.fileName, summary: "pending-operations answer bodies",
-            check: PendingOperationsVectors.check),
-        Checker(
-            fileName: RFC6979Vectors.fileName, summary: "RFC 6979 A.2.5 P-256 signatures (verify-only)",
-            check: RFC6979Vectors.check),
+        Checker(ClockSkewVectors.self),
+        Checker(ErrorMappingVectors.self),
+        Checker(DeviceSignatureVectors.self),
+        Checker(JWSVectors.self),
+        Checker(JWEVectors.self),
+        Checker(PendingOperationsVectors.self),
+        Checker(RFC6979Vectors.self),
     ]
 
     /// Files in the vector directory that are not vectors.

@@ -4,8 +4,9 @@ import Foundation
 
 /// `Vectors/clock-skew.json`: every row runs through the real sample → estimator →
 /// classification → policy pipeline; every failure names the row id.
-public enum ClockSkewVectors: Sendable {
+public enum ClockSkewVectors: VectorFileChecker {
     public static let fileName = "clock-skew.json"
+    public static let summary = "clock-skew decision table"
     public static let minimumRows = 20
 
     public struct File: Decodable, Sendable {
@@ -15,12 +16,7 @@ public enum ClockSkewVectors: Sendable {
         public var rows: [Row]
     }
 
-    public struct Row: Decodable, Sendable {
-        public var id: String
-        public var comment: String
-        public var input: Input
-        public var expected: Expected
-    }
+    public typealias Row = VectorTableRow<Input, Expected>
 
     public struct Input: Decodable, Sendable {
         public var sentAtMillis: Int64
@@ -68,9 +64,7 @@ public enum ClockSkewVectors: Sendable {
         public var retryOffsetMillis: Int64?
     }
 
-    public static func check(_ data: Data) -> VectorFileReport {
-        var report = VectorFileReport(file: fileName)
-        guard let file = report.decode(File.self, from: data) else { return report }
+    public static func check(_ file: File, into report: inout VectorFileReport) {
         // The table is well formed.
         report.expect(atLeast: minimumRows, "rows", in: file.rows.count, of: "table")
         let ids = file.rows.map(\.id)
@@ -92,7 +86,6 @@ public enum ClockSkewVectors: Sendable {
             report.casesChecked += 1
             check(row, in: file, into: &report)
         }
-        return report
     }
 
     private static func check(_ row: Row, in file: File, into report: inout VectorFileReport) {

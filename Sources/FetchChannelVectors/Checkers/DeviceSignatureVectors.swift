@@ -9,8 +9,9 @@ import Foundation
 /// - `DeviceSignatureVerifier` accepts every positive case, and the file's (RFC 6979) signature
 ///   verifies through the public key API;
 /// - every verification case gets its expected outcome (sessions share one verifier, in order).
-public enum DeviceSignatureVectors: Sendable {
+public enum DeviceSignatureVectors: VectorFileChecker {
     public static let fileName = "device-signature.json"
+    public static let summary = "Device-Signature known answers and verification"
     public static let minimumPositiveCases = 5
     public static let minimumRejections = 12
     /// The x and y of the RFC 7515 A.3 key, which the file must use.
@@ -74,9 +75,7 @@ public enum DeviceSignatureVectors: Sendable {
         try VectorDecoding.decode(File.self, from: data).get()
     }
 
-    public static func check(_ data: Data) -> VectorFileReport {
-        var report = VectorFileReport(file: fileName)
-        guard let file = report.decode(File.self, from: data) else { return report }
+    public static func check(_ file: File, into report: inout VectorFileReport) {
         // The fixture key.
         report.expect(file.key.x == rfc7515X && file.key.y == rfc7515Y, "key: not the RFC 7515 A.3 example key")
         report.expect(file.key.comment.contains("TEST ONLY"), "key: the comment must say TEST ONLY")
@@ -86,14 +85,13 @@ public enum DeviceSignatureVectors: Sendable {
             key = try file.signingKey()
         } catch {
             report.fail("key: d does not give x and y, or is not a P-256 key: \(error)")
-            return report
+            return
         }
         report.expect(
             key.publicKey.jwk.x == file.key.x && key.publicKey.jwk.y == file.key.y, "key: d does not give x and y")
 
         checkPositiveCases(file, key: key, into: &report)
         checkVerificationCases(file, key: key.publicKey, into: &report)
-        return report
     }
 
     static func makeVerifier(_ file: File, key: P256.Signing.PublicKey, at time: Int64) throws -> (

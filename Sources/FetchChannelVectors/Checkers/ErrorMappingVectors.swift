@@ -4,8 +4,9 @@ import Foundation
 
 /// `Vectors/error-mapping.json`: every row runs through the real sample recording
 /// (`FetchErrorMapping.recordSample`) and `FetchErrorMapping.map`; every failure names the row id.
-public enum ErrorMappingVectors: Sendable {
+public enum ErrorMappingVectors: VectorFileChecker {
     public static let fileName = "error-mapping.json"
+    public static let summary = "fetch error mapping table"
     public static let minimumRows = 25
     /// Every outcome the table must show at least once.
     public static let requiredCodes = [
@@ -23,12 +24,7 @@ public enum ErrorMappingVectors: Sendable {
         }
     }
 
-    public struct Row: Decodable, Sendable {
-        public var id: String
-        public var comment: String
-        public var input: Input
-        public var expected: Expected
-    }
+    public typealias Row = VectorTableRow<Input, Expected>
 
     public struct Input: Decodable, Sendable {
         public var sentAtMillis: Int64
@@ -101,15 +97,12 @@ public enum ErrorMappingVectors: Sendable {
         try VectorDecoding.decode(File.self, from: data).get()
     }
 
-    public static func check(_ data: Data) -> VectorFileReport {
-        var report = VectorFileReport(file: fileName)
-        guard let file = report.decode(File.self, from: data) else { return report }
+    public static func check(_ file: File, into report: inout VectorFileReport) {
         report.failures += tableProblems(file)
         for row in file.rows {
             report.casesChecked += 1
             report.failures += problems(of: row, in: file)
         }
-        return report
     }
 
     /// What is wrong with the table as a whole: too few rows, duplicate ids, an outcome no row shows.

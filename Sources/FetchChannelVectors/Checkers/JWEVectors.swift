@@ -4,8 +4,9 @@ import Foundation
 /// `Vectors/jwe-ecdh-es.json`: RFC 7518 Appendix C's key agreement gives its Z and derived key;
 /// every case decrypts with its named key to its plaintext, or fails with its expected
 /// `DeviceSigningError` code.
-public enum JWEVectors: Sendable {
+public enum JWEVectors: VectorFileChecker {
     public static let fileName = "jwe-ecdh-es.json"
+    public static let summary = "JWE ECDH-ES P-256, RFC 7518 C, RFC 7520 5.5, negatives"
     /// The file must hold at least this many cases (issue: "at least 20").
     public static let minimumCases = 20
     /// The longest part a `replacePart` may build (a little over the JWE limit of 1 MiB).
@@ -97,17 +98,12 @@ public enum JWEVectors: Sendable {
         }
     }
 
-    public static func check(_ data: Data) -> VectorFileReport {
-        var report = VectorFileReport(file: fileName)
-        guard let file = report.decode(File.self, from: data) else { return report }
+    public static func check(_ file: File, into report: inout VectorFileReport) {
         report.casesChecked += 1
         checkAppendixC(file, into: &report)
-        report.expect(atLeast: minimumCases, "cases", in: file.cases.count)
-        for vector in file.cases {
-            report.casesChecked += 1
+        report.checkEach(file.cases, atLeast: minimumCases, "cases") { vector, report in
             checkCase(vector, in: file, into: &report)
         }
-        return report
     }
 
     static func checkAppendixC(_ file: File, into report: inout VectorFileReport) {

@@ -3,8 +3,9 @@ import Foundation
 
 /// `Vectors/jws-es256.json`: the RFC 7515 A.3 example verifies with its key and yields its
 /// payload; every invalid case is rejected with its `expectedError` code.
-public enum JWSVectors: Sendable {
+public enum JWSVectors: VectorFileChecker {
     public static let fileName = "jws-es256.json"
+    public static let summary = "ES256 compact JWS, RFC 7515 A.3 and negative cases"
     /// The file must hold at least this many negative cases (issue: "at least 15").
     public static let minimumInvalidCases = 15
 
@@ -46,14 +47,13 @@ public enum JWSVectors: Sendable {
         }
     }
 
-    public static func check(_ data: Data) -> VectorFileReport {
-        var report = VectorFileReport(file: fileName)
-        guard let file = report.decode(File.self, from: data) else { return report }
+    public static func check(_ file: File, into report: inout VectorFileReport) {
         let key: P256.Signing.PublicKey
         do {
             key = try P256.Signing.PublicKey(jwk: JWK(x: file.key.x, y: file.key.y))
         } catch {
-            return .unusable(fileName, "the file's key is not a P-256 public key: \(error)")
+            report = .unusable(fileName, "the file's key is not a P-256 public key: \(error)")
+            return
         }
         for vector in file.valid {
             report.casesChecked += 1
@@ -65,9 +65,7 @@ public enum JWSVectors: Sendable {
                 VectorDecoding.base64url(vector.expectedPayloadBase64url) == payload,
                 "vector \(vector.id) \(vector.name): the payload differs from expectedPayloadBase64url")
         }
-        report.expect(atLeast: minimumInvalidCases, "invalid cases", in: file.invalid.count)
-        for vector in file.invalid {
-            report.casesChecked += 1
+        report.checkEach(file.invalid, atLeast: minimumInvalidCases, "invalid cases") { vector, report in
             switch outcome(vector.compact, key: key) {
             case .success:
                 report.fail("vector \(vector.id) \(vector.name) verified but must fail with \(vector.expectedError)")
@@ -77,6 +75,5 @@ public enum JWSVectors: Sendable {
                     "vector \(vector.id) \(vector.name): failed with \(code), expected \(vector.expectedError)")
             }
         }
-        return report
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 
 /// `Vectors/pending-operations.json`: answer bodies of the pending-operations endpoint → the
 /// operations after decoding and ordering, or `invalidResponse`.
-public enum PendingOperationsVectors: Sendable {
+public enum PendingOperationsVectors: VectorFileChecker {
     public static let fileName = "pending-operations.json"
+    public static let summary = "pending-operations answer bodies"
     public static let minimumCases = 20
     /// The server every case's operations are attributed to.
     static let server = "https://backend.example"
@@ -27,12 +28,8 @@ public enum PendingOperationsVectors: Sendable {
         public var description: String { "(\(creationTimeInEpochMillis), \(dispatchChannel), \(token))" }
     }
 
-    public static func check(_ data: Data) -> VectorFileReport {
-        var report = VectorFileReport(file: fileName)
-        guard let file = report.decode(File.self, from: data) else { return report }
-        report.expect(atLeast: minimumCases, "cases", in: file.cases.count)
-        for vector in file.cases {
-            report.casesChecked += 1
+    public static func check(_ file: File, into report: inout VectorFileReport) {
+        report.checkEach(file.cases, atLeast: minimumCases, "cases") { vector, report in
             let label = "vector \(vector.id) \(vector.name)"
             let wantsInvalid = vector.expected.invalidResponse == true
             report.expect(
@@ -56,6 +53,5 @@ public enum PendingOperationsVectors: Sendable {
                 report.expect(wantsInvalid, "\(label): unexpected invalidResponse: \(error)")
             }
         }
-        return report
     }
 }

@@ -4,8 +4,9 @@ import Foundation
 /// `Vectors/rfc6979-p256.json`: RFC 6979 A.2.5 (P-256, SHA-256) signatures, verify-only. The
 /// RFC's public point must belong to its private scalar, and every case must verify (or not)
 /// as its `valid` says.
-public enum RFC6979Vectors: Sendable {
+public enum RFC6979Vectors: VectorFileChecker {
     public static let fileName = "rfc6979-p256.json"
+    public static let summary = "RFC 6979 A.2.5 P-256 signatures (verify-only)"
     public static let minimumCases = 4
 
     public struct File: Decodable, Sendable {
@@ -22,28 +23,26 @@ public enum RFC6979Vectors: Sendable {
         public let valid: Bool
     }
 
-    public static func check(_ data: Data) -> VectorFileReport {
-        var report = VectorFileReport(file: fileName)
-        guard let file = report.decode(File.self, from: data) else { return report }
+    public static func check(_ file: File, into report: inout VectorFileReport) {
         guard let x = VectorDecoding.hex(file.publicKeyXHex), let y = VectorDecoding.hex(file.publicKeyYHex),
             let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
         else {
-            return .unusable(fileName, "publicKeyXHex/publicKeyYHex are not a P-256 point")
+            report = .unusable(fileName, "publicKeyXHex/publicKeyYHex are not a P-256 point")
+            return
         }
         guard let scalar = VectorDecoding.hex(file.privateKeyHex),
             let privateKey = try? P256.Signing.PrivateKey(rawRepresentation: scalar)
         else {
-            return .unusable(fileName, "privateKeyHex is not a P-256 private scalar")
+            report = .unusable(fileName, "privateKeyHex is not a P-256 private scalar")
+            return
         }
         report.expect(privateKey.publicKey == key, "the RFC's public point must belong to its private key")
-        report.expect(atLeast: minimumCases, "cases", in: file.cases.count)
-        for testCase in file.cases {
-            report.casesChecked += 1
+        report.checkEach(file.cases, atLeast: minimumCases, "cases") { testCase, report in
             guard let r = VectorDecoding.hex(testCase.rHex), let s = VectorDecoding.hex(testCase.sHex),
                 let signature = try? P256.Signing.ECDSASignature(rawRepresentation: r + s)
             else {
                 report.fail("rfc6979 case \(testCase.id): rHex/sHex are not a 64-byte r||s signature")
-                continue
+                return
             }
             let verified = key.isValidSignature(signature, for: Array(testCase.message.utf8))
             report.expect(
@@ -51,6 +50,5 @@ public enum RFC6979Vectors: Sendable {
                 "rfc6979 case \(testCase.id): \(verified ? "verifies" : "does not verify") but valid is \(testCase.valid)"
             )
         }
-        return report
     }
 }

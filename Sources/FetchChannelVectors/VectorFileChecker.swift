@@ -1,0 +1,33 @@
+import Foundation
+
+/// The checker of one vector file of `Vectors/`: the file's name, what it pins down, its shape, and
+/// the checks. Loading is shared: ``check(_:)-swift.type.method`` decodes the file (a file that
+/// cannot be decoded fails with the reason and the JSON path) and hands it to the checks.
+public protocol VectorFileChecker: Sendable {
+    /// The file's shape.
+    associatedtype File: Decodable
+    /// The file's name in `Vectors/`.
+    static var fileName: String { get }
+    /// One line: what the file pins down.
+    static var summary: String { get }
+    /// Records in `report` every case run and every disagreement of `file` with the code.
+    static func check(_ file: File, into report: inout VectorFileReport)
+}
+
+extension VectorFileChecker {
+    /// Decodes `data` as the file and checks it.
+    public static func check(_ data: Data) -> VectorFileReport {
+        var report = VectorFileReport(file: fileName)
+        if let file = report.decode(File.self, from: data) { check(file, into: &report) }
+        return report
+    }
+}
+
+/// One row of a decision table (clock skew, error mapping): an id that every failure names, why
+/// the row is there, what goes in and what must come out.
+public struct VectorTableRow<Input: Decodable & Sendable, Expected: Decodable & Sendable>: Decodable, Sendable {
+    public var id: String
+    public var comment: String
+    public var input: Input
+    public var expected: Expected
+}
