@@ -83,21 +83,22 @@ enum HTTPIPAddress: Sendable, Hashable {
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
             withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: bytes.prefix(4)) }
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    body($0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            return Self.lend(address, body)
         case .v6(let bytes):
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
             withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: bytes.prefix(16)) }
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    body($0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
+            return Self.lend(address, body)
+        }
+    }
+
+    /// Lends `address` (a `sockaddr_in` or `sockaddr_in6`) to `body` as a `sockaddr` and its size.
+    private static func lend<Address, R>(
+        _ address: Address, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+    ) -> R {
+        withUnsafePointer(to: address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
         }
     }
 

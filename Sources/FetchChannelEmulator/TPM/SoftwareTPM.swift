@@ -127,12 +127,7 @@ package final class SoftwareTPM: @unchecked Sendable {
     private static func bindLoopback(port: UInt16) -> (Int32, UInt16)? {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return nil }
-        var address = loopback(port)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let bound = loopback.withSocketAddress(port: port) { bind(fd, $0, $1) }
         var actual = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &actual) {
@@ -152,12 +147,7 @@ package final class SoftwareTPM: @unchecked Sendable {
         while process.isRunning && ContinuousClock.now < deadline {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { return false }
-            var address = loopback(port)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
+            let connected = loopback.withSocketAddress(port: port) { connect(fd, $0, $1) }
             close(fd)
             if connected == 0 { return true }
             sched_yield()
@@ -165,13 +155,8 @@ package final class SoftwareTPM: @unchecked Sendable {
         return false
     }
 
-    private static func loopback(_ port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
+    /// 127.0.0.1: swtpm binds there, and nothing else is tried.
+    private static let loopback = HTTPIPAddress.v4([127, 0, 0, 1])
 
     /// Why swtpm could not be started. Equal when the codes are.
     package struct StartFailure: CodedError {
