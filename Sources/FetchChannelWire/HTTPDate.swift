@@ -132,17 +132,22 @@ public enum HTTPDate {
 
     /// `, DD Mon YYYY hh:mm:ss GMT`
     private static func parseIMFFixdate(_ c: inout Cursor, weekday: Int) -> Int64? {
+        parseCommaDate(&c, weekday: weekday, separator: space, yearDigits: 4).flatMap { validated($0) }
+    }
+
+    /// `, DD<separator>Mon<separator>Y… hh:mm:ss GMT`: the shape IMF-fixdate (spaces, four-digit
+    /// year) and RFC 850 (hyphens, two-digit year) share. The year is as written.
+    private static func parseCommaDate(_ c: inout Cursor, weekday: Int, separator: UInt8, yearDigits: Int) -> Fields? {
         guard c.expect(comma), c.expect(space),
-            let day = c.digits(2), c.expect(space),
-            let month = c.month(), c.expect(space),
-            let year = c.digits(4), c.expect(space),
+            let day = c.digits(2), c.expect(separator),
+            let month = c.month(), c.expect(separator),
+            let year = c.digits(yearDigits), c.expect(space),
             let time = c.timeOfDay(), c.expect(space),
             c.expect(gmt), c.isAtEnd
         else { return nil }
-        return validated(
-            Fields(
-                weekday: weekday, year: year, month: month, day: day,
-                hour: time.hour, minute: time.minute, second: time.second))
+        return Fields(
+            weekday: weekday, year: year, month: month, day: day,
+            hour: time.hour, minute: time.minute, second: time.second)
     }
 
     /// ` Mon DD hh:mm:ss YYYY` where DD is two digits or a space and one digit.
@@ -168,17 +173,8 @@ public enum HTTPDate {
 
     /// `, DD-Mon-YY hh:mm:ss GMT`
     private static func parseRFC850(_ c: inout Cursor, weekday: Int, now: () -> Int64) -> Int64? {
-        guard c.expect(comma), c.expect(space),
-            let day = c.digits(2), c.expect(hyphen),
-            let month = c.month(), c.expect(hyphen),
-            let twoDigitYear = c.digits(2), c.expect(space),
-            let time = c.timeOfDay(), c.expect(space),
-            c.expect(gmt), c.isAtEnd
-        else { return nil }
-        var fields = Fields(
-            weekday: weekday, year: 0, month: month, day: day,
-            hour: time.hour, minute: time.minute, second: time.second)
-        fields.year = resolveTwoDigitYear(twoDigitYear, fields: fields, nowMillis: now())
+        guard var fields = parseCommaDate(&c, weekday: weekday, separator: hyphen, yearDigits: 2) else { return nil }
+        fields.year = resolveTwoDigitYear(fields.year, fields: fields, nowMillis: now())
         return validated(fields)
     }
 
