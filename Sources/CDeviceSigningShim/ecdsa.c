@@ -18,24 +18,24 @@ EVP_PKEY_CTX *dss_key_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
     return EVP_PKEY_CTX_new_from_pkey(lib, pkey, query);
 }
 
-EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
+/* A context for pkey made ready by `init` (EVP_PKEY_sign_init or EVP_PKEY_verify_init); freed
+ * here if init fails. */
+static EVP_PKEY_CTX *dss_initialized_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib, int (*init)(EVP_PKEY_CTX *)) {
     EVP_PKEY_CTX *ctx = dss_key_context(pkey, lib);
     if (ctx == NULL) return NULL;
-    if (EVP_PKEY_sign_init(ctx) != 1) {
+    if (init(ctx) != 1) {
         EVP_PKEY_CTX_free(ctx);
         return NULL;
     }
     return ctx;
 }
 
+EVP_PKEY_CTX *dss_sign_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
+    return dss_initialized_context(pkey, lib, EVP_PKEY_sign_init);
+}
+
 EVP_PKEY_CTX *dss_verify_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
-    EVP_PKEY_CTX *ctx = dss_key_context(pkey, lib);
-    if (ctx == NULL) return NULL;
-    if (EVP_PKEY_verify_init(ctx) != 1) {
-        EVP_PKEY_CTX_free(ctx);
-        return NULL;
-    }
-    return ctx;
+    return dss_initialized_context(pkey, lib, EVP_PKEY_verify_init);
 }
 
 /* Reads one DER INTEGER (short-form length, non-negative, at most 32 significant bytes) into a

@@ -218,11 +218,13 @@ int dss_public_key_to_spki_der(const EVP_PKEY *pkey, uint8_t **out, size_t *out_
     return 1;
 }
 
-EVP_PKEY *dss_private_key_from_der(const uint8_t *der, size_t len) {
+/* A key read by `read` (a d2i_ function) from the whole of der: at most 16 KiB, and refused
+ * (freed here) when the DER value ends before the input does. */
+static EVP_PKEY *dss_key_from_whole_der(const uint8_t *der, size_t len,
+                                        EVP_PKEY *(*read)(EVP_PKEY **, const unsigned char **, long)) {
     if (der == NULL || len == 0 || len > 16384) return NULL;
     const uint8_t *p = der;
-    /* d2i_AutoPrivateKey accepts PKCS#8 PrivateKeyInfo and the traditional SEC1 form. */
-    EVP_PKEY *pkey = d2i_AutoPrivateKey(NULL, &p, (long)len);
+    EVP_PKEY *pkey = read(NULL, &p, (long)len);
     if (pkey == NULL) return NULL;
     if ((size_t)(p - der) != len) {
         EVP_PKEY_free(pkey);
@@ -231,16 +233,13 @@ EVP_PKEY *dss_private_key_from_der(const uint8_t *der, size_t len) {
     return pkey;
 }
 
+EVP_PKEY *dss_private_key_from_der(const uint8_t *der, size_t len) {
+    /* d2i_AutoPrivateKey accepts PKCS#8 PrivateKeyInfo and the traditional SEC1 form. */
+    return dss_key_from_whole_der(der, len, d2i_AutoPrivateKey);
+}
+
 EVP_PKEY *dss_public_key_from_spki_der(const uint8_t *der, size_t len) {
-    if (der == NULL || len == 0 || len > 16384) return NULL;
-    const uint8_t *p = der;
-    EVP_PKEY *pkey = d2i_PUBKEY(NULL, &p, (long)len);
-    if (pkey == NULL) return NULL;
-    if ((size_t)(p - der) != len) {
-        EVP_PKEY_free(pkey);
-        return NULL;
-    }
-    return pkey;
+    return dss_key_from_whole_der(der, len, d2i_PUBKEY);
 }
 
 EVP_PKEY *dss_public_only_copy(const EVP_PKEY *pkey) {

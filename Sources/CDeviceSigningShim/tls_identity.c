@@ -54,33 +54,51 @@ static X509 *dss_new_certificate(EVP_PKEY *subject_key, const char *common_name,
     return NULL;
 }
 
-static X509 *dss_new_ca(EVP_PKEY *ca_key, int64_t not_before, int64_t not_after) {
-    X509 *ca = dss_new_certificate(ca_key, "FetchChannel reference backend CA", NULL, not_before, not_after);
-    if (ca == NULL) return NULL;
-    if (dss_add_extension(ca, ca, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
-        dss_add_extension(ca, ca, NID_key_usage, "critical,keyCertSign,cRLSign") &&
-        dss_add_extension(ca, ca, NID_subject_key_identifier, "hash") &&
-        X509_sign(ca, ca_key, EVP_sha256()) > 0) {
-        return ca;
+/* One extension in OpenSSL's configuration syntax. */
+typedef struct {
+    int nid;
+    const char *value;
+} dss_extension;
+
+/* A certificate for subject_key with `extensions`, signed by issuer_key: issuer NULL makes it
+ * self-issued (the CA), whose extensions then name itself as issuer. Frees what it made on any
+ * failure. */
+static X509 *dss_new_signed_certificate(EVP_PKEY *subject_key, const char *common_name, X509 *issuer,
+                                        EVP_PKEY *issuer_key, const dss_extension *extensions, size_t count,
+                                        int64_t not_before, int64_t not_after) {
+    X509 *cert = dss_new_certificate(subject_key, common_name, issuer, not_before, not_after);
+    if (cert == NULL) return NULL;
+    X509 *extension_issuer = issuer != NULL ? issuer : cert;
+    int ok = 1;
+    for (size_t i = 0; ok && i < count; i++) {
+        ok = dss_add_extension(cert, extension_issuer, extensions[i].nid, extensions[i].value);
     }
-    X509_free(ca);
+    if (ok && X509_sign(cert, issuer_key, EVP_sha256()) > 0) return cert;
+    X509_free(cert);
     return NULL;
 }
 
+static X509 *dss_new_ca(EVP_PKEY *ca_key, int64_t not_before, int64_t not_after) {
+    static const dss_extension extensions[] = {
+        {NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
+        {NID_key_usage, "critical,keyCertSign,cRLSign"},
+        {NID_subject_key_identifier, "hash"},
+    };
+    return dss_new_signed_certificate(ca_key, "FetchChannel reference backend CA", NULL, ca_key, extensions,
+                                      sizeof extensions / sizeof extensions[0], not_before, not_after);
+}
+
 static X509 *dss_new_leaf(EVP_PKEY *leaf_key, X509 *ca, EVP_PKEY *ca_key, int64_t not_before, int64_t not_after) {
-    X509 *leaf = dss_new_certificate(leaf_key, "localhost", ca, not_before, not_after);
-    if (leaf == NULL) return NULL;
-    if (dss_add_extension(leaf, ca, NID_basic_constraints, "critical,CA:FALSE") &&
-        dss_add_extension(leaf, ca, NID_key_usage, "critical,digitalSignature") &&
-        dss_add_extension(leaf, ca, NID_ext_key_usage, "serverAuth") &&
-        dss_add_extension(leaf, ca, NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost") &&
-        dss_add_extension(leaf, ca, NID_subject_key_identifier, "hash") &&
-        dss_add_extension(leaf, ca, NID_authority_key_identifier, "keyid:always") &&
-        X509_sign(leaf, ca_key, EVP_sha256()) > 0) {
-        return leaf;
-    }
-    X509_free(leaf);
-    return NULL;
+    static const dss_extension extensions[] = {
+        {NID_basic_constraints, "critical,CA:FALSE"},
+        {NID_key_usage, "critical,digitalSignature"},
+        {NID_ext_key_usage, "serverAuth"},
+        {NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost"},
+        {NID_subject_key_identifier, "hash"},
+        {NID_authority_key_identifier, "keyid:always"},
+    };
+    return dss_new_signed_certificate(leaf_key, "localhost", ca, ca_key, extensions,
+                                      sizeof extensions / sizeof extensions[0], not_before, not_after);
 }
 
 int dss_tls_generate_identity(int64_t not_before, int64_t not_after, X509 **ca, X509 **leaf, EVP_PKEY **leaf_key) {
