@@ -39,17 +39,18 @@ import Testing
 
     @Test func oversizedBodyIsInvalid() {
         let body = Data(repeating: 0x20, count: PendingOperationsDecoder.maximumBodyBytes + 1)
-        #expect(throws: PendingOperationsDecoder.InvalidResponse(.tooLarge, "")) {
+        #expect(throws: InvalidResponse(.tooLarge, reason: "")) {
             try PendingOperationsDecoder.decode(body, server: "s")
         }
     }
 
-    /// Each refusal carries its code: not JSON, or JSON that is not the answer.
-    @Test func refusalsSayWhichKind() {
-        #expect(throws: PendingOperationsDecoder.InvalidResponse(.notJSON, "")) {
+    /// Not JSON, or JSON that is not the answer: `malformed`, with the reason saying which.
+    @Test func otherRefusalsAreMalformed() {
+        let notJSON = #expect(throws: InvalidResponse(.malformed, reason: "")) {
             try PendingOperationsDecoder.decode(Data("{".utf8), server: "s")
         }
-        #expect(throws: PendingOperationsDecoder.InvalidResponse(.malformed, "")) {
+        #expect(notJSON?.reason.hasPrefix("The answer is not valid JSON") == true)
+        #expect(throws: InvalidResponse(.malformed, reason: "")) {
             try PendingOperationsDecoder.decode(Data(#"{"operations":{}}"#.utf8), server: "s")
         }
     }

@@ -42,4 +42,9 @@ public struct InvalidResponse: CodedError {
         self.code = code
         self.reason = reason
     }
+
+    /// A ``Code/malformed`` answer: what the decoder finds wrong with it.
+    init(_ reason: String) {
+        self.init(.malformed, reason: reason)
+    }
 }

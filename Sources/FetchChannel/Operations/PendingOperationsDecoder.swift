@@ -1,4 +1,3 @@
-import DeviceSigning
 import Foundation
 
 /// Decodes a backend's `{"operations":[Op…]}` answer, strictly: ``StrictJSONParser`` reads the
@@ -16,40 +15,18 @@ public enum PendingOperationsDecoder {
     /// The operations in the order the backend sent them, each tagged with `server`.
     public static func decode(_ body: Data, server: String) throws(InvalidResponse) -> [PendingOutOfBandOperation] {
         guard body.count <= maximumBodyBytes else {
-            throw InvalidResponse(.tooLarge, "The answer is larger than \(maximumBodyBytes) bytes.")
+            throw InvalidResponse(.tooLarge, reason: "The answer is larger than \(maximumBodyBytes) bytes.")
         }
         let root: JSONValue
         do throws(StrictJSONParser.Failure) {
             root = try StrictJSONParser.parse(body)
         } catch {
-            throw InvalidResponse(.notJSON, "The answer is not valid JSON: \(error).")
+            throw InvalidResponse("The answer is not valid JSON: \(error).")
         }
         return try PendingOperationsAnswerReader.operations(in: root, server: server)
     }
 
-    /// Why an answer was not accepted, in words that name the offending field. Equal when the
-    /// codes are.
-    public struct InvalidResponse: CodedError {
-        public struct Code: ErrorCode {
-            public let rawValue: String
-
-            /// Larger than ``PendingOperationsDecoder/maximumBodyBytes``.
-            public static let tooLarge = Code(rawValue: "tooLarge")
-            /// Not strict JSON (syntax, duplicate members, depth, numbers, UTF-8).
-            public static let notJSON = Code(rawValue: "notJSON")
-            /// JSON, but not the `{"operations":[…]}` answer: a missing field or one of the wrong type.
-            public static let malformed = Code(rawValue: "malformed")
-        }
-
-        public let code: Code
-        public let reason: String
-
-        public init(_ code: Code, _ reason: String) {
-            self.code = code
-            self.reason = reason
-        }
-
-        /// A ``Code/malformed`` answer: what the answer reader finds wrong with the tree.
-        public init(_ reason: String) { self.init(.malformed, reason) }
-    }
+    /// Why an answer was not accepted (`tooLarge`, or `malformed` with words that name the
+    /// offending field): the same type as the fetch error's cause.
+    public typealias InvalidResponse = FetchChannel.InvalidResponse
 }
