@@ -5,7 +5,7 @@ import Glibc
 /// `#expect(throws: HTTPServerError(.nonLoopbackHost))`.
 public struct HTTPServerError: CodedError {
     /// A stable identifier for logs and tests.
-    public struct Code: ErrorCode {
+    public struct Code: ErrorCode, RawRepresentable {
         public let rawValue: String
 
         public init(rawValue: String) {
