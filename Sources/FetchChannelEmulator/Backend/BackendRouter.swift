@@ -113,7 +113,7 @@ struct BackendRouter: Sendable {
     }
 
     /// The value of the Device-Signature field, nil without one; more than one field is malformed,
-    /// whatever the letter case of their names (docs/docs/ARCHITECTURE.md, "Invariants").
+    /// whatever the letter case of their names (docs/ARCHITECTURE.md, "Invariants").
     static func signatureField(of request: HTTPRequest) -> Result<String?, DeviceRequestRefusal> {
         let fields = request.headers.values(for: WireHeader.deviceSignature)
         guard fields.count <= 1 else {

@@ -3,7 +3,7 @@ import Glibc
 
 /// What the accept thread may know and do about one served connection: whether it waits idle for
 /// a request and since when, so that at the connection cap the least recently used idle connection
-/// can be closed to admit a new client (docs/docs/ARCHITECTURE.md, "Invariants"). Without that, one
+/// can be closed to admit a new client (docs/ARCHITECTURE.md, "Invariants"). Without that, one
 /// client holding idle sockets would keep every other client out until the idle timeout.
 ///
 /// The descriptor stays owned by the connection thread. The slot only shuts it down, under its
