@@ -23,13 +23,22 @@ enum JWEBackend {
 
     /// ECDH: Z, the x coordinate of the shared point (both keys were validated when built).
     static func sharedSecret(privateKey: EVPKey, publicKey: EVPKey) throws -> SecureBytes {
+        try sharedSecret(privateKey) { privateKey.deriveP256(with: publicKey, into: $0) }
+    }
+
+    /// ECDH with a peer given as its checked uncompressed point (a JWE's `epk`).
+    static func sharedSecret(privateKey: EVPKey, point: [UInt8]) throws -> SecureBytes {
+        try sharedSecret(privateKey) { out in point.withUnsafeBytes { privateKey.deriveP256(withPoint: $0, into: out) } }
+    }
+
+    private static func sharedSecret(
+        _ privateKey: EVPKey, _ derive: (UnsafeMutableRawBufferPointer) -> Bool
+    ) throws -> SecureBytes {
         guard privateKey.isPrivate else {
             throw DeviceSigningError(.invalidKey, "The key agreement needs a private key.")
         }
         var ok = false
-        let secret = SecureBytes(count: sharedSecretBytes) { out in
-            ok = privateKey.deriveP256(with: publicKey, into: out)
-        }
+        let secret = SecureBytes(count: sharedSecretBytes) { ok = derive($0) }
         guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "The ECDH key agreement failed.") }
         return secret
     }
