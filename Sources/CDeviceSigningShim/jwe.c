@@ -5,7 +5,6 @@
 #include <string.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/kdf.h>
 #include <openssl/params.h>
 
 /* ---- Algorithms, fetched once ----------------------------------------------------------------
@@ -17,7 +16,7 @@ static CRYPTO_ONCE dss_jwe_once = CRYPTO_ONCE_STATIC_INIT;
 static EVP_CIPHER *dss_gcm[3];
 static EVP_CIPHER *dss_cbc[3];
 static EVP_CIPHER *dss_wrap[3];
-static EVP_KDF *dss_sskdf;
+static EVP_MD *dss_sha256;
 static EVP_MAC *dss_hmac;
 
 static void dss_jwe_fetch(void) {
@@ -29,7 +28,7 @@ static void dss_jwe_fetch(void) {
         dss_cbc[i] = EVP_CIPHER_fetch(NULL, cbc[i], NULL);
         dss_wrap[i] = EVP_CIPHER_fetch(NULL, wrap[i], NULL);
     }
-    dss_sskdf = EVP_KDF_fetch(NULL, "SSKDF", NULL);
+    dss_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
     dss_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
 }
 
@@ -104,20 +103,34 @@ int dss_ecdh_p256_derive_point(dss_ecdh_slot *slot, const uint8_t *point, size_t
 
 int dss_concat_kdf_sha256(const uint8_t *z, size_t z_len, const uint8_t *other_info, size_t other_info_len,
                           uint8_t *out, size_t out_len) {
-    if (z == NULL || z_len == 0 || other_info == NULL || out == NULL || out_len == 0) return 0;
-    if (CRYPTO_THREAD_run_once(&dss_jwe_once, dss_jwe_fetch) != 1 || dss_sskdf == NULL) return 0;
-    EVP_KDF_CTX *ctx = EVP_KDF_CTX_new(dss_sskdf);
+    if (z == NULL || z_len == 0 || other_info == NULL || out == NULL || out_len == 0 || out_len > 64) return 0;
+    if (CRYPTO_THREAD_run_once(&dss_jwe_once, dss_jwe_fetch) != 1 || dss_sha256 == NULL) return 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (ctx == NULL) return 0;
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0),
-        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)z, z_len),
-        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)other_info, other_info_len),
-        OSSL_PARAM_construct_end(),
-    };
-    int ok = EVP_KDF_derive(ctx, out, out_len, params) == 1;
+    /* K(i) = SHA-256(counter i as 32-bit big-endian || Z || OtherInfo), i = 1, 2, ..., the
+     * output their concatenation cut to out_len (NIST SP 800-56A §5.8.1.1; OpenSSL's SSKDF does
+     * the same with a context and parameters per call, which cost more than the hashing). */
+    uint8_t block[32];
+    int ok = 1;
+    for (uint32_t counter = 1, done = 0; ok && done < out_len; counter++) {
+        const uint8_t be[4] = {(uint8_t)(counter >> 24), (uint8_t)(counter >> 16), (uint8_t)(counter >> 8),
+                               (uint8_t)counter};
+        unsigned int len = 0;
+        ok = EVP_DigestInit_ex2(ctx, dss_sha256, NULL) == 1
+            && EVP_DigestUpdate(ctx, be, sizeof be) == 1
+            && EVP_DigestUpdate(ctx, z, z_len) == 1
+            && EVP_DigestUpdate(ctx, other_info, other_info_len) == 1
+            && EVP_DigestFinal_ex(ctx, block, &len) == 1
+            && len == sizeof block;
+        if (ok) {
+            size_t take = out_len - done < sizeof block ? out_len - done : sizeof block;
+            memcpy(out + done, block, take);
+            done += (uint32_t)take;
+        }
+    }
+    OPENSSL_cleanse(block, sizeof block);
     if (!ok) OPENSSL_cleanse(out, out_len);
-    /* The context's copy of z is cleared by EVP_KDF_CTX_free (OPENSSL_clear_free). */
-    EVP_KDF_CTX_free(ctx);
+    EVP_MD_CTX_free(ctx);   /* cleanses the digest state, which held Z */
     return ok;
 }
 

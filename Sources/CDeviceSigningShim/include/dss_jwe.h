@@ -5,7 +5,7 @@
 #include <openssl/evp.h>
 
 // The primitives of JWE with ECDH-ES (RFC 7516, RFC 7518 §4.6, §5.2, §5.3). Each one is a
-// sequence Swift cannot call cleanly: OSSL_PARAM arrays (the SSKDF, HMAC's digest), cipher
+// sequence Swift cannot call cleanly: OSSL_PARAM arrays (HMAC's digest), cipher
 // contexts whose flags, IV length, AAD and tag must be set in a fixed order (GCM, key wrap), and
 // the CBC-HMAC tag over four inputs compared with CRYPTO_memcmp. Every function returns 1 on
 // success and 0 on any failure, and writes nothing usable on failure (outputs are cleansed).
@@ -39,8 +39,9 @@ int dss_ecdh_p256_derive(dss_ecdh_slot *slot, EVP_PKEY *peer, uint8_t *out, size
 int dss_ecdh_p256_derive_point(dss_ecdh_slot *slot, const uint8_t *point, size_t point_len,
                                uint8_t *out, size_t out_len);
 
-/// The Concat KDF of NIST SP 800-56A §5.8.1 with SHA-256 (OpenSSL's SSKDF): out_len bytes from
-/// the shared secret z and other_info (AlgorithmID || PartyUInfo || PartyVInfo || SuppPubInfo).
+/// The Concat KDF of NIST SP 800-56A §5.8.1 with SHA-256 (what OpenSSL's SSKDF computes): out_len
+/// (1 to 64) bytes from the shared secret z and other_info
+/// (AlgorithmID || PartyUInfo || PartyVInfo || SuppPubInfo).
 int dss_concat_kdf_sha256(const uint8_t *z, size_t z_len, const uint8_t *other_info, size_t other_info_len,
                           uint8_t *out, size_t out_len);
 

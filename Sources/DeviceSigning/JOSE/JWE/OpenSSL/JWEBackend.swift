@@ -28,7 +28,9 @@ enum JWEBackend {
 
     /// ECDH with a peer given as its checked uncompressed point (a JWE's `epk`).
     static func sharedSecret(privateKey: EVPKey, point: [UInt8]) throws -> SecureBytes {
-        try sharedSecret(privateKey) { out in point.withUnsafeBytes { privateKey.deriveP256(withPoint: $0, into: out) } }
+        try sharedSecret(privateKey) { out in
+            point.withUnsafeBytes { privateKey.deriveP256(withPoint: $0, into: out) }
+        }
     }
 
     private static func sharedSecret(
@@ -43,7 +45,7 @@ enum JWEBackend {
         return secret
     }
 
-    /// The Concat KDF with SHA-256 (OpenSSL's SSKDF): `count` bytes from Z and OtherInfo.
+    /// The Concat KDF with SHA-256 (the hashes of SP 800-56A §5.8.1): `count` bytes from Z and OtherInfo.
     static func concatKDF(sharedSecret: SecureBytes, otherInfo: [UInt8], count: Int) throws -> SecureBytes {
         guard count > 0, count <= 64, sharedSecret.count > 0 else {
             throw DeviceSigningError(.invalidKey, "The Concat KDF derives 1 to 64 bytes from a non-empty secret.")
