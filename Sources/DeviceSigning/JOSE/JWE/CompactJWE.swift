@@ -32,6 +32,12 @@ public struct CompactJWE: Sendable {
         self = try compact.withUTF8 { try CompactJWE(parsing: UnsafeRawBufferPointer($0)) }
     }
 
+    /// The same for the compact form as bytes (an HTTP body): no `String` and no UTF-8 pass over
+    /// the whole; a byte that is neither a dot nor base64url is refused by the parse itself.
+    public init<Bytes: ContiguousBytes>(parsing compact: Bytes) throws {
+        self = try compact.withUnsafeBytes { try CompactJWE(parsing: $0) }
+    }
+
     /// The parse itself, on the bytes of the compact form: each part is decoded straight from
     /// them, with no copy of the whole (most of an answer is its ciphertext).
     private init(parsing bytes: UnsafeRawBufferPointer) throws {
