@@ -96,17 +96,7 @@ public struct JWK: Sendable, Hashable, Codable {
         // The text may be a private JWK: the copy made here is zeroed in place when done.
         var data = Data(json)
         defer { data.withUnsafeMutableBytes { secureZero($0) } }
-        do throws(StrictJSON.Violation) {
-            try StrictJSON.requireUniqueMemberNames(data)
-        } catch .notJSON {
-            throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
-        } catch {
-            throw DeviceSigningError(.malformedEncoding, "The JWK is ambiguous: \(error).")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: data), let members = object as? [String: Any] else {
-            throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
-        }
-        return members
+        return try JOSEJSON.members(of: data, subject: "The JWK", code: .malformedEncoding)
     }
 }
 

@@ -29,18 +29,7 @@ public struct JWEHeader: Sendable, Hashable {
         guard json.count <= JWEHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWE header is larger than \(JWEHeader.maximumBytes) bytes.")
         }
-        do throws(StrictJSON.Violation) {
-            try StrictJSON.requireUniqueMemberNames(json)
-        } catch .duplicateMemberName(let name) {
-            throw DeviceSigningError(.malformedJWE, "The JWE header has \"\(Self.printable(name))\" more than once.")
-        } catch {
-            throw DeviceSigningError(.malformedJWE, "The JWE header is not JSON.")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)),
-            let members = object as? [String: Any]
-        else {
-            throw DeviceSigningError(.malformedJWE, "The JWE header is not a JSON object.")
-        }
+        let members = try JOSEJSON.members(of: Data(json), subject: "The JWE header", code: .malformedJWE)
         self.alg = try Self.allowed(members["alg"], name: "alg", as: JWE.Algorithm.self)
         self.enc = try Self.allowed(members["enc"], name: "enc", as: JWE.ContentEncryption.self)
         guard members["crit"] == nil else {
