@@ -121,8 +121,8 @@ static void dss_p256_make_template(void) {
 
 /* The public-key check, done explicitly on the encoded point before any key is built from it:
  * each coordinate below p (the decoding refuses others), the point on the curve, and not the point
- * at infinity. P-256 has cofactor 1, so this is full validation (NIST SP 800-56A §5.6.2.3.4) and
- * the invalid-curve defence of RFC 7518 §4.6. It is OpenSSL's quick check without the round trip
+ * at infinity: the partial validation of NIST SP 800-56A §5.6.2.3.4, which for P-256 (cofactor 1)
+ * is full validation, and the invalid-curve defence of RFC 7518 §4.6. It is OpenSSL's quick check without the round trip
  * through a key: EVP_PKEY_public_check_quick converts the point back to affine coordinates (a field
  * inversion) and costs more than a tenth of an ECDH derive, which every JWE's epk would pay. */
 int dss_p256_point_is_valid(const uint8_t *point, size_t point_len) {
