@@ -1,10 +1,10 @@
 #include "dss_jwe.h"
+#include "dss_keys.h"
 
 #include <limits.h>
 #include <string.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/kdf.h>
 #include <openssl/params.h>
 
 /* ---- Algorithms, fetched once ----------------------------------------------------------------
@@ -16,7 +16,7 @@ static CRYPTO_ONCE dss_jwe_once = CRYPTO_ONCE_STATIC_INIT;
 static EVP_CIPHER *dss_gcm[3];
 static EVP_CIPHER *dss_cbc[3];
 static EVP_CIPHER *dss_wrap[3];
-static EVP_KDF *dss_sskdf;
+static EVP_MD *dss_sha256;
 static EVP_MAC *dss_hmac;
 
 static void dss_jwe_fetch(void) {
@@ -28,7 +28,7 @@ static void dss_jwe_fetch(void) {
         dss_cbc[i] = EVP_CIPHER_fetch(NULL, cbc[i], NULL);
         dss_wrap[i] = EVP_CIPHER_fetch(NULL, wrap[i], NULL);
     }
-    dss_sskdf = EVP_KDF_fetch(NULL, "SSKDF", NULL);
+    dss_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
     dss_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
 }
 
@@ -48,47 +48,89 @@ static int dss_fits_int(size_t len) { return len <= (size_t)INT_MAX; }
 
 /* ---- ECDH and the Concat KDF ----------------------------------------------------------------- */
 
-EVP_PKEY_CTX *dss_ecdh_context(EVP_PKEY *priv) {
+struct dss_ecdh_slot {
+    EVP_PKEY_CTX *ctx;
+    EVP_PKEY *peer;
+};
+
+dss_ecdh_slot *dss_ecdh_slot_new(EVP_PKEY *priv) {
     if (priv == NULL) return NULL;
-    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, priv, NULL);
-    if (ctx == NULL) return NULL;
-    if (EVP_PKEY_derive_init(ctx) != 1) {
-        EVP_PKEY_CTX_free(ctx);
+    dss_ecdh_slot *slot = OPENSSL_zalloc(sizeof *slot);
+    if (slot == NULL) return NULL;
+    slot->ctx = EVP_PKEY_CTX_new_from_pkey(NULL, priv, NULL);
+    /* The slot's own peer key starts as priv's public half: any valid point will do. */
+    slot->peer = dss_public_only_copy(priv);
+    if (slot->ctx == NULL || slot->peer == NULL || EVP_PKEY_derive_init(slot->ctx) != 1) {
+        dss_ecdh_slot_free(slot);
         return NULL;
     }
-    return ctx;
+    return slot;
 }
 
-int dss_ecdh_p256_derive(EVP_PKEY_CTX *ctx, EVP_PKEY *peer, uint8_t *out, size_t out_len) {
-    if (ctx == NULL || peer == NULL || out == NULL || out_len != DSS_ECDH_P256_SECRET_BYTES) return 0;
+void dss_ecdh_slot_free(dss_ecdh_slot *slot) {
+    if (slot == NULL) return;
+    EVP_PKEY_CTX_free(slot->ctx);   /* drops the context's reference to the last peer first */
+    EVP_PKEY_free(slot->peer);
+    OPENSSL_free(slot);
+}
+
+int dss_ecdh_p256_derive(dss_ecdh_slot *slot, EVP_PKEY *peer, uint8_t *out, size_t out_len) {
+    if (slot == NULL || peer == NULL || out == NULL || out_len != DSS_ECDH_P256_SECRET_BYTES) return 0;
     size_t len = 0;
-    int ok = EVP_PKEY_derive_set_peer_ex(ctx, peer, 0) == 1
-        && EVP_PKEY_derive(ctx, NULL, &len) == 1
+    int ok = EVP_PKEY_derive_set_peer_ex(slot->ctx, peer, 0) == 1
+        && EVP_PKEY_derive(slot->ctx, NULL, &len) == 1
         && len == out_len;
     if (ok) {
         len = out_len;
-        ok = EVP_PKEY_derive(ctx, out, &len) == 1 && len == out_len;
+        ok = EVP_PKEY_derive(slot->ctx, out, &len) == 1 && len == out_len;
     }
     if (!ok) OPENSSL_cleanse(out, out_len);
     return ok;
 }
 
+int dss_ecdh_p256_derive_point(dss_ecdh_slot *slot, const uint8_t *point, size_t point_len,
+                               uint8_t *out, size_t out_len) {
+    if (slot == NULL || point == NULL || point_len != DSS_P256_POINT_BYTES || point[0] != 0x04) return 0;
+    if (out == NULL || out_len != DSS_ECDH_P256_SECRET_BYTES) return 0;
+    /* Decoding refuses coordinates of p or more and a point off the curve (EC_POINT_oct2point);
+     * the caller checked the point before as well (dss_p256_point_is_valid). */
+    if (EVP_PKEY_set1_encoded_public_key(slot->peer, point, point_len) != 1) {
+        OPENSSL_cleanse(out, out_len);
+        return 0;
+    }
+    return dss_ecdh_p256_derive(slot, slot->peer, out, out_len);
+}
+
 int dss_concat_kdf_sha256(const uint8_t *z, size_t z_len, const uint8_t *other_info, size_t other_info_len,
                           uint8_t *out, size_t out_len) {
-    if (z == NULL || z_len == 0 || other_info == NULL || out == NULL || out_len == 0) return 0;
-    if (CRYPTO_THREAD_run_once(&dss_jwe_once, dss_jwe_fetch) != 1 || dss_sskdf == NULL) return 0;
-    EVP_KDF_CTX *ctx = EVP_KDF_CTX_new(dss_sskdf);
+    if (z == NULL || z_len == 0 || other_info == NULL || out == NULL || out_len == 0 || out_len > 64) return 0;
+    if (CRYPTO_THREAD_run_once(&dss_jwe_once, dss_jwe_fetch) != 1 || dss_sha256 == NULL) return 0;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (ctx == NULL) return 0;
-    OSSL_PARAM params[] = {
-        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0),
-        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)z, z_len),
-        OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)other_info, other_info_len),
-        OSSL_PARAM_construct_end(),
-    };
-    int ok = EVP_KDF_derive(ctx, out, out_len, params) == 1;
+    /* K(i) = SHA-256(counter i as 32-bit big-endian || Z || OtherInfo), i = 1, 2, ..., the
+     * output their concatenation cut to out_len (NIST SP 800-56A §5.8.1.1; OpenSSL's SSKDF does
+     * the same with a context and parameters per call, which cost more than the hashing). */
+    uint8_t block[32];
+    int ok = 1;
+    for (uint32_t counter = 1, done = 0; ok && done < out_len; counter++) {
+        const uint8_t be[4] = {(uint8_t)(counter >> 24), (uint8_t)(counter >> 16), (uint8_t)(counter >> 8),
+                               (uint8_t)counter};
+        unsigned int len = 0;
+        ok = EVP_DigestInit_ex2(ctx, dss_sha256, NULL) == 1
+            && EVP_DigestUpdate(ctx, be, sizeof be) == 1
+            && EVP_DigestUpdate(ctx, z, z_len) == 1
+            && EVP_DigestUpdate(ctx, other_info, other_info_len) == 1
+            && EVP_DigestFinal_ex(ctx, block, &len) == 1
+            && len == sizeof block;
+        if (ok) {
+            size_t take = out_len - done < sizeof block ? out_len - done : sizeof block;
+            memcpy(out + done, block, take);
+            done += (uint32_t)take;
+        }
+    }
+    OPENSSL_cleanse(block, sizeof block);
     if (!ok) OPENSSL_cleanse(out, out_len);
-    /* The context's copy of z is cleared by EVP_KDF_CTX_free (OPENSSL_clear_free). */
-    EVP_KDF_CTX_free(ctx);
+    EVP_MD_CTX_free(ctx);   /* cleanses the digest state, which held Z */
     return ok;
 }
 

@@ -54,17 +54,14 @@ done:
     return pkey;
 }
 
-/* Full validation of a freshly built key: point on curve, not infinity, and (for key pairs) the
- * private scalar in range and matching the point. A public key gets the quick check (coordinates
- * in range, on the curve, not infinity): P-256 has cofactor 1, so every such point has the
- * group's order, and OpenSSL's full check would only add a scalar multiplication proving it
- * (NIST SP 800-56A's partial validation is full validation there; the invalid-curve defence of
- * RFC 7518 is the on-curve check). */
-static EVP_PKEY *dss_checked(EVP_PKEY *pkey, int pair) {
+/* Full validation of a freshly built key pair: the point on the curve and not infinity, the
+ * private scalar in range and matching the point. (A public key is checked on its encoded point,
+ * before it becomes a key: dss_p256_point_is_valid.) */
+static EVP_PKEY *dss_checked_pair(EVP_PKEY *pkey) {
     if (pkey == NULL) return NULL;
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
     int ok = 0;
-    if (ctx != NULL) ok = pair ? EVP_PKEY_pairwise_check(ctx) : EVP_PKEY_public_check_quick(ctx);
+    if (ctx != NULL) ok = EVP_PKEY_pairwise_check(ctx);
     EVP_PKEY_CTX_free(ctx);
     if (ok != 1) {
         EVP_PKEY_free(pkey);
@@ -89,7 +86,7 @@ EVP_PKEY *dss_p256_from_private_scalar(const uint8_t *scalar, size_t scalar_len)
     if (pub == NULL) goto done;
     if (EC_POINT_mul(group, pub, priv, NULL, NULL, bnctx) != 1) goto done;
     if (EC_POINT_point2oct(group, pub, POINT_CONVERSION_UNCOMPRESSED, point, sizeof point, bnctx) != sizeof point) goto done;
-    result = dss_checked(dss_p256_fromdata(priv, point, sizeof point), 1);
+    result = dss_checked_pair(dss_p256_fromdata(priv, point, sizeof point));
 done:
     BN_clear_free(priv);
     BN_CTX_free(bnctx);
@@ -104,8 +101,11 @@ done:
  * third of an ECDH derive, which every JWE's ephemeral key would pay. */
 static CRYPTO_ONCE dss_p256_template_once = CRYPTO_ONCE_STATIC_INIT;
 static EVP_PKEY *dss_p256_template;
+/* The group itself, for the explicit point check of dss_p256_point_is_valid (only read). */
+static EC_GROUP *dss_p256_group;
 
 static void dss_p256_make_template(void) {
+    dss_p256_group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
     OSSL_PARAM params[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)dss_group_name, 0),
         OSSL_PARAM_construct_end(),
@@ -119,6 +119,28 @@ static void dss_p256_make_template(void) {
     EVP_PKEY_CTX_free(ctx);
 }
 
+/* The public-key check, done explicitly on the encoded point before any key is built from it:
+ * each coordinate below p (the decoding refuses others), the point on the curve, and not the point
+ * at infinity: the partial validation of NIST SP 800-56A §5.6.2.3.4, which for P-256 (cofactor 1)
+ * is full validation, and the invalid-curve defence of RFC 7518 §4.6. It is OpenSSL's quick check without the round trip
+ * through a key: EVP_PKEY_public_check_quick converts the point back to affine coordinates (a field
+ * inversion) and costs more than a tenth of an ECDH derive, which every JWE's epk would pay. */
+int dss_p256_point_is_valid(const uint8_t *point, size_t point_len) {
+    if (point == NULL || (point_len != DSS_P256_POINT_BYTES && point_len != DSS_P256_COMPRESSED_POINT_BYTES)) return 0;
+    if (CRYPTO_THREAD_run_once(&dss_p256_template_once, dss_p256_make_template) != 1 || dss_p256_group == NULL) {
+        return 0;
+    }
+    EC_POINT *decoded = EC_POINT_new(dss_p256_group);
+    BN_CTX *bnctx = BN_CTX_new();
+    int ok = decoded != NULL && bnctx != NULL
+        && EC_POINT_oct2point(dss_p256_group, decoded, point, point_len, bnctx) == 1
+        && EC_POINT_is_at_infinity(dss_p256_group, decoded) == 0
+        && EC_POINT_is_on_curve(dss_p256_group, decoded, bnctx) == 1;
+    BN_CTX_free(bnctx);
+    EC_POINT_free(decoded);
+    return ok;
+}
+
 EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int allow_compressed) {
     if (point == NULL) return NULL;
     if (point_len == DSS_P256_POINT_BYTES) {
@@ -128,13 +150,12 @@ EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int
     } else {
         return NULL;
     }
-    if (CRYPTO_THREAD_run_once(&dss_p256_template_once, dss_p256_make_template) != 1 || dss_p256_template == NULL) {
-        return NULL;
-    }
+    /* The point is checked first (and so the template made). */
+    if (!dss_p256_point_is_valid(point, point_len) || dss_p256_template == NULL) return NULL;
     EVP_PKEY *pkey = EVP_PKEY_dup(dss_p256_template);
     if (pkey == NULL) return NULL;
-    /* Decoding the point refuses one off the curve; dss_checked checks again, explicitly. A key
-     * given compressed is kept in the uncompressed form, as every other key (its DER, its JWK). */
+    /* Decoding the point refuses one off the curve as well. A key given compressed is kept in the
+     * uncompressed form, as every other key (its DER, its JWK). */
     if (EVP_PKEY_set1_encoded_public_key(pkey, point, point_len) != 1
         || (point_len == DSS_P256_COMPRESSED_POINT_BYTES
             && EVP_PKEY_set_utf8_string_param(pkey, OSSL_PKEY_PARAM_EC_POINT_CONVERSION_FORMAT,
@@ -142,7 +163,7 @@ EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int
         EVP_PKEY_free(pkey);
         return NULL;
     }
-    return dss_checked(pkey, 0);
+    return pkey;
 }
 
 int dss_p256_is_p256(const EVP_PKEY *pkey) {

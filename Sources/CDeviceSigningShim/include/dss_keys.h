@@ -19,6 +19,10 @@ EVP_PKEY *dss_p256_generate(void);
 /// The scalar is copied into a BIGNUM that is cleared before it is freed.
 EVP_PKEY *dss_p256_from_private_scalar(const uint8_t *scalar, size_t scalar_len);
 
+/// 1 if point is an SEC1 encoding of a P-256 point (65 bytes 0x04 || x || y, or 33 bytes
+/// compressed) with coordinates below p, on the curve and not infinity; else 0. Builds no key.
+int dss_p256_point_is_valid(const uint8_t *point, size_t point_len);
+
 /// A public key from an SEC1 point (65 bytes uncompressed; 33 bytes compressed only when
 /// allow_compressed is non-zero). The point must be on the curve and not infinity.
 EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int allow_compressed);

@@ -66,6 +66,12 @@ public struct JWK: Sendable, Hashable, Codable {
 
     /// The public key this JWK describes, with every check of `PublicKey(x963Representation:)`.
     public func publicKey() throws -> P256.Signing.PublicKey {
+        try P256.Signing.PublicKey(x963Representation: x963Point())
+    }
+
+    /// 0x04 || x || y once kty, crv and the coordinates' encoding and lengths are checked; whether
+    /// the point is on the curve is for the key constructors (or `P256Backend.checkPublicPoint`).
+    func x963Point() throws -> [UInt8] {
         guard kty == "EC" else {
             throw DeviceSigningError(.unsupportedKeyType, "JWK kty is \"\(kty)\"; only \"EC\" is supported.")
         }
@@ -78,7 +84,7 @@ public struct JWK: Sendable, Hashable, Codable {
             throw DeviceSigningError(
                 .malformedEncoding, "JWK x and y must be base64url (no padding) of exactly 32 bytes each.")
         }
-        return try P256.Signing.PublicKey(x963Representation: [0x04] + xBytes + yBytes)
+        return [0x04] + xBytes + yBytes
     }
 
     static let maximumJSONBytes = 8 * 1024
@@ -90,17 +96,7 @@ public struct JWK: Sendable, Hashable, Codable {
         // The text may be a private JWK: the copy made here is zeroed in place when done.
         var data = Data(json)
         defer { data.withUnsafeMutableBytes { secureZero($0) } }
-        do throws(StrictJSON.Violation) {
-            try StrictJSON.requireUniqueMemberNames(data)
-        } catch .notJSON {
-            throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
-        } catch {
-            throw DeviceSigningError(.malformedEncoding, "The JWK is ambiguous: \(error).")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: data), let members = object as? [String: Any] else {
-            throw DeviceSigningError(.malformedEncoding, "A JWK must be a JSON object.")
-        }
-        return members
+        return try JOSEJSON.members(of: data, subject: "The JWK", code: .malformedEncoding)
     }
 }
 

@@ -16,17 +16,7 @@ public struct JWSHeader: Sendable, Hashable {
         guard json.count <= JWSHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWS header is larger than \(JWSHeader.maximumBytes) bytes.")
         }
-        do throws(StrictJSON.Violation) {
-            try StrictJSON.requireUniqueMemberNames(json)
-        } catch .notJSON {
-            throw DeviceSigningError(.malformedJWS, "The JWS header is not a JSON object.")
-        } catch {
-            throw DeviceSigningError(.malformedJWS, "The JWS header is ambiguous: \(error).")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)), let members = object as? [String: Any]
-        else {
-            throw DeviceSigningError(.malformedJWS, "The JWS header is not a JSON object.")
-        }
+        let members = try JOSEJSON.members(of: Data(json), subject: "The JWS header", code: .malformedJWS)
         guard let alg = members["alg"] else {
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWS header has no alg; only ES256 is accepted.")
         }

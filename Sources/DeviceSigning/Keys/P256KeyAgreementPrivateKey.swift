@@ -102,6 +102,15 @@ extension P256.KeyAgreement {
             return try JWEBackend.sharedSecret(privateKey: backing, publicKey: publicKeyShare.backing)
         }
 
+        /// The same with the peer's uncompressed point, already checked (`P256Backend.checkPublicPoint`):
+        /// a JWE's `epk`, which a software key derives with, without making a key of it.
+        func sharedSecretFromKeyAgreement(withCheckedPoint point: [UInt8]) throws -> SecureBytes {
+            if isHardwareBound {
+                return try sharedSecretFromKeyAgreement(with: PublicKey(x963Representation: point))
+            }
+            return try JWEBackend.sharedSecret(privateKey: backing, point: point)
+        }
+
         public var description: String { "P256.KeyAgreement.PrivateKey(keyId: \(publicKey.jwkThumbprint))" }
         public var debugDescription: String { description }
     }

@@ -27,8 +27,9 @@ extension P256.Signing {
         /// 0x04 || x || y (65 bytes). Compressed points are refused here; see `init(compressedRepresentation:)`.
         public init<Bytes: DataProtocol>(x963Representation: Bytes) throws {
             let point = Array(x963Representation)
-            try self.init(
-                backing: point.withUnsafeBytes { try P256Backend.publicKey(point: $0, allowCompressed: false) })
+            self.backing = try point.withUnsafeBytes { try P256Backend.publicKey(point: $0, allowCompressed: false) }
+            // The key was built from exactly these 65 bytes (coordinates below p): no need to read them back.
+            self.x963Representation = Data(point)
         }
 
         /// 0x02/0x03 || x (33 bytes): accepted only through this explicit constructor.

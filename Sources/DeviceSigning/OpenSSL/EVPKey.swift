@@ -19,9 +19,10 @@ final class EVPKey: @unchecked Sendable {
     /// The TPM session of a key whose private half is held by a TPM (through the tpm2 provider);
     /// nil for a software key.
     let session: TPMSession?
-    private let signContexts = ContextPool()
-    private let verifyContexts = ContextPool()
-    private let deriveContexts = ContextPool()
+    private let signContexts = ContextPool(release: { EVP_PKEY_CTX_free($0) })
+    private let verifyContexts = ContextPool(release: { EVP_PKEY_CTX_free($0) })
+    /// ECDH slots: a derive context and a peer key of its own (dss_ecdh_slot_new).
+    private let deriveSlots = ContextPool(release: { dss_ecdh_slot_free($0) })
 
     /// Takes ownership of `pointer` (freed in deinit). Refuses anything that is not P-256.
     convenience init(takingOwnershipOf pointer: OpaquePointer) throws {
@@ -56,13 +57,13 @@ final class EVPKey: @unchecked Sendable {
         guard let session else {
             signContexts.freeAll()
             verifyContexts.freeAll()
-            deriveContexts.freeAll()
+            deriveSlots.freeAll()
             EVP_PKEY_free(pointer)
             return
         }
         // Freeing a TPM key flushes it from the TPM: a TPM command, so it runs on the worker and
         // is waited for (an exiting process leaves nothing loaded); never if the TPM is gone.
-        let owned = OwnedTPMKey(pointer: pointer, pools: [signContexts, verifyContexts, deriveContexts])
+        let owned = OwnedTPMKey(pointer: pointer, pools: [signContexts, verifyContexts, deriveSlots])
         session.worker.release {
             owned.free()
             withExtendedLifetime(session) {}
@@ -117,12 +118,23 @@ final class EVPKey: @unchecked Sendable {
     }
 
     /// ECDH of this software key with `peer` (validated when it was built) into `secret` (32
-    /// bytes), through a kept derive context. False on failure, `secret` then zeroed.
+    /// bytes), through a kept derive slot. False on failure, `secret` then zeroed.
     func deriveP256(with peer: EVPKey, into secret: UnsafeMutableRawBufferPointer) -> Bool {
-        let derived = deriveContexts.with(create: { dss_ecdh_context(pointer) }) { context in
+        let derived = deriveSlots.with(create: { dss_ecdh_slot_new(pointer) }) { slot in
             dss_ecdh_p256_derive(
-                context, peer.pointer, secret.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                secret.count) == 1
+                slot, peer.pointer, secret.baseAddress?.assumingMemoryBound(to: UInt8.self), secret.count) == 1
+        }
+        return derived == true
+    }
+
+    /// The same with the peer given as its uncompressed point (65 bytes, checked by the caller
+    /// with `P256Backend.checkPublicPoint`), decoded into the slot's own key: no key object per
+    /// peer, which is what a JWE's ephemeral key would otherwise cost.
+    func deriveP256(withPoint point: UnsafeRawBufferPointer, into secret: UnsafeMutableRawBufferPointer) -> Bool {
+        let derived = deriveSlots.with(create: { dss_ecdh_slot_new(pointer) }) { slot in
+            dss_ecdh_p256_derive_point(
+                slot, point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count,
+                secret.baseAddress?.assumingMemoryBound(to: UInt8.self), secret.count) == 1
         }
         return derived == true
     }
@@ -156,6 +168,12 @@ final class EVPKey: @unchecked Sendable {
         // @unchecked: the pointers are only touched under `contexts`' lock or by the one borrower.
         private let contexts = Locked<[Handle]>([])
         private static let capacity = 16
+        /// Frees one context (EVP_PKEY_CTX_free, or the shim's free of what it made).
+        private let release: @Sendable (OpaquePointer) -> Void
+
+        init(release: @escaping @Sendable (OpaquePointer) -> Void) {
+            self.release = release
+        }
 
         /// An idle context. @unchecked: a handle is in the pool or with exactly one borrower.
         private struct Handle: @unchecked Sendable {
@@ -172,7 +190,7 @@ final class EVPKey: @unchecked Sendable {
                 pool.append(Handle(context: context))
                 return true
             }
-            if !kept { EVP_PKEY_CTX_free(context) }
+            if !kept { release(context) }
             return result
         }
 
@@ -181,7 +199,7 @@ final class EVPKey: @unchecked Sendable {
                 defer { pool.removeAll() }
                 return pool
             }
-            for handle in all { EVP_PKEY_CTX_free(handle.context) }
+            for handle in all { release(handle.context) }
         }
     }
 }

@@ -47,12 +47,27 @@ enum P256Backend {
                 point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count, allowCompressed ? 1 : 0)
         else {
             OpenSSLErrorQueue.clear()
-            throw DeviceSigningError(
-                .invalidKey,
-                "The public point is not a valid P-256 point (wrong prefix, not on the curve, or infinity).")
+            throw invalidPoint
         }
         return try EVPKey(takingOwnershipOf: pointer)
     }
+
+    /// Checks an uncompressed point (65 bytes) as `publicKey(point:allowCompressed:)` does, without
+    /// building a key: for a point used once (a JWE's `epk`), which the derive decodes itself.
+    static func checkPublicPoint(_ point: UnsafeRawBufferPointer) throws {
+        guard point.count == pointBytes else {
+            throw DeviceSigningError(
+                .invalidKey, "A P-256 public point is \(pointBytes) bytes uncompressed; got \(point.count).")
+        }
+        let base = point.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        guard point[0] == 0x04, dss_p256_point_is_valid(base, point.count) == 1 else {
+            OpenSSLErrorQueue.clear()
+            throw invalidPoint
+        }
+    }
+
+    private static let invalidPoint = DeviceSigningError(
+        .invalidKey, "The public point is not a valid P-256 point (wrong prefix, not on the curve, or infinity).")
 
     static func privateKey(der: UnsafeRawBufferPointer) throws -> EVPKey {
         guard der.count <= maximumDERKeyBytes else {

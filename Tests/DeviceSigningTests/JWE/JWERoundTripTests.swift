@@ -32,7 +32,7 @@ import Testing
         let second = try JWE.encrypt(Data("same".utf8), to: key.publicKey)
         let (a, b) = (try CompactJWE(parsing: first), try CompactJWE(parsing: second))
         #expect(a.header.alg == .ecdhES && a.header.enc == .a256GCM)
-        #expect(a.header.epk != b.header.epk, "a fresh ephemeral key per encryption")
+        #expect(try a.header.epk != b.header.epk, "a fresh ephemeral key per encryption")
         #expect(a.iv != b.iv, "a fresh IV per encryption")
         let wrapped = try JWE.encrypt(Data("same".utf8), to: key.publicKey, algorithm: .ecdhESA256KW)
         let again = try JWE.encrypt(Data("same".utf8), to: key.publicKey, algorithm: .ecdhESA256KW)
@@ -86,5 +86,36 @@ import Testing
         let z1 = try key.sharedSecretFromKeyAgreement(with: other.publicKey)
         let z2 = try other.sharedSecretFromKeyAgreement(with: key.publicKey)
         #expect(z1.count == 32 && z1.constantTimeEquals(z2))
+    }
+
+    /// One key decrypts JWEs with ever new `epk`s through its kept ECDH slots: each derive uses the
+    /// point of its own JWE, never the one a slot decoded before, and a failed one leaves nothing
+    /// behind that a later derive would use.
+    @Test func keptSlotsDeriveWithEachJWEsOwnEphemeralKey() throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        let texts = (0..<6).map { Data("answer \($0)".utf8) }
+        let compacts = try texts.map { try JWE.encrypt($0, to: key.publicKey) }
+        let stranger = try JWE.encrypt(Data("not for this key".utf8), to: P256.KeyAgreement.PrivateKey().publicKey)
+        for round in 0..<3 {
+            for (text, compact) in zip(texts, compacts).shuffled() {
+                #expect(try JWE.decrypt(compact, with: key) == text, "round \(round)")
+                expectError(.decryptionFailed) { try JWE.decrypt(stranger, with: key) }
+            }
+        }
+        // The epk as a key, for callers that want it: the point the header holds.
+        let header = try CompactJWE(parsing: compacts[0]).header
+        #expect(try header.epk.x963Representation == Data(header.epkPoint))
+    }
+
+    /// The compact form as bytes (an HTTP body) decrypts like the string; a byte that is neither a
+    /// dot nor base64url is refused by the parse.
+    @Test func compactBytesDecryptLikeTheString() throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        let compact = try JWE.encrypt(Data("bytes".utf8), to: key.publicKey)
+        #expect(try JWE.decrypt(compact: Data(compact.utf8), with: key) == Data("bytes".utf8))
+        #expect(try JWE.decrypt(compact: Array(compact.utf8), with: key) == Data("bytes".utf8))
+        var altered = Array(compact.utf8)
+        altered[altered.count - 2] = 0xC3
+        expectError(.malformedJWE) { try JWE.decrypt(compact: altered, with: key) }
     }
 }

@@ -65,7 +65,8 @@ import Testing
         do {
             _ = try JWEHeader(json: Array(json.utf8))
         } catch let error as DeviceSigningError {
-            #expect(error.code == .malformedJWE && error.reason.contains("\"\(name)\" more than once"), "\(error)")
+            let named = error.reason.contains("\"\(name)\" appears more than once")
+            #expect(error.code == .malformedJWE && named, "\(error)")
         } catch {
             Issue.record("unexpected \(error)")
         }

@@ -28,21 +28,34 @@ public struct CompactJWE: Sendable {
     static func encodedLength(of count: Int) -> Int { (count * 4 + 2) / 3 }
 
     public init(parsing compact: String) throws {
-        let bytes = Array(compact.utf8)
+        var compact = compact
+        self = try compact.withUTF8 { try CompactJWE(parsing: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The same for the compact form as bytes (an HTTP body): no `String` and no UTF-8 pass over
+    /// the whole; a byte that is neither a dot nor base64url is refused by the parse itself.
+    public init<Bytes: ContiguousBytes>(parsing compact: Bytes) throws {
+        self = try compact.withUnsafeBytes { try CompactJWE(parsing: $0) }
+    }
+
+    /// The parse itself, on the bytes of the compact form: each part is decoded straight from
+    /// them, with no copy of the whole (most of an answer is its ciphertext).
+    private init(parsing bytes: UnsafeRawBufferPointer) throws {
         guard bytes.count <= CompactJWE.maximumLength else {
             throw DeviceSigningError(.inputTooLarge, "The JWE is longer than \(CompactJWE.maximumLength) bytes.")
         }
-        let parts = bytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        let parts = Self.parts(of: bytes)
         guard parts.count == 5 else {
+            let count = bytes.reduce(1) { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 }
             throw DeviceSigningError(
-                .malformedJWE,
-                "A compact JWE has exactly five dot-separated parts; this one has \(parts.count).")
+                .malformedJWE, "A compact JWE has exactly five dot-separated parts; this one has \(count).")
         }
         let limits = [
             ("header", JWEHeader.maximumBytes), ("encrypted key", Self.maximumEncryptedKeyBytes),
             ("IV", 16), ("ciphertext", CompactJWE.maximumLength), ("tag", 32),
         ]
         var decoded: [[UInt8]] = []
+        decoded.reserveCapacity(5)
         for (part, (name, limit)) in zip(parts, limits) {
             guard part.count <= Self.encodedLength(of: limit) else {
                 throw DeviceSigningError(.inputTooLarge, "The JWE \(name) is longer than \(limit) bytes.")
@@ -65,6 +78,22 @@ public struct CompactJWE: Sendable {
         self.iv = decoded[2]
         self.ciphertext = decoded[3]
         self.tag = decoded[4]
+    }
+
+    /// The dot-separated parts of `bytes`, at most six (a sixth means too many), found with memchr.
+    private static func parts(of bytes: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
+        var parts: [UnsafeRawBufferPointer] = []
+        parts.reserveCapacity(6)
+        var rest = bytes
+        while parts.count < 5, let base = rest.baseAddress, rest.count > 0,
+            let found = memchr(base, Int32(UInt8(ascii: ".")), rest.count)
+        {
+            let length = base.distance(to: UnsafeRawPointer(found))
+            parts.append(UnsafeRawBufferPointer(rebasing: rest[..<length]))
+            rest = UnsafeRawBufferPointer(rebasing: rest[(length + 1)...])
+        }
+        parts.append(rest)
+        return parts
     }
 
     /// The exact lengths `alg` and `enc` fix. None of them depends on a key, so refusing them
@@ -101,7 +130,7 @@ public struct CompactJWE: Sendable {
     /// checks the tag and decrypts. Every failure is `.decryptionFailed`, with one reason.
     public func plaintext(with key: P256.KeyAgreement.PrivateKey) throws -> Data {
         do {
-            let sharedSecret = try key.sharedSecretFromKeyAgreement(with: header.epk)
+            let sharedSecret = try key.sharedSecretFromKeyAgreement(withCheckedPoint: header.epkPoint)
             let contentKey = try self.contentKey(sharedSecret: sharedSecret)
             return try header.enc.open(key: contentKey, iv: iv, aad: aad, ciphertext: ciphertext, tag: tag)
         } catch {

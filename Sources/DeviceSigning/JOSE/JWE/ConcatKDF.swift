@@ -1,5 +1,5 @@
 /// The Concat KDF that turns an ECDH-ES shared secret into a key (RFC 7518 §4.6.2: NIST
-/// SP 800-56A §5.8.1 with SHA-256), computed by OpenSSL's SSKDF.
+/// SP 800-56A §5.8.1 with SHA-256), computed in the shim with SHA-256 through EVP.
 public enum ConcatKDF: Sendable {
     /// The longest PartyUInfo or PartyVInfo accepted (a JWE's decoded `apu` / `apv`).
     public static let maximumPartyInfoBytes = 512

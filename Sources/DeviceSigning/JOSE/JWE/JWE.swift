@@ -24,4 +24,11 @@ public enum JWE: Sendable {
     public static func decrypt(_ compact: String, with key: P256.KeyAgreement.PrivateKey) throws -> Data {
         try CompactJWE(parsing: compact).plaintext(with: key)
     }
+
+    /// The same for the compact form as bytes, e.g. an `application/jose` body as received.
+    public static func decrypt<Bytes: ContiguousBytes>(
+        compact: Bytes, with key: P256.KeyAgreement.PrivateKey
+    ) throws -> Data {
+        try CompactJWE(parsing: compact).plaintext(with: key)
+    }
 }

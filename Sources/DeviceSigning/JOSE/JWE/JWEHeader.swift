@@ -11,8 +11,10 @@ import Foundation
 public struct JWEHeader: Sendable, Hashable {
     public let alg: JWE.Algorithm
     public let enc: JWE.ContentEncryption
-    /// The sender's ephemeral public key.
-    public let epk: P256.KeyAgreement.PublicKey
+    /// The sender's ephemeral public key as its uncompressed point (0x04 || x || y), checked on
+    /// the curve when parsed. The decrypting derive decodes it itself: a key object per JWE would
+    /// cost more than a twentieth of the derive (docs/ARCHITECTURE.md, "Encrypted answers").
+    let epkPoint: [UInt8]
     public let kid: String?
     public let typ: String?
     public let cty: String?
@@ -27,18 +29,7 @@ public struct JWEHeader: Sendable, Hashable {
         guard json.count <= JWEHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWE header is larger than \(JWEHeader.maximumBytes) bytes.")
         }
-        do throws(StrictJSON.Violation) {
-            try StrictJSON.requireUniqueMemberNames(json)
-        } catch .duplicateMemberName(let name) {
-            throw DeviceSigningError(.malformedJWE, "The JWE header has \"\(Self.printable(name))\" more than once.")
-        } catch {
-            throw DeviceSigningError(.malformedJWE, "The JWE header is not JSON.")
-        }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)),
-            let members = object as? [String: Any]
-        else {
-            throw DeviceSigningError(.malformedJWE, "The JWE header is not a JSON object.")
-        }
+        let members = try JOSEJSON.members(of: Data(json), subject: "The JWE header", code: .malformedJWE)
         self.alg = try Self.allowed(members["alg"], name: "alg", as: JWE.Algorithm.self)
         self.enc = try Self.allowed(members["enc"], name: "enc", as: JWE.ContentEncryption.self)
         guard members["crit"] == nil else {
@@ -52,13 +43,20 @@ public struct JWEHeader: Sendable, Hashable {
         self.cty = try Self.optionalString(members["cty"], name: "cty")
         self.apu = try Self.partyInfo(members["apu"], name: "apu")
         self.apv = try Self.partyInfo(members["apv"], name: "apv")
-        self.epk = try Self.ephemeralKey(members["epk"])
+        self.epkPoint = try Self.ephemeralPoint(members["epk"])
+    }
+
+    /// The sender's ephemeral public key (built from the checked point; throws only when OpenSSL
+    /// cannot allocate it).
+    public var epk: P256.KeyAgreement.PublicKey {
+        get throws { try P256.KeyAgreement.PublicKey(x963Representation: epkPoint) }
     }
 
     private static func allowed<Value: RawRepresentable & CaseIterable>(
         _ member: Any?, name: String, as: Value.Type
     ) throws -> Value where Value.RawValue == String {
-        let accepted = Value.allCases.map(\.rawValue).joined(separator: ", ")
+        // Only an error needs the list.
+        var accepted: String { Value.allCases.map(\.rawValue).joined(separator: ", ") }
         guard let member else {
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWE header has no \(name); accepted: \(accepted).")
         }
@@ -89,7 +87,7 @@ public struct JWEHeader: Sendable, Hashable {
         return bytes
     }
 
-    private static func ephemeralKey(_ member: Any?) throws -> P256.KeyAgreement.PublicKey {
+    private static func ephemeralPoint(_ member: Any?) throws -> [UInt8] {
         guard let members = member as? [String: Any] else {
             throw DeviceSigningError(.malformedJWE, "The JWE header has no epk object (the ephemeral public key).")
         }
@@ -108,8 +106,10 @@ public struct JWEHeader: Sendable, Hashable {
         guard let x = members["x"] as? String, let y = members["y"] as? String else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk needs string members x and y.")
         }
-        // On the curve and not infinity: every P256 public key constructor checks it.
-        return try P256.KeyAgreement.PublicKey(jwk: JWK(kty: kty, crv: crv, x: x, y: y))
+        // On the curve and not infinity, as every P256 public key constructor checks it.
+        let point = try JWK(kty: kty, crv: crv, x: x, y: y).x963Point()
+        try point.withUnsafeBytes { try P256Backend.checkPublicPoint($0) }
+        return point
     }
 
     /// At most 32 printable ASCII characters of a value from the input, for error texts.

@@ -23,18 +23,29 @@ enum JWEBackend {
 
     /// ECDH: Z, the x coordinate of the shared point (both keys were validated when built).
     static func sharedSecret(privateKey: EVPKey, publicKey: EVPKey) throws -> SecureBytes {
+        try sharedSecret(privateKey) { privateKey.deriveP256(with: publicKey, into: $0) }
+    }
+
+    /// ECDH with a peer given as its checked uncompressed point (a JWE's `epk`).
+    static func sharedSecret(privateKey: EVPKey, point: [UInt8]) throws -> SecureBytes {
+        try sharedSecret(privateKey) { out in
+            point.withUnsafeBytes { privateKey.deriveP256(withPoint: $0, into: out) }
+        }
+    }
+
+    private static func sharedSecret(
+        _ privateKey: EVPKey, _ derive: (UnsafeMutableRawBufferPointer) -> Bool
+    ) throws -> SecureBytes {
         guard privateKey.isPrivate else {
             throw DeviceSigningError(.invalidKey, "The key agreement needs a private key.")
         }
         var ok = false
-        let secret = SecureBytes(count: sharedSecretBytes) { out in
-            ok = privateKey.deriveP256(with: publicKey, into: out)
-        }
+        let secret = SecureBytes(count: sharedSecretBytes) { ok = derive($0) }
         guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "The ECDH key agreement failed.") }
         return secret
     }
 
-    /// The Concat KDF with SHA-256 (OpenSSL's SSKDF): `count` bytes from Z and OtherInfo.
+    /// The Concat KDF with SHA-256 (the hashes of SP 800-56A §5.8.1): `count` bytes from Z and OtherInfo.
     static func concatKDF(sharedSecret: SecureBytes, otherInfo: [UInt8], count: Int) throws -> SecureBytes {
         guard count > 0, count <= 64, sharedSecret.count > 0 else {
             throw DeviceSigningError(.invalidKey, "The Concat KDF derives 1 to 64 bytes from a non-empty secret.")
@@ -57,14 +68,8 @@ enum JWEBackend {
             throw DeviceSigningError(.invalidKey, "AES Key Wrap takes a 16-, 24- or 32-byte KEK and a key of 8n bytes.")
         }
         var wrapped = [UInt8](repeating: 0, count: key.count + keyWrapOverhead)
-        let ok = kek.withUnsafeBytes { kekBytes in
-            key.withUnsafeBytes { keyBytes in
-                wrapped.withUnsafeMutableBytes { out in
-                    dss_aes_key_wrap(
-                        base(kekBytes), kekBytes.count, base(keyBytes), keyBytes.count,
-                        base(out), out.count) == 1
-                }
-            }
+        let ok = key.withUnsafeBytes { input in
+            wrapped.withUnsafeMutableBytes { keyWrap(dss_aes_key_wrap, kek: kek, input, into: $0) }
         }
         guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES Key Wrap failed.") }
         return wrapped
@@ -77,16 +82,20 @@ enum JWEBackend {
         }
         var ok = false
         let key = SecureBytes(count: wrapped.count - keyWrapOverhead) { out in
-            ok = kek.withUnsafeBytes { kekBytes in
-                wrapped.withUnsafeBytes { input in
-                    dss_aes_key_unwrap(
-                        base(kekBytes), kekBytes.count, base(input), input.count,
-                        base(out), out.count) == 1
-                }
-            }
+            ok = wrapped.withUnsafeBytes { keyWrap(dss_aes_key_unwrap, kek: kek, $0, into: out) }
         }
         guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES Key Unwrap failed.") }
         return key
+    }
+
+    /// One pass of the shim's wrap or unwrap (same signature) from `input` into `out`.
+    private static func keyWrap(
+        _ pass: (UnsafePointer<UInt8>?, Int, UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?, Int) -> Int32,
+        kek: SecureBytes, _ input: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        kek.withUnsafeBytes { kek in
+            pass(base(kek), kek.count, base(input), input.count, base(out), out.count) == 1
+        }
     }
 
     /// Ciphertext and tag of an authenticated encryption.
@@ -115,41 +124,60 @@ enum JWEBackend {
         }
     }
 
+    /// A sealing call of the shim with its outputs allocated: `call` gets the lent inputs, the
+    /// ciphertext and the tag buffer, and says whether it succeeded.
+    private static func seal(
+        _ key: SecureBytes, _ iv: [UInt8], _ aad: [UInt8], ciphertextBytes: Int, tagBytes: Int,
+        _ call: (Lent, UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer) -> Bool
+    ) -> Sealed? {
+        var ciphertext = [UInt8](repeating: 0, count: ciphertextBytes)
+        var tag = [UInt8](repeating: 0, count: tagBytes)
+        let ok = lend(key, iv, aad) { lent in
+            ciphertext.withUnsafeMutableBytes { out in tag.withUnsafeMutableBytes { call(lent, out, $0) } }
+        }
+        return ok ? Sealed(ciphertext: ciphertext, tag: tag) : nil
+    }
+
+    /// An opening call of the shim with the plaintext allocated (as long as the ciphertext):
+    /// `call` gets the lent inputs, the ciphertext and the plaintext buffer, and returns how many
+    /// plaintext bytes it wrote, or nil when it failed.
+    private static func open(
+        _ key: SecureBytes, _ iv: [UInt8], _ aad: [UInt8], tag: [UInt8], ciphertext: [UInt8],
+        _ call: (Lent, UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Int?
+    ) -> Data? {
+        var plaintext = Data(count: ciphertext.count)
+        let written = lend(key, iv, aad, tag: tag) { lent in
+            ciphertext.withUnsafeBytes { input in plaintext.withUnsafeMutableBytes { call(lent, input, $0) } }
+        }
+        guard let written, written <= plaintext.count else { return nil }
+        plaintext.removeSubrange(written..<plaintext.count)
+        return plaintext
+    }
+
     /// AES-GCM with a 12-byte IV and a 16-byte tag.
     static func gcmSeal(
         key: SecureBytes, iv: [UInt8], aad: [UInt8], plaintext: UnsafeRawBufferPointer
     ) throws -> Sealed {
-        var ciphertext = [UInt8](repeating: 0, count: plaintext.count)
-        var tag = [UInt8](repeating: 0, count: Int(DSS_GCM_TAG_BYTES))
-        let ok = lend(key, iv, aad) { lent in
-            ciphertext.withUnsafeMutableBytes { out in
-                tag.withUnsafeMutableBytes { tagOut in
-                    dss_aes_gcm_seal(
-                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                        base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
-                        base(out), base(tagOut), tagOut.count) == 1
-                }
-            }
+        let sealed = seal(key, iv, aad, ciphertextBytes: plaintext.count, tagBytes: Int(DSS_GCM_TAG_BYTES)) {
+            lent, out, tagOut in
+            dss_aes_gcm_seal(
+                base(lent.key), lent.key.count, base(lent.iv), lent.iv.count, base(lent.aad), lent.aad.count,
+                base(plaintext), plaintext.count, base(out), base(tagOut), tagOut.count) == 1
         }
-        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-GCM encryption failed.") }
-        return Sealed(ciphertext: ciphertext, tag: tag)
+        guard let sealed else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-GCM encryption failed.") }
+        return sealed
     }
 
     /// AES-GCM decryption; fails unless the tag verifies.
     static func gcmOpen(key: SecureBytes, iv: [UInt8], aad: [UInt8], ciphertext: [UInt8], tag: [UInt8]) throws -> Data {
-        var plaintext = Data(count: ciphertext.count)
-        let ok = lend(key, iv, aad, tag: tag) { lent in
-            ciphertext.withUnsafeBytes { input in
-                plaintext.withUnsafeMutableBytes { out in
-                    dss_aes_gcm_open(
-                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                        base(lent.aad), lent.aad.count, base(input), input.count,
-                        base(lent.tag), lent.tag.count, base(out)) == 1
-                }
-            }
+        let opened = open(key, iv, aad, tag: tag, ciphertext: ciphertext) { lent, input, out in
+            let ok = dss_aes_gcm_open(
+                base(lent.key), lent.key.count, base(lent.iv), lent.iv.count, base(lent.aad), lent.aad.count,
+                base(input), input.count, base(lent.tag), lent.tag.count, base(out))
+            return ok == 1 ? input.count : nil
         }
-        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-GCM decryption failed.") }
-        return plaintext
+        guard let opened else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-GCM decryption failed.") }
+        return opened
     }
 
     /// AES-CBC + HMAC-SHA-2 (RFC 7518 §5.2.2): key = MAC key || encryption key.
@@ -157,23 +185,15 @@ enum JWEBackend {
         key: SecureBytes, iv: [UInt8], aad: [UInt8], plaintext: UnsafeRawBufferPointer
     ) throws -> Sealed {
         let padded = (plaintext.count / blockBytes + 1) * blockBytes
-        var ciphertext = [UInt8](repeating: 0, count: padded)
-        var tag = [UInt8](repeating: 0, count: key.count / 2)
-        var written = 0
-        let ok = lend(key, iv, aad) { lent in
-            ciphertext.withUnsafeMutableBytes { out in
-                tag.withUnsafeMutableBytes { tagOut in
-                    dss_aes_cbc_hmac_seal(
-                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                        base(lent.aad), lent.aad.count, base(plaintext), plaintext.count,
-                        base(out), out.count, &written, base(tagOut), tagOut.count) == 1
-                }
-            }
+        let sealed = seal(key, iv, aad, ciphertextBytes: padded, tagBytes: key.count / 2) { lent, out, tagOut in
+            var written = 0
+            let ok = dss_aes_cbc_hmac_seal(
+                base(lent.key), lent.key.count, base(lent.iv), lent.iv.count, base(lent.aad), lent.aad.count,
+                base(plaintext), plaintext.count, base(out), out.count, &written, base(tagOut), tagOut.count)
+            return ok == 1 && written == padded
         }
-        guard ok, written == padded else {
-            throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-CBC-HMAC encryption failed.")
-        }
-        return Sealed(ciphertext: ciphertext, tag: tag)
+        guard let sealed else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-CBC-HMAC encryption failed.") }
+        return sealed
     }
 
     /// AES-CBC + HMAC-SHA-2 decryption: the tag is checked in constant time before anything is
@@ -181,23 +201,15 @@ enum JWEBackend {
     static func cbcHMACOpen(
         key: SecureBytes, iv: [UInt8], aad: [UInt8], ciphertext: [UInt8], tag: [UInt8]
     ) throws -> Data {
-        var plaintext = Data(count: ciphertext.count)
-        var written = 0
-        let ok = lend(key, iv, aad, tag: tag) { lent in
-            ciphertext.withUnsafeBytes { input in
-                plaintext.withUnsafeMutableBytes { out in
-                    dss_aes_cbc_hmac_open(
-                        base(lent.key), lent.key.count, base(lent.iv), lent.iv.count,
-                        base(lent.aad), lent.aad.count, base(input), input.count,
-                        base(lent.tag), lent.tag.count, base(out), out.count, &written) == 1
-                }
-            }
+        let opened = open(key, iv, aad, tag: tag, ciphertext: ciphertext) { lent, input, out in
+            var written = 0
+            let ok = dss_aes_cbc_hmac_open(
+                base(lent.key), lent.key.count, base(lent.iv), lent.iv.count, base(lent.aad), lent.aad.count,
+                base(input), input.count, base(lent.tag), lent.tag.count, base(out), out.count, &written)
+            return ok == 1 ? written : nil
         }
-        guard ok, written <= plaintext.count else {
-            throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-CBC-HMAC decryption failed.")
-        }
-        plaintext.removeSubrange(written..<plaintext.count)
-        return plaintext
+        guard let opened else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES-CBC-HMAC decryption failed.") }
+        return opened
     }
 
     /// `count` bytes from OpenSSL's DRBG, into zeroed storage (content keys) or plain (IVs).
