@@ -3,6 +3,16 @@
 struct Command: Sendable {
     let spec: CommandSpec
     let run: @Sendable (Invocation) async throws -> Int32
+
+    init(spec: CommandSpec, run: @escaping @Sendable (Invocation) async throws -> Int32) {
+        self.spec = spec
+        self.run = run
+    }
+
+    init<Typed: CLICommand>(_ type: Typed.Type) {
+        self.spec = Typed.spec
+        self.run = { invocation in try await Typed(invocation.arguments, context: invocation.context).run() }
+    }
 }
 
 /// One run of a command: its parsed arguments and its surroundings.
@@ -13,7 +23,7 @@ struct Invocation: Sendable {
 
     var standardOutput: OutputChannel { context.standardOutput }
     var standardError: OutputChannel { context.standardError }
-    var json: Bool { arguments.flag("json") }
+    var json: Bool { arguments[CommonOptions.json] }
 
     /// Writes a diagnostic line to standard error.
     func note(_ text: String) {
@@ -21,17 +31,6 @@ struct Invocation: Sendable {
     }
 
     var passphrases: PassphraseResolver {
-        PassphraseResolver(arguments: arguments, context: context)
+        PassphraseResolver(file: try? arguments[CommonOptions.passphraseFile], context: context)
     }
-}
-
-/// Options several commands share.
-enum CommonOptions {
-    static let json = OptionSpec.flag("json", help: "Print machine-readable JSON on standard output.")
-    static let store = OptionSpec.value(
-        "store", "DIR",
-        help:
-            "The key store directory (default: $XDG_DATA_HOME/fetchchannel/keys, else ~/.local/share/fetchchannel/keys)."
-    )
-    static let passphraseFile = PassphraseResolver.option
 }

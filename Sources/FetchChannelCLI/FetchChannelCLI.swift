@@ -17,7 +17,7 @@ package enum FetchChannelCLI: Sendable {
     static let commands: [Command] =
         KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
         + EncryptionCommands.all
-        + FetchCommands.all + DemoCommand.all + SkewCommand.all + VectorCommands.all + ServeCommand.all
+        + FetchCommands.all + DemoCommand.all + [Command(SkewCommand.self)] + VectorCommands.all + ServeCommand.all
         + BenchCommand.all
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
@@ -35,7 +35,8 @@ package enum FetchChannelCLI: Sendable {
         let errors = context.standardError
         guard let first = arguments.first else {
             return usageFailure(
-                UsageError("no command given"), usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel",
+                UsageError(.unknownCommand, "no command given"), usage: "fetchchannel <command> [options]",
+                helpCommand: "fetchchannel",
                 errors: errors)
         }
         if first == "-h" || first == "--help" || first == "help" {
@@ -50,8 +51,11 @@ package enum FetchChannelCLI: Sendable {
             return usageFailure(
                 ArgumentParser.forbiddenSecretOptions.contains(optionName(first).lowercased())
                     ? UsageError(
+                        .secretOnCommandLine,
                         "--\(optionName(first)) is not an option: \(ArgumentParser.secretOnCommandLineMessage).")
-                    : UsageError("unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
+                    : UsageError(
+                        .unknownOption,
+                        "unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
                 usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
 
@@ -71,7 +75,7 @@ package enum FetchChannelCLI: Sendable {
                 }
                 let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
                 return usageFailure(
-                    UsageError("'fetchchannel \(first)' needs a subcommand: \(names)"),
+                    UsageError(.unknownCommand, "'fetchchannel \(first)' needs a subcommand: \(names)"),
                     usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
                     errors: errors)
             }
@@ -79,6 +83,7 @@ package enum FetchChannelCLI: Sendable {
                 let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
                 return usageFailure(
                     UsageError(
+                        .unknownCommand,
                         "unknown subcommand '\(ArgumentParser.shown(second))' of '\(first)'; expected one of \(names)"),
                     usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
                     errors: errors)
@@ -87,7 +92,7 @@ package enum FetchChannelCLI: Sendable {
         }
         guard let command = commands.first(where: { $0.spec.path == [first] }) else {
             return usageFailure(
-                UsageError("unknown command '\(ArgumentParser.shown(first))'"),
+                UsageError(.unknownCommand, "unknown command '\(ArgumentParser.shown(first))'"),
                 usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
         return await run(command, Array(arguments.dropFirst()), context: context)

@@ -20,7 +20,7 @@ enum BenchCommand {
                         "Requests for the emulator's resident-memory row, at least 1000 (default: derived from --seconds)."
                 ),
                 .value("rows", "NAME,…", help: "Only these rows (default: all). Rows measured together run together."),
-                CommonOptions.json,
+                CommonOptions.json.spec,
             ]
         )
     ) { invocation in

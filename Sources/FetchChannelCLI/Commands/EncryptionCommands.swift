@@ -26,7 +26,7 @@ enum EncryptionCommands {
                 .value(
                     "enc", "ENC",
                     help: "Content encryption: \(encryptions.joined(separator: ", ")) (default: A256GCM)."),
-                CommonOptions.json,
+                CommonOptions.json.spec,
             ]
         )
     ) { invocation in
@@ -64,7 +64,7 @@ enum EncryptionCommands {
             options: [
                 .value(
                     "private-key", "FILE", help: "The recipient's private key: PEM or a private JWK.", required: true),
-                CommonOptions.json,
+                CommonOptions.json.spec,
             ],
             positionals: [PositionalSpec("JWE", help: "The compact JWE, or - to read it from standard input.")]
         )

@@ -40,9 +40,9 @@ enum FetchCommands {
                     "policy", policyNames.map(\.key).joined(separator: "|"),
                     help: "Which channels to show (default: accessibility)."),
                 .value("timeout-seconds", "S", help: "Per-request timeout (default: 15)."),
-                CommonOptions.store,
-                CommonOptions.passphraseFile,
-                CommonOptions.json,
+                CommonOptions.store.spec,
+                CommonOptions.passphraseFile.spec,
+                CommonOptions.json.spec,
             ]
         )
     ) { invocation in
@@ -193,9 +193,9 @@ enum FetchCommands {
             options: [
                 .value("redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json').", required: true),
                 .value("timeout-seconds", "S", help: "Request timeout (default: 15)."),
-                CommonOptions.store,
-                CommonOptions.json,
-            ] + BackendTrustOptions.all,
+                CommonOptions.store.spec,
+                CommonOptions.json.spec,
+            ] + BackendTrustOptions.all.map(\.spec),
             positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
         )
     ) { invocation in

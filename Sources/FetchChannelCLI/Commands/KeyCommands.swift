@@ -166,13 +166,13 @@ enum KeyCommands {
                 + "public JWK carries \"use\":\"enc\"). --json prints {\"keyId\", \"format\", \"private\", "
                 + "\"encrypted\", \"data\"} (DER as base64).",
             options: [
-                CommonOptions.store,
+                CommonOptions.store.spec,
                 .value("format", "pem|jwk|der", help: "The output format (default: pem)."),
                 .flag("private", help: "Export the private key (encrypted unless --no-encryption)."),
                 .flag("no-encryption", help: "With --private: export the private key unencrypted."),
                 .flag("encryption", help: "Export the key's encryption key instead of its signing key."),
-                CommonOptions.passphraseFile,
-                CommonOptions.json,
+                CommonOptions.passphraseFile.spec,
+                CommonOptions.json.spec,
             ],
             positionals: [keyIdArgument]
         )

@@ -43,10 +43,10 @@ enum RegistrationCommands {
                 ),
                 .value("username", "U", help: "The user the device belongs to (default: $USER, else \"user\")."),
                 .value("name", "N", help: "A name for the device (default: \"fetchchannel on <host name>\")."),
-                CommonOptions.store,
-                CommonOptions.passphraseFile,
-                CommonOptions.json,
-            ] + BackendTrustOptions.all
+                CommonOptions.store.spec,
+                CommonOptions.passphraseFile.spec,
+                CommonOptions.json.spec,
+            ] + BackendTrustOptions.all.map(\.spec)
         )
     ) { invocation in
         let arguments = invocation.arguments
@@ -164,9 +164,9 @@ enum RegistrationCommands {
                 + "\"server\"}.",
             options: [
                 .value("key", "KEYID", help: "The registered key to replace.", required: true),
-                CommonOptions.store,
-                CommonOptions.passphraseFile,
-                CommonOptions.json,
+                CommonOptions.store.spec,
+                CommonOptions.passphraseFile.spec,
+                CommonOptions.json.spec,
             ]
         )
     ) { invocation in

@@ -44,7 +44,7 @@ enum ServeCommand {
                     "jwe-enc", "E",
                     help: "The JWE content encryption of those answers: "
                         + "\(EncryptionCommands.encryptions.joined(separator: ", ")) (default: A256GCM)."),
-                CommonOptions.json,
+                CommonOptions.json.spec,
             ]
         )
     ) { invocation in

@@ -22,9 +22,9 @@ enum SignatureCommands {
                 .value(
                     "request-id", "ID",
                     help: "The request id, 1 to 64 characters (default: a random UUID). Never reuse one."),
-                CommonOptions.store,
-                CommonOptions.passphraseFile,
-                CommonOptions.json,
+                CommonOptions.store.spec,
+                CommonOptions.passphraseFile.spec,
+                CommonOptions.json.spec,
             ]
         )
     ) { invocation in
@@ -82,7 +82,7 @@ enum SignatureCommands {
                 "Strict: three parts of unpadded base64url, alg exactly ES256, a 64-byte r||s signature, at most 16 KiB. Exit 0 and the payload on standard output when the signature verifies; exit 1 and the reason on standard error when not. Freshness and replay are the backend's checks, not made here. --json prints {\"valid\", \"header\", \"payload\"} (and on failure {\"valid\": false, \"code\", \"reason\"}).",
             options: [
                 .value("public-key", "FILE", help: "The public key: PEM (PUBLIC KEY) or a JWK.", required: true),
-                CommonOptions.json,
+                CommonOptions.json.spec,
             ],
             positionals: [PositionalSpec("JWS", help: "The compact JWS, or - to read it from standard input.")]
         )

@@ -15,7 +15,7 @@ enum VectorCommands {
             options: [
                 .value("dir", "DIR", help: "The vector directory (default: Vectors)."),
                 .value("wycheproof", "DIR", help: "The Wycheproof directory (default: $WYCHEPROOF_DIR)."),
-                CommonOptions.json,
+                CommonOptions.json.spec,
             ]
         )
     ) { invocation in

@@ -49,7 +49,7 @@ package enum ArgumentParser: Sendable {
                 continue
             }
             guard argument.hasPrefix("--") else {
-                throw UsageError("unknown option '\(shown(argument))'")
+                throw UsageError(.unknownOption, "unknown option '\(shown(argument))'")
             }
             let body = argument.dropFirst(2)
             let name: String
@@ -62,18 +62,18 @@ package enum ArgumentParser: Sendable {
                 inlineValue = nil
             }
             if forbiddenSecretOptions.contains(name.lowercased()) {
-                throw UsageError("--\(name) is not an option: \(secretOnCommandLineMessage).")
+                throw UsageError(.secretOnCommandLine, "--\(name) is not an option: \(secretOnCommandLineMessage).")
             }
             guard let option = spec.option(named: name) else {
-                throw UsageError("unknown option '--\(shown(name))'")
+                throw UsageError(.unknownOption, "unknown option '--\(shown(name))'")
             }
             if !option.isRepeatable, parsed.flags.contains(name) || parsed.values[name] != nil {
-                throw UsageError("option '--\(name)' was given more than once")
+                throw UsageError(.malformedOption, "option '--\(name)' was given more than once")
             }
             switch option.kind {
             case .flag:
                 guard inlineValue == nil else {
-                    throw UsageError("option '--\(name)' takes no value")
+                    throw UsageError(.malformedOption, "option '--\(name)' takes no value")
                 }
                 parsed.flags.insert(name)
             case .value(let placeholder):
@@ -86,7 +86,7 @@ package enum ArgumentParser: Sendable {
                     value = arguments[index]
                     index += 1
                 } else {
-                    throw UsageError("option '--\(name)' needs a value (\(placeholder))")
+                    throw UsageError(.malformedOption, "option '--\(name)' needs a value (\(placeholder))")
                 }
                 parsed.values[name, default: []].append(value)
             }
@@ -95,17 +95,19 @@ package enum ArgumentParser: Sendable {
         for option in spec.options where option.isRequired {
             if parsed.values[option.name] == nil && !parsed.flags.contains(option.name) {
                 switch option.kind {
-                case .flag: throw UsageError("missing option '--\(option.name)'")
-                case .value(let placeholder): throw UsageError("missing option '--\(option.name) \(placeholder)'")
+                case .flag: throw UsageError(.missingOption, "missing option '--\(option.name)'")
+                case .value(let placeholder):
+                    throw UsageError(.missingOption, "missing option '--\(option.name) \(placeholder)'")
                 }
             }
         }
         let required = spec.positionals.filter { !$0.isOptional }
         if parsed.positionals.count < required.count {
-            throw UsageError("missing argument \(required[parsed.positionals.count].name)")
+            throw UsageError(.wrongArgumentCount, "missing argument \(required[parsed.positionals.count].name)")
         }
         if parsed.positionals.count > spec.positionals.count {
-            throw UsageError("unexpected argument '\(shown(parsed.positionals[spec.positionals.count]))'")
+            throw UsageError(
+                .wrongArgumentCount, "unexpected argument '\(shown(parsed.positionals[spec.positionals.count]))'")
         }
         return .arguments(parsed)
     }

@@ -24,14 +24,15 @@ enum BoundedInput {
     static func read(_ url: URL, maximumBytes: Int = maximumFileBytes, what: String) throws -> Data {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw CLIFailure("cannot read \(url.path): \(String(cString: strerror(errno)))")
+            throw CLIFailure(.unreadableInput, "cannot read \(url.path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         guard let data = read(descriptor, maximumBytes: maximumBytes) else {
-            throw CLIFailure("cannot read \(url.path): \(String(cString: strerror(errno)))")
+            throw CLIFailure(.unreadableInput, "cannot read \(url.path): \(String(cString: strerror(errno)))")
         }
         guard data.count <= maximumBytes else {
-            throw CLIFailure("\(url.path) is larger than \(maximumBytes / 1024) KiB; it is not \(what)")
+            throw CLIFailure(
+                .unreadableInput, "\(url.path) is larger than \(maximumBytes / 1024) KiB; it is not \(what)")
         }
         return data
     }

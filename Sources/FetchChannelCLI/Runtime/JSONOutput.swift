@@ -5,7 +5,7 @@ enum JSONOutput {
     /// Serializes a tree of `[String: Any]`, `[Any]`, String, numbers, Bool and `NSNull`.
     static func text(_ object: Any) throws -> String {
         guard JSONSerialization.isValidJSONObject(object) else {
-            throw CLIFailure("internal error: the output is not JSON-serializable")
+            throw CLIFailure(.internalError, "internal error: the output is not JSON-serializable")
         }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         return String(decoding: data, as: UTF8.self)
