@@ -15,9 +15,13 @@ package enum FetchChannelCLI: Sendable {
 
     /// Every command, in the order of the help.
     static let commands: [Command] =
-        KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
-        + EncryptionCommands.all
-        + FetchCommands.all + DemoCommand.all + [Command(SkewCommand.self)] + VectorCommands.all + ServeCommand.all
+        KeyCommands.all + RegistrationCommands.all
+        + [
+            Command(SignCommand.self), Command(VerifyCommand.self), Command(EncryptCommand.self),
+            Command(DecryptCommand.self),
+        ]
+        + FetchCommands.all + DemoCommand.all + [Command(SkewCommand.self)] + VectorCommands.all
+        + [Command(ServeCommand.self)]
         + BenchCommand.all
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
