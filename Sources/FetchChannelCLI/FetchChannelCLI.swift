@@ -20,9 +20,11 @@ package enum FetchChannelCLI: Sendable {
             Command(SignCommand.self), Command(VerifyCommand.self), Command(EncryptCommand.self),
             Command(DecryptCommand.self),
         ]
-        + FetchCommands.all + DemoCommand.all + [Command(SkewCommand.self)] + VectorCommands.all
+        + FetchCommands.all + [
+            Command(DemoCommand.self), Command(SkewCommand.self), Command(VectorsVerifyCommand.self),
+        ]
         + [Command(ServeCommand.self)]
-        + BenchCommand.all
+        + [Command(BenchCommand.self)]
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
     static let groups: [String: String] = [

@@ -25,7 +25,7 @@ package struct CLIFailure: Error, Sendable, Hashable, CustomStringConvertible {
         package static let backend = Code("backend")
         /// The device clock is too far from the backend's.
         package static let clockSkew = Code("clockSkew")
-        /// A walkthrough step (the demo) that did not go as it should.
+        /// A walkthrough step (the demo) or a measurement (bench) that did not go as it should.
         package static let unexpectedOutcome = Code("unexpectedOutcome")
         /// A state this tool should never reach.
         package static let internalError = Code("internalError")
