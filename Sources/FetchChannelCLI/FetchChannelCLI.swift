@@ -20,7 +20,8 @@ package enum FetchChannelCLI: Sendable {
             Command(SignCommand.self), Command(VerifyCommand.self), Command(EncryptCommand.self),
             Command(DecryptCommand.self),
         ]
-        + FetchCommands.all + [
+        + [
+            Command(FetchCommand.self), Command(RedeemCommand.self),
             Command(DemoCommand.self), Command(SkewCommand.self), Command(VectorsVerifyCommand.self),
         ]
         + [Command(ServeCommand.self)]

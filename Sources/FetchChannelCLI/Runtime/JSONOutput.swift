@@ -20,4 +20,12 @@ enum JSONOutput {
     static func parse(_ data: Data) -> Any? {
         try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
     }
+
+    /// An `Encodable` value as a tree to embed (keys sorted, slashes unescaped); null when it does
+    /// not encode to JSON.
+    static func tree(_ value: some Encodable) throws -> Any {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return parse(try encoder.encode(value)) ?? NSNull()
+    }
 }
