@@ -15,8 +15,9 @@ package enum FetchChannelCLI: Sendable {
 
     /// Every command, in the order of the help.
     static let commands: [Command] =
-        KeyCommands.all + RegistrationCommands.all
+        KeyCommands.all
         + [
+            Command(RegisterCommand.self), Command(RotateCommand.self),
             Command(SignCommand.self), Command(VerifyCommand.self), Command(EncryptCommand.self),
             Command(DecryptCommand.self),
         ]

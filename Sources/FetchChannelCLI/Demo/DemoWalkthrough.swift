@@ -199,15 +199,13 @@ struct DemoWalkthrough {
         _ key: P256.Signing.PrivateKey, deviceId: String, at server: URL,
         trust: TLSTrust = .system
     ) async throws -> String {
-        let jwk = (try? JSONSerialization.jsonObject(with: Data(key.publicKey.jwk.jsonString.utf8))) ?? [:]
+        let body = DispatchTargetBody.registration(
+            username: "demo", deviceId: deviceId, name: "demo phone", signatureKey: key.publicKey.jwk,
+            encryptionKey: nil)
         let answer = try await BackendHTTPClient().send(
-            "POST", server.appendingPathComponent(RegistrationCommands.targetsPath),
-            json: [
-                "username": "demo", "deviceId": deviceId, "name": "demo phone", "target": deviceId,
-                "dispatcher": "fetchchannel", "signatureKey": jwk,
-            ], trust: trust)
-        guard answer.status == 201, let id = answer.object?["id"] as? String else {
-            throw CLIFailure("registration failed: \(answer.summary)")
+            "POST", server.appendingPathComponent(DispatchTargetBody.path), json: body, trust: trust)
+        guard answer.status == 201, let id = DispatchTargetBody.targetId(of: answer) else {
+            throw CLIFailure(.unexpectedOutcome, "registration failed: \(answer.summary)")
         }
         return id
     }
