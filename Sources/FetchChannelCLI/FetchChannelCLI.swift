@@ -15,7 +15,10 @@ package enum FetchChannelCLI: Sendable {
 
     /// Every command, in the order of the help.
     static let commands: [Command] =
-        KeyCommands.all
+        [
+            Command(KeyGenerateCommand.self), Command(KeyListCommand.self), Command(KeyShowCommand.self),
+            Command(KeyExportCommand.self), Command(KeyImportCommand.self), Command(KeyDeleteCommand.self),
+        ]
         + [
             Command(RegisterCommand.self), Command(RotateCommand.self),
             Command(SignCommand.self), Command(VerifyCommand.self), Command(EncryptCommand.self),
