@@ -14,22 +14,12 @@ package enum FetchChannelCLI: Sendable {
     static let abstract = "Device keys, Device-Signatures and the fetch channel's reference backend."
 
     /// Every command, in the order of the help.
-    static let commands: [Command] =
-        [
-            Command(KeyGenerateCommand.self), Command(KeyListCommand.self), Command(KeyShowCommand.self),
-            Command(KeyExportCommand.self), Command(KeyImportCommand.self), Command(KeyDeleteCommand.self),
-        ]
-        + [
-            Command(RegisterCommand.self), Command(RotateCommand.self),
-            Command(SignCommand.self), Command(VerifyCommand.self), Command(EncryptCommand.self),
-            Command(DecryptCommand.self),
-        ]
-        + [
-            Command(FetchCommand.self), Command(RedeemCommand.self),
-            Command(DemoCommand.self), Command(SkewCommand.self), Command(VectorsVerifyCommand.self),
-        ]
-        + [Command(ServeCommand.self)]
-        + [Command(BenchCommand.self)]
+    static let commands: [any CLICommand.Type] = [
+        KeyGenerateCommand.self, KeyListCommand.self, KeyShowCommand.self, KeyExportCommand.self,
+        KeyImportCommand.self, KeyDeleteCommand.self, RegisterCommand.self, RotateCommand.self, SignCommand.self,
+        VerifyCommand.self, EncryptCommand.self, DecryptCommand.self, FetchCommand.self, RedeemCommand.self,
+        DemoCommand.self, SkewCommand.self, VectorsVerifyCommand.self, ServeCommand.self, BenchCommand.self,
+    ]
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
     static let groups: [String: String] = [
@@ -38,7 +28,7 @@ package enum FetchChannelCLI: Sendable {
     ]
 
     /// Every command's spec (for tests and documentation).
-    package static var commandSpecs: [CommandSpec] { commands.map(\.spec) }
+    package static var commandSpecs: [CommandSpec] { commands.map { $0.spec } }
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     package static func run(_ arguments: [String], context: CLIContext) async -> Int32 {
@@ -77,7 +67,8 @@ package enum FetchChannelCLI: Sendable {
             guard let second = rest.first, !second.hasPrefix("-") else {
                 if rest.first == "-h" || rest.first == "--help" {
                     output.write(
-                        HelpFormatter.groupHelp(name: first, abstract: groupAbstract, commands: members.map(\.spec)))
+                        HelpFormatter.groupHelp(name: first, abstract: groupAbstract, commands: members.map { $0.spec })
+                    )
                     return ExitCode.success
                 }
                 if rest.first == "--version" {
@@ -109,7 +100,7 @@ package enum FetchChannelCLI: Sendable {
         return await run(command, Array(arguments.dropFirst()), context: context)
     }
 
-    private static func run(_ command: Command, _ arguments: [String], context: CLIContext) async -> Int32 {
+    private static func run(_ command: any CLICommand.Type, _ arguments: [String], context: CLIContext) async -> Int32 {
         let spec = command.spec
         let errors = context.standardError
         let parsed: ParsedArguments
@@ -129,7 +120,7 @@ package enum FetchChannelCLI: Sendable {
         }
         let status: Int32
         do {
-            status = try await command.run(Invocation(spec: spec, arguments: parsed, context: context))
+            status = try await command.init(parsed, context: context).run()
         } catch let error as UsageError {
             return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
         } catch {

@@ -18,21 +18,6 @@ struct KeyStoreAccess: Sendable {
         self.context = context
     }
 
-    init(invocation: Invocation) {
-        // swift-format-ignore: a transitional bridge for the commands not yet converted.
-        self =
-            (try? KeyStoreAccess(invocation.arguments, context: invocation.context))
-            ?? KeyStoreAccess(
-                directory: KeyStore.defaultDirectory(environment: invocation.context.environment),
-                passphrases: invocation.passphrases, context: invocation.context)
-    }
-
-    private init(directory: URL, passphrases: PassphraseResolver, context: CLIContext) {
-        self.directory = directory
-        self.passphrases = passphrases
-        self.context = context
-    }
-
     /// Whether the store directory exists (a fresh machine has none until a key is made).
     var exists: Bool {
         var isDirectory: ObjCBool = false
