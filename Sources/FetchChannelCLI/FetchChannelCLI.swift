@@ -60,37 +60,8 @@ package enum FetchChannelCLI: Sendable {
                 usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
 
-        // A group: `key generate …`.
         if let groupAbstract = groups[first] {
-            let members = commands.filter { $0.spec.path.first == first }
-            let rest = Array(arguments.dropFirst())
-            guard let second = rest.first, !second.hasPrefix("-") else {
-                if rest.first == "-h" || rest.first == "--help" {
-                    output.write(
-                        HelpFormatter.groupHelp(name: first, abstract: groupAbstract, commands: members.map { $0.spec })
-                    )
-                    return ExitCode.success
-                }
-                if rest.first == "--version" {
-                    output.line("fetchchannel \(version)")
-                    return ExitCode.success
-                }
-                let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
-                return usageFailure(
-                    UsageError(.unknownCommand, "'fetchchannel \(first)' needs a subcommand: \(names)"),
-                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
-                    errors: errors)
-            }
-            guard let command = members.first(where: { $0.spec.path[1] == second }) else {
-                let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
-                return usageFailure(
-                    UsageError(
-                        .unknownCommand,
-                        "unknown subcommand '\(ArgumentParser.shown(second))' of '\(first)'; expected one of \(names)"),
-                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
-                    errors: errors)
-            }
-            return await run(command, Array(rest.dropFirst()), context: context)
+            return await runGroup(first, abstract: groupAbstract, Array(arguments.dropFirst()), context: context)
         }
         guard let command = commands.first(where: { $0.spec.path == [first] }) else {
             return usageFailure(
@@ -98,6 +69,37 @@ package enum FetchChannelCLI: Sendable {
                 usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
         return await run(command, Array(arguments.dropFirst()), context: context)
+    }
+
+    /// A group: `key generate …`; `key --help` shows the group's help.
+    private static func runGroup(
+        _ group: String, abstract: String, _ rest: [String], context: CLIContext
+    ) async -> Int32 {
+        let members = commands.filter { $0.spec.path.first == group }
+        let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
+        let usage = "fetchchannel \(group) <subcommand> [options]"
+        guard let second = rest.first, !second.hasPrefix("-") else {
+            if rest.first == "-h" || rest.first == "--help" {
+                context.standardOutput.write(
+                    HelpFormatter.groupHelp(name: group, abstract: abstract, commands: members.map { $0.spec }))
+                return ExitCode.success
+            }
+            if rest.first == "--version" {
+                context.standardOutput.line("fetchchannel \(version)")
+                return ExitCode.success
+            }
+            return usageFailure(
+                UsageError(.unknownCommand, "'fetchchannel \(group)' needs a subcommand: \(names)"),
+                usage: usage, helpCommand: "fetchchannel \(group)", errors: context.standardError)
+        }
+        guard let command = members.first(where: { $0.spec.path[1] == second }) else {
+            return usageFailure(
+                UsageError(
+                    .unknownCommand,
+                    "unknown subcommand '\(ArgumentParser.shown(second))' of '\(group)'; expected one of \(names)"),
+                usage: usage, helpCommand: "fetchchannel \(group)", errors: context.standardError)
+        }
+        return await run(command, Array(rest.dropFirst()), context: context)
     }
 
     private static func run(_ command: any CLICommand.Type, _ arguments: [String], context: CLIContext) async -> Int32 {
