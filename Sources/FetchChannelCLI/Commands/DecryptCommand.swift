@@ -21,34 +21,24 @@ struct DecryptCommand: CLICommand {
     )
 
     let console: Console
-    let context: CLIContext
     let privateKeyFile: URL
-    let compact: String
+    let check: CompactCheck
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
-        self.context = context
         privateKeyFile = context.fileURL(try arguments.required(Self.privateKey))
-        compact = arguments.positionals[0]
+        check = CompactCheck(
+            console: console, context: context, argument: arguments.positionals[0], name: "JWE",
+            maximumLength: CompactJWE.maximumLength, verdict: "decrypted", headline: "the JWE does not decrypt")
     }
 
     func run() async throws -> Int32 {
         let key = try KeyFiles.readPrivateKey(privateKeyFile)
-        let refusal = CompactRefusal(console: console, verdict: "decrypted", headline: "the JWE does not decrypt")
-        guard let compact = CompactArgument.read(compact, maximumLength: CompactJWE.maximumLength, context: context)
-        else {
-            return refusal.report(
-                code: DeviceSigningError.Code.inputTooLarge.rawValue,
-                reason: "the JWE on standard input is longer than \(CompactJWE.maximumLength) bytes")
+        let decrypted = try check.run { compact in
+            let jwe = try CompactJWE(parsing: compact)
+            return (jwe, try jwe.plaintext(with: key))
         }
-        let jwe: CompactJWE
-        let plaintext: Data
-        do {
-            jwe = try CompactJWE(parsing: compact)
-            plaintext = try jwe.plaintext(with: key)
-        } catch let error as DeviceSigningError {
-            return refusal.report(code: error.code.rawValue, reason: error.reason)
-        }
+        guard let (jwe, plaintext) = decrypted else { return ExitCode.failure }
         if console.json {
             var header: [String: Any] = ["alg": jwe.header.alg.rawValue, "enc": jwe.header.enc.rawValue]
             if let kid = jwe.header.kid { header["kid"] = kid }

@@ -16,34 +16,24 @@ struct VerifyCommand: CLICommand {
     )
 
     let console: Console
-    let context: CLIContext
     let publicKeyFile: URL
-    let compact: String
+    let check: CompactCheck
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
-        self.context = context
         publicKeyFile = context.fileURL(try arguments.required(Self.publicKey))
-        compact = arguments.positionals[0]
+        check = CompactCheck(
+            console: console, context: context, argument: arguments.positionals[0], name: "JWS",
+            maximumLength: CompactJWS.maximumLength, verdict: "valid", headline: "the JWS is not valid")
     }
 
     func run() async throws -> Int32 {
         let publicKey = try KeyFiles.readPublicKey(publicKeyFile)
-        let refusal = CompactRefusal(console: console, verdict: "valid", headline: "the JWS is not valid")
-        guard let compact = CompactArgument.read(compact, maximumLength: CompactJWS.maximumLength, context: context)
-        else {
-            return refusal.report(
-                code: DeviceSigningError.Code.inputTooLarge.rawValue,
-                reason: "the JWS on standard input is longer than \(CompactJWS.maximumLength) bytes")
+        let verified = try check.run { compact in
+            let jws = try CompactJWS(parsing: compact)
+            return (jws, try jws.verifiedPayload(with: publicKey))
         }
-        let jws: CompactJWS
-        let payload: Data
-        do {
-            jws = try CompactJWS(parsing: compact)
-            payload = try jws.verifiedPayload(with: publicKey)
-        } catch let error as DeviceSigningError {
-            return refusal.report(code: error.code.rawValue, reason: error.reason)
-        }
+        guard let (jws, payload) = verified else { return ExitCode.failure }
         if console.json {
             var header: [String: Any] = ["alg": jws.header.alg]
             if let kid = jws.header.kid { header["kid"] = kid }

@@ -1,17 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-#if canImport(Glibc)
-    private let systemRead = Glibc.read
-#elseif canImport(Darwin)
-    private let systemRead = Darwin.read
-#endif
-
 /// Reads the files and standard input a command is given (keys, JWS, passphrases) with a bound:
 /// at most `maximumBytes + 1` bytes are ever read, so a huge or endless input is refused at once
 /// instead of after it was loaded into memory.
