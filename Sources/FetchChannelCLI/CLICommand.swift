@@ -1,4 +1,4 @@
-/// A command of the tool as a type (docs/ARCHITECTURE.md, "CLI"): its spec, a parse step that
+/// A command of the tool as a type (docs/ARCHITECTURE.md, "CLI conventions"): its spec, a parse step that
 /// turns the parsed arguments into the command's typed inputs, and a run step that does the work.
 ///
 /// The parse step raises every usage error the arguments alone reveal (exit 64), before anything
