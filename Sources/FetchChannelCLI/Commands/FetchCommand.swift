@@ -11,7 +11,7 @@ struct FetchCommand: CLICommand {
 
     static let key = Option(
         "key", "KEYID", help: "Only this key's registration (repeatable; default: every registered key).",
-        repeatable: true, .text)
+        repeatable: true, .keyReference)
     static let policy = Option(
         "policy", policyNames.map(\.key).joined(separator: "|"),
         help: "Which channels to show (default: accessibility).",
@@ -39,7 +39,7 @@ struct FetchCommand: CLICommand {
     let timeout: Duration
     let access: KeyStoreAccess
     /// The `--key` values as typed; empty for every registered key.
-    let keys: [String]
+    let keys: [KeyReference]
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
@@ -81,8 +81,8 @@ struct FetchCommand: CLICommand {
             return registered
         }
         var selected: [KeyMetadata] = []
-        for text in keys {
-            let metadata = try store.metadata(try access.resolve(text, in: store))
+        for key in keys {
+            let metadata = try store.metadata(try access.resolve(key, in: store))
             guard metadata.dispatchTargetId != nil else {
                 throw CLIFailure(
                     .keyStore,

@@ -35,7 +35,7 @@ struct KeyExportCommand: CLICommand {
 
     let console: Console
     let access: KeyStoreAccess
-    let keyText: String
+    let key: KeyReference
     let format: Format
     let isPrivate: Bool
     let unencrypted: Bool
@@ -59,7 +59,7 @@ struct KeyExportCommand: CLICommand {
         }
         encryption = arguments[Self.encryptionKey]
         access = try KeyStoreAccess(arguments, context: context)
-        keyText = arguments.positionals[0]
+        key = try KeyReference(parsing: arguments.positionals[0])
     }
 
     func run() async throws -> Int32 {
@@ -70,7 +70,7 @@ struct KeyExportCommand: CLICommand {
                     + "--format pem")
         }
         let store = try access.open(create: false)
-        let keyId = try access.resolve(keyText, in: store)
+        let keyId = try access.resolve(key, in: store)
         let metadata = try store.metadata(keyId)
         try checkExportable(metadata)
         var (bytes, encrypted) =

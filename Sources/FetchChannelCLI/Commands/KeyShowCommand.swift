@@ -15,17 +15,17 @@ struct KeyShowCommand: CLICommand {
 
     let console: Console
     let access: KeyStoreAccess
-    let keyText: String
+    let key: KeyReference
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
         access = try KeyStoreAccess(arguments, context: context)
-        keyText = arguments.positionals[0]
+        key = try KeyReference(parsing: arguments.positionals[0])
     }
 
     func run() async throws -> Int32 {
         let store = try access.open(create: false)
-        let keyId = try access.resolve(keyText, in: store)
+        let keyId = try access.resolve(key, in: store)
         let metadata = try store.metadata(keyId)
         if console.json {
             try console.printJSON(KeyDescription.jsonObject(metadata))

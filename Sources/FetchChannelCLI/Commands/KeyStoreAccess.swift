@@ -42,15 +42,10 @@ struct KeyStoreAccess: Sendable {
         return try KeyStore(directory: directory, createIfMissing: create)
     }
 
-    /// A key id as typed: the full id, or a prefix of at least 4 characters that matches one key.
-    func resolve(_ text: String, in store: KeyStore) throws -> String {
+    /// The key a reference names: the full id, or the one key whose id starts with the prefix.
+    func resolve(_ reference: KeyReference, in store: KeyStore) throws -> String {
+        let text = reference.text
         if KeyStore.isValidKeyId(text) { return text }
-        guard text.count >= 4, text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw UsageError(
-                .invalidValue,
-                "'\(ArgumentParser.shown(text))' is not a key id: give the 43-character id 'fetchchannel key list' shows, or at least its first 4 characters"
-            )
-        }
         let matches = try store.list().map(\.keyId).filter { $0.hasPrefix(text) }
         switch matches.count {
         case 1: return matches[0]

@@ -16,7 +16,8 @@ struct RegisterCommand: CLICommand {
             return id
         })
     static let key = Option(
-        "key", "KEYID", help: "The key to register (its id or at least 4 characters of it).", required: true)
+        "key", "KEYID", help: "The key to register (its id or at least 4 characters of it).", required: true,
+        .keyReference)
     static let username = Option(
         "username", "U", help: "The user the device belongs to (default: $USER, else \"user\").", .nonEmpty)
     static let name = Option(
@@ -51,7 +52,7 @@ struct RegisterCommand: CLICommand {
     let username: String
     let name: String
     let access: KeyStoreAccess
-    let keyText: String
+    let key: KeyReference
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
@@ -62,12 +63,12 @@ struct RegisterCommand: CLICommand {
             try arguments[Self.username] ?? context.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "user"
         name = try arguments[Self.name] ?? "fetchchannel on \(Self.hostName())"
         access = try KeyStoreAccess(arguments, context: context)
-        keyText = try arguments.required(Self.key)
+        key = try arguments.required(Self.key)
     }
 
     func run() async throws -> Int32 {
         let store = try access.open(create: false)
-        let keyId = try access.resolve(keyText, in: store)
+        let keyId = try access.resolve(key, in: store)
         let metadata = try store.metadata(keyId)
         if let existing = metadata.dispatchTargetId {
             throw CLIFailure(

@@ -6,7 +6,7 @@ import Foundation
 /// `fetchchannel rotate`: a registered key replaced by a new one, the backend told with a request
 /// signed by the old key.
 struct RotateCommand: CLICommand {
-    static let key = Option("key", "KEYID", help: "The registered key to replace.", required: true)
+    static let key = Option("key", "KEYID", help: "The registered key to replace.", required: true, .keyReference)
 
     static let spec = CommandSpec(
         path: ["rotate"],
@@ -34,12 +34,12 @@ struct RotateCommand: CLICommand {
 
     let console: Console
     let access: KeyStoreAccess
-    let keyText: String
+    let key: KeyReference
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
         access = try KeyStoreAccess(arguments, context: context)
-        keyText = try arguments.required(Self.key)
+        key = try arguments.required(Self.key)
     }
 
     func run() async throws -> Int32 {
@@ -81,7 +81,7 @@ struct RotateCommand: CLICommand {
 
     /// The registration of the key asked for; a key that is not registered has nothing to rotate.
     private func registration(in store: KeyStore) throws -> Registration {
-        let oldKeyId = try access.resolve(keyText, in: store)
+        let oldKeyId = try access.resolve(key, in: store)
         let metadata = try store.metadata(oldKeyId)
         guard let targetId = metadata.dispatchTargetId, let serverText = metadata.server else {
             throw CLIFailure(

@@ -3,7 +3,7 @@ import Foundation
 
 /// `fetchchannel sign`: a Device-Signature header value made with a stored key.
 struct SignCommand: CLICommand {
-    static let key = Option("key", "KEYID", help: "The signing key.", required: true)
+    static let key = Option("key", "KEYID", help: "The signing key.", required: true, .keyReference)
     static let dispatchTarget = Option(
         "dispatch-target", "ID",
         help: "The dispatch target id (the JWS kid); default: the one the key was registered as.", .nonEmpty)
@@ -35,7 +35,7 @@ struct SignCommand: CLICommand {
 
     let console: Console
     let access: KeyStoreAccess
-    let keyText: String
+    let key: KeyReference
     let dispatchTarget: String?
     let creationTime: Int64
     let requestId: String
@@ -45,13 +45,13 @@ struct SignCommand: CLICommand {
         creationTime = try arguments[Self.creationTime] ?? SystemWallClock().nowMillis()
         requestId = try arguments[Self.requestId] ?? DeviceSignatureSigner.randomRequestId()
         access = try KeyStoreAccess(arguments, context: context)
-        keyText = try arguments.required(Self.key)
+        key = try arguments.required(Self.key)
         dispatchTarget = try arguments[Self.dispatchTarget]
     }
 
     func run() async throws -> Int32 {
         let store = try access.open(create: false)
-        let keyId = try access.resolve(keyText, in: store)
+        let keyId = try access.resolve(key, in: store)
         let target: String
         if let dispatchTarget {
             target = dispatchTarget
