@@ -69,8 +69,7 @@ struct KeyExportCommand: CLICommand {
                 "refusing to write binary DER to a terminal; redirect standard output to a file (> key.der), or use "
                     + "--format pem")
         }
-        let store = try access.open(create: false)
-        let keyId = try access.resolve(key, in: store)
+        let (store, keyId) = try access.openKey(key)
         let metadata = try store.metadata(keyId)
         try checkExportable(metadata)
         var (bytes, encrypted) =

@@ -14,18 +14,17 @@ struct KeyShowCommand: CLICommand {
     )
 
     let console: Console
-    let access: KeyStoreAccess
     let key: KeyReference
+    let access: KeyStoreAccess
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
-        access = try KeyStoreAccess(arguments, context: context)
         key = try KeyReference(parsing: arguments.positionals[0])
+        access = try KeyStoreAccess(arguments, context: context)
     }
 
     func run() async throws -> Int32 {
-        let store = try access.open(create: false)
-        let keyId = try access.resolve(key, in: store)
+        let (store, keyId) = try access.openKey(key)
         let metadata = try store.metadata(keyId)
         if console.json {
             try console.printJSON(KeyDescription.jsonObject(metadata))

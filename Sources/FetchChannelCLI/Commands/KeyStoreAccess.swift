@@ -42,6 +42,12 @@ struct KeyStoreAccess: Sendable {
         return try KeyStore(directory: directory, createIfMissing: create)
     }
 
+    /// Opens the existing store and finds the key `reference` names: the store and the full key id.
+    func openKey(_ reference: KeyReference) throws -> (KeyStore, String) {
+        let store = try open(create: false)
+        return (store, try resolve(reference, in: store))
+    }
+
     /// The key a reference names: the full id, or the one key whose id starts with the prefix.
     func resolve(_ reference: KeyReference, in store: KeyStore) throws -> String {
         let text = reference.text

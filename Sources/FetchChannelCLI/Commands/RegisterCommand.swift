@@ -67,8 +67,7 @@ struct RegisterCommand: CLICommand {
     }
 
     func run() async throws -> Int32 {
-        let store = try access.open(create: false)
-        let keyId = try access.resolve(key, in: store)
+        let (store, keyId) = try access.openKey(key)
         let metadata = try store.metadata(keyId)
         if let existing = metadata.dispatchTargetId {
             throw CLIFailure(

@@ -43,9 +43,8 @@ struct RotateCommand: CLICommand {
     }
 
     func run() async throws -> Int32 {
-        let store = try access.open(create: false)
-        let registration = try registration(in: store)
-        let oldKeyId = registration.oldKeyId
+        let (store, oldKeyId) = try access.openKey(key)
+        let registration = try registration(of: oldKeyId, in: store)
         let (oldKey, passphrase) = try access.loadPrivateKey(oldKeyId, from: store)
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
         let (newKey, newKeyId, encryptionJWK) = try storeNewKey(
@@ -80,8 +79,7 @@ struct RotateCommand: CLICommand {
     }
 
     /// The registration of the key asked for; a key that is not registered has nothing to rotate.
-    private func registration(in store: KeyStore) throws -> Registration {
-        let oldKeyId = try access.resolve(key, in: store)
+    private func registration(of oldKeyId: String, in store: KeyStore) throws -> Registration {
         let metadata = try store.metadata(oldKeyId)
         guard let targetId = metadata.dispatchTargetId, let serverText = metadata.server else {
             throw CLIFailure(

@@ -50,8 +50,7 @@ struct SignCommand: CLICommand {
     }
 
     func run() async throws -> Int32 {
-        let store = try access.open(create: false)
-        let keyId = try access.resolve(key, in: store)
+        let (store, keyId) = try access.openKey(key)
         let target: String
         if let dispatchTarget {
             target = dispatchTarget
