@@ -14,11 +14,12 @@ package enum FetchChannelCLI: Sendable {
     static let abstract = "Device keys, Device-Signatures and the fetch channel's reference backend."
 
     /// Every command, in the order of the help.
-    static let commands: [Command] =
-        KeyCommands.all + RegistrationCommands.all + SignatureCommands.all
-        + EncryptionCommands.all
-        + FetchCommands.all + DemoCommand.all + SkewCommand.all + VectorCommands.all + ServeCommand.all
-        + BenchCommand.all
+    static let commands: [any CLICommand.Type] = [
+        KeyGenerateCommand.self, KeyListCommand.self, KeyShowCommand.self, KeyExportCommand.self,
+        KeyImportCommand.self, KeyDeleteCommand.self, RegisterCommand.self, RotateCommand.self, SignCommand.self,
+        VerifyCommand.self, EncryptCommand.self, DecryptCommand.self, FetchCommand.self, RedeemCommand.self,
+        DemoCommand.self, SkewCommand.self, VectorsVerifyCommand.self, ServeCommand.self, BenchCommand.self,
+    ]
 
     /// Groups of subcommands (`key …`, `vectors …`) and their one-line abstracts.
     static let groups: [String: String] = [
@@ -27,7 +28,7 @@ package enum FetchChannelCLI: Sendable {
     ]
 
     /// Every command's spec (for tests and documentation).
-    package static var commandSpecs: [CommandSpec] { commands.map(\.spec) }
+    package static var commandSpecs: [CommandSpec] { commands.map { $0.spec } }
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     package static func run(_ arguments: [String], context: CLIContext) async -> Int32 {
@@ -35,7 +36,8 @@ package enum FetchChannelCLI: Sendable {
         let errors = context.standardError
         guard let first = arguments.first else {
             return usageFailure(
-                UsageError("no command given"), usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel",
+                UsageError(.unknownCommand, "no command given"), usage: "fetchchannel <command> [options]",
+                helpCommand: "fetchchannel",
                 errors: errors)
         }
         if first == "-h" || first == "--help" || first == "help" {
@@ -50,50 +52,57 @@ package enum FetchChannelCLI: Sendable {
             return usageFailure(
                 ArgumentParser.forbiddenSecretOptions.contains(optionName(first).lowercased())
                     ? UsageError(
+                        .secretOnCommandLine,
                         "--\(optionName(first)) is not an option: \(ArgumentParser.secretOnCommandLineMessage).")
-                    : UsageError("unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
+                    : UsageError(
+                        .unknownOption,
+                        "unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
                 usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
 
-        // A group: `key generate …`.
         if let groupAbstract = groups[first] {
-            let members = commands.filter { $0.spec.path.first == first }
-            let rest = Array(arguments.dropFirst())
-            guard let second = rest.first, !second.hasPrefix("-") else {
-                if rest.first == "-h" || rest.first == "--help" {
-                    output.write(
-                        HelpFormatter.groupHelp(name: first, abstract: groupAbstract, commands: members.map(\.spec)))
-                    return ExitCode.success
-                }
-                if rest.first == "--version" {
-                    output.line("fetchchannel \(version)")
-                    return ExitCode.success
-                }
-                let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
-                return usageFailure(
-                    UsageError("'fetchchannel \(first)' needs a subcommand: \(names)"),
-                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
-                    errors: errors)
-            }
-            guard let command = members.first(where: { $0.spec.path[1] == second }) else {
-                let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
-                return usageFailure(
-                    UsageError(
-                        "unknown subcommand '\(ArgumentParser.shown(second))' of '\(first)'; expected one of \(names)"),
-                    usage: "fetchchannel \(first) <subcommand> [options]", helpCommand: "fetchchannel \(first)",
-                    errors: errors)
-            }
-            return await run(command, Array(rest.dropFirst()), context: context)
+            return await runGroup(first, abstract: groupAbstract, Array(arguments.dropFirst()), context: context)
         }
         guard let command = commands.first(where: { $0.spec.path == [first] }) else {
             return usageFailure(
-                UsageError("unknown command '\(ArgumentParser.shown(first))'"),
+                UsageError(.unknownCommand, "unknown command '\(ArgumentParser.shown(first))'"),
                 usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
         return await run(command, Array(arguments.dropFirst()), context: context)
     }
 
-    private static func run(_ command: Command, _ arguments: [String], context: CLIContext) async -> Int32 {
+    /// A group: `key generate …`; `key --help` shows the group's help.
+    private static func runGroup(
+        _ group: String, abstract: String, _ rest: [String], context: CLIContext
+    ) async -> Int32 {
+        let members = commands.filter { $0.spec.path.first == group }
+        let names = members.map { $0.spec.path[1] }.joined(separator: ", ")
+        let usage = "fetchchannel \(group) <subcommand> [options]"
+        guard let second = rest.first, !second.hasPrefix("-") else {
+            if rest.first == "-h" || rest.first == "--help" {
+                context.standardOutput.write(
+                    HelpFormatter.groupHelp(name: group, abstract: abstract, commands: members.map { $0.spec }))
+                return ExitCode.success
+            }
+            if rest.first == "--version" {
+                context.standardOutput.line("fetchchannel \(version)")
+                return ExitCode.success
+            }
+            return usageFailure(
+                UsageError(.unknownCommand, "'fetchchannel \(group)' needs a subcommand: \(names)"),
+                usage: usage, helpCommand: "fetchchannel \(group)", errors: context.standardError)
+        }
+        guard let command = members.first(where: { $0.spec.path[1] == second }) else {
+            return usageFailure(
+                UsageError(
+                    .unknownCommand,
+                    "unknown subcommand '\(ArgumentParser.shown(second))' of '\(group)'; expected one of \(names)"),
+                usage: usage, helpCommand: "fetchchannel \(group)", errors: context.standardError)
+        }
+        return await run(command, Array(rest.dropFirst()), context: context)
+    }
+
+    private static func run(_ command: any CLICommand.Type, _ arguments: [String], context: CLIContext) async -> Int32 {
         let spec = command.spec
         let errors = context.standardError
         let parsed: ParsedArguments
@@ -113,7 +122,7 @@ package enum FetchChannelCLI: Sendable {
         }
         let status: Int32
         do {
-            status = try await command.run(Invocation(spec: spec, arguments: parsed, context: context))
+            status = try await command.init(parsed, context: context).run()
         } catch let error as UsageError {
             return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
         } catch {

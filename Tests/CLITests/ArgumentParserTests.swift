@@ -2,23 +2,24 @@ import FetchChannelCLI
 import Testing
 
 @Suite struct ArgumentParserTests {
+    static let store = Option("store", "DIR", help: "Store.")
+    static let format = Option("format", "pem|jwk|der", help: "Format.")
+    static let key = Option("key", "KEYID", help: "Repeatable key.", repeatable: true, .text)
+    static let offset = Option("offset", "S", help: "A number that may be negative.")
+    static let json = Flag("json", help: "JSON.")
+    static let privateKey = Flag("private", help: "Private.")
+    static let server = Option("server", "URL", help: "Server.", required: true)
+
     static let spec = CommandSpec(
         path: ["key", "export"], abstract: "Export.",
-        options: [
-            .value("store", "DIR", help: "Store."),
-            .value("format", "pem|jwk|der", help: "Format."),
-            .value("key", "KEYID", help: "Repeatable key.", repeatable: true),
-            .value("offset", "S", help: "A number that may be negative."),
-            .flag("json", help: "JSON."),
-            .flag("private", help: "Private."),
-        ],
+        options: [store, format, key, offset, json, privateKey],
         positionals: [
             PositionalSpec("KEYID", help: "Key."), PositionalSpec("EXTRA", help: "Optional.", optional: true),
         ])
 
     static let required = CommandSpec(
         path: ["register"], abstract: "Register.",
-        options: [.value("server", "URL", help: "Server.", required: true), .flag("json", help: "JSON.")])
+        options: [server, json])
 
     func parse(_ arguments: [String], _ spec: CommandSpec = spec) throws(UsageError) -> ParseOutcome {
         try ArgumentParser.parse(arguments, spec: spec)
@@ -44,26 +45,26 @@ import Testing
 
     @Test func valuesFlagsAndPositionals() throws {
         let parsed = try arguments(["--store", "/tmp/s", "--json", "ABCD", "--format=jwk", "more"])
-        #expect(parsed.value("store") == "/tmp/s")
-        #expect(parsed.value("format") == "jwk")
-        #expect(parsed.flag("json"))
-        #expect(!parsed.flag("private"))
+        #expect(try parsed[Self.store] == "/tmp/s")
+        #expect(try parsed[Self.format] == "jwk")
+        #expect(parsed[Self.json])
+        #expect(!parsed[Self.privateKey])
         #expect(parsed.positionals == ["ABCD", "more"])
     }
 
     @Test func inlineValueMayBeEmptyOrContainEquals() throws {
         let parsed = try arguments(["--store=a=b", "--format=", "K"])
-        #expect(parsed.value("store") == "a=b")
-        #expect(parsed.value("format") == "")
+        #expect(try parsed[Self.store] == "a=b")
+        #expect(try parsed[Self.format] == "")
     }
 
     @Test func repeatableOptionKeepsEveryValueInOrder() throws {
         let parsed = try arguments(["--key", "a", "K", "--key=b", "--key", "c"])
-        #expect(parsed.allValues("key") == ["a", "b", "c"])
+        #expect(try parsed.values(of: Self.key) == ["a", "b", "c"])
     }
 
     @Test func negativeNumberIsAValue() throws {
-        #expect(try arguments(["--offset", "-30", "K"]).value("offset") == "-30")
+        #expect(try arguments(["--offset", "-30", "K"])[Self.offset] == "-30")
     }
 
     @Test func base64urlValuesMayStartWithDashes() throws {
@@ -72,8 +73,8 @@ import Testing
         let other = "--RBYstHz_6MuzMPYJQaC0dM0VPRv9cidfTpNu8-0cx"
         #expect(try arguments([keyId]).positionals == [keyId])
         #expect(try arguments([other, "--json"]).positionals == [other])
-        #expect(try arguments(["--store", other, "K"]).value("store") == other)
-        #expect(try arguments(["--key", keyId, "K"]).allValues("key") == [keyId])
+        #expect(try arguments(["--store", other, "K"])[Self.store] == other)
+        #expect(try arguments(["--key", keyId, "K"]).values(of: Self.key) == [keyId])
         // Short words that start with dashes are still options, known or not.
         #expect(usageError(["--js0n", "K"]) == "unknown option '--js0n'")
         #expect(usageError(["-d6RB", "K"]) == "unknown option '-d6RB'")
@@ -82,7 +83,7 @@ import Testing
 
     @Test func doubleDashEndsOptions() throws {
         let parsed = try arguments(["--json", "--", "--not-an-option", "-h"])
-        #expect(parsed.flag("json"))
+        #expect(parsed[Self.json])
         #expect(parsed.positionals == ["--not-an-option", "-h"])
     }
 
@@ -121,7 +122,7 @@ import Testing
         #expect(
             usageError(["--store", "--json", "K"]) == "option '--store' needs a value (DIR)",
             "a following option is not taken as the value")
-        #expect(try arguments(["--store=--odd", "K"]).value("store") == "--odd", "but --name=VALUE takes anything")
+        #expect(try arguments(["--store=--odd", "K"])[Self.store] == "--odd", "but --name=VALUE takes anything")
     }
 
     @Test func nonRepeatableOptionsOnce() {
@@ -136,7 +137,7 @@ import Testing
 
     @Test func requiredOptionsAreChecked() throws {
         #expect(usageError(["--json"], Self.required) == "missing option '--server URL'")
-        #expect(try arguments(["--server", "https://b.example"], Self.required).value("server") == "https://b.example")
+        #expect(try arguments(["--server", "https://b.example"], Self.required)[Self.server] == "https://b.example")
     }
 
     @Test(arguments: [
@@ -171,26 +172,36 @@ import Testing
     }
 
     @Test func typedValuesAreValidated() throws {
-        let spec = CommandSpec(
-            path: ["serve"], abstract: "Serve.",
-            options: [
-                .value("port", "PORT", help: ""), .value("seconds", "S", help: ""), .value("format", "F", help: ""),
-            ])
+        let port = Option("port", "PORT", help: "", .integer(in: 0...65_535))
+        let seconds = Option("seconds", "S", help: "", .decimal(in: -10...10))
+        let format = Option("format", "F", help: "", .choice(["pem", "jwk"]))
+        let absent = Option("absent", "N", help: "", .integer(in: 0...1))
+        let spec = CommandSpec(path: ["serve"], abstract: "Serve.", options: [port, seconds, format, absent])
         let good = try arguments(["--port", "8080", "--seconds", "-1.5", "--format", "jwk"], spec)
-        #expect(try good.integer("port", in: 0...65_535) == 8080)
-        #expect(try good.decimal("seconds", in: -10...10) == -1.5)
-        #expect(try good.choice("format", from: ["pem", "jwk"]) == "jwk")
-        #expect(try good.integer("absent", in: 0...1) == nil)
+        #expect(try good[port] == 8080)
+        #expect(try good[seconds] == -1.5)
+        #expect(try good[format] == "jwk")
+        #expect(try good[absent] == nil)
 
         let bad = try arguments(["--port", "70000", "--seconds", "nan", "--format", "xml"], spec)
-        #expect(throws: UsageError("invalid value '70000' for '--port': expected an integer in 0...65535")) {
-            try bad.integer("port", in: 0...65_535)
-        }
-        #expect(throws: UsageError.self) { try bad.decimal("seconds", in: -10...10) }
-        #expect(throws: UsageError("invalid value 'xml' for '--format': expected one of pem, jwk")) {
-            try bad.choice("format", from: ["pem", "jwk"])
-        }
+        #expect(
+            message { () throws(UsageError) in try bad[port] }
+                == "invalid value '70000' for '--port': expected an integer in 0...65535")
+        #expect(throws: UsageError.self) { try bad[seconds] }
+        #expect(
+            message { () throws(UsageError) in try bad[format] }
+                == "invalid value 'xml' for '--format': expected one of pem, jwk")
         let notANumber = try arguments(["--port", "12abc"], spec)
-        #expect(throws: UsageError.self) { try notANumber.integer("port", in: 0...65_535) }
+        #expect(throws: UsageError.self) { try notANumber[port] }
+    }
+
+    /// The message of the usage error `body` throws, or nil.
+    func message<Value>(_ body: () throws(UsageError) -> Value) -> String? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error.message
+        }
     }
 }

@@ -177,6 +177,21 @@ import Testing
         }
     }
 
+    /// A key reference that cannot be a key id is refused in the parse step, before the key store
+    /// is opened: a usage error even where the store does not exist.
+    @Test func malformedKeyIdsAreRefusedBeforeTheStoreIsOpened() async {
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("no-store-\(UUID().uuidString)").path
+        for arguments in [
+            ["key", "show", "a/b"], ["key", "export", "abc"], ["sign", "--key", "a b c d"],
+            ["rotate", "--key", "ab"], ["fetch", "--key", "!!!!"],
+        ] {
+            let result = await run(arguments + ["--store", store])
+            #expect(result.status == 64, "\(arguments): \(result.err)")
+            #expect(result.err.contains("is not a key id"), "\(arguments): \(result.err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+
     @Test func serveRefusesBadNumbers() async {
         for arguments in [
             ["--port", "65536"], ["--port", "-1"], ["--tolerance-seconds", "-1"], ["--clock-offset-seconds", "inf"],

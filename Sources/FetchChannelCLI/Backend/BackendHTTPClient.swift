@@ -90,12 +90,12 @@ struct BackendHTTPClient: Sendable {
         let origin = Self.origin(of: url)
         switch await transport.send(request, timer: ContinuousRequestTimer()) {
         case .failure(let failure):
-            throw CLIFailure("no answer from \(origin): \(Self.describe(failure))")
+            throw CLIFailure(.backend, "no answer from \(origin): \(Self.describe(failure))")
         case .notHTTP(let detail):
-            throw CLIFailure("\(origin) did not answer with HTTP (\(Answer.clean(detail)))")
+            throw CLIFailure(.backend, "\(origin) did not answer with HTTP (\(Answer.clean(detail)))")
         case .answer(let answer):
             guard !answer.bodyWasCutOff else {
-                throw CLIFailure("\(origin) answered with more than \(HTTPAnswer.maximumBodyBytes) bytes")
+                throw CLIFailure(.backend, "\(origin) answered with more than \(HTTPAnswer.maximumBodyBytes) bytes")
             }
             return Answer(status: answer.status, body: answer.body, headers: answer.headers)
         }

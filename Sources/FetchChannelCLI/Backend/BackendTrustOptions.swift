@@ -6,32 +6,34 @@ import Foundation
 /// chain to the system CAs. `register` checks them on its own request and stores them with the
 /// key's registration; `fetch`, `rotate` and `redeem` use what is stored; `skew` takes them too.
 enum BackendTrustOptions {
-    static let caFile = OptionSpec.value(
+    static let caFile = Option(
         "ca-file", "FILE",
         help: "A PEM bundle of the private CA(s) the backend's certificate must chain to, instead of the system CAs.")
-    static let pin = OptionSpec.value(
+    static let pin = Option(
         "pin", "sha256//BASE64",
         help: "An SPKI pin the backend's certificate must also match (repeatable; any one matches).",
-        repeatable: true)
-    static let all = [caFile, pin]
+        repeatable: true, .text)
+    static let all: [any OptionDeclaration] = [caFile, pin]
 
     /// What the arguments ask for: the trust, and the absolute CA path and pins to store.
-    static func parse(_ invocation: Invocation, server: BackendURL) throws -> (
-        trust: TLSTrust, caFile: String?, pins: [String]
-    ) {
-        let path = invocation.arguments.value("ca-file").map { invocation.context.fileURL($0).path }
-        let pins = invocation.arguments.allValues("pin")
+    static func parse(
+        _ arguments: ParsedArguments, context: CLIContext, server: BackendURL
+    ) throws(UsageError) -> (trust: TLSTrust, caFile: String?, pins: [String]) {
+        let path = try arguments[caFile].map { context.fileURL($0).path }
+        let pins = try arguments.values(of: pin)
         guard path != nil || !pins.isEmpty else { return (.system, nil, []) }
         guard server.url.scheme == "https" else {
-            throw UsageError("--ca-file and --pin apply to https:// servers only; \(server) is plain http")
+            throw UsageError(
+                .conflictingOptions, "--ca-file and --pin apply to https:// servers only; \(server) is plain http")
         }
         if let path, !FileManager.default.isReadableFile(atPath: path) {
-            throw UsageError("cannot read the CA file \(path); --ca-file needs a PEM file of CA certificates")
+            throw UsageError(
+                .invalidValue, "cannot read the CA file \(path); --ca-file needs a PEM file of CA certificates")
         }
         do throws(TLSTrustError) {
             return (try trust(caFile: path, pins: pins), path, pins)
         } catch {
-            throw UsageError(error.reason)
+            throw UsageError(.invalidValue, error.reason)
         }
     }
 
@@ -40,7 +42,7 @@ enum BackendTrustOptions {
         do throws(TLSTrustError) {
             return try trust(caFile: metadata.serverCAFile, pins: metadata.serverPins ?? [])
         } catch {
-            throw CLIFailure("key \(metadata.keyId) stores an unusable TLS trust: \(error.reason)")
+            throw CLIFailure(.keyStore, "key \(metadata.keyId) stores an unusable TLS trust: \(error.reason)")
         }
     }
 

@@ -12,12 +12,14 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             let host = components.host, !host.isEmpty
         else {
             throw UsageError(
+                .invalidValue,
                 "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a URL such as https://backend.example"
             )
         }
         guard components.user == nil, components.password == nil, components.query == nil, components.fragment == nil
         else {
-            throw UsageError("the --\(option) URL must not contain user information, a query or a fragment")
+            throw UsageError(
+                .invalidValue, "the --\(option) URL must not contain user information, a query or a fragment")
         }
         switch scheme {
         case "https":
@@ -25,17 +27,19 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         case "http":
             guard TransportSecurity.isLoopback(host: host) else {
                 throw UsageError(
+                    .invalidValue,
                     "--\(option) must use https://; plain http:// is only allowed for loopback hosts (127.0.0.0/8, ::1, localhost)"
                 )
             }
         default:
-            throw UsageError("--\(option) must be an https:// URL (or http:// on loopback), not \(scheme)://")
+            throw UsageError(
+                .invalidValue, "--\(option) must be an https:// URL (or http:// on loopback), not \(scheme)://")
         }
         var normalized = components
         normalized.scheme = scheme
         while normalized.path.hasSuffix("/") { normalized.path.removeLast() }
         guard let url = normalized.url else {
-            throw UsageError("invalid value '\(ArgumentParser.shown(text))' for '--\(option)'")
+            throw UsageError(.invalidValue, "invalid value '\(ArgumentParser.shown(text))' for '--\(option)'")
         }
         self.url = url
     }
@@ -52,5 +56,12 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+extension ValueParser where Value == BackendURL {
+    /// A backend URL by `BackendURL`'s rules, refused with the option's name.
+    static var backendURL: ValueParser<BackendURL> {
+        ValueParser { text, option throws(UsageError) in try BackendURL(parsing: text, option: option) }
     }
 }

@@ -1,16 +1,20 @@
 /// `fetchchannel demo`: the main job, a walk through the fetch channel on loopback.
-enum DemoCommand {
-    static let all = [demo]
+struct DemoCommand: CLICommand {
+    static let spec = CommandSpec(
+        path: ["demo"],
+        abstract: "Walk through the fetch channel against in-process reference backends on loopback.",
+        discussion:
+            "Starts three reference backends on ephemeral loopback ports (a healthy one, one whose clock is 7 min 12 s ahead, one that is down), creates a key in a temporary store, registers it, dispatches push, QR-code and link operations, and shows the fetch practices: a foreground fetch, a throttled user action, the two channel policies, a push redeemed once while a fetch returns it, a failed redemption released and retried, clock skew and a network error in a partial result. Needs nothing configured; removes its temporary store; takes a few seconds."
+    )
 
-    static let demo = Command(
-        spec: CommandSpec(
-            path: ["demo"],
-            abstract: "Walk through the fetch channel against in-process reference backends on loopback.",
-            discussion:
-                "Starts three reference backends on ephemeral loopback ports (a healthy one, one whose clock is 7 min 12 s ahead, one that is down), creates a key in a temporary store, registers it, dispatches push, QR-code and link operations, and shows the fetch practices: a foreground fetch, a throttled user action, the two channel policies, a push redeemed once while a fetch returns it, a failed redemption released and retried, clock skew and a network error in a partial result. Needs nothing configured; removes its temporary store; takes a few seconds."
-        )
-    ) { invocation in
-        try await DemoWalkthrough(output: invocation.standardOutput).run()
+    let output: OutputChannel
+
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        output = context.standardOutput
+    }
+
+    func run() async throws -> Int32 {
+        try await DemoWalkthrough(output: output).run()
         return ExitCode.success
     }
 }

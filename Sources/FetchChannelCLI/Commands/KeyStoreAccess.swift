@@ -2,15 +2,20 @@ import DeviceSigning
 import Foundation
 
 /// Opening the key store of a command and finding keys in it.
-struct KeyStoreAccess {
-    let invocation: Invocation
-
+struct KeyStoreAccess: Sendable {
     /// `--store DIR`, else the default directory for this environment.
-    var directory: URL {
-        if let path = invocation.arguments.value("store") {
-            return invocation.context.fileURL(path, isDirectory: true)
-        }
-        return KeyStore.defaultDirectory(environment: invocation.context.environment)
+    let directory: URL
+    /// Where the passphrase of an encrypted key comes from.
+    let passphrases: PassphraseResolver
+    let context: CLIContext
+
+    /// The parse step's part: `--store` and `--passphrase-file`.
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        self.directory =
+            try arguments[CommonOptions.store].map { context.fileURL($0, isDirectory: true) }
+            ?? KeyStore.defaultDirectory(environment: context.environment)
+        self.passphrases = PassphraseResolver(file: try arguments[CommonOptions.passphraseFile], context: context)
+        self.context = context
     }
 
     /// Whether the store directory exists (a fresh machine has none until a key is made).
@@ -23,36 +28,41 @@ struct KeyStoreAccess {
     /// The TPM of hardware-bound keys: the TCTI in this command's `TPM2OPENSSL_TCTI`, else tss2's
     /// default search.
     var tpm: TPMConfiguration {
-        TPMConfiguration(tcti: invocation.context.environment[TPMConfiguration.tctiVariable])
+        TPMConfiguration(tcti: context.environment[TPMConfiguration.tctiVariable])
     }
 
     /// Opens the store; `create` makes the directory (mode 0700) when it is missing.
     func open(create: Bool) throws -> KeyStore {
         if !create && !exists {
             throw CLIFailure(
+                .keyStore,
                 "the key store \(directory.path) does not exist; create a key with 'fetchchannel key generate' or give --store DIR"
             )
         }
         return try KeyStore(directory: directory, createIfMissing: create)
     }
 
-    /// A key id as typed: the full id, or a prefix of at least 4 characters that matches one key.
-    func resolve(_ text: String, in store: KeyStore) throws -> String {
+    /// Opens the existing store and finds the key `reference` names: the store and the full key id.
+    func openKey(_ reference: KeyReference) throws -> (KeyStore, String) {
+        let store = try open(create: false)
+        return (store, try resolve(reference, in: store))
+    }
+
+    /// The key a reference names: the full id, or the one key whose id starts with the prefix.
+    func resolve(_ reference: KeyReference, in store: KeyStore) throws -> String {
+        let text = reference.text
         if KeyStore.isValidKeyId(text) { return text }
-        guard text.count >= 4, text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw UsageError(
-                "'\(ArgumentParser.shown(text))' is not a key id: give the 43-character id 'fetchchannel key list' shows, or at least its first 4 characters"
-            )
-        }
         let matches = try store.list().map(\.keyId).filter { $0.hasPrefix(text) }
         switch matches.count {
         case 1: return matches[0]
         case 0:
             throw CLIFailure(
+                .keyStore,
                 "no key in \(store.directory.path) has an id starting with '\(text)'; 'fetchchannel key list' shows the keys"
             )
         default:
             throw CLIFailure(
+                .keyStore,
                 "'\(text)' matches \(matches.count) keys (\(matches.joined(separator: ", "))); give more of the key id")
         }
     }
@@ -81,11 +91,12 @@ struct KeyStoreAccess {
         do {
             return (try body(nil), nil)
         } catch let error as DeviceSigningError where error.code == .passphraseRequired {
-            let passphrase = try invocation.passphrases.passphrase(for: .open(keyId: keyId))
+            let passphrase = try passphrases.passphrase(for: .open(keyId: keyId))
             do {
                 return (try body(passphrase), passphrase)
             } catch let error as DeviceSigningError where error.code == .wrongPassphrase {
                 throw CLIFailure(
+                    .passphrase,
                     "the passphrase does not open key \(keyId); check --passphrase-file or FETCHCHANNEL_PASSPHRASE")
             }
         }

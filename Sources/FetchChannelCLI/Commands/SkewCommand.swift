@@ -1,41 +1,59 @@
 import DeviceSigning
+import FetchChannel
 import FetchChannelWire
 import Foundation
 
 /// `fetchchannel skew`: how far this device's clock is from a backend's, from the `Date` headers
 /// of a few requests, and what that means for its Device-Signatures.
-enum SkewCommand {
-    static let all = [skew]
+struct SkewCommand: CLICommand {
+    static let server = Option(
+        "server", "URL", help: "The backend's base URL (https://, or http:// on loopback).", required: true,
+        .backendURL)
+    static let samples = Option("samples", "N", help: "Requests to make, 1 to 20 (default: 3).", .integer(in: 1...20))
+    static let tolerance = Option(
+        "tolerance-seconds", "S", help: "The difference the backend accepts (default: 60).",
+        .decimal(in: 0...86_400))
 
-    static let skew = Command(
-        spec: CommandSpec(
-            path: ["skew"],
-            abstract: "Measure the clock offset to a backend from its Date headers and say what it means.",
-            discussion:
-                "Sends a few GET requests to the server URL and takes, from each answer's Date header, offset = server date + 0.5 s - midpoint(sent, received) (the header has one-second resolution; answers with an Age header are ignored); the result is their median. Positive: the server is ahead, the device clock behind. Prints the offset on standard output; exits 0 when it is within the tolerance, 1 (with what to do on standard error) when not. --json prints {\"server\", \"offsetMillis\", \"samplesMillis\", \"toleranceMillis\", \"withinTolerance\", \"message\"}.",
-            options: [
-                .value(
-                    "server", "URL", help: "The backend's base URL (https://, or http:// on loopback).", required: true),
-                .value("samples", "N", help: "Requests to make, 1 to 20 (default: 3)."),
-                .value("tolerance-seconds", "S", help: "The difference the backend accepts (default: 60)."),
-                CommonOptions.json,
-            ] + BackendTrustOptions.all
-        )
-    ) { invocation in
-        let arguments = invocation.arguments
-        let server = try BackendURL(parsing: arguments.value("server") ?? "")
-        let count = try arguments.integer("samples", in: 1...20) ?? 3
-        let tolerance = try arguments.decimal("tolerance-seconds", in: 0...86_400) ?? 60
-        let toleranceMillis = Int64((tolerance * 1000).rounded())
+    static let spec = CommandSpec(
+        path: ["skew"],
+        abstract: "Measure the clock offset to a backend from its Date headers and say what it means.",
+        discussion:
+            "Sends a few GET requests to the server URL and takes, from each answer's Date header, offset = server date + 0.5 s - midpoint(sent, received) (the header has one-second resolution; answers with an Age header are ignored); the result is their median. Positive: the server is ahead, the device clock behind. Prints the offset on standard output; exits 0 when it is within the tolerance, 1 (with what to do on standard error) when not. --json prints {\"server\", \"offsetMillis\", \"samplesMillis\", \"toleranceMillis\", \"withinTolerance\", \"message\"}.",
+        options: [server, samples, tolerance, CommonOptions.json] + BackendTrustOptions.all
+    )
+
+    let console: Console
+    let server: BackendURL
+    let sampleCount: Int
+    let toleranceMillis: Int64
+    let trust: TLSTrust
+
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        console = Console(arguments, context: context)
+        server = try arguments.required(Self.server)
+        sampleCount = Int(try arguments[Self.samples] ?? 3)
+        toleranceMillis = Int64(((try arguments[Self.tolerance] ?? 60) * 1000).rounded())
+        trust = try BackendTrustOptions.parse(arguments, context: context, server: server).trust
+    }
+
+    func run() async throws -> Int32 {
         let name = server.description
+        let (samples, lastProblem) = try await measure()
+        let estimator = ClockSkewEstimator(samplesPerServer: sampleCount)
+        for sample in samples { estimator.record(sample, for: name) }
+        guard let offset = estimator.estimatedOffsetMillis(for: name) else {
+            throw CLIFailure(.backend, "cannot measure the clock offset to \(name): \(lastProblem)")
+        }
+        return try report(offset: offset, samples: samples.map(\.offsetMillis))
+    }
 
+    /// A sample from each answer with a usable `Date` header, and why the last unusable one was not.
+    private func measure() async throws -> (samples: [ClockSkewSample], lastProblem: String) {
         let clock = SystemWallClock()
-        let estimator = ClockSkewEstimator(samplesPerServer: Int(count))
-        var samples: [Int64] = []
-        var lastProblem = "no answer carried a usable Date header"
         let client = BackendHTTPClient()
-        let trust = try BackendTrustOptions.parse(invocation, server: server).trust
-        for _ in 0..<count {
+        var samples: [ClockSkewSample] = []
+        var lastProblem = "no answer carried a usable Date header"
+        for _ in 0..<sampleCount {
             let sent = clock.nowMillis()
             let answer = try await client.get(server.url, trust: trust)
             let received = clock.nowMillis()
@@ -53,34 +71,35 @@ enum SkewCommand {
                         : "the Date header '\(BackendHTTPClient.Answer.clean(date ?? ""))' is not an HTTP date"
                 continue
             }
-            samples.append(sample.offsetMillis)
-            estimator.record(sample, for: name)
+            samples.append(sample)
         }
-        guard let offset = estimator.estimatedOffsetMillis(for: name) else {
-            throw CLIFailure("cannot measure the clock offset to \(name): \(lastProblem)")
-        }
+        return (samples, lastProblem)
+    }
+
+    /// Prints the offset (or the JSON object) and says what it means; exit 0 within the tolerance.
+    private func report(offset: Int64, samples: [Int64]) throws -> Int32 {
+        let name = server.description
         let within = offset.magnitude <= UInt64(toleranceMillis)
         let message =
             within
-            ? "The device clock is \(describe(offset)) \(name), within the allowed \(seconds(toleranceMillis)) (±0.5 s: the Date header has one-second resolution)."
+            ? "The device clock is \(Self.describe(offset)) \(name), within the allowed \(Self.seconds(toleranceMillis)) "
+                + "(±0.5 s: the Date header has one-second resolution)."
             : ClockSkew(server: name, measuredOffsetMillis: offset, toleranceMillis: toleranceMillis).message
-        if invocation.json {
-            invocation.standardOutput.line(
-                try JSONOutput.text([
-                    "server": name, "offsetMillis": offset, "samplesMillis": samples,
-                    "toleranceMillis": toleranceMillis,
-                    "withinTolerance": within, "message": message,
-                ]))
+        if console.json {
+            try console.printJSON([
+                "server": name, "offsetMillis": offset, "samplesMillis": samples, "toleranceMillis": toleranceMillis,
+                "withinTolerance": within, "message": message,
+            ])
         } else {
-            invocation.standardOutput.line(
-                "\(offset >= 0 ? "+" : "")\(offset) ms (server minus device, median of \(samples.count) sample\(samples.count == 1 ? "" : "s"))"
-            )
+            console.line(
+                "\(offset >= 0 ? "+" : "")\(offset) ms (server minus device, median of \(samples.count) "
+                    + "sample\(samples.count == 1 ? "" : "s"))")
         }
         if within {
-            invocation.note(message)
+            console.note(message)
             return ExitCode.success
         }
-        invocation.standardError.line("Error: " + message)
+        console.note("Error: " + message)
         return ExitCode.failure
     }
 

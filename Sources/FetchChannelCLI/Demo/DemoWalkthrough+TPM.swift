@@ -50,7 +50,8 @@ extension DemoWalkthrough {
             "   one fetch with both keys: \(result.operations.count) operations, \(result.errors.count) errors; "
                 + "the TPM key's push \(Self.short(push.token)) among them: \(fetchedPush ? "yes" : "no")")
         guard exportRefused, result.errors.isEmpty, fetchedPush else {
-            throw CLIFailure("the TPM step did not go as expected: \(result.errors.map(\.code)) errors")
+            throw CLIFailure(
+                .unexpectedOutcome, "the TPM step did not go as expected: \(result.errors.map(\.code)) errors")
         }
     }
 }

@@ -42,72 +42,83 @@ package enum ArgumentParser: Sendable {
             index += 1
             if onlyPositionals || argument == "-" || !argument.hasPrefix("-") || isValueWord(argument, spec) {
                 parsed.positionals.append(argument)
-                continue
-            }
-            if argument == "--" {
+            } else if argument == "--" {
                 onlyPositionals = true
-                continue
-            }
-            guard argument.hasPrefix("--") else {
-                throw UsageError("unknown option '\(shown(argument))'")
-            }
-            let body = argument.dropFirst(2)
-            let name: String
-            let inlineValue: String?
-            if let equals = body.firstIndex(of: "=") {
-                name = String(body[..<equals])
-                inlineValue = String(body[body.index(after: equals)...])
             } else {
-                name = String(body)
-                inlineValue = nil
-            }
-            if forbiddenSecretOptions.contains(name.lowercased()) {
-                throw UsageError("--\(name) is not an option: \(secretOnCommandLineMessage).")
-            }
-            guard let option = spec.option(named: name) else {
-                throw UsageError("unknown option '--\(shown(name))'")
-            }
-            if !option.isRepeatable, parsed.flags.contains(name) || parsed.values[name] != nil {
-                throw UsageError("option '--\(name)' was given more than once")
-            }
-            switch option.kind {
-            case .flag:
-                guard inlineValue == nil else {
-                    throw UsageError("option '--\(name)' takes no value")
-                }
-                parsed.flags.insert(name)
-            case .value(let placeholder):
-                let value: String
-                if let inlineValue {
-                    value = inlineValue
-                } else if index < arguments.count,
-                    !arguments[index].hasPrefix("--") || isValueWord(arguments[index], spec)
-                {
-                    value = arguments[index]
-                    index += 1
-                } else {
-                    throw UsageError("option '--\(name)' needs a value (\(placeholder))")
-                }
-                parsed.values[name, default: []].append(value)
+                try parseOption(argument, followedBy: arguments, at: &index, spec: spec, into: &parsed)
             }
         }
+        try checkComplete(parsed, spec: spec)
+        return .arguments(parsed)
+    }
 
+    /// One `--name`, `--name=VALUE` or `--name VALUE` (which takes the next word, moving `index`).
+    private static func parseOption(
+        _ argument: String, followedBy arguments: [String], at index: inout Int, spec: CommandSpec,
+        into parsed: inout ParsedArguments
+    ) throws(UsageError) {
+        guard argument.hasPrefix("--") else {
+            throw UsageError(.unknownOption, "unknown option '\(shown(argument))'")
+        }
+        let body = argument.dropFirst(2)
+        let name: String
+        let inlineValue: String?
+        if let equals = body.firstIndex(of: "=") {
+            name = String(body[..<equals])
+            inlineValue = String(body[body.index(after: equals)...])
+        } else {
+            name = String(body)
+            inlineValue = nil
+        }
+        if forbiddenSecretOptions.contains(name.lowercased()) {
+            throw UsageError(.secretOnCommandLine, "--\(name) is not an option: \(secretOnCommandLineMessage).")
+        }
+        guard let option = spec.option(named: name) else {
+            throw UsageError(.unknownOption, "unknown option '--\(shown(name))'")
+        }
+        if !option.isRepeatable, parsed.flags.contains(name) || parsed.values[name] != nil {
+            throw UsageError(.malformedOption, "option '--\(name)' was given more than once")
+        }
+        switch option.kind {
+        case .flag:
+            guard inlineValue == nil else {
+                throw UsageError(.malformedOption, "option '--\(name)' takes no value")
+            }
+            parsed.flags.insert(name)
+        case .value(let placeholder):
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else if index < arguments.count, !arguments[index].hasPrefix("--") || isValueWord(arguments[index], spec)
+            {
+                value = arguments[index]
+                index += 1
+            } else {
+                throw UsageError(.malformedOption, "option '--\(name)' needs a value (\(placeholder))")
+            }
+            parsed.values[name, default: []].append(value)
+        }
+    }
+
+    /// Every required option given, and as many positionals as the spec takes.
+    private static func checkComplete(_ parsed: ParsedArguments, spec: CommandSpec) throws(UsageError) {
         for option in spec.options where option.isRequired {
             if parsed.values[option.name] == nil && !parsed.flags.contains(option.name) {
                 switch option.kind {
-                case .flag: throw UsageError("missing option '--\(option.name)'")
-                case .value(let placeholder): throw UsageError("missing option '--\(option.name) \(placeholder)'")
+                case .flag: throw UsageError(.missingOption, "missing option '--\(option.name)'")
+                case .value(let placeholder):
+                    throw UsageError(.missingOption, "missing option '--\(option.name) \(placeholder)'")
                 }
             }
         }
         let required = spec.positionals.filter { !$0.isOptional }
         if parsed.positionals.count < required.count {
-            throw UsageError("missing argument \(required[parsed.positionals.count].name)")
+            throw UsageError(.wrongArgumentCount, "missing argument \(required[parsed.positionals.count].name)")
         }
         if parsed.positionals.count > spec.positionals.count {
-            throw UsageError("unexpected argument '\(shown(parsed.positionals[spec.positionals.count]))'")
+            throw UsageError(
+                .wrongArgumentCount, "unexpected argument '\(shown(parsed.positionals[spec.positionals.count]))'")
         }
-        return .arguments(parsed)
     }
 
     /// At least 20 base64url characters that do not name an option of `spec` (nor a forbidden

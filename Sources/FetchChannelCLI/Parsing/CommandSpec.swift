@@ -21,6 +21,17 @@ package struct CommandSpec: Sendable, Hashable {
         self.positionals = positionals
     }
 
+    /// A spec whose options are the command's typed declarations (`Option`, `Flag`), in the order
+    /// of the usage line and the help.
+    package init(
+        path: [String], abstract: String, discussion: String = "", options: [any OptionDeclaration],
+        positionals: [PositionalSpec] = []
+    ) {
+        self.init(
+            path: path, abstract: abstract, discussion: discussion, options: options.map(\.spec),
+            positionals: positionals)
+    }
+
     /// `fetchchannel key generate`.
     package var commandLine: String { (["fetchchannel"] + path).joined(separator: " ") }
 

@@ -9,12 +9,6 @@ struct PassphraseResolver {
     static let environmentVariable = "FETCHCHANNEL_PASSPHRASE"
     static let maximumFileBytes = 4096
 
-    static let option = OptionSpec.value(
-        "passphrase-file", "FILE",
-        help:
-            "Read the passphrase from FILE (its first line). Otherwise FETCHCHANNEL_PASSPHRASE is used, else a prompt when standard input is a terminal. Never on the command line."
-    )
-
     /// What the passphrase is for, in the words of the prompt and the error messages.
     enum Purpose {
         /// Opening an existing encrypted key.
@@ -33,16 +27,18 @@ struct PassphraseResolver {
         }
     }
 
-    let arguments: ParsedArguments
+    /// `--passphrase-file FILE`, when given.
+    let file: String?
     let context: CLIContext
 
     func passphrase(for purpose: Purpose, allowsNoEncryption: Bool = false) throws -> SecureBytes {
-        if let path = arguments.value("passphrase-file") {
-            return try fromFile(path)
+        if let file {
+            return try fromFile(file)
         }
         if let value = context.environment[Self.environmentVariable] {
             guard !value.isEmpty else {
                 throw UsageError(
+                    .passphraseUnavailable,
                     "\(Self.environmentVariable) is set but empty; give it the passphrase, or unset it to be prompted")
             }
             return SecureBytes(value.utf8)
@@ -55,7 +51,7 @@ struct PassphraseResolver {
         if allowsNoEncryption {
             message += ", or add --no-encryption to store the key unencrypted (not recommended)"
         }
-        throw UsageError(message)
+        throw UsageError(.passphraseUnavailable, message)
     }
 
     /// The first line of the passphrase file. The file must be the user's own and closed to group
@@ -65,7 +61,8 @@ struct PassphraseResolver {
         let url = context.fileURL(path)
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw CLIFailure("cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
+            throw CLIFailure(
+                .passphrase, "cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         try Self.checkPrivate(descriptor, path: url.path)
@@ -76,7 +73,8 @@ struct PassphraseResolver {
                 let count = read(descriptor, base + length, buffer.count - length)
                 if count < 0 && errno == EINTR { continue }
                 guard count >= 0 else {
-                    throw CLIFailure("cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
+                    throw CLIFailure(
+                        .passphrase, "cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
                 }
                 if count == 0 { break }
                 length += count
@@ -84,6 +82,7 @@ struct PassphraseResolver {
         }
         guard length <= Self.maximumFileBytes else {
             throw CLIFailure(
+                .passphrase,
                 "the passphrase file \(url.path) is larger than \(Self.maximumFileBytes) bytes; it must hold the passphrase on its first line"
             )
         }
@@ -94,7 +93,8 @@ struct PassphraseResolver {
             return end
         }
         guard end > 0 else {
-            throw UsageError("the passphrase file \(url.path) is empty; its first line must hold the passphrase")
+            throw UsageError(
+                .invalidValue, "the passphrase file \(url.path) is empty; its first line must hold the passphrase")
         }
         return SecureBytes(count: end) { target in
             contents.withUnsafeBytes { source in
@@ -107,16 +107,19 @@ struct PassphraseResolver {
     static func checkPrivate(_ descriptor: Int32, path: String) throws {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
-            throw CLIFailure("cannot read the passphrase file \(path): \(String(cString: strerror(errno)))")
+            throw CLIFailure(
+                .passphrase, "cannot read the passphrase file \(path): \(String(cString: strerror(errno)))")
         }
         guard status.st_uid == geteuid() else {
             throw CLIFailure(
+                .passphrase,
                 "the passphrase file \(path) is not owned by you (owner uid \(status.st_uid)); "
                     + "a passphrase must be in a file of your own: copy it to a new file and run 'chmod 600' on it")
         }
         let mode = status.st_mode & 0o777
         guard mode & 0o077 == 0 else {
             throw CLIFailure(
+                .passphrase,
                 "the passphrase file \(path) is accessible by group or others (mode "
                     + String(mode, radix: 8) + "); run 'chmod 600 \(path)'")
         }
@@ -125,13 +128,13 @@ struct PassphraseResolver {
     private func fromPrompt(_ prompt: @Sendable (String) throws -> [UInt8], purpose: Purpose) throws -> SecureBytes {
         var first = try prompt("Passphrase to \(purpose.phrase): ")
         defer { secureZero(&first) }  // OPENSSL_cleanse: a plain loop may be optimised away
-        guard !first.isEmpty else { throw CLIFailure("the passphrase is empty") }
+        guard !first.isEmpty else { throw CLIFailure(.passphrase, "the passphrase is empty") }
         let passphrase = SecureBytes(first)
         if case .protect = purpose {
             var second = try prompt("Repeat the passphrase: ")
             defer { secureZero(&second) }
             guard passphrase.constantTimeEquals(SecureBytes(second)) else {
-                throw CLIFailure("the two passphrases differ; nothing was stored")
+                throw CLIFailure(.passphrase, "the two passphrases differ; nothing was stored")
             }
         }
         return passphrase

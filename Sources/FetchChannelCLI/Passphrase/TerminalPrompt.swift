@@ -17,12 +17,12 @@ enum TerminalPrompt {
 
     static func readSecret(prompt: String) throws -> [UInt8] {
         guard isatty(STDIN_FILENO) == 1 else {
-            throw CLIFailure("standard input is not a terminal; no passphrase can be prompted for")
+            throw CLIFailure(.passphrase, "standard input is not a terminal; no passphrase can be prompted for")
         }
         OutputChannel.standardError.write(prompt)
         var original = termios()
         guard tcgetattr(STDIN_FILENO, &original) == 0 else {
-            throw CLIFailure("cannot read the terminal settings: \(String(cString: strerror(errno)))")
+            throw CLIFailure(.passphrase, "cannot read the terminal settings: \(String(cString: strerror(errno)))")
         }
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
@@ -34,7 +34,7 @@ enum TerminalPrompt {
         }
         guard tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent) == 0 else {
             signal(SIGINT, previousHandler)
-            throw CLIFailure("cannot switch off terminal echo: \(String(cString: strerror(errno)))")
+            throw CLIFailure(.passphrase, "cannot switch off terminal echo: \(String(cString: strerror(errno)))")
         }
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
@@ -50,7 +50,7 @@ enum TerminalPrompt {
             if count <= 0 || byte == UInt8(ascii: "\n") { break }
             guard line.count < maximumLength else {
                 secureZero(&line)  // OPENSSL_cleanse: a plain loop may be optimised away
-                throw CLIFailure("the passphrase is longer than \(maximumLength) bytes")
+                throw CLIFailure(.passphrase, "the passphrase is longer than \(maximumLength) bytes")
             }
             line.append(byte)
         }

@@ -1,17 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-#if canImport(Glibc)
-    private let systemRead = Glibc.read
-#elseif canImport(Darwin)
-    private let systemRead = Darwin.read
-#endif
-
 /// Reads the files and standard input a command is given (keys, JWS, passphrases) with a bound:
 /// at most `maximumBytes + 1` bytes are ever read, so a huge or endless input is refused at once
 /// instead of after it was loaded into memory.
@@ -24,14 +12,15 @@ enum BoundedInput {
     static func read(_ url: URL, maximumBytes: Int = maximumFileBytes, what: String) throws -> Data {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw CLIFailure("cannot read \(url.path): \(String(cString: strerror(errno)))")
+            throw CLIFailure(.unreadableInput, "cannot read \(url.path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
         guard let data = read(descriptor, maximumBytes: maximumBytes) else {
-            throw CLIFailure("cannot read \(url.path): \(String(cString: strerror(errno)))")
+            throw CLIFailure(.unreadableInput, "cannot read \(url.path): \(String(cString: strerror(errno)))")
         }
         guard data.count <= maximumBytes else {
-            throw CLIFailure("\(url.path) is larger than \(maximumBytes / 1024) KiB; it is not \(what)")
+            throw CLIFailure(
+                .unreadableInput, "\(url.path) is larger than \(maximumBytes / 1024) KiB; it is not \(what)")
         }
         return data
     }

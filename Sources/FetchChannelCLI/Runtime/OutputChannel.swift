@@ -6,12 +6,6 @@ import Synchronization
     import Darwin
 #endif
 
-#if canImport(Glibc)
-    private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-    private let systemWrite = Darwin.write
-#endif
-
 /// Where a command writes: standard output or standard error (unbuffered `write(2)`, so a line
 /// is out before the next step starts, even into a pipe), or memory for in-process tests.
 package final class OutputChannel: Sendable {

@@ -13,7 +13,8 @@ struct ServedCertificateAuthorityFile {
         var template = Array("\(base)/fetchchannel-serve-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {  // mkdtemp creates it 0700
             let reason = String(cString: strerror(errno))
-            throw CLIFailure("cannot create a directory for the CA certificate under \(base): \(reason)")
+            throw CLIFailure(
+                .refusedOutput, "cannot create a directory for the CA certificate under \(base): \(reason)")
         }
         directory = String(cString: made)
         path = directory + "/ca.pem"
@@ -23,7 +24,7 @@ struct ServedCertificateAuthorityFile {
                 attributes: [.posixPermissions: 0o644])
         else {
             try? FileManager.default.removeItem(atPath: directory)
-            throw CLIFailure("cannot write the CA certificate to \(path)")
+            throw CLIFailure(.refusedOutput, "cannot write the CA certificate to \(path)")
         }
     }
 

@@ -17,7 +17,7 @@ extension BackendRouter {
         guard let body = BackendResponses.object(from: request) else {
             return BackendResponses.malformed("The body must be a JSON object.")
         }
-        guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
+        guard let deviceId = body[WireMember.deviceId] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
             return BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")
         }
         let key: P256.Signing.PublicKey
@@ -40,8 +40,8 @@ extension BackendRouter {
             break  // Unsigned, or the device's first dispatch target: no signature to check.
         }
         var encryptionKey: P256.KeyAgreement.PublicKey?
-        if body["encryptionKey"] != nil {
-            switch Self.publicKey("encryptionKey", in: body) {
+        if body[WireMember.encryptionKey] != nil {
+            switch Self.publicKey(WireMember.encryptionKey, in: body) {
             case .success(let parsed) where parsed.x963Representation == key.x963Representation:
                 return BackendResponses.malformed("encryptionKey must not be the signatureKey; send a key of its own.")
             case .success(let parsed): encryptionKey = try? P256.KeyAgreement.PublicKey(jwk: parsed.jwk)
@@ -51,12 +51,12 @@ extension BackendRouter {
         let optional = { (name: String) -> String in (body[name] as? String) ?? "" }
         let record = DispatchTargetRecord(
             id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
-            username: optional("username"), deviceId: deviceId, name: optional("name"),
-            target: optional("target"), dispatcher: optional("dispatcher"),
+            username: optional(WireMember.username), deviceId: deviceId, name: optional(WireMember.name),
+            target: optional(WireMember.target), dispatcher: optional(WireMember.dispatcher),
             signatureKey: key, encryptionKey: encryptionKey)
         switch state.register(record, by: .device(signedBy: signer)) {
         case .registered:
-            return BackendResponses.json(.created, ["id": record.id, "extId": record.extId])
+            return BackendResponses.json(.created, [WireMember.id: record.id, WireMember.extId: record.extId])
         case .notSignedByTheDevice where signer == nil:
             return refuse(.signatureRequired(deviceId: deviceId))
         case .notSignedByTheDevice:
@@ -86,8 +86,8 @@ extension BackendRouter {
             return BackendResponses.malformed("The body must be a JSON object with signatureKey.")
         }
         // The encryption key is kept as registered: a PATCH may name it, but only unchanged.
-        if body["encryptionKey"] != nil {
-            switch Self.publicKey("encryptionKey", in: body) {
+        if body[WireMember.encryptionKey] != nil {
+            switch Self.publicKey(WireMember.encryptionKey, in: body) {
             case .success(let named)
             where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
                 break
@@ -102,14 +102,14 @@ extension BackendRouter {
             guard state.updateKey(of: id, to: key) else {
                 return refuse(.rejected(.unknownDispatchTarget(id)))
             }
-            return BackendResponses.json(.ok, ["id": id])
+            return BackendResponses.json(.ok, [WireMember.id: id])
         case .failure(let refusal):
             return refusal.response
         }
     }
 
     static func signatureKey(in body: [String: Any]) -> Result<P256.Signing.PublicKey, BackendResponses.Refusal> {
-        publicKey("signatureKey", in: body)
+        publicKey(WireMember.signatureKey, in: body)
     }
 
     /// The public P-256 JWK in member `name` of the body, checked to be on the curve.

@@ -1,0 +1,196 @@
+import DeviceSigning
+import FetchChannel
+import Foundation
+
+/// `fetchchannel fetch`: the fetch client on the command line, for every registered key at once.
+struct FetchCommand: CLICommand {
+    /// `--policy` values as the command line spells them, and the library's policies they name.
+    static let policyNames: KeyValuePairs<String, ChannelPolicy> = [
+        "push-only": .pushOnly, "accessibility": .accessibility,
+    ]
+
+    static let key = Option(
+        "key", "KEYID", help: "Only this key's registration (repeatable; default: every registered key).",
+        repeatable: true, .keyReference)
+    static let policy = Option(
+        "policy", policyNames.map(\.key).joined(separator: "|"),
+        help: "Which channels to show (default: accessibility).",
+        .choice(policyNames))
+    static let timeout = CommonOptions.timeout(help: "Per-request timeout (default: 15).")
+
+    static let spec = CommandSpec(
+        path: ["fetch"],
+        abstract: "Fetch the pending out-of-band operations of every registered key, from all backends at once.",
+        discussion: "Each registration (a key with a dispatch target, server and device id) is asked with its own "
+            + "fresh Device-Signature, concurrently, with Accept: application/jose;charset=UTF-8: the answer is a "
+            + "JWE to the key's encryption key, decrypted here (a key registered without one asks for "
+            + "application/json). Prints the operations, oldest first (created, channel, server, token prefix), and "
+            + "one line per failing backend on standard error with its typed error. Exit 0 when every backend "
+            + "answered, 2 when some failed, 1 when all failed. --policy picks the channels: accessibility "
+            + "(default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], "
+            + "\"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis "
+            + "and toleranceMillis, a network error networkKind, an invalid answer invalidResponseKind "
+            + "(malformed, tooLarge, notHTTP, foreignRedeemUrl, undecryptable).",
+        options: [key, policy, timeout, CommonOptions.store, CommonOptions.passphraseFile, CommonOptions.json]
+    )
+
+    let console: Console
+    let policy: ChannelPolicy
+    let timeout: Duration
+    let access: KeyStoreAccess
+    /// The `--key` values as typed; empty for every registered key.
+    let keys: [KeyReference]
+
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        console = Console(arguments, context: context)
+        policy = try arguments[Self.policy] ?? .accessibility
+        timeout = try arguments[Self.timeout] ?? .seconds(15)
+        access = try KeyStoreAccess(arguments, context: context)
+        keys = try arguments.values(of: Self.key)
+    }
+
+    func run() async throws -> Int32 {
+        let store = try access.open(create: false)
+        let selected = try selectedKeys(in: store)
+        let (registrations, unusable) = try registrations(of: selected, in: store)
+        console.note("Fetching from \(registrations.count) backend\(registrations.count == 1 ? "" : "s")…")
+        let client = FetchClient(configuration: FetchClientConfiguration(requestTimeout: timeout))
+        let result = await client.pendingOutOfBandOperations(registrations)
+        let errors = unusable + result.errors
+        let shown = result.operations.filter { policy.admits($0.dispatchChannel) }
+        try report(shown, errors: errors)
+        let hidden = result.operations.count - shown.count
+        let policyName = Self.policyNames.first { $0.value == policy }?.key ?? policy.description
+        console.note(
+            "\(shown.count) pending operation\(shown.count == 1 ? "" : "s")"
+                + (hidden > 0 ? " (\(hidden) on channels outside the \(policyName) policy not shown)" : "")
+                + ", \(errors.count) of \(selected.count) backend\(selected.count == 1 ? "" : "s") failed.")
+        if errors.isEmpty { return ExitCode.success }
+        return errors.count >= selected.count ? ExitCode.failure : ExitCode.partial
+    }
+
+    /// The keys asked for with `--key`, or every registered key; each must be registered.
+    private func selectedKeys(in store: KeyStore) throws -> [KeyMetadata] {
+        guard !keys.isEmpty else {
+            let registered = try store.list().filter { $0.dispatchTargetId != nil }
+            guard !registered.isEmpty else {
+                throw CLIFailure(
+                    .keyStore,
+                    "no key in \(store.directory.path) is registered with a backend; 'fetchchannel register' one first")
+            }
+            return registered
+        }
+        var selected: [KeyMetadata] = []
+        for key in keys {
+            let metadata = try store.metadata(try access.resolve(key, in: store))
+            guard metadata.dispatchTargetId != nil else {
+                throw CLIFailure(
+                    .keyStore,
+                    "key \(metadata.keyId) is not registered with a backend; 'fetchchannel register' it first")
+            }
+            if !selected.contains(where: { $0.keyId == metadata.keyId }) { selected.append(metadata) }
+        }
+        return selected
+    }
+
+    /// The registrations to ask, and an error for each key that cannot be asked. One passphrase
+    /// opens every encrypted key; it is asked for only if one is encrypted.
+    private func registrations(
+        of selected: [KeyMetadata], in store: KeyStore
+    ) throws -> ([FetchRegistration], [PendingOutOfBandOperationsError]) {
+        let passphrase =
+            selected.contains(where: \.needsPassphrase)
+            ? try access.passphrases.passphrase(
+                for: .open(keyId: selected.count == 1 ? selected[0].keyId : "the selected keys")) : nil
+        var registrations: [FetchRegistration] = []
+        var unusable: [PendingOutOfBandOperationsError] = []
+        for metadata in selected {
+            switch try registration(of: metadata, in: store, passphrase: passphrase) {
+            case .success(let registration): registrations.append(registration)
+            case .failure(let error): unusable.append(error)
+            }
+        }
+        return (registrations, unusable)
+    }
+
+    /// The registration `metadata` records, or why it cannot be asked. Answers come as
+    /// application/jose and are decrypted with the key's encryption key; a key registered without
+    /// one asks for JSON.
+    private func registration(
+        of metadata: KeyMetadata, in store: KeyStore, passphrase: SecureBytes?
+    ) throws -> Result<FetchRegistration, PendingOutOfBandOperationsError> {
+        let serverText = metadata.server ?? ""
+        guard let server = URL(string: serverText), server.host != nil, let deviceId = metadata.deviceId,
+            let target = metadata.dispatchTargetId
+        else {
+            let detail = "key \(metadata.keyId) records no usable server and device id"
+            return .failure(.networkError(server: serverText, cause: NetworkFailure(.invalidURL, detail: detail)))
+        }
+        let encryptionKey: P256.KeyAgreement.PrivateKey?
+        do {
+            encryptionKey = try store.loadEncryptionKey(metadata.keyId, passphrase: passphrase, tpm: access.tpm)
+        } catch let error as DeviceSigningError {
+            let reason = "the encryption key of key \(metadata.keyId) cannot be used: \(error.reason)"
+            return .failure(.deviceProtectionError(server: serverText, reason: reason))
+        }
+        return .success(
+            FetchRegistration(
+                server: server, deviceId: deviceId, dispatchTargetId: target,
+                signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase),
+                trust: try BackendTrustOptions.stored(metadata), encryptionKey: encryptionKey))
+    }
+
+    /// The operations (a table, or the JSON object with the errors), and one line per error.
+    private func report(_ shown: [PendingOutOfBandOperation], errors: [PendingOutOfBandOperationsError]) throws {
+        if console.json {
+            try console.printJSON([
+                "operations": try shown.map(JSONOutput.tree), "errors": errors.map(Self.errorObject),
+            ])
+        } else if !shown.isEmpty {
+            let rows = shown.map { operation in
+                [
+                    Self.timestamp(operation.creationTimeInEpochMillis), operation.dispatchChannel.wireValue,
+                    operation.server, String(operation.token.prefix(8)) + "…",
+                ]
+            }
+            for line in Self.table(header: ["CREATED", "CHANNEL", "SERVER", "TOKEN"], rows: rows) {
+                console.line(line)
+            }
+        }
+        for error in errors {
+            console.note("error: \(error.code) from \(error.server ?? "a backend"): \(error.message)")
+        }
+    }
+
+    /// `{"code", "server", "message"}` plus what the case carries.
+    static func errorObject(_ error: PendingOutOfBandOperationsError) -> [String: Any] {
+        var object: [String: Any] = [
+            "code": error.code, "server": JSONOutput.orNull(error.server), "message": error.message,
+        ]
+        if let http = error.httpError { object["status"] = http.status }
+        if let failure = error.networkFailure { object["networkKind"] = failure.kind.rawValue }
+        if let cause = error.invalidResponse { object["invalidResponseKind"] = cause.kind.rawValue }
+        if case .clockSkewTooBig = error {
+            object["measuredOffsetMillis"] = JSONOutput.orNull(error.measuredOffsetMillis)
+            object["toleranceMillis"] = JSONOutput.orNull(error.toleranceMillis)
+        }
+        return object
+    }
+
+    static func timestamp(_ millis: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
+    }
+
+    static func table(header: [String], rows: [[String]]) -> [String] {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.indices.map { column in
+                column == row.count - 1
+                    ? row[column] : row[column] + String(repeating: " ", count: widths[column] - row[column].count)
+            }.joined(separator: "  ")
+        }
+    }
+}

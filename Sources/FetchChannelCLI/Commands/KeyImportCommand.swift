@@ -1,0 +1,74 @@
+import DeviceSigning
+import Foundation
+
+/// `fetchchannel key import`: a P-256 private key from a file into the key store.
+struct KeyImportCommand: CLICommand {
+    static let spec = CommandSpec(
+        path: ["key", "import"],
+        abstract: "Import a P-256 private key (PEM, private JWK or PKCS#8 DER) into the key store.",
+        discussion:
+            "Reads PKCS#8 PRIVATE KEY or ENCRYPTED PRIVATE KEY, SEC1 EC PRIVATE KEY (as made by 'openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256'), a private JWK, or PKCS#8 DER. An encrypted file is opened with the passphrase, which also protects the stored copy; an unencrypted one is stored under a passphrase unless --no-encryption. Prints the key id; --json prints {\"keyId\", \"publicJwk\"}.",
+        options: [CommonOptions.store, CommonOptions.passphraseFile, KeyOptions.noEncryption, CommonOptions.json],
+        positionals: [PositionalSpec("FILE", help: "The private key file.")]
+    )
+
+    let console: Console
+    let access: KeyStoreAccess
+    let file: URL
+    let unencrypted: Bool
+
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        console = Console(arguments, context: context)
+        file = context.fileURL(arguments.positionals[0])
+        unencrypted = arguments[KeyOptions.noEncryption]
+        access = try KeyStoreAccess(arguments, context: context)
+    }
+
+    func run() async throws -> Int32 {
+        let (key, filePassphrase) = try readKey()
+        let passphrase =
+            unencrypted
+            ? nil
+            : try filePassphrase
+                ?? access.passphrases.passphrase(for: .protect(what: "the imported key"), allowsNoEncryption: true)
+        let store = try access.open(create: true)
+        let keyId = try store.save(
+            key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: passphrase,
+            allowUnencrypted: passphrase == nil, encryptionKey: P256.KeyAgreement.PrivateKey())
+        try console.printStoredKey(keyId, publicKey: key.publicKey.jwk)
+        console.note("Imported key \(keyId) into \(store.directory.path)\(passphrase == nil ? " (unencrypted)" : "").")
+        return ExitCode.success
+    }
+
+    /// The key in the file, and the passphrase that opened it when it was encrypted.
+    private func readKey() throws -> (P256.Signing.PrivateKey, SecureBytes?) {
+        let contents = try BoundedInput.read(file, what: "a key file")
+        let text = String(decoding: contents, as: UTF8.self)
+        do {
+            if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+                let passphrase = try access.passphrases.passphrase(for: .openFile(path: file.path))
+                do {
+                    return (try P256.Signing.PrivateKey(encryptedPEM: text, passphrase: passphrase), passphrase)
+                } catch let error as DeviceSigningError where error.code == .wrongPassphrase {
+                    throw CLIFailure(.passphrase, "the passphrase does not open \(file.path)")
+                }
+            } else if text.contains("-----BEGIN PUBLIC KEY-----") && !text.contains("PRIVATE KEY-----") {
+                throw CLIFailure(
+                    .unreadableInput, "\(file.path) holds a public key; 'key import' needs the private key")
+            } else if text.contains("-----BEGIN ") {
+                return (try P256.Signing.PrivateKey(pemRepresentation: text), nil)
+            } else if text.drop(while: \.isWhitespace).hasPrefix("{") {
+                guard (JSONOutput.parse(contents) as? [String: Any])?["d"] != nil else {
+                    throw CLIFailure(
+                        .unreadableInput,
+                        "\(file.path) holds a public JWK (no \"d\"); 'key import' needs the private key")
+                }
+                return (try P256.Signing.PrivateKey(jwkRepresentation: contents), nil)
+            }
+            return (try P256.Signing.PrivateKey(derRepresentation: contents), nil)
+        } catch let error as DeviceSigningError {
+            throw CLIFailure(
+                .unreadableInput, "\(file.path) is not a P-256 private key this tool reads: \(error.reason)")
+        }
+    }
+}

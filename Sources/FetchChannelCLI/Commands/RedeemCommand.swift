@@ -1,0 +1,78 @@
+import DeviceSigning
+import FetchChannel
+import Foundation
+
+/// `fetchchannel redeem`: the redemption client on the command line, for one token.
+struct RedeemCommand: CLICommand {
+    static let redeemURL = Option(
+        "redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json').", required: true, .backendURL)
+    static let timeout = CommonOptions.timeout(help: "Request timeout (default: 15).")
+
+    static let spec = CommandSpec(
+        path: ["redeem"],
+        abstract: "Redeem an operation's token at its redeem URL, once.",
+        discussion:
+            "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. The TLS trust is --ca-file/--pin when given, else the one stored with the registration whose backend holds the URL, else the system CAs. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
+        options: [redeemURL, timeout, CommonOptions.store, CommonOptions.json] + BackendTrustOptions.all,
+        positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
+    )
+
+    let console: Console
+    let token: String
+    let url: BackendURL
+    let timeout: Duration
+    /// `--ca-file`/`--pin`, when given.
+    let givenTrust: TLSTrust?
+    let access: KeyStoreAccess
+
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        console = Console(arguments, context: context)
+        token = arguments.positionals[0]
+        guard !token.isEmpty else { throw UsageError(.invalidValue, "TOKEN must not be empty") }
+        url = try arguments.required(Self.redeemURL)
+        timeout = try arguments[Self.timeout] ?? .seconds(15)
+        let given = try BackendTrustOptions.parse(arguments, context: context, server: url)
+        givenTrust = given.caFile != nil || !given.pins.isEmpty ? given.trust : nil
+        access = try KeyStoreAccess(arguments, context: context)
+    }
+
+    func run() async throws -> Int32 {
+        let client = RedemptionClient(requestTimeout: timeout)
+        let redeemData = PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description)
+        switch await client.redeem(redeemData, trust: try givenTrust ?? storedTrust()) {
+        case .success(let redeemed):
+            if console.json {
+                var object = (try JSONOutput.tree(redeemed.body) as? [String: Any]) ?? [:]
+                object["redeemed"] = true
+                try console.printJSON(object)
+            } else {
+                console.line("op: \(redeemed.op ?? "-")")
+                console.line("statusCode: \(redeemed.statusCode.map(String.init) ?? "-")")
+                console.line("lifetimeMillis: \(redeemed.lifetimeMillis.map(String.init) ?? "-")")
+                console.line("uafRequest: \(redeemed.uafRequest ?? "-")")
+            }
+            console.note("Redeemed the token at \(url).")
+            return ExitCode.success
+        case .failure(let error):
+            if console.json {
+                var object: [String: Any] = ["redeemed": false, "code": error.code, "message": error.message]
+                if let http = error.httpError { object["status"] = http.status }
+                try console.printJSON(object)
+            }
+            throw CLIFailure(.backend, error.message)
+        }
+    }
+
+    /// The trust stored with a registration whose backend holds the redeem URL (the operation
+    /// came from it); otherwise the system CAs.
+    private func storedTrust() throws -> TLSTrust {
+        guard access.exists, let store = try? access.open(create: false), let records = try? store.list() else {
+            return .system
+        }
+        let registration = records.first { record in
+            record.dispatchTargetId != nil
+                && record.server.flatMap(URL.init(string:)).flatMap(BackendOrigin.init(url:))?.contains(url.url) == true
+        }
+        return try registration.map(BackendTrustOptions.stored) ?? .system
+    }
+}

@@ -1,0 +1,167 @@
+import DeviceSigning
+import FetchChannel
+import FetchChannelWire
+import Foundation
+
+/// `fetchchannel register`: a key's dispatch target on a backend.
+struct RegisterCommand: CLICommand {
+    static let server = Option(
+        "server", "URL", help: "The backend's base URL, e.g. https://backend.example.", required: true, .backendURL)
+    static let deviceId = Option(
+        "device-id", "ID", help: "This device's id at the backend.", required: true,
+        ValueParser.nonEmpty.map { id, _ throws(UsageError) in
+            guard id.utf8.count <= 256 else {
+                throw UsageError(.invalidValue, "--device-id needs a non-empty id of at most 256 bytes")
+            }
+            return id
+        })
+    static let key = Option(
+        "key", "KEYID", help: "The key to register (its id or at least 4 characters of it).", required: true,
+        .keyReference)
+    static let username = Option(
+        "username", "U", help: "The user the device belongs to (default: $USER, else \"user\").", .nonEmpty)
+    static let name = Option(
+        "name", "N", help: "A name for the device (default: \"fetchchannel on <host name>\").", .nonEmpty)
+
+    static let spec = CommandSpec(
+        path: ["register"],
+        abstract: "Register a key with a backend as a dispatch target and store the target id with the key.",
+        discussion: "POSTs {username, deviceId, name, target, dispatcher, signatureKey: <public JWK>, "
+            + "encryptionKey: <the key's encryption key, public JWK with \"use\":\"enc\">} to "
+            + "<server>\(DispatchTargetBody.path) and stores the returned id, the server and the device id "
+            + "in the key's metadata. When another key of the store is already registered for the same device at "
+            + "the same backend, the request carries a Device-Signature made with that key (the backend opens a "
+            + "further dispatch target of a known device only to the device itself), and that key's passphrase is "
+            + "needed; otherwise no passphrase is needed: only public keys are sent. A key made before encryption "
+            + "keys existed first gets its encryption key (stored before the request is sent, protected as the key "
+            + "is: its passphrase is needed). The server must be https:// (http:// only on loopback). For an "
+            + "https:// server, --ca-file and --pin say how its certificate is checked (instead of, or besides, the "
+            + "system CAs); the check happens on this request, a failure exits 1 and says why, and the trust is "
+            + "stored with the registration for fetch, rotate and redeem. Prints the dispatch target id; --json "
+            + "prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
+        options: [
+            server, deviceId, key, username, name, CommonOptions.store, CommonOptions.passphraseFile,
+            CommonOptions.json,
+        ] + BackendTrustOptions.all
+    )
+
+    let console: Console
+    let server: BackendURL
+    let trust: (trust: TLSTrust, caFile: String?, pins: [String])
+    let deviceId: String
+    let username: String
+    let name: String
+    let access: KeyStoreAccess
+    let key: KeyReference
+
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        console = Console(arguments, context: context)
+        server = try arguments.required(Self.server)
+        trust = try BackendTrustOptions.parse(arguments, context: context, server: server)
+        deviceId = try arguments.required(Self.deviceId)
+        username =
+            try arguments[Self.username] ?? context.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "user"
+        name = try arguments[Self.name] ?? "fetchchannel on \(Self.hostName())"
+        access = try KeyStoreAccess(arguments, context: context)
+        key = try arguments.required(Self.key)
+    }
+
+    func run() async throws -> Int32 {
+        let (store, keyId) = try access.openKey(key)
+        let metadata = try store.metadata(keyId)
+        if let existing = metadata.dispatchTargetId {
+            throw CLIFailure(
+                .keyStore,
+                "key \(keyId) is already registered as dispatch target \(existing)"
+                    + "\(metadata.server.map { " on " + $0 } ?? ""); generate a new key for another registration, "
+                    + "or 'rotate' to replace this one")
+        }
+        // A key made before encryption keys existed gets one now, stored before anything is sent.
+        let encryptionJWK =
+            try metadata.encryptionJWK
+            ?? access.withPassphraseIfNeeded(keyId) {
+                try store.addEncryptionKey(keyId, passphrase: $0, tpm: access.tpm)
+            }.0.encryptionJWK
+        let body = DispatchTargetBody.registration(
+            username: username, deviceId: deviceId, name: name, signatureKey: metadata.jwk,
+            encryptionKey: encryptionJWK)
+        let headers = try siblingSignature(of: keyId, in: store)
+        console.note("Registering key \(keyId) for device \(deviceId) with \(server)…")
+        let (targetId, extId) = try await send(body, headers: headers)
+        try store.updateMetadata(keyId) { record in
+            record.dispatchTargetId = targetId
+            record.server = server.description
+            record.deviceId = deviceId
+            record.serverCAFile = trust.caFile
+            record.serverPins = trust.pins.isEmpty ? nil : trust.pins
+        }
+        if console.json {
+            try console.printJSON([
+                "keyId": keyId, "dispatchTargetId": targetId, "extId": JSONOutput.orNull(extId),
+                "server": server.description, "deviceId": deviceId,
+            ])
+        } else {
+            console.line(targetId)
+        }
+        console.note("Registered: dispatch target \(targetId) on \(server), stored with key \(keyId).")
+        return ExitCode.success
+    }
+
+    /// The Device-Signature header of a sibling key (another key of the store registered for the
+    /// same device at the same backend), if there is one: the backend opens a further dispatch
+    /// target of a known device only to that device.
+    private func siblingSignature(of keyId: String, in store: KeyStore) throws -> [String: String] {
+        guard let sibling = try Self.registeredSibling(of: keyId, deviceId: deviceId, server: server, in: store),
+            let siblingTarget = sibling.dispatchTargetId
+        else { return [:] }
+        console.note(
+            "Signing the registration with key \(sibling.keyId), already dispatch target \(siblingTarget) of device "
+                + "\(deviceId)…")
+        let (siblingKey, _) = try access.loadPrivateKey(sibling.keyId, from: store)
+        let signer = try DeviceSignatureSigner(
+            key: siblingKey, dispatchTargetId: siblingTarget, clock: SystemWallClock())
+        return [DeviceSignatureSigner.headerName: try signer.headerValue()]
+    }
+
+    /// POSTs the registration; returns the dispatch target id (checked with the signer's own
+    /// rules, as it becomes the JWS kid of every request) and the external id.
+    private func send(_ body: [String: Any], headers: [String: String]) async throws -> (String, String?) {
+        let answer = try await BackendHTTPClient().send(
+            "POST", server.appending(path: DispatchTargetBody.path), json: body, headers: headers, trust: trust.trust)
+        guard answer.status == 201 || answer.status == 200 else {
+            throw CLIFailure(.backend, "the backend refused the registration: \(answer.summary)")
+        }
+        guard let targetId = DispatchTargetBody.targetId(of: answer) else {
+            throw CLIFailure(
+                .backend,
+                "the backend accepted the registration but its answer has no dispatch target id: \(answer.summary)")
+        }
+        do {
+            _ = try DeviceSignatureSigner(
+                key: P256.Signing.PrivateKey(), dispatchTargetId: targetId, clock: SystemWallClock())
+        } catch let error as DeviceSigningError {
+            throw CLIFailure(.backend, "the backend returned an unusable dispatch target id: \(error.reason)")
+        }
+        return (targetId, DispatchTargetBody.extId(of: answer))
+    }
+
+    /// This machine's host name from gethostname(2) (no DNS lookup, unlike ProcessInfo.hostName).
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this device" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "this device" : name
+    }
+
+    /// Another key of the store registered for the same device at the same backend, if any: its
+    /// signature lets the backend add a further dispatch target to a device it already knows.
+    static func registeredSibling(
+        of keyId: String, deviceId: String, server: BackendURL,
+        in store: KeyStore
+    ) throws -> KeyMetadata? {
+        try store.list().first { metadata in
+            metadata.keyId != keyId && metadata.dispatchTargetId != nil && metadata.deviceId == deviceId
+                && metadata.server.flatMap { try? BackendURL(parsing: $0) } == server
+        }
+    }
+}

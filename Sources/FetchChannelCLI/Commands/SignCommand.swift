@@ -1,0 +1,89 @@
+import DeviceSigning
+import Foundation
+
+/// `fetchchannel sign`: a Device-Signature header value made with a stored key.
+struct SignCommand: CLICommand {
+    static let key = Option("key", "KEYID", help: "The signing key.", required: true, .keyReference)
+    static let dispatchTarget = Option(
+        "dispatch-target", "ID",
+        help: "The dispatch target id (the JWS kid); default: the one the key was registered as.", .nonEmpty)
+    static let creationTime = Option(
+        "at", "EPOCH_MILLIS", help: "The creation time in milliseconds since 1970 (default: now).",
+        .integer(in: Int64.min...Int64.max))
+    static let requestId = Option(
+        "request-id", "ID", help: "The request id, 1 to 64 characters (default: a random UUID). Never reuse one.",
+        ValueParser.nonEmpty.map { id, _ throws(UsageError) in
+            guard id.utf16.count <= DeviceSignatureLimits.maximumRequestIdLength else {
+                throw UsageError(
+                    .invalidValue,
+                    "--request-id must be 1 to \(DeviceSignatureLimits.maximumRequestIdLength) characters; "
+                        + "the backend refuses longer ones")
+            }
+            return id
+        })
+
+    static let spec = CommandSpec(
+        path: ["sign"],
+        abstract: "Print a Device-Signature header value (a compact ES256 JWS) made with a stored key.",
+        discussion:
+            "Protected header {\"alg\":\"ES256\",\"kid\":<dispatch target>,\"typ\":\"JWT\"}, payload {\"dispatchTargetId\",\"requestId\",\"creationTimeInEpochMillis\"}. The request id is a fresh random UUID and the creation time is now, unless given. --json prints {\"deviceSignature\", \"dispatchTargetId\", \"requestId\", \"creationTimeInEpochMillis\"}.",
+        options: [
+            key, dispatchTarget, creationTime, requestId, CommonOptions.store, CommonOptions.passphraseFile,
+            CommonOptions.json,
+        ]
+    )
+
+    let console: Console
+    let access: KeyStoreAccess
+    let key: KeyReference
+    let dispatchTarget: String?
+    let creationTime: Int64
+    let requestId: String
+
+    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        console = Console(arguments, context: context)
+        creationTime = try arguments[Self.creationTime] ?? SystemWallClock().nowMillis()
+        requestId = try arguments[Self.requestId] ?? DeviceSignatureSigner.randomRequestId()
+        access = try KeyStoreAccess(arguments, context: context)
+        key = try arguments.required(Self.key)
+        dispatchTarget = try arguments[Self.dispatchTarget]
+    }
+
+    func run() async throws -> Int32 {
+        let (store, keyId) = try access.openKey(key)
+        let target: String
+        if let dispatchTarget {
+            target = dispatchTarget
+        } else if let registered = try store.metadata(keyId).dispatchTargetId {
+            target = registered
+        } else {
+            throw UsageError(
+                .missingOption, "key \(keyId) is not registered, so give the dispatch target with --dispatch-target ID")
+        }
+        let value = try signature(with: access.loadPrivateKey(keyId, from: store).0, target: target)
+        if console.json {
+            try console.printJSON([
+                "deviceSignature": value, "dispatchTargetId": target, "requestId": requestId,
+                "creationTimeInEpochMillis": creationTime,
+            ])
+        } else {
+            console.line(value)
+        }
+        return ExitCode.success
+    }
+
+    /// The header value; a dispatch target or request id the signer refuses is a usage error.
+    private func signature(with key: P256.Signing.PrivateKey, target: String) throws -> String {
+        let signer: DeviceSignatureSigner
+        do {
+            signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock())
+        } catch let error as DeviceSigningError where error.code == .invalidDispatchTargetId {
+            throw UsageError(.invalidValue, "invalid value for '--dispatch-target': \(error.reason)")
+        }
+        do {
+            return try signer.headerValue(requestId: requestId, creationTimeInEpochMillis: creationTime)
+        } catch let error as DeviceSigningError where error.code == .invalidRequestId {
+            throw UsageError(.invalidValue, "invalid value for '--request-id': \(error.reason)")
+        }
+    }
+}

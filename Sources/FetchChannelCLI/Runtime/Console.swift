@@ -1,0 +1,29 @@
+/// Where a command writes: data on standard output (JSON when `--json` was given), progress and
+/// diagnostics on standard error.
+struct Console: Sendable {
+    let standardOutput: OutputChannel
+    let standardError: OutputChannel
+    /// Whether `--json` was given: the command prints one JSON value on standard output.
+    let json: Bool
+
+    init(_ arguments: ParsedArguments, context: CLIContext) {
+        self.standardOutput = context.standardOutput
+        self.standardError = context.standardError
+        self.json = arguments[CommonOptions.json]
+    }
+
+    /// Writes a diagnostic line to standard error.
+    func note(_ text: String) {
+        standardError.line(text)
+    }
+
+    /// Writes a line of data to standard output.
+    func line(_ text: String) {
+        standardOutput.line(text)
+    }
+
+    /// Writes `object` as one line of JSON to standard output.
+    func printJSON(_ object: Any) throws {
+        standardOutput.line(try JSONOutput.text(object))
+    }
+}
