@@ -1,7 +1,8 @@
+import DeviceSigning
 import Foundation
 
-/// Decodes a backend's `{"operations":[Op…]}` answer, strictly: ``StrictJSONParser`` reads the
-/// text (duplicate member names, depth, numbers and UTF-8 refused as it says), then
+/// Decodes a backend's `{"operations":[Op…]}` answer, strictly: the package's JSON reader
+/// (`StrictJSON.parse`) reads the text (duplicate member names, depth, numbers and UTF-8 refused as it says), then
 /// ``PendingOperationsAnswerReader`` takes the operations out of the tree.
 ///
 /// Any field of the wrong type, a missing required field (creation time, channel, payload,
@@ -18,8 +19,8 @@ public enum PendingOperationsDecoder {
             throw InvalidResponse("The answer is larger than \(maximumBodyBytes) bytes.")
         }
         let root: JSONValue
-        do throws(StrictJSONParser.Failure) {
-            root = try StrictJSONParser.parse(body)
+        do throws(StrictJSON.Violation) {
+            root = try StrictJSON.parse(body, limits: StrictJSON.Limits(maximumBytes: maximumBodyBytes))
         } catch {
             throw InvalidResponse("The answer is not valid JSON: \(error).")
         }
