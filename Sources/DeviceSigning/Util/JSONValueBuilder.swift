@@ -1,11 +1,11 @@
 /// The sink of ``StrictJSON/parse(_:limits:)``: builds the ``JSONValue`` as the reader goes, with
 /// one stack per kind of open container (no recursion). A member whose name its object already
 /// has is refused when its value is complete.
-struct JSONValueBuilder: StrictJSONSink {
-    static let readsValues = true
+package struct JSONValueBuilder: StrictJSONSink {
+    package static let readsValues = true
 
     /// The document's value, once read.
-    private(set) var value: JSONValue?
+    package private(set) var value: JSONValue?
 
     /// One entry per open container, innermost last: true for an object.
     private var isObject: [Bool] = []
@@ -14,30 +14,32 @@ struct JSONValueBuilder: StrictJSONSink {
     /// The name of the member being read, per open object.
     private var pendingNames: [String] = []
 
-    mutating func beginObject() {
+    package init() {}
+
+    package mutating func beginObject() {
         isObject.append(true)
         objects.append([String: JSONValue](minimumCapacity: 8))  // an operation's objects: no regrowth
     }
 
-    mutating func beginArray() {
+    package mutating func beginArray() {
         isObject.append(false)
         arrays.append([])
     }
 
-    mutating func memberName(_ name: String) {
+    package mutating func memberName(_ name: String) {
         pendingNames.append(name)
     }
 
-    mutating func scalar(_ value: JSONValue) throws(StrictJSON.Violation) {
+    package mutating func scalar(_ value: JSONValue) throws(StrictJSON.Violation) {
         try attach(value)
     }
 
-    mutating func endObject() throws(StrictJSON.Violation) {
+    package mutating func endObject() throws(StrictJSON.Violation) {
         isObject.removeLast()
         try attach(.object(objects.removeLast()))
     }
 
-    mutating func endArray() throws(StrictJSON.Violation) {
+    package mutating func endArray() throws(StrictJSON.Violation) {
         isObject.removeLast()
         try attach(.array(arrays.removeLast()))
     }

@@ -20,10 +20,11 @@ import Foundation
 ///   in place and never copied, so the text may hold a secret (a private JWK); only member names
 ///   are materialised. As Foundation reads them, a lone surrogate escape is U+FFFD, numbers are
 ///   checked for syntax only, and nesting is bounded by the text's length only.
-/// - ``parse(_:limits:)`` builds the ``JSONValue`` itself (the operations answer): a lone
-///   surrogate escape is refused, nesting stops at ``Limits/maximumDepth``, the text at
-///   ``Limits/maximumBytes``; a number without fraction or exponent that fits in 64 bits is
-///   `.integer` (exact), every other number `.number` and must be finite as a `Double`.
+/// - ``parse(_:limits:)`` builds the ``JSONValue`` (``read(_:into:limits:)`` tells a sink of the
+///   caller's instead, as the operations answer's reader does): a lone surrogate escape is
+///   refused, nesting stops at ``Limits/maximumDepth``, the text at ``Limits/maximumBytes``; a
+///   number without fraction or exponent that fits in 64 bits is `.integer` (exact), every other
+///   number `.number` and must be finite as a `Double`.
 package enum StrictJSON {
     /// Why a text was refused.
     package enum Violation: Error, Sendable, Hashable, CustomStringConvertible {
@@ -61,6 +62,7 @@ package enum StrictJSON {
     }
 
     /// What ``parse(_:limits:)`` accepts at most.
+    @frozen
     package struct Limits: Sendable, Hashable {
         /// The deepest nesting of arrays and objects (Foundation's `JSONDecoder` stops at 512 too).
         package var maximumDepth: Int
@@ -94,20 +96,31 @@ package enum StrictJSON {
     package static func parse<Bytes: ContiguousBytes>(_ json: Bytes, limits: Limits = .standard)
         throws(Violation) -> JSONValue
     {
-        let outcome = json.withUnsafeBytes { bytes -> Result<JSONValue, Violation> in
+        var builder = JSONValueBuilder()
+        try read(json, into: &builder, limits: limits)
+        guard let value = builder.value else { throw .notJSON(offset: 0) }
+        return value
+    }
+
+    /// Reads `json` as ``parse(_:limits:)`` does, telling `sink` what it reads instead of building
+    /// the value: for a reader of one document shape that keeps only what it needs.
+    @inlinable
+    package static func read<Bytes: ContiguousBytes, Sink: StrictJSONSink>(
+        _ json: Bytes, into sink: inout Sink, limits: Limits = .standard
+    ) throws(Violation) {
+        let outcome = json.withUnsafeBytes { bytes -> Result<Sink, Violation> in
             guard bytes.count <= limits.maximumBytes else {
                 return .failure(.tooLarge(bytes: bytes.count, limit: limits.maximumBytes))
             }
             var reader = StrictJSONReader(
-                bytes: bytes, sink: JSONValueBuilder(), maximumDepth: limits.maximumDepth, loneSurrogates: .refused)
+                bytes: bytes, sink: sink, maximumDepth: limits.maximumDepth, loneSurrogates: .refused)
             do throws(Violation) {
                 try reader.read()
-                guard let value = reader.sink.value else { return .failure(.notJSON(offset: 0)) }
-                return .success(value)
+                return .success(reader.sink)
             } catch {
                 return .failure(error)
             }
         }
-        return try outcome.get()
+        sink = try outcome.get()
     }
 }

@@ -3,34 +3,43 @@
 ///
 /// Strings without escapes are made from the bytes in place, and only text that is not ASCII is
 /// checked to be well-formed UTF-8. A sink that does not read values gets no copy of them.
-struct StrictJSONReader<Sink: StrictJSONSink> {
+///
+/// `package` and `@inlinable` only so that a sink of another module (FetchChannel's answer reader)
+/// gets a reader specialised for it: unspecialised, the reader cost as much as the dictionaries
+/// the sink saves. Use it through ``StrictJSON``.
+package struct StrictJSONReader<Sink: StrictJSONSink> {
     /// What a `\u` escape of a lone surrogate (one not part of a high-low pair) stands for.
-    enum LoneSurrogates {
+    package enum LoneSurrogates {
         /// U+FFFD, as Foundation reads it.
         case replaced
         /// Not JSON text that a value can be made of.
         case refused
     }
 
-    private(set) var sink: Sink
-    private let bytes: UnsafeRawBufferPointer
-    private let maximumDepth: Int
-    private let loneSurrogates: LoneSurrogates
-    private var position = 0
+    @usableFromInline package let bytes: UnsafeRawBufferPointer
+    @usableFromInline package let maximumDepth: Int
+    @usableFromInline package let loneSurrogates: LoneSurrogates
+    @usableFromInline package var position = 0
     /// One entry per open container, innermost last: true for an object, false for an array.
-    private var open: [Bool] = []
+    @usableFromInline package var open: [Bool] = []
+    /// Last, so that the fields above keep fixed offsets where the reader runs unspecialised
+    /// (with a sink of another module).
+    @usableFromInline package var sink: Sink
 
-    init(bytes: UnsafeRawBufferPointer, sink: Sink, maximumDepth: Int, loneSurrogates: LoneSurrogates) {
+    @inlinable
+    package init(bytes: UnsafeRawBufferPointer, sink: Sink, maximumDepth: Int, loneSurrogates: LoneSurrogates) {
         self.bytes = bytes
         self.sink = sink
         self.maximumDepth = maximumDepth
         self.loneSurrogates = loneSurrogates
     }
 
-    private var notJSON: StrictJSON.Violation { .notJSON(offset: position) }
+    @inlinable
+    package var notJSON: StrictJSON.Violation { .notJSON(offset: position) }
 
     /// Reads the whole text: one value, then nothing but whitespace.
-    mutating func read() throws(StrictJSON.Violation) {
+    @inlinable
+    package mutating func read() throws(StrictJSON.Violation) {
         while true {
             // A value starts here.
             skipWhitespace()
@@ -95,19 +104,22 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
 
     // MARK: Containers
 
-    private mutating func enter(object: Bool) throws(StrictJSON.Violation) {
+    @inlinable
+    package mutating func enter(object: Bool) throws(StrictJSON.Violation) {
         guard open.count < maximumDepth else { throw .tooDeep(offset: position, limit: maximumDepth) }
         position += 1
         open.append(object)
         if object { sink.beginObject() } else { sink.beginArray() }
     }
 
-    private mutating func leave() throws(StrictJSON.Violation) {
+    @inlinable
+    package mutating func leave() throws(StrictJSON.Violation) {
         if open.removeLast() { try sink.endObject() } else { try sink.endArray() }
     }
 
     /// Reads `"name" :` in the innermost object.
-    private mutating func memberName() throws(StrictJSON.Violation) {
+    @inlinable
+    package mutating func memberName() throws(StrictJSON.Violation) {
         skipWhitespace()
         guard peek() == UInt8(ascii: "\"") else { throw notJSON }
         try sink.memberName(try string())
@@ -119,7 +131,8 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
     // MARK: Strings
 
     /// A string from its opening quote, unescaped.
-    private mutating func string() throws(StrictJSON.Violation) -> String {
+    @inlinable
+    package mutating func string() throws(StrictJSON.Violation) -> String {
         position += 1
         let start = position
         var isASCII = true
@@ -142,7 +155,8 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
 
     /// The rest of a string that holds an escape, unescaped into a buffer from `start`; the runs
     /// between escapes are copied whole (JSONSerialization writes every `/` as `\/`).
-    private mutating func escapedString(from start: Int) throws(StrictJSON.Violation) -> String {
+    @inlinable
+    package mutating func escapedString(from start: Int) throws(StrictJSON.Violation) -> String {
         var decoded: [UInt8] = []
         decoded.reserveCapacity(position - start + 32)
         var run = start
@@ -172,7 +186,8 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
     /// Checks a string from its opening quote without copying it: a value that may be a secret.
     /// Escapes are plain ASCII, so the raw bytes are well-formed UTF-8 exactly when the
     /// unescaped text is.
-    private mutating func skipString() throws(StrictJSON.Violation) {
+    @inlinable
+    package mutating func skipString() throws(StrictJSON.Violation) {
         position += 1
         let start = position
         var isASCII = true
@@ -202,7 +217,8 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
 
     /// What follows a backslash. A `\u` high surrogate followed by a `\u` low one is one scalar;
     /// a lone surrogate is U+FFFD or refused (``LoneSurrogates``).
-    private mutating func escape() throws(StrictJSON.Violation) -> Unicode.Scalar {
+    @inlinable
+    package mutating func escape() throws(StrictJSON.Violation) -> Unicode.Scalar {
         guard let byte = peek() else { throw notJSON }
         position += 1
         if let character = JSONEscape.character(after: byte) { return character }
@@ -229,7 +245,8 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
         return "\u{FFFD}"
     }
 
-    private mutating func hex4() throws(StrictJSON.Violation) -> UInt32 {
+    @inlinable
+    package mutating func hex4() throws(StrictJSON.Violation) -> UInt32 {
         guard position + 4 <= bytes.count else { throw notJSON }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -241,7 +258,8 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
     }
 
     /// The offset of the first byte that is not well-formed UTF-8, or nil. Decodes in place.
-    private static func firstInvalidUTF8Offset(_ text: UnsafeRawBufferPointer) -> Int? {
+    @inlinable
+    package static func firstInvalidUTF8Offset(_ text: UnsafeRawBufferPointer) -> Int? {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = text.makeIterator()
         var offset = 0
@@ -258,7 +276,8 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`. For a sink that reads values, an
     /// integer in 64 bits is read exactly, anything else through `Double`'s correctly rounded parser.
-    private mutating func number() throws(StrictJSON.Violation) {
+    @inlinable
+    package mutating func number() throws(StrictJSON.Violation) {
         let start = position
         let negative = peek() == UInt8(ascii: "-")
         if negative { position += 1 }
@@ -302,13 +321,15 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
     }
 
     /// One or more decimal digits.
-    private mutating func skipDigits() -> Bool {
+    @inlinable
+    package mutating func skipDigits() -> Bool {
         let start = position
         while position < bytes.count, bytes[position] &- UInt8(ascii: "0") < 10 { position += 1 }
         return position > start
     }
 
-    private mutating func literal(_ word: StaticString, _ value: JSONValue) throws(StrictJSON.Violation) {
+    @inlinable
+    package mutating func literal(_ word: StaticString, _ value: JSONValue) throws(StrictJSON.Violation) {
         let count = word.utf8CodeUnitCount
         guard position + count <= bytes.count else { throw notJSON }
         for index in 0..<count where bytes[position + index] != word.utf8Start[index] {
@@ -318,11 +339,13 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
         if Sink.readsValues { try sink.scalar(value) }
     }
 
-    private func peek() -> UInt8? {
+    @inlinable
+    package func peek() -> UInt8? {
         position < bytes.count ? bytes[position] : nil
     }
 
-    private mutating func skipWhitespace() {
+    @inlinable
+    package mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): position += 1

@@ -1,6 +1,9 @@
 /// What ``StrictJSONReader`` tells as it reads: containers opening and closing, member names, and
 /// (for a sink that ``readsValues``) every scalar value. A sink throws to refuse the text.
-protocol StrictJSONSink {
+///
+/// `package` so that the reader of one document shape (FetchChannel's operations answer) takes
+/// what it needs while the text is read, with ``JSONValueBuilder`` for the parts it keeps whole.
+package protocol StrictJSONSink {
     /// Whether the reader materialises values for ``scalar(_:)``; when false, strings that are
     /// values are checked in place and never copied, and ``scalar(_:)`` is not called.
     static var readsValues: Bool { get }
@@ -17,26 +20,28 @@ protocol StrictJSONSink {
 
 /// The sink of ``StrictJSON/requireUniqueMemberNames(_:)``: the names seen in each open object,
 /// innermost last; nothing else is kept.
-struct UniqueMemberNames: StrictJSONSink {
-    static let readsValues = false
+package struct UniqueMemberNames: StrictJSONSink {
+    package static let readsValues = false
 
     private var names: [Set<String>] = []
 
-    mutating func beginObject() {
+    package init() {}
+
+    package mutating func beginObject() {
         names.append([])
     }
 
-    mutating func beginArray() {}
+    package mutating func beginArray() {}
 
-    mutating func memberName(_ name: String) throws(StrictJSON.Violation) {
+    package mutating func memberName(_ name: String) throws(StrictJSON.Violation) {
         guard names[names.count - 1].insert(name).inserted else { throw .duplicateMemberName(name) }
     }
 
-    mutating func scalar(_ value: JSONValue) {}
+    package mutating func scalar(_ value: JSONValue) {}
 
-    mutating func endObject() {
+    package mutating func endObject() {
         names.removeLast()
     }
 
-    mutating func endArray() {}
+    package mutating func endArray() {}
 }

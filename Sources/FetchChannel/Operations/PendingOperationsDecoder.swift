@@ -2,8 +2,8 @@ import DeviceSigning
 import Foundation
 
 /// Decodes a backend's `{"operations":[Op…]}` answer, strictly: the package's JSON reader
-/// (`StrictJSON.parse`) reads the text (duplicate member names, depth, numbers and UTF-8 refused as it says), then
-/// ``PendingOperationsAnswerReader`` takes the operations out of the tree.
+/// (`StrictJSON.read`) reads the text (duplicate member names, depth, numbers and UTF-8 refused as
+/// it says) while ``PendingOperationsAnswerReader`` takes the operations out of it.
 ///
 /// Any field of the wrong type, a missing required field (creation time, channel, payload,
 /// content type, version, token, redeem URL), non-JSON, a truncated body or a body above the size
@@ -18,13 +18,14 @@ public enum PendingOperationsDecoder {
         guard body.count <= maximumBodyBytes else {
             throw InvalidResponse("The answer is larger than \(maximumBodyBytes) bytes.")
         }
-        let root: JSONValue
+        var reader = PendingOperationsAnswerReader(server: server)
         do throws(StrictJSON.Violation) {
-            root = try StrictJSON.parse(body, limits: StrictJSON.Limits(maximumBytes: maximumBodyBytes))
+            try StrictJSON.read(body, into: &reader, limits: StrictJSON.Limits(maximumBytes: maximumBodyBytes))
         } catch {
             throw InvalidResponse("The answer is not valid JSON: \(error).")
         }
-        return try PendingOperationsAnswerReader.operations(in: root, server: server)
+        if let problem = reader.problem { throw problem }
+        return reader.operations
     }
 
     /// Why an answer was not accepted, in words that name the offending field.
