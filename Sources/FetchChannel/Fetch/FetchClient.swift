@@ -91,7 +91,7 @@ public final class FetchClient: Sendable {
     func fetch(_ registration: FetchRegistration) async -> BackendOutcome {
         switch await request(registration) {
         case .success(let operations):
-            return RedeemOriginCheck.admitted(operations, backend: registration.server, server: registration.serverName)
+            return RedeemOriginCheck.admitted(operations, origin: registration.origin, server: registration.serverName)
         case .failure(let error):
             return ([], error)
         }
