@@ -23,7 +23,8 @@ enum RedeemOriginCheck {
         var verdicts: [String: Bool] = [:]
         for operation in operations {
             let text = operation.payload.redeemData.redeemUrl
-            let inside = verdicts[text] ?? URL(string: text).map { url in origin?.contains(url) ?? false } ?? false
+            let inside =
+                verdicts[text] ?? RedeemURLOrigins.origin(of: text).map { origin?.contains($0) ?? false } ?? false
             verdicts[text] = inside
             if inside {
                 admitted.append(operation)
