@@ -62,7 +62,6 @@ package enum StrictJSON {
     }
 
     /// What ``parse(_:limits:)`` accepts at most.
-    @frozen
     package struct Limits: Sendable, Hashable {
         /// The deepest nesting of arrays and objects (Foundation's `JSONDecoder` stops at 512 too).
         package var maximumDepth: Int
@@ -104,23 +103,31 @@ package enum StrictJSON {
 
     /// Reads `json` as ``parse(_:limits:)`` does, telling `sink` what it reads instead of building
     /// the value: for a reader of one document shape that keeps only what it needs.
-    @inlinable
     package static func read<Bytes: ContiguousBytes, Sink: StrictJSONSink>(
         _ json: Bytes, into sink: inout Sink, limits: Limits = .standard
     ) throws(Violation) {
         let outcome = json.withUnsafeBytes { bytes -> Result<Sink, Violation> in
-            guard bytes.count <= limits.maximumBytes else {
-                return .failure(.tooLarge(bytes: bytes.count, limit: limits.maximumBytes))
-            }
-            var reader = StrictJSONReader(
-                bytes: bytes, sink: sink, maximumDepth: limits.maximumDepth, loneSurrogates: .refused)
+            var copy = sink
             do throws(Violation) {
-                try reader.read()
-                return .success(reader.sink)
+                try read(bytes: bytes, into: &copy, limits: limits)
+                return .success(copy)
             } catch {
                 return .failure(error)
             }
         }
         sink = try outcome.get()
+    }
+
+    /// ``read(_:into:limits:)`` over bytes already in memory.
+    package static func read<Sink: StrictJSONSink>(
+        bytes: UnsafeRawBufferPointer, into sink: inout Sink, limits: Limits = .standard
+    ) throws(Violation) {
+        guard bytes.count <= limits.maximumBytes else {
+            throw .tooLarge(bytes: bytes.count, limit: limits.maximumBytes)
+        }
+        var reader = StrictJSONReader(
+            bytes: bytes, sink: sink, maximumDepth: limits.maximumDepth, loneSurrogates: .refused)
+        try reader.read()
+        sink = reader.sink
     }
 }

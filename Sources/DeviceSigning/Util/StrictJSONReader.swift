@@ -3,43 +3,38 @@
 ///
 /// Strings without escapes are made from the bytes in place, and only text that is not ASCII is
 /// checked to be well-formed UTF-8. A sink that does not read values gets no copy of them.
-///
-/// `package` and `@inlinable` only so that a sink of another module (FetchChannel's answer reader)
-/// gets a reader specialised for it: unspecialised, the reader cost as much as the dictionaries
-/// the sink saves. Use it through ``StrictJSON``.
-package struct StrictJSONReader<Sink: StrictJSONSink> {
+struct StrictJSONReader<Sink: StrictJSONSink> {
     /// What a `\u` escape of a lone surrogate (one not part of a high-low pair) stands for.
-    package enum LoneSurrogates {
+    enum LoneSurrogates {
         /// U+FFFD, as Foundation reads it.
         case replaced
         /// Not JSON text that a value can be made of.
         case refused
     }
 
-    @usableFromInline package let bytes: UnsafeRawBufferPointer
-    @usableFromInline package let maximumDepth: Int
-    @usableFromInline package let loneSurrogates: LoneSurrogates
-    @usableFromInline package var position = 0
+    private let bytes: UnsafeRawBufferPointer
+    private let maximumDepth: Int
+    private let loneSurrogates: LoneSurrogates
+    private var position = 0
     /// One entry per open container, innermost last: true for an object, false for an array.
-    @usableFromInline package var open: [Bool] = []
-    /// Last, so that the fields above keep fixed offsets where the reader runs unspecialised
-    /// (with a sink of another module).
-    @usableFromInline package var sink: Sink
+    private var open: [Bool] = []
+    /// Long strings already read in this text, by their raw bytes.
+    private var repeated = RepeatedStrings()
+    /// Last, so that the fields above keep fixed offsets where the reader runs unspecialised (with
+    /// a sink of another module, which Swift does not specialise it for).
+    private(set) var sink: Sink
 
-    @inlinable
-    package init(bytes: UnsafeRawBufferPointer, sink: Sink, maximumDepth: Int, loneSurrogates: LoneSurrogates) {
+    init(bytes: UnsafeRawBufferPointer, sink: Sink, maximumDepth: Int, loneSurrogates: LoneSurrogates) {
         self.bytes = bytes
         self.sink = sink
         self.maximumDepth = maximumDepth
         self.loneSurrogates = loneSurrogates
     }
 
-    @inlinable
-    package var notJSON: StrictJSON.Violation { .notJSON(offset: position) }
+    private var notJSON: StrictJSON.Violation { .notJSON(offset: position) }
 
     /// Reads the whole text: one value, then nothing but whitespace.
-    @inlinable
-    package mutating func read() throws(StrictJSON.Violation) {
+    mutating func read() throws(StrictJSON.Violation) {
         while true {
             // A value starts here.
             skipWhitespace()
@@ -104,22 +99,19 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
 
     // MARK: Containers
 
-    @inlinable
-    package mutating func enter(object: Bool) throws(StrictJSON.Violation) {
+    private mutating func enter(object: Bool) throws(StrictJSON.Violation) {
         guard open.count < maximumDepth else { throw .tooDeep(offset: position, limit: maximumDepth) }
         position += 1
         open.append(object)
         if object { sink.beginObject() } else { sink.beginArray() }
     }
 
-    @inlinable
-    package mutating func leave() throws(StrictJSON.Violation) {
+    private mutating func leave() throws(StrictJSON.Violation) {
         if open.removeLast() { try sink.endObject() } else { try sink.endArray() }
     }
 
     /// Reads `"name" :` in the innermost object.
-    @inlinable
-    package mutating func memberName() throws(StrictJSON.Violation) {
+    private mutating func memberName() throws(StrictJSON.Violation) {
         skipWhitespace()
         guard peek() == UInt8(ascii: "\"") else { throw notJSON }
         try sink.memberName(try string())
@@ -130,64 +122,94 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
 
     // MARK: Strings
 
-    /// A string from its opening quote, unescaped.
-    @inlinable
-    package mutating func string() throws(StrictJSON.Violation) -> String {
+    /// A string from its opening quote, unescaped. Text without escapes is made from the bytes in
+    /// place; text with escapes is unescaped straight into the string's storage. A long string
+    /// (one that needs storage of its own) whose raw bytes were already read in this text is the
+    /// same string again: member names and most values repeat in every element of an array.
+    private mutating func string() throws(StrictJSON.Violation) -> String {
         position += 1
         let start = position
         var isASCII = true
+        var isEscaped = false
         while position < bytes.count {
             let byte = bytes[position]
-            if byte == UInt8(ascii: "\"") {
-                let text = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
-                position += 1
-                if isASCII { return String(decoding: text, as: UTF8.self) }
-                guard let checked = String(validating: text, as: UTF8.self) else { throw .notJSON(offset: start) }
-                return checked
+            if byte == UInt8(ascii: "\"") { break }
+            if byte == UInt8(ascii: "\\") {
+                isEscaped = true
+                position += 2  // the escape itself is checked when it is unescaped
+                continue
             }
-            if byte == UInt8(ascii: "\\") { return try escapedString(from: start) }
             if byte < 0x20 { throw notJSON }
             if byte >= 0x80 { isASCII = false }
             position += 1
         }
-        throw notJSON
+        guard position < bytes.count else { throw notJSON }
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
+        position += 1
+        let isLong = raw.count > Self.longStringBytes
+        if isLong, let known = repeated.text(for: raw) { return known }
+        let text: String
+        if !isEscaped {
+            if isASCII {
+                text = String(decoding: raw, as: UTF8.self)
+            } else {
+                guard let checked = String(validating: raw, as: UTF8.self) else { throw .notJSON(offset: start) }
+                text = checked
+            }
+        } else {
+            if !isASCII, let invalid = Self.firstInvalidUTF8Offset(raw) { throw .notJSON(offset: start + invalid) }
+            text = try unescaped(from: start, count: raw.count)
+        }
+        if isLong { repeated.remember(raw, as: text) }
+        return text
     }
 
-    /// The rest of a string that holds an escape, unescaped into a buffer from `start`; the runs
-    /// between escapes are copied whole (JSONSerialization writes every `/` as `\/`).
-    @inlinable
-    package mutating func escapedString(from start: Int) throws(StrictJSON.Violation) -> String {
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(position - start + 32)
-        var run = start
-        while position < bytes.count {
-            let byte = bytes[position]
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                decoded.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<position]))
-                position += 1
-                guard byte == UInt8(ascii: "\\") else {
-                    guard let checked = String(validating: decoded, as: UTF8.self) else {
-                        throw .notJSON(offset: start)
+    /// The bytes of a string above which Swift gives it storage of its own.
+    private static var longStringBytes: Int { 15 }
+
+    /// The string of the `count` raw bytes from `start`, which hold escapes and are well-formed
+    /// UTF-8: unescaped into the string's storage (never longer than the raw bytes).
+    private mutating func unescaped(from start: Int, count: Int) throws(StrictJSON.Violation) -> String {
+        let end = position
+        position = start
+        defer { position = end }
+        do {
+            return try String(unsafeUninitializedCapacity: count) { buffer in
+                var written = 0
+                var run = start
+                while position < start + count {
+                    guard bytes[position] == UInt8(ascii: "\\") else {
+                        position += 1
+                        continue
                     }
-                    return checked
+                    let length = position - run
+                    UnsafeMutableRawBufferPointer(
+                        rebasing: UnsafeMutableRawBufferPointer(buffer)[written..<(written + length)]
+                    ).copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[run..<position]))
+                    written += length
+                    position += 1
+                    Unicode.UTF8.encode(try escape()) { unit in
+                        buffer[written] = unit
+                        written += 1
+                    }
+                    run = position
                 }
-                Unicode.UTF8.encode(try escape()) { decoded.append($0) }
-                run = position
-            case 0..<0x20:
-                throw notJSON
-            default:
-                position += 1
+                let length = start + count - run
+                UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[written...])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[run..<(start + count)]))
+                return written + length
             }
+        } catch let violation as StrictJSON.Violation {
+            throw violation
+        } catch {
+            throw .notJSON(offset: start)
         }
-        throw notJSON
     }
 
     /// Checks a string from its opening quote without copying it: a value that may be a secret.
     /// Escapes are plain ASCII, so the raw bytes are well-formed UTF-8 exactly when the
     /// unescaped text is.
-    @inlinable
-    package mutating func skipString() throws(StrictJSON.Violation) {
+    private mutating func skipString() throws(StrictJSON.Violation) {
         position += 1
         let start = position
         var isASCII = true
@@ -217,8 +239,7 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
 
     /// What follows a backslash. A `\u` high surrogate followed by a `\u` low one is one scalar;
     /// a lone surrogate is U+FFFD or refused (``LoneSurrogates``).
-    @inlinable
-    package mutating func escape() throws(StrictJSON.Violation) -> Unicode.Scalar {
+    private mutating func escape() throws(StrictJSON.Violation) -> Unicode.Scalar {
         guard let byte = peek() else { throw notJSON }
         position += 1
         if let character = JSONEscape.character(after: byte) { return character }
@@ -245,8 +266,7 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
         return "\u{FFFD}"
     }
 
-    @inlinable
-    package mutating func hex4() throws(StrictJSON.Violation) -> UInt32 {
+    private mutating func hex4() throws(StrictJSON.Violation) -> UInt32 {
         guard position + 4 <= bytes.count else { throw notJSON }
         var value: UInt32 = 0
         for _ in 0..<4 {
@@ -258,8 +278,7 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
     }
 
     /// The offset of the first byte that is not well-formed UTF-8, or nil. Decodes in place.
-    @inlinable
-    package static func firstInvalidUTF8Offset(_ text: UnsafeRawBufferPointer) -> Int? {
+    private static func firstInvalidUTF8Offset(_ text: UnsafeRawBufferPointer) -> Int? {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = text.makeIterator()
         var offset = 0
@@ -276,8 +295,7 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`. For a sink that reads values, an
     /// integer in 64 bits is read exactly, anything else through `Double`'s correctly rounded parser.
-    @inlinable
-    package mutating func number() throws(StrictJSON.Violation) {
+    private mutating func number() throws(StrictJSON.Violation) {
         let start = position
         let negative = peek() == UInt8(ascii: "-")
         if negative { position += 1 }
@@ -321,15 +339,13 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
     }
 
     /// One or more decimal digits.
-    @inlinable
-    package mutating func skipDigits() -> Bool {
+    private mutating func skipDigits() -> Bool {
         let start = position
         while position < bytes.count, bytes[position] &- UInt8(ascii: "0") < 10 { position += 1 }
         return position > start
     }
 
-    @inlinable
-    package mutating func literal(_ word: StaticString, _ value: JSONValue) throws(StrictJSON.Violation) {
+    private mutating func literal(_ word: StaticString, _ value: JSONValue) throws(StrictJSON.Violation) {
         let count = word.utf8CodeUnitCount
         guard position + count <= bytes.count else { throw notJSON }
         for index in 0..<count where bytes[position + index] != word.utf8Start[index] {
@@ -339,13 +355,11 @@ package struct StrictJSONReader<Sink: StrictJSONSink> {
         if Sink.readsValues { try sink.scalar(value) }
     }
 
-    @inlinable
-    package func peek() -> UInt8? {
+    private func peek() -> UInt8? {
         position < bytes.count ? bytes[position] : nil
     }
 
-    @inlinable
-    package mutating func skipWhitespace() {
+    private mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): position += 1

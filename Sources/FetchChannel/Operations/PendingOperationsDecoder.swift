@@ -19,11 +19,16 @@ public enum PendingOperationsDecoder {
             throw InvalidResponse("The answer is larger than \(maximumBodyBytes) bytes.")
         }
         var reader = PendingOperationsAnswerReader(server: server)
-        do throws(StrictJSON.Violation) {
-            try StrictJSON.read(body, into: &reader, limits: StrictJSON.Limits(maximumBytes: maximumBodyBytes))
-        } catch {
-            throw InvalidResponse("The answer is not valid JSON: \(error).")
+        let limits = StrictJSON.Limits(maximumBytes: maximumBodyBytes)
+        let violation = body.withUnsafeBytes { bytes -> StrictJSON.Violation? in
+            do throws(StrictJSON.Violation) {
+                try StrictJSON.read(bytes: bytes, into: &reader, limits: limits)
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let violation { throw InvalidResponse("The answer is not valid JSON: \(violation).") }
         if let problem = reader.problem { throw problem }
         return reader.operations
     }

@@ -277,4 +277,26 @@ import Testing
             try StrictJSON.parse(text, limits: smaller)
         }
     }
+
+    /// Long strings read again (names and values that repeat in every element) and long strings
+    /// with escapes come out exactly, whatever was read before them.
+    @Test func parseReadsRepeatedAndEscapedLongStringsExactly() throws {
+        let escaped = #""https:\/\/backend.example\/r\u00e9deem\ud83d\udd11\n""#
+        let unescaped = "https://backend.example/r\u{E9}deem🔑\n"
+        let distinct = (0..<12).map { "\"distinct long string \($0)\"" }
+        let elements =
+            [#""a long string, twenty""#, escaped] + distinct + [escaped, #""a long string, twenty""#, escaped]
+        let text = "[" + elements.joined(separator: ",") + "]"
+        let expected =
+            ["a long string, twenty", unescaped] + (0..<12).map { "distinct long string \($0)" }
+            + [unescaped, "a long string, twenty", unescaped]
+        #expect(try StrictJSON.parse(Array(text.utf8)) == .array(expected.map(JSONValue.string)))
+        let names = #"[{"creationTimeInEpochMillis":1},{"creationTimeInEpochMillis":2,"creationTimeInEpochMillix":3}]"#
+        #expect(
+            try StrictJSON.parse(Array(names.utf8))
+                == .array([
+                    .object(["creationTimeInEpochMillis": .integer(1)]),
+                    .object(["creationTimeInEpochMillis": .integer(2), "creationTimeInEpochMillix": .integer(3)]),
+                ]))
+    }
 }
