@@ -32,6 +32,15 @@ public enum WireMediaType {
     /// The type/subtype before any parameter, trimmed of spaces and lowercased.
     private static func essence(of contentType: String) -> String {
         let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased()
+        // ASCII (every real value): the only ASCII characters in `.whitespaces` are space and tab,
+        // trimmed here without Foundation's CharacterSet, which costs microseconds per answer.
+        guard mediaType.utf8.allSatisfy({ $0 < 0x80 }) else {
+            return mediaType.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let bytes = mediaType.utf8
+        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) })
+        else { return "" }
+        return String(mediaType[first...last]).lowercased()
     }
 }

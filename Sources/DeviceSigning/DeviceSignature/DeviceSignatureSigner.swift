@@ -55,8 +55,16 @@ public struct DeviceSignatureSigner: Sendable {
         }
         let quotedId = JSONStringEscaping.quoted(dispatchTargetId)
         let headerJSON = Array(#"{"alg":"ES256","kid":"#.utf8) + quotedId + Array(#","typ":"JWT"}"#.utf8)
-        // Parse our own header once with the same strict parser the verifier uses.
-        _ = try JWSHeader(json: headerJSON)
+        // Our own header read back by the package's strict JSON reader (the one the verifier's
+        // header check uses): exactly these members, the id unchanged. Not JWSHeader, whose
+        // JSONSerialization pass cost more than the rest of this initialiser, which runs per request.
+        let expected = JSONValue.object([
+            "alg": .string("ES256"), "kid": .string(dispatchTargetId), "typ": .string("JWT"),
+        ])
+        guard (try? StrictJSON.parse(headerJSON)) == expected else {
+            throw DeviceSigningError(
+                .invalidDispatchTargetId, "The dispatch target id does not survive being written into a JWS header.")
+        }
         self.dispatchTargetId = dispatchTargetId
         self.key = key
         self.clock = clock

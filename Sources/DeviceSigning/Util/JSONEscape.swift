@@ -1,5 +1,5 @@
-/// What a JSON two-character escape `\X` stands for (RFC 8259 §7), for the two readers of JSON
-/// text: `StrictJSON`'s scan and the operations answer's parser.
+/// What a JSON two-character escape `\X` stands for (RFC 8259 §7), for the package's JSON
+/// reader (`StrictJSONReader`).
 package enum JSONEscape {
     /// The character for `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t` (given the byte after the
     /// backslash); nil for any other byte, `u` included.

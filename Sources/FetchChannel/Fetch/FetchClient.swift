@@ -74,6 +74,12 @@ public final class FetchClient: Sendable {
     public func pendingOutOfBandOperations(_ registrations: [FetchRegistration]) async
         -> PendingOutOfBandOperationsResult
     {
+        // One backend (the common case) needs no task of its own: same cancellation, no hop.
+        if registrations.count == 1 {
+            let outcome = await fetch(registrations[0])
+            return PendingOutOfBandOperationsResult(
+                operations: OperationOrdering.merged([outcome.operations]), errors: outcome.error.map { [$0] } ?? [])
+        }
         let outcomes = await withTaskGroup(of: (Int, BackendOutcome).self) { group in
             for (index, registration) in registrations.enumerated() {
                 group.addTask { (index, await self.fetch(registration)) }
@@ -91,7 +97,7 @@ public final class FetchClient: Sendable {
     func fetch(_ registration: FetchRegistration) async -> BackendOutcome {
         switch await request(registration) {
         case .success(let operations):
-            return RedeemOriginCheck.admitted(operations, backend: registration.server, server: registration.serverName)
+            return RedeemOriginCheck.admitted(operations, origin: registration.origin, server: registration.serverName)
         case .failure(let error):
             return ([], error)
         }

@@ -10,12 +10,18 @@ public struct FetchRegistration: Sendable {
 
     /// The backend's base URL: `https://…`, or `http://` to a loopback host only. A path prefix is
     /// kept (`https://host/prefix` + the endpoint path).
-    public var server: URL
-    public var deviceId: String
+    public var server: URL {
+        didSet { derived = Derived(server: server, deviceId: deviceId, paths: paths) }
+    }
+    public var deviceId: String {
+        didSet { derived = Derived(server: server, deviceId: deviceId, paths: paths) }
+    }
     /// The id the backend gave the dispatch target; the Device-Signature's `kid`.
     public var dispatchTargetId: String
     public var signingKey: SigningKeySource
-    public var paths: FetchPaths
+    public var paths: FetchPaths {
+        didSet { derived = Derived(server: server, deviceId: deviceId, paths: paths) }
+    }
     /// The backend's clock tolerance: an estimated offset beyond it turns a 401/403 into
     /// `clockSkewTooBig` (probable skew).
     public var toleranceMillis: Int64
@@ -26,12 +32,31 @@ public struct FetchRegistration: Sendable {
     /// is asked for as `application/jose` and decrypted with it; without one, as plain JSON.
     public var encryptionKey: P256.KeyAgreement.PrivateKey?
 
+    /// What every fetch reads from `server`, `deviceId` and `paths`, made when one of them is set
+    /// rather than on each request (URL parsing is a good part of a fetch's CPU).
+    private var derived: Derived
+
+    private struct Derived: Sendable {
+        let serverName: String
+        let pendingOperationsURL: URL?
+        let origin: BackendOrigin?
+
+        init(server: URL, deviceId: String, paths: FetchPaths) {
+            var name = server.absoluteString
+            while name.hasSuffix("/") { name.removeLast() }
+            serverName = name
+            pendingOperationsURL = URL(string: name + paths.pendingOperationsPath(deviceId: deviceId))
+            origin = BackendOrigin(url: server)
+        }
+    }
+
     public init(
         server: URL, deviceId: String, dispatchTargetId: String, signingKey: SigningKeySource,
         paths: FetchPaths = .default, toleranceMillis: Int64 = FetchRegistration.defaultToleranceMillis,
         trust: TLSTrust = .system, encryptionKey: P256.KeyAgreement.PrivateKey? = nil
     ) {
         self.encryptionKey = encryptionKey
+        derived = Derived(server: server, deviceId: deviceId, paths: paths)
         self.server = server
         self.deviceId = deviceId
         self.dispatchTargetId = dispatchTargetId
@@ -60,14 +85,12 @@ public struct FetchRegistration: Sendable {
 
     /// The base URL as errors, operations and the clock-skew estimator name it: as given, without
     /// a trailing `/`.
-    public var serverName: String {
-        var text = server.absoluteString
-        while text.hasSuffix("/") { text.removeLast() }
-        return text
-    }
+    public var serverName: String { derived.serverName }
 
     /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL.
-    public var pendingOperationsURL: URL? {
-        URL(string: serverName + paths.pendingOperationsPath(deviceId: deviceId))
-    }
+    public var pendingOperationsURL: URL? { derived.pendingOperationsURL }
+
+    /// Where this backend's operations may be redeemed (``RedeemOriginCheck``); nil when `server`
+    /// has no usable origin.
+    var origin: BackendOrigin? { derived.origin }
 }

@@ -5,15 +5,15 @@ public enum OperationOrdering {
     /// ``PendingOutOfBandOperation/identity`` removed (two registrations on one backend), keeping
     /// the earliest occurrence. The same token from two origins is two operations: both are kept.
     public static func merged(_ lists: [[PendingOutOfBandOperation]]) -> [PendingOutOfBandOperation] {
-        let all = lists.joined().sorted { a, b in
-            if a.creationTimeInEpochMillis != b.creationTimeInEpochMillis {
-                return a.creationTimeInEpochMillis < b.creationTimeInEpochMillis
-            }
-            if a.server != b.server { return a.server < b.server }
-            if a.token != b.token { return a.token < b.token }
-            return a.identity.origin < b.identity.origin
+        var all = Array(lists.joined())
+        // A backend answers in creation order: a list already in order is not sorted again (the
+        // sort is stable, so it would not move anything). Otherwise positions are sorted, not the
+        // operations themselves, which are large to move.
+        if all.indices.dropFirst().contains(where: { precedes(all[$0], all[$0 - 1]) }) {
+            let order = all.indices.sorted { precedes(all[$0], all[$1]) }
+            all = order.map { all[$0] }
         }
-        var seen = Set<RedemptionIdentity>()
+        var seen = Set<RedemptionIdentity>(minimumCapacity: all.count)
         // A backend's operations mostly share one redeem URL: its origin is parsed once per text.
         var origins: [String: String] = [:]
         return all.filter { operation in
@@ -22,5 +22,15 @@ public enum OperationOrdering {
             origins[redeemURL] = origin
             return seen.insert(RedemptionIdentity(origin: origin, token: operation.token)).inserted
         }
+    }
+
+    /// The order of ``merged(_:)``.
+    private static func precedes(_ a: PendingOutOfBandOperation, _ b: PendingOutOfBandOperation) -> Bool {
+        if a.creationTimeInEpochMillis != b.creationTimeInEpochMillis {
+            return a.creationTimeInEpochMillis < b.creationTimeInEpochMillis
+        }
+        if a.server != b.server { return a.server < b.server }
+        if a.token != b.token { return a.token < b.token }
+        return a.identity.origin < b.identity.origin
     }
 }

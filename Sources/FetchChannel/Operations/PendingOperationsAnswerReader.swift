@@ -1,82 +1,310 @@
-/// Takes the operations out of a parsed answer `{"operations":[Op…]}`: each required member present
-/// and of its type, or the whole answer is invalid, with the offending member's path in the reason.
-/// `payload.data` and `additionalInformation` are kept as sent; `null` there is absent; unknown
-/// members are ignored (``PendingOperationsDecoder`` states the rules).
-enum PendingOperationsAnswerReader {
+import DeviceSigning
+
+/// Takes the operations out of an answer `{"operations":[Op…]}` while the package's JSON reader
+/// reads it (a `StrictJSONSink` of `StrictJSON.read`): each required member present and of its
+/// type, or the whole answer is invalid, with the offending member's path in the reason.
+/// `payload.data` and `additionalInformation` are kept as sent (``JSONValue``); `null` there is
+/// absent; unknown members are ignored (``PendingOperationsDecoder`` states the rules).
+///
+/// Why not a value tree first: building a dictionary per object, and looking each member up in it
+/// again, was most of the cost of decoding an answer. Here the known objects (the answer, each
+/// operation, its payload and redeem data) are never built: their members go straight into the
+/// operation. Everything else is still read strictly: duplicate names are refused in every object
+/// (known ones by name, the rest as the reader's `UniqueMemberNames` does), and what is checked
+/// and in which order is what a check of the finished tree would do: the first problem is kept
+/// until the end, since text that is not JSON anywhere is reported before it.
+struct PendingOperationsAnswerReader: StrictJSONSink {
     typealias InvalidResponse = PendingOperationsDecoder.InvalidResponse
 
-    static func operations(in root: JSONValue, server: String) throws(InvalidResponse) -> [PendingOutOfBandOperation] {
-        guard case .object(let members) = root else {
-            throw InvalidResponse("The answer is not a JSON object.")
-        }
-        guard case .array(let elements) = try required(members, "operations", in: nil) else {
-            throw wrongType("operations", "an array")
-        }
-        var operations: [PendingOutOfBandOperation] = []
-        operations.reserveCapacity(elements.count)
-        for (index, element) in elements.enumerated() {
-            operations.append(try operation(element, path: "operations[\(index)]", server: server))
-        }
-        return operations
+    static var readsValues: Bool { true }
+
+    let server: String
+    /// The operations, in the order sent; meaningful only without a ``problem``.
+    private(set) var operations: [PendingOutOfBandOperation] = []
+    /// The first reason the answer is not usable.
+    private(set) var problem: InvalidResponse?
+
+    /// The known objects and the operations array that are open, innermost last.
+    private var frames: [Frame] = []
+    /// The root's `operations` member, as far as its type goes (a placeholder for a container).
+    private var operationsMember: JSONValue?
+    /// The position of the operations array's current element.
+    private var index = -1
+    /// The members of the operation being read.
+    private var fields = OperationFields()
+    /// A value read whole (`data`, `additionalInformation`) or only checked (anything else that is
+    /// not a known object), and how deep the reader is inside it.
+    private var kept: JSONValueBuilder?
+    private var ignored: UniqueMemberNames?
+    private var subtreeDepth = 0
+
+    init(server: String) {
+        self.server = server
     }
 
-    private static func operation(_ value: JSONValue, path: String, server: String)
-        throws(InvalidResponse) -> PendingOutOfBandOperation
-    {
-        guard case .object(let members) = value else { throw wrongType(path, "an object") }
-        guard case .integer(let creation) = try required(members, "creationTimeInEpochMillis", in: path) else {
-            throw wrongType(path + ".creationTimeInEpochMillis", "an integer")
+    // MARK: Events
+
+    mutating func beginObject() {
+        if enterSubtree() {
+            kept?.beginObject()
+            ignored?.beginObject()
+        } else {
+            start(container: .object([:]))
         }
-        let channel = try string(members, "dispatchChannel", in: path)
-        let payloadPath = path + ".payload"
-        guard case .object(let payload) = try required(members, "payload", in: path) else {
-            throw wrongType(payloadPath, "an object")
-        }
-        let contentType = try string(payload, "contentType", in: payloadPath)
-        let version = try string(payload, "version", in: payloadPath)
-        let redeemPath = payloadPath + ".redeemData"
-        guard case .object(let redeemData) = try required(payload, "redeemData", in: payloadPath) else {
-            throw wrongType(redeemPath, "an object")
-        }
-        let token = try string(redeemData, "token", in: redeemPath)
-        guard !token.isEmpty else { throw InvalidResponse("\(redeemPath).token is empty.") }
-        let redeemUrl = try string(redeemData, "redeemUrl", in: redeemPath)
-        return PendingOutOfBandOperation(
-            creationTimeInEpochMillis: creation,
-            dispatchChannel: DispatchChannel(wireValue: channel),
-            payload: .init(
-                contentType: contentType, version: version,
-                redeemData: .init(token: token, redeemUrl: redeemUrl), data: optional(payload["data"])),
-            additionalInformation: optional(members["additionalInformation"]),
-            server: server
-        )
     }
 
-    /// The member `name`; missing and `null` are both "missing".
-    private static func required(_ members: [String: JSONValue], _ name: String, in path: String?)
-        throws(InvalidResponse) -> JSONValue
-    {
-        guard let value = members[name], value != .null else {
-            throw InvalidResponse("\(path.map { $0 + "." } ?? "")\(name) is missing.")
+    mutating func beginArray() {
+        if enterSubtree() {
+            kept?.beginArray()
+            ignored?.beginArray()
+        } else {
+            start(container: .array([]))
+        }
+    }
+
+    mutating func memberName(_ name: String) throws(StrictJSON.Violation) {
+        if subtreeDepth > 0 {
+            kept?.memberName(name)
+            try ignored?.memberName(name)
+            return
+        }
+        let last = frames.count - 1
+        let member = Member(name, in: frames[last].role)
+        if member == .unknown {
+            guard frames[last].otherNames.insert(name).inserted else { throw .duplicateMemberName(name) }
+        } else {
+            let bit: UInt16 = 1 << member.rawValue
+            guard frames[last].knownNames & bit == 0 else { throw .duplicateMemberName(name) }
+            frames[last].knownNames |= bit
+        }
+        frames[last].pending = member
+    }
+
+    mutating func scalar(_ value: JSONValue) throws(StrictJSON.Violation) {
+        if subtreeDepth > 0 {
+            try kept?.scalar(value)
+            return
+        }
+        guard let frame = frames.last else {
+            record(InvalidResponse("The answer is not a JSON object."))
+            return
+        }
+        if frame.role == .operations {
+            index += 1
+            record(Self.wrongType(Path(index: index), "an object"))
+        } else {
+            store(value, for: frame.pending)
+        }
+    }
+
+    mutating func endObject() throws(StrictJSON.Violation) {
+        if subtreeDepth > 0 {
+            try kept?.endObject()
+            ignored?.endObject()
+            leaveSubtree()
+            return
+        }
+        switch frames.removeLast().role {
+        case .operation:
+            guard problem == nil else { return }
+            do throws(InvalidResponse) {
+                operations.append(try fields.operation(at: index, server: server))
+            } catch {
+                record(error)
+            }
+        case .root:
+            // Before any operation's problem in the checks' order; there is none unless this passes.
+            do throws(InvalidResponse) {
+                guard case .array = try Self.required(operationsMember, "operations", in: nil) else {
+                    throw Self.wrongType("operations", "an array")
+                }
+            } catch {
+                record(error)
+            }
+        case .operations, .payload, .redeemData:
+            break
+        }
+    }
+
+    mutating func endArray() throws(StrictJSON.Violation) {
+        if subtreeDepth > 0 {
+            try kept?.endArray()
+            ignored?.endArray()
+            leaveSubtree()
+            return
+        }
+        frames.removeLast()  // the operations array
+    }
+
+    // MARK: Where a container goes
+
+    /// A container starts outside any subtree: a known object, the operations array, a kept
+    /// value or an ignored one. `placeholder` stands for it where only its type matters.
+    private mutating func start(container placeholder: JSONValue) {
+        let isObject = placeholder != .array([])
+        guard let frame = frames.last else {
+            if isObject {
+                frames.append(Frame(role: .root))
+            } else {
+                record(InvalidResponse("The answer is not a JSON object."))
+                beginSubtree(keeping: false, object: false)
+            }
+            return
+        }
+        if frame.role == .operations {
+            index += 1
+            if isObject {
+                fields = OperationFields()
+                frames.append(Frame(role: .operation))
+            } else {
+                record(Self.wrongType(Path(index: index), "an object"))
+                beginSubtree(keeping: false, object: false)
+            }
+            return
+        }
+        let member = frame.pending
+        store(placeholder, for: member)
+        switch (member, isObject) {
+        case (.operations, false):
+            frames.append(Frame(role: .operations))
+            index = -1
+        case (.payload, true):
+            frames.append(Frame(role: .payload))
+        case (.redeemData, true):
+            frames.append(Frame(role: .redeemData))
+        case (.data, _), (.additionalInformation, _):
+            beginSubtree(keeping: true, object: isObject)
+        default:
+            beginSubtree(keeping: false, object: isObject)
+        }
+    }
+
+    private mutating func beginSubtree(keeping: Bool, object: Bool) {
+        subtreeDepth = 1
+        if keeping {
+            var builder = JSONValueBuilder()
+            if object { builder.beginObject() } else { builder.beginArray() }
+            kept = builder
+        } else {
+            var names = UniqueMemberNames()
+            if object { names.beginObject() } else { names.beginArray() }
+            ignored = names
+        }
+    }
+
+    /// True (and one level deeper) when a container opens inside a subtree.
+    private mutating func enterSubtree() -> Bool {
+        guard subtreeDepth > 0 else { return false }
+        subtreeDepth += 1
+        return true
+    }
+
+    /// A container inside a subtree closed; at the subtree's end, a kept value goes to its member.
+    private mutating func leaveSubtree() {
+        subtreeDepth -= 1
+        guard subtreeDepth == 0 else { return }
+        if let value = kept?.value, let frame = frames.last { store(value, for: frame.pending) }
+        kept = nil
+        ignored = nil
+    }
+
+    private mutating func store(_ value: JSONValue, for member: Member) {
+        switch member {
+        case .operations: operationsMember = value
+        case .creationTime: fields.creationTime = value
+        case .dispatchChannel: fields.dispatchChannel = value
+        case .payload: fields.payload = value
+        case .additionalInformation: fields.additionalInformation = value
+        case .contentType: fields.contentType = value
+        case .version: fields.version = value
+        case .redeemData: fields.redeemData = value
+        case .data: fields.data = value
+        case .token: fields.token = value
+        case .redeemUrl: fields.redeemUrl = value
+        case .unknown: break
+        }
+    }
+
+    private mutating func record(_ reason: InvalidResponse) {
+        if problem == nil { problem = reason }
+    }
+
+    // MARK: The answer's shape
+
+    private enum Role {
+        case root, operations, operation, payload, redeemData
+    }
+
+    /// The members this reader knows, by the object they belong to.
+    private enum Member: UInt16 {
+        case operations, creationTime, dispatchChannel, payload, additionalInformation
+        case contentType, version, redeemData, data, token, redeemUrl, unknown
+
+        init(_ name: String, in role: Role) {
+            self =
+                switch (role, name) {
+                case (.root, "operations"): .operations
+                case (.operation, "creationTimeInEpochMillis"): .creationTime
+                case (.operation, "dispatchChannel"): .dispatchChannel
+                case (.operation, "payload"): .payload
+                case (.operation, "additionalInformation"): .additionalInformation
+                case (.payload, "contentType"): .contentType
+                case (.payload, "version"): .version
+                case (.payload, "redeemData"): .redeemData
+                case (.payload, "data"): .data
+                case (.redeemData, "token"): .token
+                case (.redeemData, "redeemUrl"): .redeemUrl
+                default: .unknown
+                }
+        }
+    }
+
+    /// An open known object (or the operations array) and the names seen in it.
+    private struct Frame {
+        let role: Role
+        /// Bits of ``Member`` raw values.
+        var knownNames: UInt16 = 0
+        var otherNames: Set<String> = []
+        var pending = Member.unknown
+    }
+
+    // MARK: Checks
+
+    /// Where a member is, for a reason: `operations[3].payload.token`; made only for a reason.
+    struct Path {
+        let index: Int
+        var members: (String?, String?, String?) = (nil, nil, nil)
+
+        func appending(_ name: String) -> Path {
+            var path = self
+            if path.members.0 == nil {
+                path.members.0 = name
+            } else if path.members.1 == nil {
+                path.members.1 = name
+            } else {
+                path.members.2 = name
+            }
+            return path
+        }
+
+        var text: String {
+            (["operations[\(index)]"] + [members.0, members.1, members.2].compactMap { $0 }).joined(separator: ".")
+        }
+    }
+
+    /// The member `name`'s value; missing and `null` are both "missing".
+    static func required(_ value: JSONValue?, _ name: String, in path: Path?) throws(InvalidResponse) -> JSONValue {
+        guard let value, value != .null else {
+            throw InvalidResponse("\(path.map { $0.text + "." } ?? "")\(name) is missing.")
         }
         return value
     }
 
-    private static func string(_ members: [String: JSONValue], _ name: String, in path: String)
-        throws(InvalidResponse) -> String
-    {
-        guard case .string(let text) = try required(members, name, in: path) else {
-            throw wrongType(path + "." + name, "a string")
-        }
-        return text
+    static func wrongType(_ path: Path, _ expected: String) -> InvalidResponse {
+        wrongType(path.text, expected)
     }
 
-    /// A kept value: absent when missing or `null`, as `decodeIfPresent` read it.
-    private static func optional(_ value: JSONValue?) -> JSONValue? {
-        value == .null ? nil : value
-    }
-
-    private static func wrongType(_ path: String, _ expected: String) -> InvalidResponse {
+    static func wrongType(_ path: String, _ expected: String) -> InvalidResponse {
         InvalidResponse("\(path) has the wrong type; \(expected) was expected.")
     }
 }

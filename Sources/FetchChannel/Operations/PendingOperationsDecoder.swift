@@ -1,8 +1,9 @@
+import DeviceSigning
 import Foundation
 
-/// Decodes a backend's `{"operations":[Op…]}` answer, strictly: ``StrictJSONParser`` reads the
-/// text (duplicate member names, depth, numbers and UTF-8 refused as it says), then
-/// ``PendingOperationsAnswerReader`` takes the operations out of the tree.
+/// Decodes a backend's `{"operations":[Op…]}` answer, strictly: the package's JSON reader
+/// (`StrictJSON.read`) reads the text (duplicate member names, depth, numbers and UTF-8 refused as
+/// it says) while ``PendingOperationsAnswerReader`` takes the operations out of it.
 ///
 /// Any field of the wrong type, a missing required field (creation time, channel, payload,
 /// content type, version, token, redeem URL), non-JSON, a truncated body or a body above the size
@@ -17,13 +18,19 @@ public enum PendingOperationsDecoder {
         guard body.count <= maximumBodyBytes else {
             throw InvalidResponse(.tooLarge, reason: "The answer is larger than \(maximumBodyBytes) bytes.")
         }
-        let root: JSONValue
-        do throws(StrictJSONParser.Failure) {
-            root = try StrictJSONParser.parse(body)
-        } catch {
-            throw InvalidResponse("The answer is not valid JSON: \(error).")
+        var reader = PendingOperationsAnswerReader(server: server)
+        let limits = StrictJSON.Limits(maximumBytes: maximumBodyBytes)
+        let violation = body.withUnsafeBytes { bytes -> StrictJSON.Violation? in
+            do throws(StrictJSON.Violation) {
+                try StrictJSON.read(bytes: bytes, into: &reader, limits: limits)
+                return nil
+            } catch {
+                return error
+            }
         }
-        return try PendingOperationsAnswerReader.operations(in: root, server: server)
+        if let violation { throw InvalidResponse("The answer is not valid JSON: \(violation).") }
+        if let problem = reader.problem { throw problem }
+        return reader.operations
     }
 
     /// Why an answer was not accepted (`tooLarge`, or `malformed` with words that name the

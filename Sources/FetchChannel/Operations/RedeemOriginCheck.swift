@@ -11,19 +11,20 @@ enum RedeemOriginCheck {
     /// How many of the foreign places a reason names; the rest are counted.
     static let namedPlaces = 3
 
-    /// `operations` without those whose redeem URL is outside `backend`, and the error that
-    /// reports those (nil when there are none). `server` names the backend in the error.
-    static func admitted(_ operations: [PendingOutOfBandOperation], backend: URL, server: String)
+    /// `operations` without those whose redeem URL is outside `origin` (the backend's; nil when its
+    /// URL has none, and then nothing is admitted), and the error that reports those (nil when
+    /// there are none). `server` names the backend in the error.
+    static func admitted(_ operations: [PendingOutOfBandOperation], origin: BackendOrigin?, server: String)
         -> (operations: [PendingOutOfBandOperation], error: PendingOutOfBandOperationsError?)
     {
-        let origin = BackendOrigin(url: backend)
         var admitted: [PendingOutOfBandOperation] = []
         var foreign: [String] = []
         // A backend's operations mostly share one redeem URL: each text is parsed and checked once.
         var verdicts: [String: Bool] = [:]
         for operation in operations {
             let text = operation.payload.redeemData.redeemUrl
-            let inside = verdicts[text] ?? URL(string: text).map { url in origin?.contains(url) ?? false } ?? false
+            let inside =
+                verdicts[text] ?? RedeemURLOrigins.origin(of: text).map { origin?.contains($0) ?? false } ?? false
             verdicts[text] = inside
             if inside {
                 admitted.append(operation)

@@ -44,9 +44,12 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
     /// base path or below it (`/prefix` admits `/prefix` and `/prefix/…`, never `/prefixevil`).
     /// False for every URL ``init(url:)`` refuses (user info, dot segments, encoded separators).
     public func contains(_ url: URL) -> Bool {
-        guard let other = BackendOrigin(url: url),
-            other.scheme == scheme, other.host == host, other.port == port
-        else { return false }
+        BackendOrigin(url: url).map(contains) ?? false
+    }
+
+    /// Whether `other` (a URL's origin and path) is inside this origin, as ``contains(_:)-URL`` says.
+    func contains(_ other: BackendOrigin) -> Bool {
+        guard other.scheme == scheme, other.host == host, other.port == port else { return false }
         return other.basePath == basePath || other.basePath.hasPrefix(basePath + "/")
     }
 

@@ -28,7 +28,7 @@ public struct RedemptionIdentity: Sendable, Hashable, Codable, CustomStringConve
 
     /// The origin a redeem URL redeems at, as ``origin`` names it.
     public static func origin(ofRedeemURL text: String) -> String {
-        URL(string: text).flatMap(BackendOrigin.init(url:))?.origin ?? invalidOriginPrefix + text
+        RedeemURLOrigins.origin(of: text)?.origin ?? invalidOriginPrefix + text
     }
 
     public var description: String { "\(token) at \(origin)" }

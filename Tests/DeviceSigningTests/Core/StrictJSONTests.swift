@@ -2,6 +2,8 @@ import DeviceSigning
 import Foundation
 import Testing
 
+/// `StrictJSON`, the package's one JSON reader: `requireUniqueMemberNames` (the check before
+/// Foundation decodes a text) and `parse` (the value tree of the operations answer).
 @Suite struct StrictJSONTests {
     private func violation(_ text: String) -> StrictJSON.Violation? {
         do throws(StrictJSON.Violation) {
@@ -148,5 +150,153 @@ import Testing
             }
             return "{" + members.joined(separator: ", ") + "}"
         }
+    }
+
+    // MARK: parse: exactly RFC 8259 over UTF-8, no duplicate member names, bounded depth, exact integers
+
+    private func parse(_ text: String) -> Result<JSONValue, StrictJSON.Violation> {
+        parse(Array(text.utf8))
+    }
+
+    private func parse(_ bytes: [UInt8]) -> Result<JSONValue, StrictJSON.Violation> {
+        do throws(StrictJSON.Violation) {
+            return .success(try StrictJSON.parse(bytes))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func isNotJSON(_ result: Result<JSONValue, StrictJSON.Violation>) -> Bool {
+        if case .failure(.notJSON) = result { true } else { false }
+    }
+
+    @Test func parseReadsValuesExactly() throws {
+        let text =
+            #" {"i":-12,"z":-0,"max":9223372036854775807,"min":-9223372036854775808,"big":9223372036854775808,"#
+            + #""f":2.5,"e":-1.25E+2,"t":true,"n":null,"s":"a\"\\\/\b\f\n\r\t\u00e9\ud83d\udd11é","a":[[],{}]} "#
+        let value = try parse(text).get()
+        #expect(
+            value
+                == .object([
+                    "i": .integer(-12), "z": .integer(0), "max": .integer(.max), "min": .integer(.min),
+                    "big": .number(9_223_372_036_854_775_808), "f": .number(2.5), "e": .number(-125), "t": .bool(true),
+                    "n": .null, "s": .string("a\"\\/\u{08}\u{0C}\n\r\té🔑é"), "a": .array([.array([]), .object([:])]),
+                ]))
+        #expect(try parse("9007199254740993").get() == .integer(9_007_199_254_740_993), "above 2^53, still exact")
+        #expect(try parse(#""just a string""#).get() == .string("just a string"))
+    }
+
+    @Test(arguments: [
+        #"{"alg":"none","alg":"ES256"}"#,
+        #"{"\u0061lg":"none","alg":"ES256"}"#,
+        #"{"a\/b":1,"a/b":2}"#,
+        #"{"\ud83d\udd11":1,"🔑":2}"#,
+        #"{"é":1,"\u00e9":2}"#,
+        "{\"\u{E9}\":1,\"e\u{301}\":2}",
+        #"{"a":{"x":1,"x":2}}"#,
+        #"[{"x":1},{"y":1,"y":2}]"#,
+        #"{"a":[1,2,{"b":{"c":[{"d":1,"d":1}]}}]}"#,
+    ])
+    func parseRefusesDuplicateMemberNamesAtEveryDepth(json: String) {
+        guard case .failure(.duplicateMemberName(let name)) = parse(json) else {
+            Issue.record("\(json): not refused as a duplicate: \(parse(json))")
+            return
+        }
+        #expect(!name.isEmpty)
+    }
+
+    @Test func parseAcceptsSameNamesInSeparateObjects() throws {
+        let one = JSONValue.object(["x": .integer(1)])
+        #expect(try parse(#"{"a":{"x":1},"b":{"x":1}}"#).get() == .object(["a": one, "b": one]))
+        #expect(try parse(#"[{"x":1},{"x":2}]"#).get() == .array([one, .object(["x": .integer(2)])]))
+    }
+
+    @Test(arguments: [
+        "", " ", "{", "}", "[", #"{"a"}"#, #"{"a":}"#, #"{"a":1,}"#, "[1,]", "[1 2]", #"{"a":1 "b":2}"#,
+        "{'a':1}", #"{a:1}"#, "tru", "nul", "True", "[1]x", #"{"a":1}{"a":1}"#, #"{"a":1} /* c */"#,
+        #"{"a":"\x"}"#, #"{"a":"\u12"}"#, "{\"a\":\"line\nbreak\"}", "{\"a\":\"tab\there\"}", #""\ud800""#,
+        #""\udc00""#, #""\ud800\u0041""#, #""unterminated"#, "\u{FEFF}{}",
+    ])
+    func parseRefusesTextThatIsNotJSON(json: String) {
+        #expect(isNotJSON(parse(json)), "\(json.debugDescription): \(parse(json))")
+    }
+
+    @Test(arguments: [
+        "01", "-01", "1.", ".5", "-", "1e", "1e+", "+1", "NaN", "Infinity", "-Infinity", "0x10", "1.5.2", "1_000",
+    ])
+    func parseRefusesBadNumbers(number: String) {
+        #expect(isNotJSON(parse(number)), "\(number): \(parse(number))")
+        #expect(isNotJSON(parse(#"{"n":\#(number)}"#)), "\(number) in an object")
+    }
+
+    @Test func parseRefusesNumbersBeyondDouble() {
+        for number in ["1e400", "-1e400", String(repeating: "9", count: 400) + ".0"] {
+            guard case .failure(.numberOutOfRange) = parse(number) else {
+                Issue.record("\(number.prefix(20))…: \(parse(number))")
+                continue
+            }
+        }
+        #expect((try? parse("1e-400").get()) == .number(0), "an underflow is a number, as Double reads it")
+    }
+
+    @Test func parseRefusesMalformedUTF8() throws {
+        // A stray 0xFF; a truncated two-byte sequence; an encoded surrogate (ED A0 80); an overlong "/"
+        // (C0 AF); 0xFF outside any string.
+        let invalid: [[UInt8]] = [
+            [0x22, 0xFF, 0x22], [0x7B, 0x22, 0xC3, 0x22, 0x3A, 0x31, 0x7D], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            [0x22, 0xC0, 0xAF, 0x22], [0x5B, 0x31, 0x5D, 0xFF], [0x22, 0x5C, 0x6E, 0xC3, 0x22],
+        ]
+        for bytes in invalid {
+            #expect(isNotJSON(parse(bytes)), "\(bytes)")
+        }
+        #expect(try parse([0x22, 0xC3, 0xA9, 0x5C, 0x6E, 0x22]).get() == .string("é\n"))
+    }
+
+    @Test func parseStopsNestingAtTheLimit() throws {
+        let limit = StrictJSON.Limits.standard.maximumDepth
+        let deepest = String(repeating: "[", count: limit) + String(repeating: "]", count: limit)
+        #expect((try? parse(deepest).get()) != nil)
+        for text in [
+            String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1),
+            String(repeating: #"{"a":"#, count: limit + 1) + "1" + String(repeating: "}", count: limit + 1),
+            String(repeating: "[", count: 100_000),
+        ] {
+            guard case .failure(.tooDeep) = parse(text) else {
+                Issue.record("depth \(text.count): \(parse(text))")
+                continue
+            }
+        }
+    }
+
+    @Test func parseStopsAtTheSizeLimit() throws {
+        let text = Array(#"["12345678"]"#.utf8)
+        let exact = StrictJSON.Limits(maximumBytes: text.count)
+        #expect(try StrictJSON.parse(text, limits: exact) == .array([.string("12345678")]))
+        let smaller = StrictJSON.Limits(maximumBytes: text.count - 1)
+        #expect(throws: StrictJSON.Violation.tooLarge(bytes: text.count, limit: text.count - 1)) {
+            try StrictJSON.parse(text, limits: smaller)
+        }
+    }
+
+    /// Long strings read again (names and values that repeat in every element) and long strings
+    /// with escapes come out exactly, whatever was read before them.
+    @Test func parseReadsRepeatedAndEscapedLongStringsExactly() throws {
+        let escaped = #""https:\/\/backend.example\/r\u00e9deem\ud83d\udd11\n""#
+        let unescaped = "https://backend.example/r\u{E9}deem🔑\n"
+        let distinct = (0..<12).map { "\"distinct long string \($0)\"" }
+        let elements =
+            [#""a long string, twenty""#, escaped] + distinct + [escaped, #""a long string, twenty""#, escaped]
+        let text = "[" + elements.joined(separator: ",") + "]"
+        let expected =
+            ["a long string, twenty", unescaped] + (0..<12).map { "distinct long string \($0)" }
+            + [unescaped, "a long string, twenty", unescaped]
+        #expect(try StrictJSON.parse(Array(text.utf8)) == .array(expected.map(JSONValue.string)))
+        let names = #"[{"creationTimeInEpochMillis":1},{"creationTimeInEpochMillis":2,"creationTimeInEpochMillix":3}]"#
+        #expect(
+            try StrictJSON.parse(Array(names.utf8))
+                == .array([
+                    .object(["creationTimeInEpochMillis": .integer(1)]),
+                    .object(["creationTimeInEpochMillis": .integer(2), "creationTimeInEpochMillix": .integer(3)]),
+                ]))
     }
 }

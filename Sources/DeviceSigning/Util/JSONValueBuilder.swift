@@ -1,0 +1,62 @@
+/// The sink of ``StrictJSON/parse(_:limits:)``: builds the ``JSONValue`` as the reader goes, with
+/// one stack per kind of open container (no recursion). A member whose name its object already
+/// has is refused when its value is complete.
+package struct JSONValueBuilder: StrictJSONSink {
+    package static let readsValues = true
+
+    /// The document's value, once read.
+    package private(set) var value: JSONValue?
+
+    /// One entry per open container, innermost last: true for an object.
+    private var isObject: [Bool] = []
+    private var objects: [[String: JSONValue]] = []
+    private var arrays: [[JSONValue]] = []
+    /// The name of the member being read, per open object.
+    private var pendingNames: [String] = []
+
+    package init() {}
+
+    package mutating func beginObject() {
+        isObject.append(true)
+        objects.append([String: JSONValue](minimumCapacity: 8))  // an operation's objects: no regrowth
+    }
+
+    package mutating func beginArray() {
+        isObject.append(false)
+        arrays.append([])
+    }
+
+    package mutating func memberName(_ name: String) {
+        pendingNames.append(name)
+    }
+
+    package mutating func scalar(_ value: JSONValue) throws(StrictJSON.Violation) {
+        try attach(value)
+    }
+
+    package mutating func endObject() throws(StrictJSON.Violation) {
+        isObject.removeLast()
+        try attach(.object(objects.removeLast()))
+    }
+
+    package mutating func endArray() throws(StrictJSON.Violation) {
+        isObject.removeLast()
+        try attach(.array(arrays.removeLast()))
+    }
+
+    /// A complete value: the next element or member of the innermost container, or the document's.
+    private mutating func attach(_ value: JSONValue) throws(StrictJSON.Violation) {
+        guard let inObject = isObject.last else {
+            self.value = value
+            return
+        }
+        if inObject {
+            let name = pendingNames.removeLast()
+            guard objects[objects.count - 1].updateValue(value, forKey: name) == nil else {
+                throw .duplicateMemberName(name)
+            }
+        } else {
+            arrays[arrays.count - 1].append(value)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+/// What ``StrictJSONReader`` tells as it reads: containers opening and closing, member names, and
+/// (for a sink that ``readsValues``) every scalar value. A sink throws to refuse the text.
+///
+/// `package` so that the reader of one document shape (FetchChannel's operations answer) takes
+/// what it needs while the text is read, with ``JSONValueBuilder`` for the parts it keeps whole.
+package protocol StrictJSONSink {
+    /// Whether the reader materialises values for ``scalar(_:)``; when false, strings that are
+    /// values are checked in place and never copied, and ``scalar(_:)`` is not called.
+    static var readsValues: Bool { get }
+
+    mutating func beginObject()
+    mutating func beginArray()
+    /// The name of the next member of the innermost object.
+    mutating func memberName(_ name: String) throws(StrictJSON.Violation)
+    /// A string, number, boolean or null (only when ``readsValues``).
+    mutating func scalar(_ value: JSONValue) throws(StrictJSON.Violation)
+    mutating func endObject() throws(StrictJSON.Violation)
+    mutating func endArray() throws(StrictJSON.Violation)
+}
+
+/// The sink of ``StrictJSON/requireUniqueMemberNames(_:)``: the names seen in each open object,
+/// innermost last; nothing else is kept.
+package struct UniqueMemberNames: StrictJSONSink {
+    package static let readsValues = false
+
+    private var names: [Set<String>] = []
+
+    package init() {}
+
+    package mutating func beginObject() {
+        names.append([])
+    }
+
+    package mutating func beginArray() {}
+
+    package mutating func memberName(_ name: String) throws(StrictJSON.Violation) {
+        guard names[names.count - 1].insert(name).inserted else { throw .duplicateMemberName(name) }
+    }
+
+    package mutating func scalar(_ value: JSONValue) {}
+
+    package mutating func endObject() {
+        names.removeLast()
+    }
+
+    package mutating func endArray() {}
+}

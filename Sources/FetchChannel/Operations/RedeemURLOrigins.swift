@@ -1,0 +1,42 @@
+import DeviceSigning
+import Foundation
+
+/// The ``BackendOrigin`` of a redeem URL's text, remembered: a backend hands out the same few
+/// redeem URLs in every answer, and parsing one (`URL`, then `URLComponents`) costs more than the
+/// rest of checking an operation. Both places that need it per fetch, the origin check
+/// (``RedeemOriginCheck``) and the identity of each operation (``RedemptionIdentity``), ask here.
+///
+/// A pure function of the text, so a remembered answer is never stale. Bounded: when
+/// ``capacity`` texts are held, all are forgotten and the next ones are parsed again.
+enum RedeemURLOrigins {
+    static let capacity = 64
+
+    private static let remembered = Locked<[ExactText: BackendOrigin?]>([:])
+
+    /// The origin of `text` as a URL; nil when it is not a URL or ``BackendOrigin`` refuses it.
+    static func origin(of text: String) -> BackendOrigin? {
+        let key = ExactText(text: text)
+        if let known = remembered.withLock({ $0[key] }) { return known }
+        let origin = URL(string: text).flatMap(BackendOrigin.init(url:))
+        remembered.withLock { table in
+            if table.count >= capacity { table.removeAll(keepingCapacity: true) }
+            table[key] = origin
+        }
+        return origin
+    }
+
+    /// A text compared by its UTF-8 bytes. Swift strings compare up to canonical equivalence, but
+    /// `URL(string:)` reads bytes: two spellings of one string may be two different URLs.
+    private struct ExactText: Hashable {
+        let text: String
+
+        static func == (a: ExactText, b: ExactText) -> Bool {
+            a.text.utf8.elementsEqual(b.text.utf8)
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(text.utf8.count)
+            for byte in text.utf8 { hasher.combine(byte) }
+        }
+    }
+}
