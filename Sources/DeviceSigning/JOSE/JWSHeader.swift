@@ -16,7 +16,7 @@ public struct JWSHeader: Sendable, Hashable {
         guard json.count <= JWSHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWS header is larger than \(JWSHeader.maximumBytes) bytes.")
         }
-        let members = try JOSEJSON.members(of: Data(json), subject: "The JWS header", code: .malformedJWS)
+        let members = try JOSEJSON.members(of: json, subject: "The JWS header", code: .malformedJWS)
         guard let alg = members["alg"] else {
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWS header has no alg; only ES256 is accepted.")
         }

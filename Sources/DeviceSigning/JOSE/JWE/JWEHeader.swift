@@ -29,7 +29,7 @@ public struct JWEHeader: Sendable, Hashable {
         guard json.count <= JWEHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWE header is larger than \(JWEHeader.maximumBytes) bytes.")
         }
-        let members = try JOSEJSON.members(of: Data(json), subject: "The JWE header", code: .malformedJWE)
+        let members = try JOSEJSON.members(of: json, subject: "The JWE header", code: .malformedJWE)
         self.alg = try Self.allowed(members["alg"], name: "alg", as: JWE.Algorithm.self)
         self.enc = try Self.allowed(members["enc"], name: "enc", as: JWE.ContentEncryption.self)
         guard members["crit"] == nil else {
