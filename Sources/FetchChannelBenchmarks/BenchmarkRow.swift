@@ -1,5 +1,6 @@
 /// One line of the benchmark report. The JSON field names and row names are a contract that
-/// checks outside the test suite read: keep them stable.
+/// checks outside the test suite read: keep them stable. Rows are made only by the benchmarks in
+/// this module (with the memberwise initialiser); the CLI reads them.
 package struct BenchmarkRow: Sendable, Codable, Equatable {
     package let name: String
     package let value: Double
@@ -11,22 +12,6 @@ package struct BenchmarkRow: Sendable, Codable, Equatable {
     /// A human-readable goal, e.g. ">= 0.95".
     package let target: String
     package let met: Bool
-
-    package init(
-        name: String, value: Double, unit: String, baseline: Double?, ratio: Double?, target: String, met: Bool
-    ) {
-        self.name = name
-        self.value = value
-        self.unit = unit
-        self.baseline = baseline
-        self.ratio = ratio
-        self.target = target
-        self.met = met
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, value, unit, baseline, ratio, target, met
-    }
 
     /// Every member is always present: a row without a baseline has `"baseline": null` and
     /// `"ratio": null`, so each row of `--json` has exactly the same seven keys.

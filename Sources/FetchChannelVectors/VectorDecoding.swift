@@ -1,8 +1,8 @@
 import DeviceSigning
 import Foundation
 
-/// Small decoders shared by the checkers. They use Foundation, not the package's own codecs, so a
-/// bug in `DeviceSigning`'s base64 cannot hide itself.
+/// Small decoders shared by the checkers. JSON and base64 go through Foundation, not the package's
+/// own codecs, so a bug in `DeviceSigning`'s base64 cannot hide itself.
 enum VectorDecoding {
     /// Decodes `type` from `data`, or describes why not (the JSON path where decoding stopped).
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) -> Result<T, VectorDecodingError> {
@@ -35,7 +35,8 @@ enum VectorDecoding {
         }
     }
 
-    /// Hex to bytes; nil for an odd length or a non-hex character.
+    /// Hex to bytes; nil for an odd length or a non-hex character. Each digit is read by the
+    /// package's one `HexDigit`, the same the JSON and URL parsers use.
     static func hex(_ text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
@@ -43,20 +44,13 @@ enum VectorDecoding {
         bytes.reserveCapacity(digits.count / 2)
         var index = 0
         while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            guard let high = HexDigit.value(digits[index]), let low = HexDigit.value(digits[index + 1]) else {
+                return nil
+            }
             bytes.append(high << 4 | low)
             index += 2
         }
         return bytes
-    }
-
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// base64url (padding optional) through Foundation; nil when it is not base64url.

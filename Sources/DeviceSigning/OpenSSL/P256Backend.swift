@@ -24,32 +24,20 @@ enum P256Backend {
             throw DeviceSigningError(
                 .invalidKey, "A raw P-256 private key is exactly \(scalarBytes) bytes; got \(scalar.count).")
         }
-        guard
-            let pointer = dss_p256_from_private_scalar(
-                scalar.baseAddress?.assumingMemoryBound(to: UInt8.self), scalar.count)
-        else {
-            OpenSSLErrorQueue.clear()
-            throw DeviceSigningError(.invalidKey, "The private scalar is not in [1, n-1] for P-256.")
-        }
-        return try EVPKey(takingOwnershipOf: pointer)
+        let outOfRange = DeviceSigningError(.invalidKey, "The private scalar is not in [1, n-1] for P-256.")
+        return try decodedKey(from: scalar, orThrow: outOfRange) { dss_p256_from_private_scalar($0, $1) }
     }
 
     static func publicKey(point: UnsafeRawBufferPointer, allowCompressed: Bool) throws -> EVPKey {
         let sizeOK = point.count == pointBytes || (allowCompressed && point.count == compressedPointBytes)
         guard sizeOK else {
-            throw DeviceSigningError(
-                .invalidKey,
-                "A P-256 public point is \(pointBytes) bytes uncompressed\(allowCompressed ? " or \(compressedPointBytes) compressed" : ""); got \(point.count)."
-            )
+            let compressed = allowCompressed ? " or \(compressedPointBytes) compressed" : ""
+            let sizes = "\(pointBytes) bytes uncompressed\(compressed)"
+            throw DeviceSigningError(.invalidKey, "A P-256 public point is \(sizes); got \(point.count).")
         }
-        guard
-            let pointer = dss_p256_from_public_point(
-                point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count, allowCompressed ? 1 : 0)
-        else {
-            OpenSSLErrorQueue.clear()
-            throw invalidPoint
+        return try decodedKey(from: point, orThrow: invalidPoint) {
+            dss_p256_from_public_point($0, $1, allowCompressed ? 1 : 0)
         }
-        return try EVPKey(takingOwnershipOf: pointer)
     }
 
     /// Checks an uncompressed point (65 bytes) as `publicKey(point:allowCompressed:)` does, without
@@ -73,13 +61,9 @@ enum P256Backend {
         guard der.count <= maximumDERKeyBytes else {
             throw DeviceSigningError(.inputTooLarge, "A DER private key is at most \(maximumDERKeyBytes) bytes.")
         }
-        guard let pointer = dss_private_key_from_der(der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count)
-        else {
-            OpenSSLErrorQueue.clear()
-            throw DeviceSigningError(
-                .malformedEncoding, "Not a DER PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (or trailing bytes).")
-        }
-        let key = try EVPKey(takingOwnershipOf: pointer)
+        let notDER = DeviceSigningError(
+            .malformedEncoding, "Not a DER PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (or trailing bytes).")
+        let key = try decodedKey(from: der, orThrow: notDER) { dss_private_key_from_der($0, $1) }
         guard key.isPrivate else {
             throw DeviceSigningError(.invalidKey, "The DER structure holds no private key.")
         }
@@ -90,17 +74,24 @@ enum P256Backend {
         guard spki.count <= maximumDERKeyBytes else {
             throw DeviceSigningError(.inputTooLarge, "A DER public key is at most \(maximumDERKeyBytes) bytes.")
         }
-        guard
-            let pointer = dss_public_key_from_spki_der(
-                spki.baseAddress?.assumingMemoryBound(to: UInt8.self), spki.count)
-        else {
-            OpenSSLErrorQueue.clear()
-            throw DeviceSigningError(.malformedEncoding, "Not a DER SubjectPublicKeyInfo (or trailing bytes).")
-        }
-        let key = try EVPKey(takingOwnershipOf: pointer)
+        let notSPKI = DeviceSigningError(.malformedEncoding, "Not a DER SubjectPublicKeyInfo (or trailing bytes).")
+        let key = try decodedKey(from: spki, orThrow: notSPKI) { dss_public_key_from_spki_der($0, $1) }
         // Rebuild from the point so the same on-curve checks apply as to every other import.
         let point = try publicPoint(of: key)
         return try point.withUnsafeBytes { try publicKey(point: $0, allowCompressed: false) }
+    }
+
+    /// The key `decode` makes from `bytes` (their base address and count; already size-checked),
+    /// owned from here on; when it makes none, OpenSSL's error queue is cleared and `refusal` thrown.
+    private static func decodedKey(
+        from bytes: UnsafeRawBufferPointer, orThrow refusal: DeviceSigningError,
+        _ decode: (UnsafePointer<UInt8>?, Int) -> OpaquePointer?
+    ) throws -> EVPKey {
+        guard let pointer = decode(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count) else {
+            OpenSSLErrorQueue.clear()
+            throw refusal
+        }
+        return try EVPKey(takingOwnershipOf: pointer)
     }
 
     /// Rebuilds a parsed key pair from its scalar so that range and pairwise checks always run.
