@@ -20,33 +20,23 @@ struct DecryptCommand: CLICommand {
         positionals: [PositionalSpec("JWE", help: "The compact JWE, or - to read it from standard input.")]
     )
 
-    let console: Console
-    let privateKeyFile: URL
     let check: CompactCheck
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
-        privateKeyFile = context.fileURL(try arguments.required(Self.privateKey))
-        check = CompactCheck(
-            console: console, context: context, argument: arguments.positionals[0], name: "JWE",
-            maximumLength: CompactJWE.maximumLength, verdict: "decrypted", headline: "the JWE does not decrypt")
+        check = try CompactCheck(
+            arguments, keyFile: Self.privateKey, context: context, name: "JWE", maximumLength: CompactJWE.maximumLength,
+            verdict: "decrypted", headline: "the JWE does not decrypt")
     }
 
     func run() async throws -> Int32 {
-        let key = try KeyFiles.readPrivateKey(privateKeyFile)
+        let key = try KeyFiles.readPrivateKey(check.keyFile)
         let decrypted = try check.run { compact in
             let jwe = try CompactJWE(parsing: compact)
             return (jwe, try jwe.plaintext(with: key))
         }
         guard let (jwe, plaintext) = decrypted else { return ExitCode.failure }
-        if console.json {
-            var header: [String: Any] = ["alg": jwe.header.alg.rawValue, "enc": jwe.header.enc.rawValue]
-            if let kid = jwe.header.kid { header["kid"] = kid }
-            let value: Any = JSONOutput.parse(plaintext) ?? String(decoding: plaintext, as: UTF8.self)
-            try console.printJSON(["decrypted": true, "header": header, "plaintext": value])
-        } else {
-            console.standardOutput.write(bytes: Array(plaintext))
-        }
-        return ExitCode.success
+        var header: [String: Any] = ["alg": jwe.header.alg.rawValue, "enc": jwe.header.enc.rawValue]
+        if let kid = jwe.header.kid { header["kid"] = kid }
+        return try check.reportPassed(header: header, "plaintext", plaintext, bytes: Array(plaintext))
     }
 }

@@ -12,12 +12,11 @@ struct KeyDeleteCommand: CLICommand {
         positionals: [PositionalSpec("KEYID", help: "The full key id (43 characters).")]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let keyId: String
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         keyId = arguments.positionals[0]
         guard KeyStore.isValidKeyId(keyId) else {
             throw UsageError(

@@ -33,8 +33,8 @@ struct KeyExportCommand: CLICommand {
         positionals: [KeyOptions.keyId]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let key: KeyReference
     let format: Format
     let isPrivate: Bool
@@ -43,7 +43,6 @@ struct KeyExportCommand: CLICommand {
     let encryption: Bool
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         format = try arguments[Self.format] ?? .pem
         isPrivate = arguments[Self.privateKey]
         unencrypted = arguments[Self.noEncryption]

@@ -20,12 +20,11 @@ struct KeyGenerateCommand: CLICommand {
         options: [CommonOptions.store, CommonOptions.passphraseFile, KeyOptions.noEncryption, tpm, CommonOptions.json]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let protection: NewKeyProtection
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         protection = try NewKeyProtection(
             unencrypted: arguments[KeyOptions.noEncryption], tpm: arguments[Self.tpm],
             passphraseFileGiven: arguments.contains(CommonOptions.passphraseFile))

@@ -12,13 +12,12 @@ struct KeyImportCommand: CLICommand {
         positionals: [PositionalSpec("FILE", help: "The private key file.")]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let file: URL
     let unencrypted: Bool
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         file = context.fileURL(arguments.positionals[0])
         unencrypted = arguments[KeyOptions.noEncryption]
         access = try KeyStoreAccess(arguments, context: context)

@@ -12,11 +12,10 @@ struct KeyListCommand: CLICommand {
         options: [CommonOptions.store, CommonOptions.json]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         access = try KeyStoreAccess(arguments, context: context)
     }
 

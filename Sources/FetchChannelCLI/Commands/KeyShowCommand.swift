@@ -13,12 +13,11 @@ struct KeyShowCommand: CLICommand {
         positionals: [KeyOptions.keyId]
     )
 
-    let console: Console
     let key: KeyReference
     let access: KeyStoreAccess
+    private var console: Console { access.console }
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         key = try KeyReference(parsing: arguments.positionals[0])
         access = try KeyStoreAccess(arguments, context: context)
     }

@@ -45,19 +45,17 @@ struct RegisterCommand: CLICommand {
         ] + BackendTrustOptions.all
     )
 
-    let console: Console
-    let server: BackendURL
-    let trust: (trust: TLSTrust, caFile: String?, pins: [String])
+    let backend: BackendOptions
+    private var server: BackendURL { backend.server }
     let deviceId: String
     let username: String
     let name: String
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let key: KeyReference
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
-        server = try arguments.required(Self.server)
-        trust = try BackendTrustOptions.parse(arguments, context: context, server: server)
+        backend = try BackendOptions(arguments, server: Self.server, context: context)
         deviceId = try arguments.required(Self.deviceId)
         username =
             try arguments[Self.username] ?? context.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "user"
@@ -92,8 +90,8 @@ struct RegisterCommand: CLICommand {
             record.dispatchTargetId = targetId
             record.server = server.description
             record.deviceId = deviceId
-            record.serverCAFile = trust.caFile
-            record.serverPins = trust.pins.isEmpty ? nil : trust.pins
+            record.serverCAFile = backend.caFile
+            record.serverPins = backend.pins.isEmpty ? nil : backend.pins
         }
         if console.json {
             try console.printJSON([
@@ -127,7 +125,7 @@ struct RegisterCommand: CLICommand {
     /// rules, as it becomes the JWS kid of every request) and the external id.
     private func send(_ body: [String: Any], headers: [String: String]) async throws -> (String, String?) {
         let answer = try await BackendHTTPClient().send(
-            "POST", server.appending(path: DispatchTargetBody.path), json: body, headers: headers, trust: trust.trust)
+            "POST", server.appending(path: DispatchTargetBody.path), json: body, headers: headers, trust: backend.trust)
         guard answer.status == 201 || answer.status == 200 else {
             throw CLIFailure(.backend, "the backend refused the registration: \(answer.summary)")
         }

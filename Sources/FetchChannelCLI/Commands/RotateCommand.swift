@@ -32,12 +32,11 @@ struct RotateCommand: CLICommand {
         let trust: TLSTrust
     }
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let key: KeyReference
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         access = try KeyStoreAccess(arguments, context: context)
         key = try arguments.required(Self.key)
     }

@@ -15,36 +15,26 @@ struct VerifyCommand: CLICommand {
         positionals: [PositionalSpec("JWS", help: "The compact JWS, or - to read it from standard input.")]
     )
 
-    let console: Console
-    let publicKeyFile: URL
     let check: CompactCheck
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
-        publicKeyFile = context.fileURL(try arguments.required(Self.publicKey))
-        check = CompactCheck(
-            console: console, context: context, argument: arguments.positionals[0], name: "JWS",
-            maximumLength: CompactJWS.maximumLength, verdict: "valid", headline: "the JWS is not valid")
+        check = try CompactCheck(
+            arguments, keyFile: Self.publicKey, context: context, name: "JWS", maximumLength: CompactJWS.maximumLength,
+            verdict: "valid", headline: "the JWS is not valid")
     }
 
     func run() async throws -> Int32 {
-        let publicKey = try KeyFiles.readPublicKey(publicKeyFile)
+        let publicKey = try KeyFiles.readPublicKey(check.keyFile)
         let verified = try check.run { compact in
             let jws = try CompactJWS(parsing: compact)
             return (jws, try jws.verifiedPayload(with: publicKey))
         }
         guard let (jws, payload) = verified else { return ExitCode.failure }
-        if console.json {
-            var header: [String: Any] = ["alg": jws.header.alg]
-            if let kid = jws.header.kid { header["kid"] = kid }
-            if let typ = jws.header.typ { header["typ"] = typ }
-            let payloadValue: Any = JSONOutput.parse(payload) ?? String(decoding: payload, as: UTF8.self)
-            try console.printJSON(["valid": true, "header": header, "payload": payloadValue])
-        } else {
-            var bytes = Array(payload)
-            if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
-            console.standardOutput.write(bytes: bytes)
-        }
-        return ExitCode.success
+        var header: [String: Any] = ["alg": jws.header.alg]
+        if let kid = jws.header.kid { header["kid"] = kid }
+        if let typ = jws.header.typ { header["typ"] = typ }
+        var bytes = Array(payload)
+        if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+        return try check.reportPassed(header: header, "payload", payload, bytes: bytes)
     }
 }
