@@ -18,6 +18,10 @@ struct CompactCheck {
         var headline: String { self == .jws ? "the JWS is not valid" : "the JWE does not decrypt" }
         /// The member of what passed.
         var content: String { self == .jws ? "payload" : "plaintext" }
+        /// The command's one positional argument.
+        var argument: PositionalSpec {
+            PositionalSpec(rawValue, help: "The compact \(rawValue), or - to read it from standard input.")
+        }
     }
 
     /// What passed the check: its protected header as `--json` prints it, its content, and the

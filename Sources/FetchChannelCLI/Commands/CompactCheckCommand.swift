@@ -17,6 +17,14 @@ protocol CompactCheckCommand: CLICommand {
 }
 
 extension CompactCheckCommand {
+    /// The spec of such a command: the key file, `--json`, and the compact serialization as its
+    /// one argument.
+    static func checkSpec(path: [String], abstract: String, discussion: String) -> CommandSpec {
+        CommandSpec(
+            path: path, abstract: abstract, discussion: discussion, options: [keyFile, CommonOptions.json],
+            positionals: [serialization.argument])
+    }
+
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         self.init(check: try CompactCheck(Self.serialization, arguments, keyFile: Self.keyFile, context: context))
     }

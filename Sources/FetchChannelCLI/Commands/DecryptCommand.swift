@@ -7,7 +7,9 @@ struct DecryptCommand: CompactCheckCommand {
     static let keyFile = Option(
         "private-key", "FILE", help: "The recipient's private key: PEM or a private JWK.", required: true)
 
-    static let spec = CommandSpec(
+    static let serialization = CompactCheck.Serialization.jwe
+
+    static let spec = checkSpec(
         path: ["decrypt"],
         abstract: "Decrypt a compact JWE (ECDH-ES on P-256) with a private key; print the plaintext.",
         discussion: "Strict: five parts of unpadded base64url, alg and enc from the lists of 'encrypt', an epk on "
@@ -16,11 +18,7 @@ struct DecryptCommand: CompactCheckCommand {
             + "does not decrypt. The key file is an unencrypted PEM (PRIVATE KEY or EC PRIVATE KEY) or a private JWK. "
             + "--json prints {\"decrypted\", \"header\", \"plaintext\"} (and on failure {\"decrypted\": false, "
             + "\"code\", \"reason\"}).",
-        options: [keyFile, CommonOptions.json],
-        positionals: [PositionalSpec("JWE", help: "The compact JWE, or - to read it from standard input.")]
     )
-
-    static let serialization = CompactCheck.Serialization.jwe
 
     let check: CompactCheck
 

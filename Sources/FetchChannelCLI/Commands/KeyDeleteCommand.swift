@@ -3,12 +3,11 @@ import Foundation
 
 /// `fetchchannel key delete`: a key removed from the key store (the backend is not told).
 struct KeyDeleteCommand: CLICommand {
-    static let spec = CommandSpec(
-        path: ["key", "delete"],
+    static let spec = KeyOptions.spec(
+        "delete",
         abstract: "Delete a key from the key store.",
         discussion:
             "Takes the full key id (no prefix), since this cannot be undone. The backend is not told: rotate or deregister first if the key is registered. --json prints {\"keyId\", \"deleted\": true}.",
-        options: [CommonOptions.store, CommonOptions.json],
         positionals: [PositionalSpec("KEYID", help: "The full key id (43 characters).")]
     )
 

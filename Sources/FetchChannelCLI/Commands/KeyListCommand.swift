@@ -3,13 +3,12 @@ import Foundation
 
 /// `fetchchannel key list`: the keys in the key store.
 struct KeyListCommand: CLICommand {
-    static let spec = CommandSpec(
-        path: ["key", "list"],
+    static let spec = KeyOptions.spec(
+        "list",
         abstract: "List the keys in the key store.",
         discussion: "One line per key: key id, creation time, registration. --json prints an array of {\"keyId\", "
             + "\"publicJwk\", \"encryptionKey\", \"created\", \"protection\", \"dispatchTargetId\", \"deviceId\", "
-            + "\"server\"}.",
-        options: [CommonOptions.store, CommonOptions.json]
+            + "\"server\"}."
     )
 
     let access: KeyStoreAccess

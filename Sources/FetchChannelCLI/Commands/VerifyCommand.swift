@@ -6,16 +6,14 @@ struct VerifyCommand: CompactCheckCommand {
     static let keyFile = Option(
         "public-key", "FILE", help: "The public key: PEM (PUBLIC KEY) or a JWK.", required: true)
 
-    static let spec = CommandSpec(
+    static let serialization = CompactCheck.Serialization.jws
+
+    static let spec = checkSpec(
         path: ["verify"],
         abstract: "Verify a compact ES256 JWS (such as a Device-Signature) with a public key; print its payload.",
         discussion:
             "Strict: three parts of unpadded base64url, alg exactly ES256, a 64-byte r||s signature, at most 16 KiB. Exit 0 and the payload on standard output when the signature verifies; exit 1 and the reason on standard error when not. Freshness and replay are the backend's checks, not made here. --json prints {\"valid\", \"header\", \"payload\"} (and on failure {\"valid\": false, \"code\", \"reason\"}).",
-        options: [keyFile, CommonOptions.json],
-        positionals: [PositionalSpec("JWS", help: "The compact JWS, or - to read it from standard input.")]
     )
-
-    static let serialization = CompactCheck.Serialization.jws
 
     let check: CompactCheck
 
