@@ -15,28 +15,6 @@ enum BackendTrustOptions {
         repeatable: true, .text)
     static let all: [any OptionDeclaration] = [caFile, pin]
 
-    /// What the arguments ask for: the trust, and the absolute CA path and pins to store.
-    static func parse(
-        _ arguments: ParsedArguments, context: CLIContext, server: BackendURL
-    ) throws(UsageError) -> (trust: TLSTrust, caFile: String?, pins: [String]) {
-        let path = try arguments[caFile].map { context.fileURL($0).path }
-        let pins = try arguments.values(of: pin)
-        guard path != nil || !pins.isEmpty else { return (.system, nil, []) }
-        guard server.url.scheme == "https" else {
-            throw UsageError(
-                .conflictingOptions, "--ca-file and --pin apply to https:// servers only; \(server) is plain http")
-        }
-        if let path, !FileManager.default.isReadableFile(atPath: path) {
-            throw UsageError(
-                .invalidValue, "cannot read the CA file \(path); --ca-file needs a PEM file of CA certificates")
-        }
-        do throws(TLSTrustError) {
-            return (try trust(caFile: path, pins: pins), path, pins)
-        } catch {
-            throw UsageError(.invalidValue, error.reason)
-        }
-    }
-
     /// The trust stored with a key's registration (the system CAs when nothing was stored).
     static func stored(_ metadata: KeyMetadata) throws -> TLSTrust {
         do throws(TLSTrustError) {
@@ -46,7 +24,7 @@ enum BackendTrustOptions {
         }
     }
 
-    private static func trust(caFile: String?, pins: [String]) throws(TLSTrustError) -> TLSTrust {
+    static func trust(caFile: String?, pins: [String]) throws(TLSTrustError) -> TLSTrust {
         guard let caFile else { return try TLSTrust(anchors: .system, pins: pins) }
         return try TLSTrust.caFile(caFile, pins: pins)
     }

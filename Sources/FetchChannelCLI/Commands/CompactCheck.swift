@@ -6,16 +6,57 @@ import Foundation
 /// object `{<verdict>: false, "code", "reason"}` on standard output, and as
 /// `Error: <headline>: <reason>` on standard error (exit 1).
 struct CompactCheck {
+    /// What a command checks, and how its messages and `--json` name it.
+    enum Serialization: String, Sendable {
+        case jws = "JWS"
+        case jwe = "JWE"
+
+        var maximumLength: Int { self == .jws ? CompactJWS.maximumLength : CompactJWE.maximumLength }
+        /// The member that says whether it passed.
+        var verdict: String { self == .jws ? "valid" : "decrypted" }
+        /// What a refusal says first.
+        var headline: String { self == .jws ? "the JWS is not valid" : "the JWE does not decrypt" }
+        /// The member of what passed.
+        var content: String { self == .jws ? "payload" : "plaintext" }
+        /// The command's one positional argument.
+        var argument: PositionalSpec {
+            PositionalSpec(rawValue, help: "The compact \(rawValue), or - to read it from standard input.")
+        }
+    }
+
+    /// What passed the check: its protected header as `--json` prints it, its content, and the
+    /// bytes printed without `--json`.
+    struct Passed {
+        let header: [String: Any]
+        let content: Data
+        let bytes: [UInt8]
+
+        /// `header` without its nil members (the optional `kid`, `typ`).
+        init(header: [String: Any?], content: Data, bytes: [UInt8]) {
+            self.header = header.compactMapValues { $0 }
+            self.content = content
+            self.bytes = bytes
+        }
+    }
+
     let console: Console
     let context: CLIContext
+    let serialization: Serialization
+    /// The key file option's value (`--public-key` or `--private-key`).
+    let keyFile: URL
     /// The positional argument: the compact serialization, or `-`.
     let argument: String
-    /// "JWS" or "JWE", as the messages name it.
-    let name: String
-    let maximumLength: Int
-    /// The member that says whether it passed: `valid` or `decrypted`.
-    let verdict: String
-    let headline: String
+
+    /// The parse step's part: the key file option, the one positional argument and `--json`.
+    init(
+        _ serialization: Serialization, _ arguments: ParsedArguments, keyFile: Option<String>, context: CLIContext
+    ) throws(UsageError) {
+        self.console = Console(arguments, context: context)
+        self.context = context
+        self.serialization = serialization
+        self.keyFile = context.fileURL(try arguments.required(keyFile))
+        self.argument = arguments.positionals[0]
+    }
 
     /// The result of `check` on the compact serialization, or nil once its refusal (input too
     /// large, or a `DeviceSigningError` of `check`) is reported. Other errors propagate.
@@ -23,7 +64,9 @@ struct CompactCheck {
         guard let compact = read() else {
             report(
                 code: DeviceSigningError.Code.inputTooLarge.rawValue,
-                reason: "the \(name) on standard input is longer than \(maximumLength) bytes")
+                reason:
+                    "the \(serialization.rawValue) on standard input is longer than \(serialization.maximumLength) bytes"
+            )
             return nil
         }
         do {
@@ -34,19 +77,35 @@ struct CompactCheck {
         }
     }
 
+    /// Reports what passed and returns exit status 0: with `--json` the object
+    /// `{<verdict>: true, "header", <content member>: <content as JSON, else as text>}`, else its
+    /// bytes on standard output.
+    func report(_ passed: Passed) throws -> Int32 {
+        if console.json {
+            let value: Any = JSONOutput.parse(passed.content) ?? String(decoding: passed.content, as: UTF8.self)
+            try console.printJSON([serialization.verdict: true, "header": passed.header, serialization.content: value])
+        } else {
+            console.standardOutput.write(bytes: passed.bytes)
+        }
+        return ExitCode.success
+    }
+
     /// The compact serialization, or nil when standard input held more than `maximumLength`
     /// bytes (plus a line ending).
     private func read() -> String? {
         guard argument == "-" else { return argument }
+        let maximumLength = serialization.maximumLength
         let input = context.readStandardInput(maximumLength + 2)
         guard input.count <= maximumLength + 2 else { return nil }
         return String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     private func report(code: String, reason: String) {
-        if console.json, let text = try? JSONOutput.text([verdict: false, "code": code, "reason": reason]) {
+        if console.json,
+            let text = try? JSONOutput.text([serialization.verdict: false, "code": code, "reason": reason])
+        {
             console.line(text)
         }
-        console.note("Error: \(headline): \(reason)")
+        console.note("Error: \(serialization.headline): \(reason)")
     }
 }

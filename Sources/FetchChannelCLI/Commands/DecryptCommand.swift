@@ -3,11 +3,13 @@ import Foundation
 
 /// `fetchchannel decrypt`: opens a compact JWE (ECDH-ES on P-256) as `fetch` opens the backend's
 /// encrypted answers (docs/ARCHITECTURE.md, "Encrypted answers").
-struct DecryptCommand: CLICommand {
-    static let privateKey = Option(
+struct DecryptCommand: CompactCheckCommand {
+    static let keyFile = Option(
         "private-key", "FILE", help: "The recipient's private key: PEM or a private JWK.", required: true)
 
-    static let spec = CommandSpec(
+    static let serialization = CompactCheck.Serialization.jwe
+
+    static let spec = checkSpec(
         path: ["decrypt"],
         abstract: "Decrypt a compact JWE (ECDH-ES on P-256) with a private key; print the plaintext.",
         discussion: "Strict: five parts of unpadded base64url, alg and enc from the lists of 'encrypt', an epk on "
@@ -16,37 +18,17 @@ struct DecryptCommand: CLICommand {
             + "does not decrypt. The key file is an unencrypted PEM (PRIVATE KEY or EC PRIVATE KEY) or a private JWK. "
             + "--json prints {\"decrypted\", \"header\", \"plaintext\"} (and on failure {\"decrypted\": false, "
             + "\"code\", \"reason\"}).",
-        options: [privateKey, CommonOptions.json],
-        positionals: [PositionalSpec("JWE", help: "The compact JWE, or - to read it from standard input.")]
     )
 
-    let console: Console
-    let privateKeyFile: URL
     let check: CompactCheck
 
-    init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
-        privateKeyFile = context.fileURL(try arguments.required(Self.privateKey))
-        check = CompactCheck(
-            console: console, context: context, argument: arguments.positionals[0], name: "JWE",
-            maximumLength: CompactJWE.maximumLength, verdict: "decrypted", headline: "the JWE does not decrypt")
-    }
-
-    func run() async throws -> Int32 {
-        let key = try KeyFiles.readPrivateKey(privateKeyFile)
-        let decrypted = try check.run { compact in
-            let jwe = try CompactJWE(parsing: compact)
-            return (jwe, try jwe.plaintext(with: key))
-        }
-        guard let (jwe, plaintext) = decrypted else { return ExitCode.failure }
-        if console.json {
-            var header: [String: Any] = ["alg": jwe.header.alg.rawValue, "enc": jwe.header.enc.rawValue]
-            if let kid = jwe.header.kid { header["kid"] = kid }
-            let value: Any = JSONOutput.parse(plaintext) ?? String(decoding: plaintext, as: UTF8.self)
-            try console.printJSON(["decrypted": true, "header": header, "plaintext": value])
-        } else {
-            console.standardOutput.write(bytes: Array(plaintext))
-        }
-        return ExitCode.success
+    /// The plaintext, byte for byte.
+    static func open(_ compact: String, with key: P256.KeyAgreement.PrivateKey) throws -> CompactCheck.Passed {
+        let jwe = try CompactJWE(parsing: compact)
+        let plaintext = try jwe.plaintext(with: key)
+        let header: [String: Any?] = [
+            "alg": jwe.header.alg.rawValue, "enc": jwe.header.enc.rawValue, "kid": jwe.header.kid,
+        ]
+        return CompactCheck.Passed(header: header, content: plaintext, bytes: Array(plaintext))
     }
 }

@@ -34,15 +34,14 @@ struct FetchCommand: CLICommand {
         options: [key, policy, timeout, CommonOptions.store, CommonOptions.passphraseFile, CommonOptions.json]
     )
 
-    let console: Console
     let policy: ChannelPolicy
     let timeout: Duration
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     /// The `--key` values as typed; empty for every registered key.
     let keys: [KeyReference]
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         policy = try arguments[Self.policy] ?? .accessibility
         timeout = try arguments[Self.timeout] ?? .seconds(15)
         access = try KeyStoreAccess(arguments, context: context)

@@ -3,21 +3,19 @@ import Foundation
 
 /// `fetchchannel key delete`: a key removed from the key store (the backend is not told).
 struct KeyDeleteCommand: CLICommand {
-    static let spec = CommandSpec(
-        path: ["key", "delete"],
+    static let spec = KeyOptions.spec(
+        "delete",
         abstract: "Delete a key from the key store.",
         discussion:
             "Takes the full key id (no prefix), since this cannot be undone. The backend is not told: rotate or deregister first if the key is registered. --json prints {\"keyId\", \"deleted\": true}.",
-        options: [CommonOptions.store, CommonOptions.json],
         positionals: [PositionalSpec("KEYID", help: "The full key id (43 characters).")]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let keyId: String
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         keyId = arguments.positionals[0]
         guard KeyStore.isValidKeyId(keyId) else {
             throw UsageError(

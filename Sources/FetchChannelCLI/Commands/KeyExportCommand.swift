@@ -15,8 +15,8 @@ struct KeyExportCommand: CLICommand {
     static let encryptionKey = Flag(
         "encryption", help: "Export the key's encryption key instead of its signing key.")
 
-    static let spec = CommandSpec(
-        path: ["key", "export"],
+    static let spec = KeyOptions.spec(
+        "export",
         abstract: "Export a key's public key (or, with --private, the private key) as PEM, JWK or DER.",
         discussion: "The public key by default (PEM: SubjectPublicKeyInfo; JWK; DER). With --private the private "
             + "key is exported as PKCS#8 ENCRYPTED PRIVATE KEY (PEM or DER) under the key's passphrase; only with "
@@ -26,15 +26,12 @@ struct KeyExportCommand: CLICommand {
             + "applies to the key's encryption key instead (the key the backend encrypts operations answers to; its "
             + "public JWK carries \"use\":\"enc\"). --json prints {\"keyId\", \"format\", \"private\", "
             + "\"encrypted\", \"data\"} (DER as base64).",
-        options: [
-            CommonOptions.store, format, privateKey, noEncryption, encryptionKey, CommonOptions.passphraseFile,
-            CommonOptions.json,
-        ],
+        options: [format, privateKey, noEncryption, encryptionKey, CommonOptions.passphraseFile],
         positionals: [KeyOptions.keyId]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let key: KeyReference
     let format: Format
     let isPrivate: Bool
@@ -43,7 +40,6 @@ struct KeyExportCommand: CLICommand {
     let encryption: Bool
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         format = try arguments[Self.format] ?? .pem
         isPrivate = arguments[Self.privateKey]
         unencrypted = arguments[Self.noEncryption]

@@ -51,3 +51,16 @@ enum KeyFiles {
         }
     }
 }
+
+/// A key type a command reads from a key file it is given.
+protocol KeyFileContents {
+    init(readingKeyFile file: URL) throws
+}
+
+extension P256.Signing.PublicKey: KeyFileContents {
+    init(readingKeyFile file: URL) throws { self = try KeyFiles.readPublicKey(file) }
+}
+
+extension P256.KeyAgreement.PrivateKey: KeyFileContents {
+    init(readingKeyFile file: URL) throws { self = try KeyFiles.readPrivateKey(file) }
+}

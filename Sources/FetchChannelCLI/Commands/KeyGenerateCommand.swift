@@ -8,8 +8,8 @@ struct KeyGenerateCommand: CLICommand {
         help: "Generate the key inside the TPM 2.0 (OpenSSL's tpm2 provider; "
             + "TCTI from TPM2OPENSSL_TCTI): the private key never leaves it, and no passphrase is asked for.")
 
-    static let spec = CommandSpec(
-        path: ["key", "generate"],
+    static let spec = KeyOptions.spec(
+        "generate",
         abstract: "Generate a P-256 device key in the key store and print its key id.",
         discussion: "The private key is stored as PKCS#8 ENCRYPTED PRIVATE KEY (scrypt N=16384, r=8, p=1; "
             + "AES-256-CBC) in <keyId>.pem, the public JWK and metadata in <keyId>.json, both mode 0600 in a 0700 "
@@ -17,15 +17,14 @@ struct KeyGenerateCommand: CLICommand {
             + "same way in <keyId>.enc.pem. With --tpm both keys are made in the TPM and the .pem files hold their "
             + "TSS2 PRIVATE KEY, which only that TPM can use. The key id is the RFC 7638 JWK thumbprint. "
             + "--json prints {\"keyId\", \"publicJwk\"}.",
-        options: [CommonOptions.store, CommonOptions.passphraseFile, KeyOptions.noEncryption, tpm, CommonOptions.json]
+        options: [CommonOptions.passphraseFile, KeyOptions.noEncryption, tpm]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let protection: NewKeyProtection
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         protection = try NewKeyProtection(
             unencrypted: arguments[KeyOptions.noEncryption], tpm: arguments[Self.tpm],
             passphraseFileGiven: arguments.contains(CommonOptions.passphraseFile))

@@ -3,22 +3,21 @@ import Foundation
 
 /// `fetchchannel key import`: a P-256 private key from a file into the key store.
 struct KeyImportCommand: CLICommand {
-    static let spec = CommandSpec(
-        path: ["key", "import"],
+    static let spec = KeyOptions.spec(
+        "import",
         abstract: "Import a P-256 private key (PEM, private JWK or PKCS#8 DER) into the key store.",
         discussion:
             "Reads PKCS#8 PRIVATE KEY or ENCRYPTED PRIVATE KEY, SEC1 EC PRIVATE KEY (as made by 'openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256'), a private JWK, or PKCS#8 DER. An encrypted file is opened with the passphrase, which also protects the stored copy; an unencrypted one is stored under a passphrase unless --no-encryption. Prints the key id; --json prints {\"keyId\", \"publicJwk\"}.",
-        options: [CommonOptions.store, CommonOptions.passphraseFile, KeyOptions.noEncryption, CommonOptions.json],
+        options: [CommonOptions.passphraseFile, KeyOptions.noEncryption],
         positionals: [PositionalSpec("FILE", help: "The private key file.")]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let file: URL
     let unencrypted: Bool
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         file = context.fileURL(arguments.positionals[0])
         unencrypted = arguments[KeyOptions.noEncryption]
         access = try KeyStoreAccess(arguments, context: context)

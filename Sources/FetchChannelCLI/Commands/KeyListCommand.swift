@@ -3,20 +3,18 @@ import Foundation
 
 /// `fetchchannel key list`: the keys in the key store.
 struct KeyListCommand: CLICommand {
-    static let spec = CommandSpec(
-        path: ["key", "list"],
+    static let spec = KeyOptions.spec(
+        "list",
         abstract: "List the keys in the key store.",
         discussion: "One line per key: key id, creation time, registration. --json prints an array of {\"keyId\", "
             + "\"publicJwk\", \"encryptionKey\", \"created\", \"protection\", \"dispatchTargetId\", \"deviceId\", "
-            + "\"server\"}.",
-        options: [CommonOptions.store, CommonOptions.json]
+            + "\"server\"}."
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         access = try KeyStoreAccess(arguments, context: context)
     }
 

@@ -6,6 +6,17 @@ enum KeyOptions {
     static let noEncryption = Flag(
         "no-encryption", help: "Store the private key unencrypted (not recommended; no passphrase is asked for).")
     static let keyId = PositionalSpec("KEYID", help: "The key id, or at least its first 4 characters.")
+
+    /// The spec of a `key …` command: `--store DIR` first and `--json` last (what `KeyStoreAccess`
+    /// reads), the command's own options between them.
+    static func spec(
+        _ subcommand: String, abstract: String, discussion: String, options: [any OptionDeclaration] = [],
+        positionals: [PositionalSpec] = []
+    ) -> CommandSpec {
+        CommandSpec(
+            path: ["key", subcommand], abstract: abstract, discussion: discussion,
+            options: [CommonOptions.store] + options + [CommonOptions.json], positionals: positionals)
+    }
 }
 
 /// How a key about to be stored is protected, as `--no-encryption` and `--tpm` choose it.

@@ -3,22 +3,20 @@ import Foundation
 
 /// `fetchchannel key show`: a key's public JWKs, protection and registration (nothing secret).
 struct KeyShowCommand: CLICommand {
-    static let spec = CommandSpec(
-        path: ["key", "show"],
+    static let spec = KeyOptions.spec(
+        "show",
         abstract: "Show a key's public JWK, protection and registration.",
         discussion: "Nothing secret is shown: the public JWKs of the signing key and of the encryption key (none for a "
             + "key made before encryption keys existed, until its next registration). --json prints the same object "
             + "as one element of 'key list --json'; its encryptionKey is the public JWK (\"use\":\"enc\") or null.",
-        options: [CommonOptions.store, CommonOptions.json],
         positionals: [KeyOptions.keyId]
     )
 
-    let console: Console
     let key: KeyReference
     let access: KeyStoreAccess
+    private var console: Console { access.console }
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         key = try KeyReference(parsing: arguments.positionals[0])
         access = try KeyStoreAccess(arguments, context: context)
     }

@@ -1,16 +1,20 @@
 import DeviceSigning
 import Foundation
 
-/// Opening the key store of a command and finding keys in it.
+/// What a key command parses once from `--store`, `--passphrase-file` and `--json`: opening its key
+/// store, finding keys in it, and the console it reports on.
 struct KeyStoreAccess: Sendable {
+    /// Where the command writes (`--json` decides the shape).
+    let console: Console
     /// `--store DIR`, else the default directory for this environment.
     let directory: URL
     /// Where the passphrase of an encrypted key comes from.
     let passphrases: PassphraseResolver
     let context: CLIContext
 
-    /// The parse step's part: `--store` and `--passphrase-file`.
+    /// The parse step's part: `--store`, `--passphrase-file` and `--json`.
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
+        self.console = Console(arguments, context: context)
         self.directory =
             try arguments[CommonOptions.store].map { context.fileURL($0, isDirectory: true) }
             ?? KeyStore.defaultDirectory(environment: context.environment)

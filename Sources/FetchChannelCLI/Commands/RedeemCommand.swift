@@ -17,29 +17,26 @@ struct RedeemCommand: CLICommand {
         positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
     )
 
-    let console: Console
     let token: String
-    let url: BackendURL
+    /// `--redeem-url`, and `--ca-file`/`--pin` when given.
+    let backend: BackendOptions
+    private var url: BackendURL { backend.server }
     let timeout: Duration
-    /// `--ca-file`/`--pin`, when given.
-    let givenTrust: TLSTrust?
     let access: KeyStoreAccess
+    private var console: Console { access.console }
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         token = arguments.positionals[0]
         guard !token.isEmpty else { throw UsageError(.invalidValue, "TOKEN must not be empty") }
-        url = try arguments.required(Self.redeemURL)
+        backend = try BackendOptions(arguments, server: Self.redeemURL, context: context)
         timeout = try arguments[Self.timeout] ?? .seconds(15)
-        let given = try BackendTrustOptions.parse(arguments, context: context, server: url)
-        givenTrust = given.caFile != nil || !given.pins.isEmpty ? given.trust : nil
         access = try KeyStoreAccess(arguments, context: context)
     }
 
     func run() async throws -> Int32 {
         let client = RedemptionClient(requestTimeout: timeout)
         let redeemData = PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description)
-        switch await client.redeem(redeemData, trust: try givenTrust ?? storedTrust()) {
+        switch await client.redeem(redeemData, trust: backend.trustGiven ? backend.trust : try storedTrust()) {
         case .success(let redeemed):
             if console.json {
                 var object = (try JSONOutput.tree(redeemed.body) as? [String: Any]) ?? [:]

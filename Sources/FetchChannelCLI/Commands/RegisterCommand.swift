@@ -7,21 +7,9 @@ import Foundation
 struct RegisterCommand: CLICommand {
     static let server = Option(
         "server", "URL", help: "The backend's base URL, e.g. https://backend.example.", required: true, .backendURL)
-    static let deviceId = Option(
-        "device-id", "ID", help: "This device's id at the backend.", required: true,
-        ValueParser.nonEmpty.map { id, _ throws(UsageError) in
-            guard id.utf8.count <= 256 else {
-                throw UsageError(.invalidValue, "--device-id needs a non-empty id of at most 256 bytes")
-            }
-            return id
-        })
     static let key = Option(
         "key", "KEYID", help: "The key to register (its id or at least 4 characters of it).", required: true,
         .keyReference)
-    static let username = Option(
-        "username", "U", help: "The user the device belongs to (default: $USER, else \"user\").", .nonEmpty)
-    static let name = Option(
-        "name", "N", help: "A name for the device (default: \"fetchchannel on <host name>\").", .nonEmpty)
 
     static let spec = CommandSpec(
         path: ["register"],
@@ -40,28 +28,23 @@ struct RegisterCommand: CLICommand {
             + "stored with the registration for fetch, rotate and redeem. Prints the dispatch target id; --json "
             + "prints {\"keyId\", \"dispatchTargetId\", \"extId\", \"server\", \"deviceId\"}.",
         options: [
-            server, deviceId, key, username, name, CommonOptions.store, CommonOptions.passphraseFile,
+            server, RegisteredDevice.id, key, RegisteredDevice.username, RegisteredDevice.name, CommonOptions.store,
+            CommonOptions.passphraseFile,
             CommonOptions.json,
         ] + BackendTrustOptions.all
     )
 
-    let console: Console
-    let server: BackendURL
-    let trust: (trust: TLSTrust, caFile: String?, pins: [String])
-    let deviceId: String
-    let username: String
-    let name: String
+    let backend: BackendOptions
+    private var server: BackendURL { backend.server }
+    let device: RegisteredDevice
+    private var deviceId: String { device.id }
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let key: KeyReference
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
-        server = try arguments.required(Self.server)
-        trust = try BackendTrustOptions.parse(arguments, context: context, server: server)
-        deviceId = try arguments.required(Self.deviceId)
-        username =
-            try arguments[Self.username] ?? context.environment["USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "user"
-        name = try arguments[Self.name] ?? "fetchchannel on \(Self.hostName())"
+        backend = try BackendOptions(arguments, server: Self.server, context: context)
+        device = try RegisteredDevice(arguments, context: context)
         access = try KeyStoreAccess(arguments, context: context)
         key = try arguments.required(Self.key)
     }
@@ -83,7 +66,7 @@ struct RegisterCommand: CLICommand {
                 try store.addEncryptionKey(keyId, passphrase: $0, tpm: access.tpm)
             }.0.encryptionJWK
         let body = DispatchTargetBody.registration(
-            username: username, deviceId: deviceId, name: name, signatureKey: metadata.jwk,
+            username: device.username, deviceId: deviceId, name: device.name, signatureKey: metadata.jwk,
             encryptionKey: encryptionJWK)
         let headers = try siblingSignature(of: keyId, in: store)
         console.note("Registering key \(keyId) for device \(deviceId) with \(server)…")
@@ -92,8 +75,8 @@ struct RegisterCommand: CLICommand {
             record.dispatchTargetId = targetId
             record.server = server.description
             record.deviceId = deviceId
-            record.serverCAFile = trust.caFile
-            record.serverPins = trust.pins.isEmpty ? nil : trust.pins
+            record.serverCAFile = backend.caFile
+            record.serverPins = backend.pins.isEmpty ? nil : backend.pins
         }
         if console.json {
             try console.printJSON([
@@ -127,7 +110,7 @@ struct RegisterCommand: CLICommand {
     /// rules, as it becomes the JWS kid of every request) and the external id.
     private func send(_ body: [String: Any], headers: [String: String]) async throws -> (String, String?) {
         let answer = try await BackendHTTPClient().send(
-            "POST", server.appending(path: DispatchTargetBody.path), json: body, headers: headers, trust: trust.trust)
+            "POST", server.appending(path: DispatchTargetBody.path), json: body, headers: headers, trust: backend.trust)
         guard answer.status == 201 || answer.status == 200 else {
             throw CLIFailure(.backend, "the backend refused the registration: \(answer.summary)")
         }
@@ -143,14 +126,6 @@ struct RegisterCommand: CLICommand {
             throw CLIFailure(.backend, "the backend returned an unusable dispatch target id: \(error.reason)")
         }
         return (targetId, DispatchTargetBody.extId(of: answer))
-    }
-
-    /// This machine's host name from gethostname(2) (no DNS lookup, unlike ProcessInfo.hostName).
-    static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "this device" }
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return name.isEmpty ? "this device" : name
     }
 
     /// Another key of the store registered for the same device at the same backend, if any: its

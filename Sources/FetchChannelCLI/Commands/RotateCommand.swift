@@ -25,19 +25,20 @@ struct RotateCommand: CLICommand {
 
     /// The registration being rotated, as the old key's entry records it.
     private struct Registration {
-        let oldKeyId: String
+        /// The old key's entry.
         let metadata: KeyMetadata
         let targetId: String
         let server: BackendURL
         let trust: TLSTrust
+
+        var oldKeyId: String { metadata.keyId }
     }
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let key: KeyReference
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         access = try KeyStoreAccess(arguments, context: context)
         key = try arguments.required(Self.key)
     }
@@ -93,7 +94,7 @@ struct RotateCommand: CLICommand {
             throw CLIFailure(.keyStore, "key \(oldKeyId) records an unusable server '\(serverText)': \(error)")
         }
         return Registration(
-            oldKeyId: oldKeyId, metadata: metadata, targetId: targetId, server: server,
+            metadata: metadata, targetId: targetId, server: server,
             trust: try BackendTrustOptions.stored(metadata))
     }
 

@@ -33,15 +33,14 @@ struct SignCommand: CLICommand {
         ]
     )
 
-    let console: Console
     let access: KeyStoreAccess
+    private var console: Console { access.console }
     let key: KeyReference
     let dispatchTarget: String?
     let creationTime: Int64
     let requestId: String
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        console = Console(arguments, context: context)
         creationTime = try arguments[Self.creationTime] ?? SystemWallClock().nowMillis()
         requestId = try arguments[Self.requestId] ?? DeviceSignatureSigner.randomRequestId()
         access = try KeyStoreAccess(arguments, context: context)

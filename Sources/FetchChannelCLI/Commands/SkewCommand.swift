@@ -23,21 +23,19 @@ struct SkewCommand: CLICommand {
     )
 
     let console: Console
-    let server: BackendURL
+    let backend: BackendOptions
     let sampleCount: Int
     let toleranceMillis: Int64
-    let trust: TLSTrust
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
-        server = try arguments.required(Self.server)
+        backend = try BackendOptions(arguments, server: Self.server, context: context)
         sampleCount = Int(try arguments[Self.samples] ?? 3)
         toleranceMillis = Int64(((try arguments[Self.tolerance] ?? 60) * 1000).rounded())
-        trust = try BackendTrustOptions.parse(arguments, context: context, server: server).trust
     }
 
     func run() async throws -> Int32 {
-        let name = server.description
+        let name = backend.server.description
         let (samples, lastProblem) = try await measure()
         let estimator = ClockSkewEstimator(samplesPerServer: sampleCount)
         for sample in samples { estimator.record(sample, for: name) }
@@ -55,7 +53,7 @@ struct SkewCommand: CLICommand {
         var lastProblem = "no answer carried a usable Date header"
         for _ in 0..<sampleCount {
             let sent = clock.nowMillis()
-            let answer = try await client.get(server.url, trust: trust)
+            let answer = try await client.get(backend.server.url, trust: backend.trust)
             let received = clock.nowMillis()
             let date = answer.header(WireHeader.date)
             let age = answer.header(WireHeader.age)
@@ -78,7 +76,7 @@ struct SkewCommand: CLICommand {
 
     /// Prints the offset (or the JSON object) and says what it means; exit 0 within the tolerance.
     private func report(offset: Int64, samples: [Int64]) throws -> Int32 {
-        let name = server.description
+        let name = backend.server.description
         let within = offset.magnitude <= UInt64(toleranceMillis)
         let message =
             within

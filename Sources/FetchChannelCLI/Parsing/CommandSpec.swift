@@ -10,26 +10,17 @@ package struct CommandSpec: Sendable, Hashable {
     package let options: [OptionSpec]
     package let positionals: [PositionalSpec]
 
+    /// A spec whose options are the command's typed declarations (`Option`, `Flag`), in the order
+    /// of the usage line and the help.
     package init(
-        path: [String], abstract: String, discussion: String = "", options: [OptionSpec] = [],
+        path: [String], abstract: String, discussion: String = "", options: [any OptionDeclaration] = [],
         positionals: [PositionalSpec] = []
     ) {
         self.path = path
         self.abstract = abstract
         self.discussion = discussion
-        self.options = options
+        self.options = options.map(\.spec)
         self.positionals = positionals
-    }
-
-    /// A spec whose options are the command's typed declarations (`Option`, `Flag`), in the order
-    /// of the usage line and the help.
-    package init(
-        path: [String], abstract: String, discussion: String = "", options: [any OptionDeclaration],
-        positionals: [PositionalSpec] = []
-    ) {
-        self.init(
-            path: path, abstract: abstract, discussion: discussion, options: options.map(\.spec),
-            positionals: positionals)
     }
 
     /// `fetchchannel key generate`.

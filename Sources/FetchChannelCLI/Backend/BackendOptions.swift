@@ -1,0 +1,45 @@
+import DeviceSigning
+import FetchChannel
+import Foundation
+
+/// A backend as a command line names it, parsed once: the server URL (`--server`, or `redeem`'s
+/// `--redeem-url`) and how its TLS certificate is checked (`--ca-file`, `--pin`; see
+/// `BackendTrustOptions`).
+struct BackendOptions: Sendable {
+    let server: BackendURL
+    /// The trust the options ask for: the system CAs when neither `--ca-file` nor `--pin` is given.
+    let trust: TLSTrust
+    /// The absolute path of `--ca-file`, as `register` stores it.
+    let caFile: String?
+    /// The `--pin` values, in order.
+    let pins: [String]
+
+    /// Whether `--ca-file` or `--pin` was given.
+    var trustGiven: Bool { caFile != nil || !pins.isEmpty }
+
+    /// The parse step's part: the required `server` option, then `--ca-file` and `--pin`, which
+    /// apply to https:// servers only.
+    init(_ arguments: ParsedArguments, server: Option<BackendURL>, context: CLIContext) throws(UsageError) {
+        self.server = try arguments.required(server)
+        caFile = try arguments[BackendTrustOptions.caFile].map { context.fileURL($0).path }
+        pins = try arguments.values(of: BackendTrustOptions.pin)
+        guard caFile != nil || !pins.isEmpty else {
+            trust = .system
+            return
+        }
+        guard self.server.url.scheme == "https" else {
+            throw UsageError(
+                .conflictingOptions,
+                "--ca-file and --pin apply to https:// servers only; \(self.server) is plain http")
+        }
+        if let caFile, !FileManager.default.isReadableFile(atPath: caFile) {
+            throw UsageError(
+                .invalidValue, "cannot read the CA file \(caFile); --ca-file needs a PEM file of CA certificates")
+        }
+        do throws(TLSTrustError) {
+            trust = try BackendTrustOptions.trust(caFile: caFile, pins: pins)
+        } catch {
+            throw UsageError(.invalidValue, error.reason)
+        }
+    }
+}
