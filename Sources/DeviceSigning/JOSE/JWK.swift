@@ -135,7 +135,7 @@ extension P256.Signing.PrivateKey {
     }
 
     /// A key from a private JWK (kty EC, crv P-256, d, and x/y that must match d).
-    /// Note: the JSON text is parsed by Foundation, whose intermediate strings are not zeroed;
+    /// Note: the JSON text is parsed into Swift strings (`StrictJSON.parse`), which are not zeroed;
     /// this package's own copy of the text and the decoded `d` are.
     public init<Bytes: DataProtocol>(jwkRepresentation: Bytes) throws {
         let members = try JWK.members(of: jwkRepresentation)

@@ -15,16 +15,16 @@ import Foundation
 /// two names a decoder could take for one another are always refused, at every depth.
 ///
 /// Two uses, one reader (``StrictJSONReader``), iterative (no recursion):
-/// - ``requireUniqueMemberNames(_:)`` checks a text that Foundation decodes next (JWS and JWE
-///   protected headers, the Device-Signature payload, JWKs, key store metadata). Values are read
-///   in place and never copied, so the text may hold a secret (a private JWK); only member names
-///   are materialised. As Foundation reads them, a lone surrogate escape is U+FFFD, numbers are
-///   checked for syntax only, and nesting is bounded by the text's length only.
-/// - ``parse(_:limits:)`` builds the ``JSONValue`` (``read(_:into:limits:)`` tells a sink of the
-///   caller's instead, as the operations answer's reader does): a lone surrogate escape is
-///   refused, nesting stops at ``Limits/maximumDepth``, the text at ``Limits/maximumBytes``; a
-///   number without fraction or exponent that fits in 64 bits is `.integer` (exact), every other
-///   number `.number` and must be finite as a `Double`.
+/// - ``requireUniqueMemberNames(_:)`` checks a text that Foundation decodes next (the
+///   Device-Signature payload, key store metadata). Values are read in place and never copied;
+///   only member names are materialised. As Foundation reads them, a lone surrogate escape is
+///   U+FFFD, numbers are checked for syntax only, and nesting is bounded by the text's length only.
+/// - ``parse(_:limits:)`` builds the ``JSONValue`` (JWS and JWE protected headers and JWKs, through
+///   `JOSEJSON`); ``read(_:into:limits:)`` tells a sink of the caller's instead, as the operations
+///   answer's reader does. Both refuse a lone surrogate escape; nesting stops at
+///   ``Limits/maximumDepth``, the text at ``Limits/maximumBytes``; a number without fraction or
+///   exponent that fits in 64 bits is `.integer` (exact), every other number `.number` and must be
+///   finite as a `Double`.
 package enum StrictJSON {
     /// Why a text was refused.
     package enum Violation: Error, Sendable, Hashable, CustomStringConvertible {
