@@ -44,7 +44,7 @@ enum Base64 {
     static func encodeToBytes<Bytes: Collection>(_ bytes: Bytes, alphabet: Alphabet) -> [UInt8]
     where Bytes.Element == UInt8 {
         let count = encodedCount(bytes.count, alphabet: alphabet)
-        return [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
+        return [UInt8](uninitializedCount: count) { output, initialized in
             initialized = encode(bytes, alphabet: alphabet, into: UnsafeMutableRawBufferPointer(output))
         }
     }
@@ -137,7 +137,7 @@ enum Base64 {
         _ shifted: UnsafeBufferPointer<UInt32>, _ reverse: UnsafeBufferPointer<UInt8>
     ) -> [UInt8]? {
         var valid = false
-        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { output, initialized in
+        let output = [UInt8](uninitializedCount: outputCount) { output, initialized in
             var invalid: UInt8 = 0  // any 0xFF from the table: a character outside the alphabet
             var invalidGroup: UInt32 = 0  // bit 31 from a shifted table: the same
             var written = 0

@@ -87,7 +87,7 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
     /// with room for `extraCapacity` more bytes so that appending them does not move the secret
     /// and leave the old storage behind. The caller zeroes the array with `secureZero(_:)`.
     package func copiedBytes(extraCapacity: Int = 0) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: count + Swift.max(extraCapacity, 0)) { output, initialized in
+        [UInt8](uninitializedCount: count + Swift.max(extraCapacity, 0)) { output, initialized in
             withUnsafeBytes { UnsafeMutableRawBufferPointer(output).copyMemory(from: $0) }
             initialized = count
         }

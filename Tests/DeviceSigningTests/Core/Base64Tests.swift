@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -32,6 +33,18 @@ import Testing
     @Test(arguments: ["AA", "AAA", "AA=", "A===", "AB==", "AAB=", "AA==AA==", "-A==", "_A==", "AAA*"])
     func standardRefuses(_ text: String) {
         #expect(Base64.decode(text, alphabet: .standard) == nil)
+    }
+
+    /// Empty parts (an ECDH-ES JWE's encrypted key) decoded and encoded on two threads at once: the
+    /// thread sanitizer run of the tests fails here if making an empty array writes shared storage.
+    @Test func emptyPartsOnTwoThreadsAtOnce() async {
+        let results = await DedicatedThreads.run(2) { _ in
+            (0..<1_000).allSatisfy { _ in
+                Base64.decode("", alphabet: .url) == [] && Base64.decode("", alphabet: .standard) == []
+                    && Base64.encodeToBytes([UInt8](), alphabet: .url).isEmpty
+            }
+        }
+        #expect(results == [true, true])
     }
 
     @Test func leftoverBitsZeroDecode() {
