@@ -3,11 +3,20 @@
 package protocol RequestTimer: Sendable {
     /// Returns after `duration`; throws when the calling task is cancelled first.
     func sleep(for duration: Duration) async throws
+    /// True when the timer is the real passage of time, which a transport that keeps the
+    /// request's timeout itself (``HTTPTransport/keepsTimeoutExactly``) already enforces.
+    var isRealTime: Bool { get }
+}
+
+extension RequestTimer {
+    package var isRealTime: Bool { false }
 }
 
 /// Real time: `Task.sleep` on the continuous clock.
 package struct ContinuousRequestTimer: RequestTimer {
     package init() {}
+
+    package var isRealTime: Bool { true }
 
     package func sleep(for duration: Duration) async throws {
         try await Task.sleep(for: duration)
@@ -16,8 +25,15 @@ package struct ContinuousRequestTimer: RequestTimer {
 
 extension HTTPTransport {
     /// `send`, but a `timedOut` failure when `timer` expires first (the request is then cancelled).
+    ///
+    /// A transport that keeps the timeout exactly in real time needs no race against a real-time
+    /// timer: the request is sent as it is, without the two child tasks and the sleep's pending
+    /// timer that the race costs every request (the fetch client's CPU, docs/ARCHITECTURE.md).
     package func send(_ request: TransportRequest, timer: any RequestTimer) async -> TransportResult {
-        await withTaskGroup(of: TransportResult?.self) { group in
+        if keepsTimeoutExactly, timer.isRealTime {
+            return await send(request)
+        }
+        return await withTaskGroup(of: TransportResult?.self) { group in
             group.addTask { await self.send(request) }
             group.addTask {
                 do {

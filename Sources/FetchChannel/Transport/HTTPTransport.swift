@@ -8,7 +8,7 @@ package struct TransportRequest: Sendable {
     package var headers: [String: String]
     package var body: Data?
     /// The whole exchange's limit, connection and TLS handshake included (the clients also race
-    /// it with their ``RequestTimer``).
+    /// it with their ``RequestTimer`` unless the transport keeps it exactly).
     package var timeout: Duration
     /// What an `https://` server must present: the backend's trust (ignored for loopback `http://`).
     package var trust: TLSTrust
@@ -37,6 +37,14 @@ package struct TransportRequest: Sendable {
 /// ``TransportRequest/trust`` (or refuse a trust they cannot check).
 package protocol HTTPTransport: Sendable {
     func send(_ request: TransportRequest) async -> TransportResult
+    /// True when the transport ends a request at its ``TransportRequest/timeout`` to the
+    /// millisecond, in real time, with a `timedOut` failure (libcurl's CURLOPT_TIMEOUT_MS). False
+    /// by default: URLSession rounds timeouts up to whole seconds, and fakes keep no time.
+    var keepsTimeoutExactly: Bool { get }
+}
+
+extension HTTPTransport {
+    package var keepsTimeoutExactly: Bool { false }
 }
 
 /// The production transport every request of the package goes through: the library's fetch and

@@ -31,6 +31,9 @@
             if case .success(let loop) = loop { loop.shutdown() }
         }
 
+        /// CURLOPT_TIMEOUT_MS (``CurlRequestOptions``) ends the transfer at the timeout.
+        package var keepsTimeoutExactly: Bool { true }
+
         package func send(_ request: TransportRequest) async -> TransportResult {
             if let refusal = TransportSecurity.refusal(for: request.url) {
                 return .failure(refusal)
