@@ -13,4 +13,24 @@ long cbs_bench_sign(EVP_PKEY_CTX *ctx, const uint8_t *digest, long iterations);
 long cbs_bench_verify(EVP_PKEY_CTX *ctx, const uint8_t *digest, const uint8_t *der, size_t der_len,
                       long iterations);
 
+// The emulator-tls-handshakes benchmark's client: one SSL_CTX (TLS 1.2 or later, peer and name
+// verification on, the CA read once from memory, no session cache and no tickets), so that every
+// handshake is a full one on a new loopback connection and costs the client only the handshake.
+// A libcurl transport per handshake would rebuild its context and re-read the CA bundle each
+// time, and the row would measure that instead of the emulator. In C so that the client costs
+// what a C client costs. The caller owns the client (cbs_tls_client_free, once) and every
+// buffer; a handshake frees all it makes. Writes go through write(2): the process must ignore
+// SIGPIPE (the reference backend does so when it starts with TLS).
+typedef struct cbs_tls_client cbs_tls_client;
+
+// A client trusting the PEM certificates of `ca_pem` (`len` bytes); NULL when none can be read.
+cbs_tls_client *cbs_tls_client_new(const uint8_t *ca_pem, size_t len);
+void cbs_tls_client_free(cbs_tls_client *client);
+
+// Connects to 127.0.0.1:`port`, runs a full handshake verifying the chain and `host` (a DNS
+// name, sent as SNI, or an IP literal), then closes both ways (close_notify, the server's
+// close_notify). 1 on success; 0 on any failure, the OpenSSL error queue left empty. Blocking,
+// every socket read and write bounded by a few seconds.
+int cbs_tls_handshake(cbs_tls_client *client, int port, const char *host);
+
 #endif
