@@ -28,7 +28,7 @@ extension HTTPTransport {
     ///
     /// A transport that keeps the timeout exactly in real time needs no race against a real-time
     /// timer: the request is sent as it is, without the two child tasks and the sleep's pending
-    /// timer that the race costs every request (the fetch client's CPU, docs/ARCHITECTURE.md).
+    /// timer that the race costs every request (docs/ARCHITECTURE.md, "Threads").
     package func send(_ request: TransportRequest, timer: any RequestTimer) async -> TransportResult {
         if keepsTimeoutExactly, timer.isRealTime {
             return await send(request)
