@@ -19,8 +19,9 @@ final class PeerPublicKey: @unchecked Sendable, Hashable {
     /// Decodes and checks `point`; throws `.invalidKey` as `P256Backend.publicKey(point:)` does.
     init(point: [UInt8]) throws {
         guard point.count == P256Backend.pointBytes else {
+            let bytes = P256Backend.pointBytes
             throw DeviceSigningError(
-                .invalidKey, "A P-256 public point is \(P256Backend.pointBytes) bytes uncompressed; got \(point.count).")
+                .invalidKey, "A P-256 public point is \(bytes) bytes uncompressed; got \(point.count).")
         }
         guard let key = Self.pool.withLock({ $0.popLast()?.pointer }) ?? dss_p256_peer_key_new() else {
             throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not allocate a P-256 public key.")
