@@ -50,7 +50,6 @@ static int dss_fits_int(size_t len) { return len <= (size_t)INT_MAX; }
 
 struct dss_ecdh_slot {
     EVP_PKEY_CTX *ctx;
-    EVP_PKEY *peer;
 };
 
 dss_ecdh_slot *dss_ecdh_slot_new(EVP_PKEY *priv) {
@@ -58,9 +57,7 @@ dss_ecdh_slot *dss_ecdh_slot_new(EVP_PKEY *priv) {
     dss_ecdh_slot *slot = OPENSSL_zalloc(sizeof *slot);
     if (slot == NULL) return NULL;
     slot->ctx = EVP_PKEY_CTX_new_from_pkey(NULL, priv, NULL);
-    /* The slot's own peer key starts as priv's public half: any valid point will do. */
-    slot->peer = dss_public_only_copy(priv);
-    if (slot->ctx == NULL || slot->peer == NULL || EVP_PKEY_derive_init(slot->ctx) != 1) {
+    if (slot->ctx == NULL || EVP_PKEY_derive_init(slot->ctx) != 1) {
         dss_ecdh_slot_free(slot);
         return NULL;
     }
@@ -69,8 +66,7 @@ dss_ecdh_slot *dss_ecdh_slot_new(EVP_PKEY *priv) {
 
 void dss_ecdh_slot_free(dss_ecdh_slot *slot) {
     if (slot == NULL) return;
-    EVP_PKEY_CTX_free(slot->ctx);   /* drops the context's reference to the last peer first */
-    EVP_PKEY_free(slot->peer);
+    EVP_PKEY_CTX_free(slot->ctx);   /* drops the context's reference to the last peer */
     OPENSSL_free(slot);
 }
 
@@ -86,19 +82,6 @@ int dss_ecdh_p256_derive(dss_ecdh_slot *slot, EVP_PKEY *peer, uint8_t *out, size
     }
     if (!ok) OPENSSL_cleanse(out, out_len);
     return ok;
-}
-
-int dss_ecdh_p256_derive_point(dss_ecdh_slot *slot, const uint8_t *point, size_t point_len,
-                               uint8_t *out, size_t out_len) {
-    if (slot == NULL || point == NULL || point_len != DSS_P256_POINT_BYTES || point[0] != 0x04) return 0;
-    if (out == NULL || out_len != DSS_ECDH_P256_SECRET_BYTES) return 0;
-    /* Decoding refuses coordinates of p or more and a point off the curve (EC_POINT_oct2point);
-     * the caller checked the point before as well (dss_p256_point_is_valid). */
-    if (EVP_PKEY_set1_encoded_public_key(slot->peer, point, point_len) != 1) {
-        OPENSSL_cleanse(out, out_len);
-        return 0;
-    }
-    return dss_ecdh_p256_derive(slot, slot->peer, out, out_len);
 }
 
 int dss_concat_kdf_sha256(const uint8_t *z, size_t z_len, const uint8_t *other_info, size_t other_info_len,

@@ -166,6 +166,22 @@ EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int
     return pkey;
 }
 
+EVP_PKEY *dss_p256_peer_key_new(void) {
+    if (CRYPTO_THREAD_run_once(&dss_p256_template_once, dss_p256_make_template) != 1 || dss_p256_template == NULL) {
+        return NULL;
+    }
+    return EVP_PKEY_dup(dss_p256_template);
+}
+
+/* The point is checked as dss_p256_point_is_valid checks it, by the decoding itself: the key's
+ * EC_KEY_oct2key runs EC_POINT_oct2point, which refuses a coordinate of p or more and (through
+ * EC_POINT_set_affine_coordinates) a point off the curve; 0x04 || x || y cannot encode infinity.
+ * One decoding instead of a check and then a decoding into the key the derive uses. */
+int dss_p256_peer_key_set_point(EVP_PKEY *peer, const uint8_t *point, size_t point_len) {
+    if (peer == NULL || point == NULL || point_len != DSS_P256_POINT_BYTES || point[0] != 0x04) return 0;
+    return EVP_PKEY_set1_encoded_public_key(peer, point, point_len) == 1;
+}
+
 int dss_p256_is_p256(const EVP_PKEY *pkey) {
     if (pkey == NULL || EVP_PKEY_is_a(pkey, "EC") != 1) return 0;
     char name[64];

@@ -18,26 +18,18 @@
 #define DSS_CBC_IV_BYTES 16
 #define DSS_AES_BLOCK_BYTES 16
 
-/// A kept ECDH slot of the software key priv: a derive context initialised for ECDH and a P-256
-/// public key of the slot's own, into which dss_ecdh_p256_derive_point decodes a peer's point, so
-/// that a JWE's ephemeral key needs no key object of its own (duplicating one costs more than a
-/// twentieth of a derive). Kept by the caller and lent to one derive at a time: creating one costs
-/// as much as a small derive. The slot keeps a reference to the last peer until its next derive
-/// or its release.
+/// A kept ECDH slot of the software key priv: a derive context initialised for ECDH. Kept by the
+/// caller and lent to one derive at a time: creating one costs as much as a small derive. The
+/// slot keeps a reference to the last peer until its next derive or its release.
 typedef struct dss_ecdh_slot dss_ecdh_slot;
 dss_ecdh_slot *dss_ecdh_slot_new(EVP_PKEY *priv);
 void dss_ecdh_slot_free(dss_ecdh_slot *slot);
 
 /// ECDH on P-256 (SEC 1 §3.3.1) through a slot of dss_ecdh_slot_new: the 32-byte x coordinate of
 /// priv * peer. The peer is not validated again here: every public key the Swift side builds was
-/// checked on import (on the curve, not infinity).
+/// checked when it was decoded (on the curve, not infinity), a JWE's epk included
+/// (dss_p256_peer_key_set_point).
 int dss_ecdh_p256_derive(dss_ecdh_slot *slot, EVP_PKEY *peer, uint8_t *out, size_t out_len);
-
-/// The same with the peer given as its uncompressed point (65 bytes), decoded into the slot's own
-/// key: decoding refuses a point off the curve, and the caller checks it before, with
-/// dss_p256_point_is_valid, when it parses it.
-int dss_ecdh_p256_derive_point(dss_ecdh_slot *slot, const uint8_t *point, size_t point_len,
-                               uint8_t *out, size_t out_len);
 
 /// The Concat KDF of NIST SP 800-56A §5.8.1 with SHA-256 (what OpenSSL's SSKDF computes): out_len
 /// (1 to 64) bytes from the shared secret z and other_info

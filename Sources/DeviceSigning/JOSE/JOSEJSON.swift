@@ -10,6 +10,14 @@ enum JOSEJSON {
     static func members<Bytes: ContiguousBytes>(
         of json: Bytes, subject: String, code: DeviceSigningError.Code
     ) throws -> [String: Any] {
+        try object(of: json, subject: subject, code: code).mapValues(plain)
+    }
+
+    /// The same members as read, for a type that matches on them itself: the JWE header, read for
+    /// every encrypted answer, saves boxing each value into `Any` and casting it back.
+    static func object<Bytes: ContiguousBytes>(
+        of json: Bytes, subject: String, code: DeviceSigningError.Code
+    ) throws -> [String: JSONValue] {
         let value: JSONValue
         do throws(StrictJSON.Violation) {
             value = try StrictJSON.parse(json)
@@ -24,10 +32,11 @@ enum JOSEJSON {
         guard case .object(let members) = value else {
             throw DeviceSigningError(code, "\(subject) is not a JSON object.")
         }
-        return members.mapValues(plain)
+        return members
     }
 
-    private static func plain(_ value: JSONValue) -> Any {
+    /// A value as the plain Swift value `members` hands on (also what error texts show of it).
+    static func plain(_ value: JSONValue) -> Any {
         switch value {
         case .null: NSNull()
         case .bool(let flag): flag

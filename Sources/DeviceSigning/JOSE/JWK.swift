@@ -70,7 +70,7 @@ public struct JWK: Sendable, Hashable, Codable {
     }
 
     /// 0x04 || x || y once kty, crv and the coordinates' encoding and lengths are checked; whether
-    /// the point is on the curve is for the key constructors (or `P256Backend.checkPublicPoint`).
+    /// the point is on the curve is for the key constructors (or `PeerPublicKey`).
     func x963Point() throws -> [UInt8] {
         guard kty == "EC" else {
             throw DeviceSigningError(.unsupportedKeyType, "JWK kty is \"\(kty)\"; only \"EC\" is supported.")
@@ -84,7 +84,12 @@ public struct JWK: Sendable, Hashable, Codable {
             throw DeviceSigningError(
                 .malformedEncoding, "JWK x and y must be base64url (no padding) of exactly 32 bytes each.")
         }
-        return [0x04] + xBytes + yBytes
+        var point = [UInt8]()
+        point.reserveCapacity(65)
+        point.append(0x04)
+        point.append(contentsOf: xBytes)
+        point.append(contentsOf: yBytes)
+        return point
     }
 
     static let maximumJSONBytes = 8 * 1024

@@ -102,13 +102,12 @@ extension P256.KeyAgreement {
             return try JWEBackend.sharedSecret(privateKey: backing, publicKey: publicKeyShare.backing)
         }
 
-        /// The same with the peer's uncompressed point, already checked (`P256Backend.checkPublicPoint`):
-        /// a JWE's `epk`, which a software key derives with, without making a key of it.
-        func sharedSecretFromKeyAgreement(withCheckedPoint point: [UInt8]) throws -> SecureBytes {
+        /// The same with a JWE's `epk`, decoded and checked when its header was parsed.
+        func sharedSecretFromKeyAgreement(withPeer peer: PeerPublicKey) throws -> SecureBytes {
             if isHardwareBound {
-                return try sharedSecretFromKeyAgreement(with: PublicKey(x963Representation: point))
+                return try sharedSecretFromKeyAgreement(with: PublicKey(x963Representation: peer.point))
             }
-            return try JWEBackend.sharedSecret(privateKey: backing, point: point)
+            return try JWEBackend.sharedSecret(privateKey: backing, peer: peer)
         }
 
         public var description: String { "P256.KeyAgreement.PrivateKey(keyId: \(publicKey.jwkThumbprint))" }

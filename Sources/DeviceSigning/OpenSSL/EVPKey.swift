@@ -21,7 +21,7 @@ final class EVPKey: @unchecked Sendable {
     let session: TPMSession?
     private let signContexts = ContextPool(release: { EVP_PKEY_CTX_free($0) })
     private let verifyContexts = ContextPool(release: { EVP_PKEY_CTX_free($0) })
-    /// ECDH slots: a derive context and a peer key of its own (dss_ecdh_slot_new).
+    /// ECDH slots: kept derive contexts (dss_ecdh_slot_new).
     private let deriveSlots = ContextPool(release: { dss_ecdh_slot_free($0) })
 
     /// Takes ownership of `pointer` (freed in deinit). Refuses anything that is not P-256.
@@ -117,24 +117,12 @@ final class EVPKey: @unchecked Sendable {
         return result == 1
     }
 
-    /// ECDH of this software key with `peer` (validated when it was built) into `secret` (32
-    /// bytes), through a kept derive slot. False on failure, `secret` then zeroed.
-    func deriveP256(with peer: EVPKey, into secret: UnsafeMutableRawBufferPointer) -> Bool {
+    /// ECDH of this software key with the public key `peer` (an `EVPKey`'s or a `PeerPublicKey`'s,
+    /// validated when it was decoded) into `secret` (32 bytes), through a kept derive slot. False
+    /// on failure, `secret` then zeroed.
+    func deriveP256(withPeer peer: OpaquePointer, into secret: UnsafeMutableRawBufferPointer) -> Bool {
         let derived = deriveSlots.with(create: { dss_ecdh_slot_new(pointer) }) { slot in
-            dss_ecdh_p256_derive(
-                slot, peer.pointer, secret.baseAddress?.assumingMemoryBound(to: UInt8.self), secret.count) == 1
-        }
-        return derived == true
-    }
-
-    /// The same with the peer given as its uncompressed point (65 bytes, checked by the caller
-    /// with `P256Backend.checkPublicPoint`), decoded into the slot's own key: no key object per
-    /// peer, which is what a JWE's ephemeral key would otherwise cost.
-    func deriveP256(withPoint point: UnsafeRawBufferPointer, into secret: UnsafeMutableRawBufferPointer) -> Bool {
-        let derived = deriveSlots.with(create: { dss_ecdh_slot_new(pointer) }) { slot in
-            dss_ecdh_p256_derive_point(
-                slot, point.baseAddress?.assumingMemoryBound(to: UInt8.self), point.count,
-                secret.baseAddress?.assumingMemoryBound(to: UInt8.self), secret.count) == 1
+            dss_ecdh_p256_derive(slot, peer, secret.baseAddress?.assumingMemoryBound(to: UInt8.self), secret.count) == 1
         }
         return derived == true
     }

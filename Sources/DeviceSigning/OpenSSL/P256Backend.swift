@@ -40,21 +40,7 @@ enum P256Backend {
         }
     }
 
-    /// Checks an uncompressed point (65 bytes) as `publicKey(point:allowCompressed:)` does, without
-    /// building a key: for a point used once (a JWE's `epk`), which the derive decodes itself.
-    static func checkPublicPoint(_ point: UnsafeRawBufferPointer) throws {
-        guard point.count == pointBytes else {
-            throw DeviceSigningError(
-                .invalidKey, "A P-256 public point is \(pointBytes) bytes uncompressed; got \(point.count).")
-        }
-        let base = point.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        guard point[0] == 0x04, dss_p256_point_is_valid(base, point.count) == 1 else {
-            OpenSSLErrorQueue.clear()
-            throw invalidPoint
-        }
-    }
-
-    private static let invalidPoint = DeviceSigningError(
+    static let invalidPoint = DeviceSigningError(
         .invalidKey, "The public point is not a valid P-256 point (wrong prefix, not on the curve, or infinity).")
 
     static func privateKey(der: UnsafeRawBufferPointer) throws -> EVPKey {

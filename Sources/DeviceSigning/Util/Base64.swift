@@ -21,6 +21,23 @@ enum Base64 {
     private static let standardShifted = shiftedTables(standardTable)
     private static let urlShifted = shiftedTables(urlTable)
 
+    /// For long inputs: the 12 bits of two characters at once, indexed by the first character's
+    /// byte plus 256 times the second's (two bytes as read from memory, lowest first); 0x8000 when
+    /// either is outside the alphabet. Half the lookups of the shifted tables; of its 128 KiB only
+    /// the 4,096 pairs of the alphabet are ever read, about 12 KiB of cache lines.
+    private static let standardPairs = pairTable(standardTable)
+    private static let urlPairs = pairTable(urlTable)
+
+    private static func pairTable(_ table: [UInt8]) -> [UInt16] {
+        var pairs = [UInt16](repeating: 0x8000, count: 1 << 16)
+        for (firstValue, first) in table.enumerated() {
+            for (secondValue, second) in table.enumerated() {
+                pairs[Int(first) | Int(second) << 8] = UInt16(firstValue) << 6 | UInt16(secondValue)
+            }
+        }
+        return pairs
+    }
+
     private static func shiftedTables(_ table: [UInt8]) -> [UInt32] {
         var shifted = [UInt32](repeating: 0x8000_0000, count: 4 * 256)
         for k in 0..<4 {
@@ -123,25 +140,63 @@ enum Base64 {
         let tail = count - whole  // 0, 2 or 3 characters: 0, 1 or 2 more bytes
         let outputCount = whole / 4 * 3 + (tail == 0 ? 0 : tail - 1)
         let shifted = alphabet == .standard ? standardShifted : urlShifted
+        let pairs = alphabet == .standard ? standardPairs : urlPairs
         return shifted.withUnsafeBufferPointer { shifted in
             reverse.withUnsafeBufferPointer { reverse in
-                decodeGroups(input, whole: whole, tail: tail, outputCount: outputCount, shifted, reverse)
+                pairs.withUnsafeBufferPointer { pairs in
+                    let tables = Tables(shifted: shifted, reverse: reverse, pairs: pairs)
+                    return decodeGroups(input, whole: whole, tail: tail, outputCount: outputCount, tables)
+                }
             }
         }
+    }
+
+    /// The decoding tables of one alphabet, lent for one call.
+    private struct Tables {
+        let shifted: UnsafeBufferPointer<UInt32>
+        let reverse: UnsafeBufferPointer<UInt8>
+        let pairs: UnsafeBufferPointer<UInt16>
+    }
+
+    /// The 24 bits of one group of four characters, given as the bytes of `characters` from the
+    /// lowest; bit 15 of `invalid` set when one of them is outside the alphabet.
+    @inline(__always)
+    private static func group(
+        _ characters: UInt32, _ pairs: UnsafeBufferPointer<UInt16>, _ invalid: inout UInt16
+    ) -> UInt64 {
+        let high = pairs[Int(characters & 0xFFFF)]
+        let low = pairs[Int(characters >> 16)]
+        invalid |= high | low
+        return UInt64(high & 0xFFF) << 12 | UInt64(low & 0xFFF)
     }
 
     /// The loop of `decode(_:alphabet:)`: `whole` characters in groups of four, then the `tail`;
     /// nil when a character is outside the alphabet or the leftover bits are not zero.
     private static func decodeGroups(
-        _ input: UnsafeRawBufferPointer, whole: Int, tail: Int, outputCount: Int,
-        _ shifted: UnsafeBufferPointer<UInt32>, _ reverse: UnsafeBufferPointer<UInt8>
+        _ input: UnsafeRawBufferPointer, whole: Int, tail: Int, outputCount: Int, _ tables: Tables
     ) -> [UInt8]? {
+        let (shifted, reverse) = (tables.shifted, tables.reverse)
         var valid = false
         let output = [UInt8](uninitializedCount: outputCount) { output, initialized in
             var invalid: UInt8 = 0  // any 0xFF from the table: a character outside the alphabet
             var invalidGroup: UInt32 = 0  // bit 31 from a shifted table: the same
+            var invalidPair: UInt16 = 0  // bit 15 from a pair table: the same
             var written = 0
             var index = 0
+            if let source = input.baseAddress, let target = output.baseAddress {
+                // Eight characters at a time, read as one word and written as one word of which the
+                // six decoded bytes are the first (so while eight bytes of output remain): half the
+                // loads and stores of the loop below, which finishes the last groups.
+                while index &+ 8 <= whole, written &+ 8 <= outputCount {
+                    let chunk = UInt64(littleEndian: source.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                    let first = Self.group(UInt32(truncatingIfNeeded: chunk), tables.pairs, &invalidPair)
+                    let second = Self.group(UInt32(truncatingIfNeeded: chunk >> 32), tables.pairs, &invalidPair)
+                    let bytes = first << 40 | second << 16
+                    UnsafeMutableRawPointer(target + written).storeBytes(of: bytes.bigEndian, as: UInt64.self)
+                    written &+= 6
+                    index &+= 8
+                }
+            }
             while index < whole {
                 let word =
                     shifted[Int(input[index])] | shifted[256 + Int(input[index + 1])]
@@ -170,7 +225,7 @@ enum Base64 {
                 if leftover != 0 { invalid |= 0x80 }
             }
             initialized = written
-            valid = invalid == 0 && invalidGroup & 0x8000_0000 == 0
+            valid = invalid == 0 && invalidGroup & 0x8000_0000 == 0 && invalidPair & 0x8000 == 0
         }
         return valid ? output : nil
     }

@@ -30,6 +30,21 @@ import Testing
         #expect(Base64.decode(text, alphabet: .url) == nil)
     }
 
+    /// A long encoding (a JWE ciphertext goes through the eight-characters-at-a-time loop, then
+    /// the group loop and the tail) refuses a character outside the alphabet at every position.
+    @Test func aLongEncodingRefusesABadCharacterAnywhere() {
+        let bytes = (0..<50).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let valid = Array(Base64.encode(bytes, alphabet: .url).utf8)
+        #expect(Base64.decode(valid, alphabet: .url) == bytes)
+        for index in valid.indices {
+            for bad: UInt8 in [0, UInt8(ascii: "="), UInt8(ascii: "+"), 0x80, 0xFF] {
+                var text = valid
+                text[index] = bad
+                #expect(Base64.decode(text, alphabet: .url) == nil, "\(bad) at \(index)")
+            }
+        }
+    }
+
     @Test(arguments: ["AA", "AAA", "AA=", "A===", "AB==", "AAB=", "AA==AA==", "-A==", "_A==", "AAA*"])
     func standardRefuses(_ text: String) {
         #expect(Base64.decode(text, alphabet: .standard) == nil)

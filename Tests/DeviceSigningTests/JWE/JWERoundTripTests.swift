@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -8,6 +9,23 @@ import Testing
 @Suite struct JWERoundTripTests {
     static let pairs: [(JWE.Algorithm, JWE.ContentEncryption)] = JWE.Algorithm.allCases.flatMap { alg in
         JWE.ContentEncryption.allCases.map { (alg, $0) }
+    }
+
+    /// Several threads parse and decrypt at once, one parsed JWE shared among them: the pooled
+    /// `epk` keys and the recipient key's derive slots are each lent to one derive at a time (the
+    /// thread sanitizer run of the tests checks it).
+    @Test func decryptsOnSeveralThreadsAtOnce() async throws {
+        let key = try P256.KeyAgreement.PrivateKey()
+        let plaintext = Data("twenty operations".utf8)
+        let compacts = try (0..<4).map { _ in try JWE.encrypt(plaintext, to: key.publicKey) }
+        let shared = try CompactJWE(parsing: compacts[0])
+        let results = await DedicatedThreads.run(4) { index in
+            (0..<50).allSatisfy { round in
+                (try? JWE.decrypt(compacts[(index + round) % 4], with: key)) == plaintext
+                    && (try? shared.plaintext(with: key)) == plaintext
+            }
+        }
+        #expect(results == [true, true, true, true])
     }
 
     @Test(arguments: pairs)

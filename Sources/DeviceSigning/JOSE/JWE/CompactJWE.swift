@@ -130,7 +130,7 @@ public struct CompactJWE: Sendable {
     /// checks the tag and decrypts. Every failure is `.decryptionFailed`, with one reason.
     public func plaintext(with key: P256.KeyAgreement.PrivateKey) throws -> Data {
         do {
-            let sharedSecret = try key.sharedSecretFromKeyAgreement(withCheckedPoint: header.epkPoint)
+            let sharedSecret = try key.sharedSecretFromKeyAgreement(withPeer: header.epkKey)
             let contentKey = try self.contentKey(sharedSecret: sharedSecret)
             return try header.enc.open(key: contentKey, iv: iv, aad: aad, ciphertext: ciphertext, tag: tag)
         } catch {

@@ -11,10 +11,9 @@ import Foundation
 public struct JWEHeader: Sendable, Hashable {
     public let alg: JWE.Algorithm
     public let enc: JWE.ContentEncryption
-    /// The sender's ephemeral public key as its uncompressed point (0x04 || x || y), checked on
-    /// the curve when parsed. The decrypting derive decodes it itself: a key object per JWE would
-    /// cost more than a twentieth of the derive (docs/ARCHITECTURE.md, "Encrypted answers").
-    let epkPoint: [UInt8]
+    /// The sender's ephemeral public key, decoded and checked on the curve when parsed; the
+    /// decrypting derive uses it as it is (docs/ARCHITECTURE.md, "Encrypted answers").
+    let epkKey: PeerPublicKey
     public let kid: String?
     public let typ: String?
     public let cty: String?
@@ -29,7 +28,7 @@ public struct JWEHeader: Sendable, Hashable {
         guard json.count <= JWEHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWE header is larger than \(JWEHeader.maximumBytes) bytes.")
         }
-        let members = try JOSEJSON.members(of: json, subject: "The JWE header", code: .malformedJWE)
+        let members = try JOSEJSON.object(of: json, subject: "The JWE header", code: .malformedJWE)
         self.alg = try Self.allowed(members["alg"], name: "alg", as: JWE.Algorithm.self)
         self.enc = try Self.allowed(members["enc"], name: "enc", as: JWE.ContentEncryption.self)
         guard members["crit"] == nil else {
@@ -43,8 +42,11 @@ public struct JWEHeader: Sendable, Hashable {
         self.cty = try Self.optionalString(members["cty"], name: "cty")
         self.apu = try Self.partyInfo(members["apu"], name: "apu")
         self.apv = try Self.partyInfo(members["apv"], name: "apv")
-        self.epkPoint = try Self.ephemeralPoint(members["epk"])
+        self.epkKey = try PeerPublicKey(point: Self.ephemeralPoint(members["epk"]))
     }
+
+    /// The sender's ephemeral public key as its uncompressed point (0x04 || x || y).
+    var epkPoint: [UInt8] { epkKey.point }
 
     /// The sender's ephemeral public key (built from the checked point; throws only when OpenSSL
     /// cannot allocate it).
@@ -53,32 +55,32 @@ public struct JWEHeader: Sendable, Hashable {
     }
 
     private static func allowed<Value: RawRepresentable & CaseIterable>(
-        _ member: Any?, name: String, as: Value.Type
+        _ member: JSONValue?, name: String, as: Value.Type
     ) throws -> Value where Value.RawValue == String {
         // Only an error needs the list.
         var accepted: String { Value.allCases.map(\.rawValue).joined(separator: ", ") }
         guard let member else {
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWE header has no \(name); accepted: \(accepted).")
         }
-        guard let text = member as? String, let value = Value(rawValue: text) else {
-            let shown = printable(String(describing: member))
+        guard case .string(let text) = member, let value = Value(rawValue: text) else {
+            let shown = printable(String(describing: JOSEJSON.plain(member)))
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWE \(name) is \(shown); accepted: \(accepted).")
         }
         return value
     }
 
-    private static func optionalString(_ member: Any?, name: String) throws -> String? {
+    private static func optionalString(_ member: JSONValue?, name: String) throws -> String? {
         guard let member else { return nil }
-        guard let text = member as? String else {
+        guard case .string(let text) = member else {
             throw DeviceSigningError(.malformedJWE, "The JWE \(name) must be a string.")
         }
         return text
     }
 
-    private static func partyInfo(_ member: Any?, name: String) throws -> [UInt8] {
+    private static func partyInfo(_ member: JSONValue?, name: String) throws -> [UInt8] {
         guard let member else { return [] }
         let limit = ConcatKDF.maximumPartyInfoBytes
-        guard let text = member as? String, text.utf8.count <= CompactJWE.encodedLength(of: limit) else {
+        guard case .string(let text) = member, text.utf8.count <= CompactJWE.encodedLength(of: limit) else {
             throw DeviceSigningError(.malformedJWE, "The JWE \(name) must be base64url of at most \(limit) bytes.")
         }
         guard let bytes = Base64.decode(text, alphabet: .url), bytes.count <= limit else {
@@ -87,14 +89,14 @@ public struct JWEHeader: Sendable, Hashable {
         return bytes
     }
 
-    private static func ephemeralPoint(_ member: Any?) throws -> [UInt8] {
-        guard let members = member as? [String: Any] else {
+    private static func ephemeralPoint(_ member: JSONValue?) throws -> [UInt8] {
+        guard case .object(let members) = member else {
             throw DeviceSigningError(.malformedJWE, "The JWE header has no epk object (the ephemeral public key).")
         }
         guard members["d"] == nil else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk holds a private member d; it must be public.")
         }
-        guard let kty = members["kty"] as? String, let crv = members["crv"] as? String else {
+        guard case .string(let kty) = members["kty"], case .string(let crv) = members["crv"] else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk needs string members kty and crv.")
         }
         guard kty == "EC" else {
@@ -103,13 +105,11 @@ public struct JWEHeader: Sendable, Hashable {
         guard crv == "P-256" else {
             throw DeviceSigningError(.unsupportedCurve, "The JWE epk is on \"\(printable(crv))\"; only P-256 is.")
         }
-        guard let x = members["x"] as? String, let y = members["y"] as? String else {
+        guard case .string(let x) = members["x"], case .string(let y) = members["y"] else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk needs string members x and y.")
         }
-        // On the curve and not infinity, as every P256 public key constructor checks it.
-        let point = try JWK(kty: kty, crv: crv, x: x, y: y).x963Point()
-        try point.withUnsafeBytes { try P256Backend.checkPublicPoint($0) }
-        return point
+        // On the curve and not infinity is checked as the caller decodes it (PeerPublicKey).
+        return try JWK(kty: kty, crv: crv, x: x, y: y).x963Point()
     }
 
     /// At most 32 printable ASCII characters of a value from the input, for error texts.

@@ -23,13 +23,15 @@ enum JWEBackend {
 
     /// ECDH: Z, the x coordinate of the shared point (both keys were validated when built).
     static func sharedSecret(privateKey: EVPKey, publicKey: EVPKey) throws -> SecureBytes {
-        try sharedSecret(privateKey) { privateKey.deriveP256(with: publicKey, into: $0) }
+        try sharedSecret(privateKey) { out in
+            withExtendedLifetime(publicKey) { privateKey.deriveP256(withPeer: publicKey.pointer, into: out) }
+        }
     }
 
-    /// ECDH with a peer given as its checked uncompressed point (a JWE's `epk`).
-    static func sharedSecret(privateKey: EVPKey, point: [UInt8]) throws -> SecureBytes {
+    /// ECDH with a JWE's `epk`, checked when it was decoded.
+    static func sharedSecret(privateKey: EVPKey, peer: PeerPublicKey) throws -> SecureBytes {
         try sharedSecret(privateKey) { out in
-            point.withUnsafeBytes { privateKey.deriveP256(withPoint: $0, into: out) }
+            withExtendedLifetime(peer) { privateKey.deriveP256(withPeer: peer.pointer, into: out) }
         }
     }
 

@@ -1,0 +1,61 @@
+internal import CDeviceSigningShim
+internal import COpenSSL
+
+/// A peer's P-256 public key used for one key agreement: a JWE's `epk`, decoded from its
+/// uncompressed point when the header is parsed. Decoding is the check (coordinates below p, on
+/// the curve, never infinity: `dss_p256_peer_key_set_point`), so a bad point is refused before any
+/// derive, and the derive uses the decoded key: the point is decoded once per JWE.
+///
+/// The key objects are reused through a small process-wide pool: building one per JWE (a
+/// duplicate of the P-256 parameters) costs a tenth of a derive (docs/ARCHITECTURE.md,
+/// "Encrypted answers").
+final class PeerPublicKey: @unchecked Sendable, Hashable {
+    // @unchecked: `pointer` gets its point in init, before the object is shared, and is only read
+    // after (OpenSSL allows concurrent derives with one EVP_PKEY); the pool is behind a lock.
+    let pointer: OpaquePointer
+    /// The uncompressed point (0x04 || x || y) the key was decoded from.
+    let point: [UInt8]
+
+    /// Decodes and checks `point`; throws `.invalidKey` as `P256Backend.publicKey(point:)` does.
+    init(point: [UInt8]) throws {
+        guard point.count == P256Backend.pointBytes else {
+            let bytes = P256Backend.pointBytes
+            throw DeviceSigningError(
+                .invalidKey, "A P-256 public point is \(bytes) bytes uncompressed; got \(point.count).")
+        }
+        guard let key = Self.pool.withLock({ $0.popLast()?.pointer }) ?? dss_p256_peer_key_new() else {
+            throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not allocate a P-256 public key.")
+        }
+        let valid = point.withUnsafeBufferPointer { dss_p256_peer_key_set_point(key, $0.baseAddress, $0.count) == 1 }
+        guard valid else {
+            // A failed decoding may leave part of the point behind: the key is not reused.
+            EVP_PKEY_free(key)
+            OpenSSLErrorQueue.clear()
+            throw P256Backend.invalidPoint
+        }
+        self.pointer = key
+        self.point = point
+    }
+
+    deinit {
+        let handle = Handle(pointer: pointer)
+        let kept = Self.pool.withLock { pool -> Bool in
+            guard pool.count < Self.capacity else { return false }
+            pool.append(handle)
+            return true
+        }
+        if !kept { EVP_PKEY_free(pointer) }
+    }
+
+    static func == (lhs: PeerPublicKey, rhs: PeerPublicKey) -> Bool { lhs.point == rhs.point }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(point) }
+
+    /// An idle key. @unchecked: a key is in the pool or with exactly one `PeerPublicKey`.
+    private struct Handle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
+    private static let capacity = 16
+    private static let pool = Locked<[Handle]>([])
+}
