@@ -16,6 +16,13 @@ package struct JSONValueBuilder: StrictJSONSink {
 
     package init() {}
 
+    /// The value read, leaving the builder ready for the next one with its stacks' storage kept:
+    /// one builder can read many values (each operation's) without allocating its stacks again.
+    package mutating func takeValue() -> JSONValue? {
+        defer { value = nil }
+        return value
+    }
+
     package mutating func beginObject() {
         isObject.append(true)
         objects.append([String: JSONValue](minimumCapacity: 8))  // an operation's objects: no regrowth

@@ -5,7 +5,8 @@ public enum OperationOrdering {
     /// ``PendingOutOfBandOperation/identity`` removed (two registrations on one backend), keeping
     /// the earliest occurrence. The same token from two origins is two operations: both are kept.
     public static func merged(_ lists: [[PendingOutOfBandOperation]]) -> [PendingOutOfBandOperation] {
-        var all = Array(lists.joined())
+        // One list (one backend, the common case) is used as it is: no copy of its operations.
+        var all = lists.count == 1 ? lists[0] : Array(lists.joined())
         // A backend answers in creation order: a list already in order is not sorted again (the
         // sort is stable, so it would not move anything). Otherwise positions are sorted, not the
         // operations themselves, which are large to move.
@@ -16,12 +17,19 @@ public enum OperationOrdering {
         var seen = Set<RedemptionIdentity>(minimumCapacity: all.count)
         // A backend's operations mostly share one redeem URL: its origin is parsed once per text.
         var origins: [String: String] = [:]
-        return all.filter { operation in
+        var duplicates: [Int] = []
+        for (position, operation) in all.enumerated() {
             let redeemURL = operation.payload.redeemData.redeemUrl
             let origin = origins[redeemURL] ?? RedemptionIdentity.origin(ofRedeemURL: redeemURL)
             origins[redeemURL] = origin
-            return seen.insert(RedemptionIdentity(origin: origin, token: operation.token)).inserted
+            if !seen.insert(RedemptionIdentity(origin: origin, token: operation.token)).inserted {
+                duplicates.append(position)
+            }
         }
+        // Without duplicates (the common case) the list is returned as it is, not copied again.
+        guard !duplicates.isEmpty else { return all }
+        let dropped = Set(duplicates)
+        return all.indices.filter { !dropped.contains($0) }.map { all[$0] }
     }
 
     /// The order of ``merged(_:)``.

@@ -34,7 +34,9 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
     private var fields = OperationFields()
     /// A value read whole (`data`, `additionalInformation`) or only checked (anything else that is
     /// not a known object), and how deep the reader is inside it.
-    private var kept: JSONValueBuilder?
+    private var keeping = false
+    /// Builds a kept value; one for the whole answer, so that its stacks are allocated once.
+    private var kept = JSONValueBuilder()
     private var ignored: UniqueMemberNames?
     private var subtreeDepth = 0
 
@@ -46,25 +48,25 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
 
     mutating func beginObject() {
         if enterSubtree() {
-            kept?.beginObject()
+            if keeping { kept.beginObject() }
             ignored?.beginObject()
         } else {
-            start(container: .object([:]))
+            start(object: true)
         }
     }
 
     mutating func beginArray() {
         if enterSubtree() {
-            kept?.beginArray()
+            if keeping { kept.beginArray() }
             ignored?.beginArray()
         } else {
-            start(container: .array([]))
+            start(object: false)
         }
     }
 
     mutating func memberName(_ name: String) throws(StrictJSON.Violation) {
         if subtreeDepth > 0 {
-            kept?.memberName(name)
+            if keeping { kept.memberName(name) }
             try ignored?.memberName(name)
             return
         }
@@ -82,7 +84,7 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
 
     mutating func scalar(_ value: JSONValue) throws(StrictJSON.Violation) {
         if subtreeDepth > 0 {
-            try kept?.scalar(value)
+            if keeping { try kept.scalar(value) }
             return
         }
         guard let frame = frames.last else {
@@ -99,7 +101,7 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
 
     mutating func endObject() throws(StrictJSON.Violation) {
         if subtreeDepth > 0 {
-            try kept?.endObject()
+            if keeping { try kept.endObject() }
             ignored?.endObject()
             leaveSubtree()
             return
@@ -128,7 +130,7 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
 
     mutating func endArray() throws(StrictJSON.Violation) {
         if subtreeDepth > 0 {
-            try kept?.endArray()
+            if keeping { try kept.endArray() }
             ignored?.endArray()
             leaveSubtree()
             return
@@ -139,9 +141,8 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
     // MARK: Where a container goes
 
     /// A container starts outside any subtree: a known object, the operations array, a kept
-    /// value or an ignored one. `placeholder` stands for it where only its type matters.
-    private mutating func start(container placeholder: JSONValue) {
-        let isObject = placeholder != .array([])
+    /// value or an ignored one. A placeholder stands for it where only its type matters.
+    private mutating func start(object isObject: Bool) {
         guard let frame = frames.last else {
             if isObject {
                 frames.append(Frame(role: .root))
@@ -163,7 +164,7 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
             return
         }
         let member = frame.pending
-        store(placeholder, for: member)
+        store(isObject ? .object([:]) : .array([]), for: member)
         switch (member, isObject) {
         case (.operations, false):
             frames.append(Frame(role: .operations))
@@ -179,12 +180,11 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
         }
     }
 
-    private mutating func beginSubtree(keeping: Bool, object: Bool) {
+    private mutating func beginSubtree(keeping isKept: Bool, object: Bool) {
         subtreeDepth = 1
+        keeping = isKept
         if keeping {
-            var builder = JSONValueBuilder()
-            if object { builder.beginObject() } else { builder.beginArray() }
-            kept = builder
+            if object { kept.beginObject() } else { kept.beginArray() }
         } else {
             var names = UniqueMemberNames()
             if object { names.beginObject() } else { names.beginArray() }
@@ -203,8 +203,8 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
     private mutating func leaveSubtree() {
         subtreeDepth -= 1
         guard subtreeDepth == 0 else { return }
-        if let value = kept?.value, let frame = frames.last { store(value, for: frame.pending) }
-        kept = nil
+        if keeping, let value = kept.takeValue(), let frame = frames.last { store(value, for: frame.pending) }
+        keeping = false
         ignored = nil
     }
 

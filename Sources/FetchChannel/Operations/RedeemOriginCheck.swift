@@ -17,22 +17,27 @@ enum RedeemOriginCheck {
     static func admitted(_ operations: [PendingOutOfBandOperation], origin: BackendOrigin?, server: String)
         -> (operations: [PendingOutOfBandOperation], error: PendingOutOfBandOperationsError?)
     {
-        var admitted: [PendingOutOfBandOperation] = []
-        var foreign: [String] = []
         // A backend's operations mostly share one redeem URL: each text is parsed and checked once.
         var verdicts: [String: Bool] = [:]
-        for operation in operations {
+        let inside = operations.map { operation in
             let text = operation.payload.redeemData.redeemUrl
-            let inside =
-                verdicts[text] ?? RedeemURLOrigins.origin(of: text).map { origin?.contains($0) ?? false } ?? false
-            verdicts[text] = inside
-            if inside {
+            if let known = verdicts[text] { return known }
+            let verdict = RedeemURLOrigins.origin(of: text).map { origin?.contains($0) ?? false } ?? false
+            verdicts[text] = verdict
+            return verdict
+        }
+        // All inside (the common case): the operations are returned as they are, not copied.
+        guard inside.contains(false) else { return (operations, nil) }
+        var admitted: [PendingOutOfBandOperation] = []
+        var foreign: [String] = []
+        for (operation, isInside) in zip(operations, inside) {
+            if isInside {
                 admitted.append(operation)
             } else {
+                let text = operation.payload.redeemData.redeemUrl
                 foreign.append(place(of: text, URL(string: text)))
             }
         }
-        guard !foreign.isEmpty else { return (admitted, nil) }
         let cause = InvalidResponse(.foreignRedeemUrl, reason: reason(dropped: foreign, backend: origin))
         return (admitted, .invalidResponse(server: server, cause: cause))
     }

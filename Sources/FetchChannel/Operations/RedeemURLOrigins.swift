@@ -31,12 +31,14 @@ enum RedeemURLOrigins {
         let text: String
 
         static func == (a: ExactText, b: ExactText) -> Bool {
-            a.text.utf8.elementsEqual(b.text.utf8)
+            // withUTF8 may make a bridged string native: on copies.
+            var (a, b) = (a.text, b.text)
+            return a.withUTF8 { first in b.withUTF8 { first.elementsEqual($0) } }
         }
 
         func hash(into hasher: inout Hasher) {
-            hasher.combine(text.utf8.count)
-            for byte in text.utf8 { hasher.combine(byte) }
+            var text = text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 }

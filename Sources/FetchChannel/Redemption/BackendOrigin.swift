@@ -19,6 +19,9 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
     public let port: Int
     /// The URL's path as written (percent-encoded), without trailing `/`: empty for the root.
     public let basePath: String
+    /// `scheme://host:port` (IPv6 in brackets): for messages, and the origin of a
+    /// ``RedemptionIdentity``. Made once: every fetched operation's identity uses it.
+    public let origin: String
 
     /// Nil when `url` is not an `https`/`http` URL with a host, or has user info, or its path has
     /// a `.`/`..` segment or an encoded separator (also percent-encoded, `%2e%2e`, `%2f`): such a
@@ -38,6 +41,8 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
         var base = Substring(path)
         while base.hasSuffix("/") { base.removeLast() }
         self.basePath = String(base)
+        let bracketed = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host
+        self.origin = "\(scheme)://\(bracketed):\(self.port)"
     }
 
     /// Whether `url` is inside this origin: the same scheme, host and port, and a path that is the
@@ -51,12 +56,6 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
     func contains(_ other: BackendOrigin) -> Bool {
         guard other.scheme == scheme, other.host == host, other.port == port else { return false }
         return other.basePath == basePath || other.basePath.hasPrefix(basePath + "/")
-    }
-
-    /// `scheme://host:port` (IPv6 in brackets): for messages, and the origin of a
-    /// ``RedemptionIdentity``.
-    public var origin: String {
-        "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
     /// The origin followed by the base path.
