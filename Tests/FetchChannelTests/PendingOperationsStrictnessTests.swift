@@ -23,6 +23,22 @@ import Testing
         }
     }
 
+    /// Known names are recognised by their bytes when they have no escapes, and as strings when
+    /// they do: an escaped spelling is the name it spells, and beside the plain one a duplicate.
+    @Test func escapedNamesAreTheNamesTheySpell() throws {
+        let escaped = answer().replacingOccurrences(of: #""token""#, with: #""tok\u0065n""#)
+        let operations = try PendingOperationsDecoder.decode(Data(escaped.utf8), server: "s")
+        #expect(operations.map(\.token) == ["t"])
+        #expect(throws: PendingOperationsDecoder.InvalidResponse.self) {
+            try PendingOperationsDecoder.decode(
+                Data(answer(extra: #""dispatch\u0043hannel":"link","#).utf8), server: "s")
+        }
+        let unknownTwice = answer(extra: #""x":1,"\u0078":2,"#)
+        #expect(throws: PendingOperationsDecoder.InvalidResponse.self) {
+            try PendingOperationsDecoder.decode(Data(unknownTwice.utf8), server: "s")
+        }
+    }
+
     @Test(arguments: ["1.0", "1e3", "9223372036854775808", "-9223372036854775809", "\"1\"", "true"])
     func creationTimeMustBeA64BitInteger(creation: String) {
         #expect(throws: PendingOperationsDecoder.InvalidResponse.self) {

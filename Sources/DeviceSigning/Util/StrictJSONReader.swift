@@ -114,7 +114,16 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
     private mutating func memberName() throws(StrictJSON.Violation) {
         skipWhitespace()
         guard peek() == UInt8(ascii: "\"") else { throw notJSON }
-        try sink.memberName(try string())
+        if Sink.readsASCIIMemberNames {
+            let scanned = try scanString()
+            if scanned.isASCII, !scanned.isEscaped {
+                try sink.memberName(ascii: UnsafeRawBufferPointer(rebasing: bytes[scanned.raw]))
+            } else {
+                try sink.memberName(try string(scanned))
+            }
+        } else {
+            try sink.memberName(try string())
+        }
         skipWhitespace()
         guard peek() == UInt8(ascii: ":") else { throw notJSON }
         position += 1
@@ -127,6 +136,19 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
     /// (one that needs storage of its own) whose raw bytes were already read in this text is the
     /// same string again: member names and most values repeat in every element of an array.
     private mutating func string() throws(StrictJSON.Violation) -> String {
+        try string(try scanString())
+    }
+
+    /// Where a string's raw bytes (between the quotes) are, and what they hold.
+    private struct ScannedString {
+        let raw: Range<Int>
+        let isASCII: Bool
+        let isEscaped: Bool
+    }
+
+    /// A string from its opening quote to after its closing one. Escapes are skipped here and
+    /// checked when the string is made.
+    private mutating func scanString() throws(StrictJSON.Violation) -> ScannedString {
         position += 1
         let start = position
         var isASCII = true
@@ -144,8 +166,14 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
             position += 1
         }
         guard position < bytes.count else { throw notJSON }
-        let raw = UnsafeRawBufferPointer(rebasing: bytes[start..<position])
         position += 1
+        return ScannedString(raw: start..<(position - 1), isASCII: isASCII, isEscaped: isEscaped)
+    }
+
+    /// The string that ``scanString()`` found.
+    private mutating func string(_ scanned: ScannedString) throws(StrictJSON.Violation) -> String {
+        let (start, isASCII, isEscaped) = (scanned.raw.lowerBound, scanned.isASCII, scanned.isEscaped)
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[scanned.raw])
         let isLong = raw.count > Self.longStringBytes
         if isLong, let known = repeated.text(for: raw) { return known }
         let text: String

@@ -16,6 +16,21 @@ package protocol StrictJSONSink {
     mutating func scalar(_ value: JSONValue) throws(StrictJSON.Violation)
     mutating func endObject() throws(StrictJSON.Violation)
     mutating func endArray() throws(StrictJSON.Violation)
+
+    /// Whether the reader hands over member names that are ASCII without escapes as their bytes
+    /// (``memberName(ascii:)``), so that a sink that knows its names recognises them without
+    /// making a string of each. Other names still come as strings.
+    static var readsASCIIMemberNames: Bool { get }
+    /// The name of the next member of the innermost object: ASCII, no escapes, in the text.
+    mutating func memberName(ascii name: UnsafeRawBufferPointer) throws(StrictJSON.Violation)
+}
+
+extension StrictJSONSink {
+    package static var readsASCIIMemberNames: Bool { false }
+
+    package mutating func memberName(ascii name: UnsafeRawBufferPointer) throws(StrictJSON.Violation) {
+        try memberName(String(decoding: name, as: UTF8.self))
+    }
 }
 
 /// The sink of ``StrictJSON/requireUniqueMemberNames(_:)``: the names seen in each open object,

@@ -1,4 +1,5 @@
 import DeviceSigning
+import Foundation
 
 /// Takes the operations out of an answer `{"operations":[Op…]}` while the package's JSON reader
 /// reads it (a `StrictJSONSink` of `StrictJSON.read`): each required member present and of its
@@ -64,6 +65,16 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
         }
     }
 
+    static var readsASCIIMemberNames: Bool { true }
+
+    /// A name without escapes: a known one is recognised by its bytes, no string is made of it.
+    mutating func memberName(ascii name: UnsafeRawBufferPointer) throws(StrictJSON.Violation) {
+        guard subtreeDepth == 0 else { return try memberName(String(decoding: name, as: UTF8.self)) }
+        let member = Member(name, in: frames[frames.count - 1].role)
+        guard member != .unknown else { return try memberName(String(decoding: name, as: UTF8.self)) }
+        try recordKnown(member, spelled: { String(decoding: name, as: UTF8.self) })
+    }
+
     mutating func memberName(_ name: String) throws(StrictJSON.Violation) {
         if subtreeDepth > 0 {
             if keeping { kept.memberName(name) }
@@ -71,14 +82,22 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
             return
         }
         let last = frames.count - 1
-        let member = Member(name, in: frames[last].role)
-        if member == .unknown {
+        var utf8 = name
+        let member = utf8.withUTF8 { Member(UnsafeRawBufferPointer($0), in: frames[last].role) }
+        guard member != .unknown else {
             guard frames[last].otherNames.insert(name).inserted else { throw .duplicateMemberName(name) }
-        } else {
-            let bit: UInt16 = 1 << member.rawValue
-            guard frames[last].knownNames & bit == 0 else { throw .duplicateMemberName(name) }
-            frames[last].knownNames |= bit
+            frames[last].pending = .unknown
+            return
         }
+        try recordKnown(member, spelled: { name })
+    }
+
+    /// A known member's name in the innermost known object: refused when it is there already.
+    private mutating func recordKnown(_ member: Member, spelled name: () -> String) throws(StrictJSON.Violation) {
+        let last = frames.count - 1
+        let bit: UInt16 = 1 << member.rawValue
+        guard frames[last].knownNames & bit == 0 else { throw .duplicateMemberName(name()) }
+        frames[last].knownNames |= bit
         frames[last].pending = member
     }
 
@@ -240,23 +259,36 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
         case operations, creationTime, dispatchChannel, payload, additionalInformation
         case contentType, version, redeemData, data, token, redeemUrl, unknown
 
-        init(_ name: String, in role: Role) {
-            self =
-                switch (role, name) {
-                case (.root, "operations"): .operations
-                case (.operation, "creationTimeInEpochMillis"): .creationTime
-                case (.operation, "dispatchChannel"): .dispatchChannel
-                case (.operation, "payload"): .payload
-                case (.operation, "additionalInformation"): .additionalInformation
-                case (.payload, "contentType"): .contentType
-                case (.payload, "version"): .version
-                case (.payload, "redeemData"): .redeemData
-                case (.payload, "data"): .data
-                case (.redeemData, "token"): .token
-                case (.redeemData, "redeemUrl"): .redeemUrl
-                default: .unknown
+        init(_ name: UnsafeRawBufferPointer, in role: Role) {
+            self = .unknown
+            for (spelling, member) in Self.names(in: role) where spelling.utf8CodeUnitCount == name.count {
+                if let base = name.baseAddress, memcmp(base, spelling.utf8Start, name.count) == 0 {
+                    self = member
+                    return
                 }
+            }
         }
+
+        /// The names this reader knows in an object of `role`, as they are spelled on the wire.
+        private static func names(in role: Role) -> [(StaticString, Member)] {
+            switch role {
+            case .root: rootNames
+            case .operation: operationNames
+            case .payload: payloadNames
+            case .redeemData: redeemDataNames
+            case .operations: []
+            }
+        }
+
+        private static let rootNames: [(StaticString, Member)] = [("operations", .operations)]
+        private static let operationNames: [(StaticString, Member)] = [
+            ("creationTimeInEpochMillis", .creationTime), ("dispatchChannel", .dispatchChannel),
+            ("payload", .payload), ("additionalInformation", .additionalInformation),
+        ]
+        private static let payloadNames: [(StaticString, Member)] = [
+            ("contentType", .contentType), ("version", .version), ("redeemData", .redeemData), ("data", .data),
+        ]
+        private static let redeemDataNames: [(StaticString, Member)] = [("token", .token), ("redeemUrl", .redeemUrl)]
     }
 
     /// An open known object (or the operations array) and the names seen in it.
