@@ -154,6 +154,12 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
         var isASCII = true
         var isEscaped = false
         while position < bytes.count {
+            if position + 8 <= bytes.count,
+                Self.isPlainASCII(bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            {
+                position += 8
+                continue
+            }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") { break }
             if byte == UInt8(ascii: "\\") {
@@ -168,6 +174,19 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
         guard position < bytes.count else { throw notJSON }
         position += 1
         return ScannedString(raw: start..<(position - 1), isASCII: isASCII, isEscaped: isEscaped)
+    }
+
+    /// Whether eight bytes of a string (in either byte order) hold no quote, no backslash, no
+    /// control character and nothing but ASCII: a string's common case, skipped eight at a time.
+    private static func isPlainASCII(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        /// A high bit set where a byte is zero, and none where no byte is (for ASCII bytes).
+        func zeroBytes(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highBits }
+        let quote = zeroBytes(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
+        let backslash = zeroBytes(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
+        let control = (word &- ones &* 0x20) & ~word & highBits  // some byte below 0x20
+        return (word & highBits) | quote | backslash | control == 0
     }
 
     /// The string that ``scanString()`` found.

@@ -299,4 +299,32 @@ import Testing
                     .object(["creationTimeInEpochMillis": .integer(2), "creationTimeInEpochMillix": .integer(3)]),
                 ]))
     }
+
+    /// Strings are scanned eight bytes at a time where they are plain ASCII: a quote, an escape, a
+    /// control character or a non-ASCII byte is still found at every offset of such a run, as a
+    /// value and as a member name.
+    @Test func everyOffsetOfALongStringIsChecked() throws {
+        for before in 0..<20 {
+            for after in [0, 1, 7, 8, 9, 17] {
+                let (head, tail) = (String(repeating: "a", count: before), String(repeating: "b", count: after))
+                let cases: [(raw: String, expected: String?)] = [
+                    (head + #"\n"# + tail, head + "\n" + tail),
+                    (head + #"\""# + tail, head + "\"" + tail),
+                    (head + "\u{E9}" + tail, head + "\u{E9}" + tail),
+                    (head + "\u{1}" + tail, nil),
+                    (head + "\"" + tail, nil),
+                    (head + "\n" + tail, nil),
+                ]
+                for (raw, expected) in cases {
+                    let value = try? StrictJSON.parse(Array("[\"\(raw)\"]".utf8))
+                    #expect(
+                        value == expected.map { .array([.string($0)]) }, "\(before) \(after) \(raw.debugDescription)")
+                    let member = try? StrictJSON.parse(Array("{\"\(raw)\":1}".utf8))
+                    #expect(member == expected.map { .object([$0: .integer(1)]) }, "\(before) \(after)")
+                }
+                let unterminated = try? StrictJSON.parse(Array("[\"\(head)\(tail)".utf8))
+                #expect(unterminated == nil)
+            }
+        }
+    }
 }
