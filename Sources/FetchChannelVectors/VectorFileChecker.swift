@@ -21,6 +21,12 @@ extension VectorFileChecker {
         if let file = report.decode(File.self, from: data) { check(file, into: &report) }
         return report
     }
+
+    /// Decodes `data` as the file, for tests that look at its cases; throws why it cannot be
+    /// decoded (the JSON path where decoding stopped), as ``check(_:)-swift.type.method`` reports it.
+    public static func decode(_ data: Data) throws -> File {
+        try VectorDecoding.decode(File.self, from: data).get()
+    }
 }
 
 /// One row of a decision table (clock skew, error mapping): an id that every failure names, why

@@ -80,7 +80,7 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let data = try Data(contentsOf: PackageLocations.vectors.appendingPathComponent(JWEVectors.fileName))
-            let file = try JSONDecoder().decode(JWEVectors.File.self, from: data)
+            let file = try JWEVectors.decode(data)
             let vector = try #require(file.cases.first { $0.name == "rfc7520-5.5" })
             let key = try JWEVectors.privateKey(vector.key, in: file)
             let keyFile = sandbox.file("meriadoc.jwk")

@@ -15,7 +15,7 @@ import Testing
         )
         let report = PendingOperationsVectors.check(data)
         report.recordFailures()
-        let file = try JSONDecoder().decode(PendingOperationsVectors.File.self, from: data)
+        let file = try PendingOperationsVectors.decode(data)
         #expect(file.cases.count >= PendingOperationsVectors.minimumCases)
         #expect(report.casesChecked == file.cases.count)
     }

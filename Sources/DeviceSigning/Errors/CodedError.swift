@@ -30,5 +30,3 @@ public protocol ErrorCode: Sendable, Hashable, CustomStringConvertible {
 extension ErrorCode {
     public var description: String { rawValue }
 }
-
-extension DeviceSigningError: CodedError {}

@@ -4,12 +4,11 @@
 /// Equality compares the code only, so tests and callers can match on the kind of failure.
 /// No error ever carries key material: reasons are written by this package, and OpenSSL's queue
 /// holds library, function and reason strings, never key bytes.
-public struct DeviceSigningError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct DeviceSigningError: CodedError {
     /// A stable, machine-readable error kind. New codes may be added; match on the ones you handle.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: ErrorCode {
         public let rawValue: String
         init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
 
         /// Bytes that are not a well-formed encoding of what was asked for (DER, PEM, JWK, base64).
         public static let malformedEncoding = Code("malformedEncoding")
@@ -60,7 +59,4 @@ public struct DeviceSigningError: Error, Sendable, Hashable, CustomStringConvert
     public var description: String {
         openSSLErrors.isEmpty ? "\(code): \(reason)" : "\(code): \(reason) [\(openSSLErrors.joined(separator: "; "))]"
     }
-
-    public static func == (lhs: DeviceSigningError, rhs: DeviceSigningError) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

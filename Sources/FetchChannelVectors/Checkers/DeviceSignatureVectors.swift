@@ -71,10 +71,6 @@ public enum DeviceSignatureVectors: VectorFileChecker {
         }
     }
 
-    public static func decode(_ data: Data) throws -> File {
-        try VectorDecoding.decode(File.self, from: data).get()
-    }
-
     public static func check(_ file: File, into report: inout VectorFileReport) {
         // The fixture key.
         report.expect(file.key.x == rfc7515X && file.key.y == rfc7515Y, "key: not the RFC 7515 A.3 example key")

@@ -93,10 +93,6 @@ public enum ErrorMappingVectors: VectorFileChecker {
         }
     }
 
-    public static func decode(_ data: Data) throws -> File {
-        try VectorDecoding.decode(File.self, from: data).get()
-    }
-
     public static func check(_ file: File, into report: inout VectorFileReport) {
         report.failures += tableProblems(file)
         for row in file.rows {

@@ -83,19 +83,8 @@ public enum JWEVectors: VectorFileChecker {
     }
 
     /// Decrypts; the plaintext or the `DeviceSigningError` code.
-    enum Outcome {
-        case success(Data)
-        case failure(String)
-    }
-
-    static func outcome(_ compact: String, key: P256.KeyAgreement.PrivateKey) -> Outcome {
-        do {
-            return .success(try JWE.decrypt(compact, with: key))
-        } catch let error as DeviceSigningError {
-            return .failure(error.code.rawValue)
-        } catch {
-            return .failure("unexpected \(error)")
-        }
+    static func outcome(_ compact: String, key: P256.KeyAgreement.PrivateKey) -> DeviceSigningOutcome {
+        DeviceSigningOutcome { try JWE.decrypt(compact, with: key) }
     }
 
     public static func check(_ file: File, into report: inout VectorFileReport) {

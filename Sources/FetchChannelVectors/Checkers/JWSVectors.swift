@@ -32,19 +32,8 @@ public enum JWSVectors: VectorFileChecker {
     }
 
     /// Parses and verifies; the payload or the `DeviceSigningError` code.
-    enum Outcome {
-        case success(Data)
-        case failure(String)
-    }
-
-    static func outcome(_ compact: String, key: P256.Signing.PublicKey) -> Outcome {
-        do {
-            return .success(try CompactJWS(parsing: compact).verifiedPayload(with: key))
-        } catch let error as DeviceSigningError {
-            return .failure(error.code.rawValue)
-        } catch {
-            return .failure("unexpected \(error)")
-        }
+    static func outcome(_ compact: String, key: P256.Signing.PublicKey) -> DeviceSigningOutcome {
+        DeviceSigningOutcome { try CompactJWS(parsing: compact).verifiedPayload(with: key) }
     }
 
     public static func check(_ file: File, into report: inout VectorFileReport) {

@@ -16,13 +16,13 @@ import Testing
         let data = try Self.data()
         let report = ClockSkewVectors.check(data)
         report.recordFailures()
-        let file = try JSONDecoder().decode(ClockSkewVectors.File.self, from: data)
+        let file = try ClockSkewVectors.decode(data)
         #expect(file.rows.count >= ClockSkewVectors.minimumRows)
         #expect(report.casesChecked == file.rows.count)
     }
 
     @Test func tableCoversEveryOutcome() throws {
-        let file = try JSONDecoder().decode(ClockSkewVectors.File.self, from: Self.data())
+        let file = try ClockSkewVectors.decode(Self.data())
         #expect(Set(file.rows.map(\.expected.classification)) == ["definite", "probable", "none"])
         #expect(Set(file.rows.map(\.expected.decision)) == ["surface", "retry", "none"])
     }

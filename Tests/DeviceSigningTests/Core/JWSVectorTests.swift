@@ -9,7 +9,7 @@ import Testing
 /// case fails with its `expectedError`; each failure names the vector id and name.
 @Suite struct JWSVectorTests {
     func load() throws -> (JWSVectors.File, P256.Signing.PublicKey) {
-        let file = try JSONDecoder().decode(JWSVectors.File.self, from: TestSupport.vectorFile(JWSVectors.fileName))
+        let file = try JWSVectors.decode(TestSupport.vectorFile(JWSVectors.fileName))
         return (file, try P256.Signing.PublicKey(jwk: JWK(x: file.key.x, y: file.key.y)))
     }
 

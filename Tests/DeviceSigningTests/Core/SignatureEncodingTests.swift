@@ -58,7 +58,7 @@ import Testing
         let data = try TestSupport.vectorFile(RFC6979Vectors.fileName)
         let report = RFC6979Vectors.check(data)
         report.recordFailures()
-        let file = try JSONDecoder().decode(RFC6979Vectors.File.self, from: data)
+        let file = try RFC6979Vectors.decode(data)
         #expect(file.cases.count >= RFC6979Vectors.minimumCases)
         #expect(report.casesChecked == file.cases.count)
     }

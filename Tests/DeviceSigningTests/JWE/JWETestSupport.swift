@@ -7,7 +7,7 @@ import Testing
 /// Vectors/jwe-ecdh-es.json and its keys, for the JWE tests.
 enum JWEFixtures {
     static func file() throws -> JWEVectors.File {
-        try JSONDecoder().decode(JWEVectors.File.self, from: TestSupport.vectorFile(JWEVectors.fileName))
+        try JWEVectors.decode(TestSupport.vectorFile(JWEVectors.fileName))
     }
 
     static func key(_ name: String, in file: JWEVectors.File) throws -> P256.KeyAgreement.PrivateKey {
