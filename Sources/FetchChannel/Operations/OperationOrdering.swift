@@ -14,6 +14,10 @@ public enum OperationOrdering {
             let order = all.indices.sorted { precedes(all[$0], all[$1]) }
             all = order.map { all[$0] }
         }
+        // A duplicate repeats a token: without a repeated token (the common case) no redeem URL's
+        // origin is needed, and the list is returned as it is.
+        var tokens = Set<String>(minimumCapacity: all.count)
+        guard all.contains(where: { !tokens.insert($0.token).inserted }) else { return all }
         var seen = Set<RedemptionIdentity>(minimumCapacity: all.count)
         // A backend's operations mostly share one redeem URL: its origin is parsed once per text.
         var origins: [String: String] = [:]
@@ -26,7 +30,6 @@ public enum OperationOrdering {
                 duplicates.append(position)
             }
         }
-        // Without duplicates (the common case) the list is returned as it is, not copied again.
         guard !duplicates.isEmpty else { return all }
         let dropped = Set(duplicates)
         return all.indices.filter { !dropped.contains($0) }.map { all[$0] }

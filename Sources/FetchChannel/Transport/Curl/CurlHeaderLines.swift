@@ -11,37 +11,44 @@ enum CurlHeaderLines {
     static func lines(for headers: [String: String], hasBody: Bool) throws(NetworkFailure) -> [String] {
         var lines: [String] = []
         lines.reserveCapacity(headers.count + 3)
-        var given = Set<String>()
         // Sorted: the same request always sends the same bytes.
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             guard isToken(name) else {
                 throw NetworkFailure(.other, detail: "the header name \(name.debugDescription) is not an HTTP token")
             }
-            guard !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
+            var bytes = value  // withUTF8 may make a bridged string native: on a copy
+            guard !bytes.withUTF8({ $0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }) else {
                 throw NetworkFailure(.other, detail: "the value of the header \(name) contains CR, LF or NUL")
             }
-            given.insert(name.lowercased())
             // libcurl reads "Name:" as "remove", so an empty value is written "Name;".
             lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
         }
         for (name, needed) in [(WireHeader.accept, true), (WireHeader.contentType, hasBody), (WireHeader.expect, true)]
-        where needed && !given.contains(name.lowercased()) {
+        where needed && !headers.keys.contains(where: { equalIgnoringASCIICase($0, name) }) {
             lines.append(name + ":")
         }
         return lines
     }
 
-    /// RFC 9110 §5.6.2 `token`: one or more tchar.
+    /// Whether `text` is an HTTP token (RFC 9110 §5.6.2): one or more tchar.
     static func isToken(_ text: String) -> Bool {
-        !text.isEmpty
-            && text.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    true
-                default:
-                    "!#$%&'*+-.^_`|~".utf8.contains(byte)
-                }
-            }
+        !text.isEmpty && text.utf8.allSatisfy { isTokenCharacter[Int($0)] }
+    }
+
+    /// tchar by byte value: ALPHA, DIGIT and `!#$%&'*+-.^_`|~`.
+    private static let isTokenCharacter: [Bool] = (0..<256).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "!#$%&'*+-.^_`|~".utf8.contains(UInt8(byte))
+        }
+    }
+
+    /// Field names compare without regard to ASCII case (RFC 9110 §5.1).
+    private static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
+        func lowered(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+        return a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { lowered($0) == lowered($1) }
     }
 }

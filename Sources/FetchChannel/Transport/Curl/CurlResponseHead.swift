@@ -8,7 +8,7 @@
 struct CurlResponseHead {
     private(set) var status: Int?
     /// Lowercased names; a repeated field joined with ", " (as ``HTTPAnswer`` does).
-    private(set) var headers: [String: String] = [:]
+    private(set) var headers = [String: String](minimumCapacity: 8)  // an answer's usual few
     /// The final (non-1xx) head has ended.
     private(set) var isComplete = false
     private var lastName: String?
@@ -51,14 +51,22 @@ struct CurlResponseHead {
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let name = String(decoding: line[..<colon].lazy.map(Self.asciiLowercased), as: UTF8.self)
+        let name = Self.lowercasedText(line[..<colon])
         let value = Self.text(Self.trimmed(line[(colon + 1)...]))
-        headers[name] = headers[name].map { $0 + ", " + value } ?? value
+        if let earlier = headers.updateValue(value, forKey: name) {
+            headers[name] = earlier + ", " + value
+        }
         lastName = name
     }
 
-    private static func asciiLowercased(_ byte: UInt8) -> UInt8 {
-        byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+    /// The bytes as a string with ASCII letters lowercased, written straight into its storage.
+    private static func lowercasedText(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            for (offset, byte) in bytes.enumerated() {
+                buffer[offset] = byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte
+            }
+            return bytes.count
+        }
     }
 
     /// Without leading and trailing spaces and tabs (RFC 9110 §5.5 OWS).
