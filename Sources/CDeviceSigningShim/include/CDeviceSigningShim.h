@@ -3,6 +3,7 @@
 // Umbrella header of the shim. Every symbol is prefixed `dss_`.
 #include "dss_keys.h"
 #include "dss_ecdsa.h"
+#include "dss_digest.h"
 #include "dss_pkcs8.h"
 #include "dss_jwe.h"
 #include "dss_tpm.h"

@@ -114,7 +114,9 @@ extension P256.Signing {
         func signature(message: UnsafeRawBufferPointer) throws -> ECDSASignature {
             var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
             return try withUnsafeMutableBytes(of: &digest) { digestBuffer in
-                P256Backend.sha256(message, into: digestBuffer)
+                guard P256Backend.sha256(message, into: digestBuffer) else {
+                    throw OpenSSLErrorQueue.error(.openSSLFailure, "SHA-256 of the message to sign failed.")
+                }
                 var raw = Data(count: P256Backend.rawSignatureBytes)
                 try raw.withUnsafeMutableBytes {
                     try backing.signDigest(UnsafeRawBufferPointer(digestBuffer), into: $0)

@@ -89,7 +89,10 @@ extension P256.Signing {
         func isValid(_ signature: ECDSASignature, message: UnsafeRawBufferPointer) -> Bool {
             var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
             return withUnsafeMutableBytes(of: &digest) { digestBuffer in
-                P256Backend.sha256(message, into: digestBuffer)
+                guard P256Backend.sha256(message, into: digestBuffer) else {
+                    OpenSSLErrorQueue.clear()
+                    return false
+                }
                 return signature.rawRepresentation.withUnsafeBytes { raw in
                     backing.verifyDigest(UnsafeRawBufferPointer(digestBuffer), raw: raw)
                 }

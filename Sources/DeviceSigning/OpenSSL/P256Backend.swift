@@ -134,17 +134,20 @@ enum P256Backend {
         return Data(UnsafeBufferPointer(start: output, count: length))
     }
 
-    /// SHA-256 of `message` into `digest` (32 bytes).
-    static func sha256(_ message: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
-        precondition(digest.count == 32, "SHA-256 digest buffer must be 32 bytes")  // internal invariant, not input
-        _ = SHA256(
+    /// SHA-256 of `message` into `digest` (32 bytes); false when OpenSSL failed (no memory), with
+    /// its reasons left on the error queue for the caller.
+    static func sha256(_ message: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) -> Bool {
+        dss_sha256(
             message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count,
-            digest.baseAddress?.assumingMemoryBound(to: UInt8.self))
+            digest.baseAddress?.assumingMemoryBound(to: UInt8.self), digest.count) == 1
     }
 
+    /// SHA-256 of `message`, for a value that cannot fail (a key's thumbprint): OpenSSL fails only
+    /// when it cannot allocate, where Swift itself would already have stopped.
     static func sha256(_ message: UnsafeRawBufferPointer) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
-        digest.withUnsafeMutableBytes { sha256(message, into: $0) }
+        let ok = digest.withUnsafeMutableBytes { sha256(message, into: $0) }
+        precondition(ok, "SHA-256 failed: OpenSSL could not allocate")  // not input: memory exhausted
         return digest
     }
 
