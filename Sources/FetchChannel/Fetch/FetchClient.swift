@@ -38,6 +38,7 @@ public final class FetchClient: Sendable {
     private let clock: any WallClock
     private let transport: any HTTPTransport
     private let timer: any RequestTimer
+    private let signers: SignerCache
 
     /// A client over the package's one transport (``DefaultTransport``).
     ///
@@ -63,6 +64,7 @@ public final class FetchClient: Sendable {
         self.estimator = estimator
         self.transport = transport
         self.timer = timer
+        self.signers = SignerCache(clock: clock)
     }
 
     /// What one registration yielded: its usable operations, and its error if it had one (a
@@ -119,9 +121,7 @@ public final class FetchClient: Sendable {
         }
         let signer: DeviceSignatureSigner
         do {
-            signer = try DeviceSignatureSigner(
-                key: try registration.signingKey.key(),
-                dispatchTargetId: registration.dispatchTargetId, clock: clock)
+            signer = try signers.signer(for: registration)
         } catch {
             return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
         }
