@@ -28,15 +28,23 @@ enum JOSEJSON {
     static func read<Bytes: ContiguousBytes, Sink: StrictJSONSink>(
         _ json: Bytes, into sink: inout Sink, subject: String, code: DeviceSigningError.Code
     ) throws {
-        do throws(StrictJSON.Violation) {
-            try StrictJSON.read(json, into: &sink)
-        } catch .notJSON {
+        // Read in place: the sink is neither copied in nor out (JWEHeaderReader is not small).
+        let outcome = json.withUnsafeBytes { bytes -> StrictJSON.Violation? in
+            do throws(StrictJSON.Violation) {
+                try StrictJSON.read(bytes: bytes, into: &sink)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard let outcome else { return }
+        switch outcome {
+        case .notJSON:
             throw notAnObject(subject, code: code)
-        } catch .duplicateMemberName(let name) {
-            let violation = StrictJSON.Violation.duplicateMemberName(name)
-            throw DeviceSigningError(code, "\(subject) is ambiguous: \(violation).")
-        } catch {
-            throw DeviceSigningError(code, "\(subject) is not acceptable JSON: \(error).")
+        case .duplicateMemberName:
+            throw DeviceSigningError(code, "\(subject) is ambiguous: \(outcome).")
+        default:
+            throw DeviceSigningError(code, "\(subject) is not acceptable JSON: \(outcome).")
         }
     }
 

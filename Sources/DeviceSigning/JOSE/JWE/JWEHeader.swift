@@ -46,7 +46,7 @@ public struct JWEHeader: Sendable, Hashable {
         self.cty = try Self.optionalString(members.cty, name: "cty")
         self.apu = try Self.partyInfo(members.apu, name: "apu")
         self.apv = try Self.partyInfo(members.apv, name: "apv")
-        self.epkKey = try PeerPublicKey(point: Self.ephemeralPoint(members.epk))
+        self.epkKey = try PeerPublicKey(point: Self.ephemeralPoint(members.epk, members.epkMembers))
     }
 
     /// The sender's ephemeral public key as its uncompressed point (0x04 || x || y).
@@ -93,8 +93,10 @@ public struct JWEHeader: Sendable, Hashable {
         return bytes
     }
 
-    private static func ephemeralPoint(_ member: JWEHeaderReader.EphemeralKeyMember) throws -> [UInt8] {
-        guard case .object(let members) = member else {
+    private static func ephemeralPoint(
+        _ member: JWEHeaderReader.EphemeralKeyMember, _ members: JWEHeaderReader.EphemeralKeyMembers
+    ) throws -> [UInt8] {
+        guard member == .object else {
             throw DeviceSigningError(.malformedJWE, "The JWE header has no epk object (the ephemeral public key).")
         }
         guard !members.hasPrivateMember else {

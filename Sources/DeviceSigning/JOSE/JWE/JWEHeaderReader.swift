@@ -27,13 +27,15 @@ struct JWEHeaderReader: StrictJSONSink {
         var apu: JSONValue?
         var apv: JSONValue?
         var epk = EphemeralKeyMember.absent
+        /// The members of `epk` when it is an object.
+        var epkMembers = EphemeralKeyMembers()
     }
 
-    /// The `epk` member: its own members when it is an object.
+    /// What the `epk` member is.
     enum EphemeralKeyMember {
         case absent
         case notObject
-        case object(EphemeralKeyMembers)
+        case object
     }
 
     struct EphemeralKeyMembers {
@@ -49,7 +51,6 @@ struct JWEHeaderReader: StrictJSONSink {
     private var depth = 0
     private var header = Frame()
     private var ephemeralKey = Frame()
-    private var ephemeralKeyMembers = EphemeralKeyMembers()
     /// Builds any other container; how deep the reader is inside it.
     private var subtree = JSONValueBuilder()
     private var subtreeDepth = 0
@@ -67,8 +68,9 @@ struct JWEHeaderReader: StrictJSONSink {
             isObject = true
         } else if depth == 1, case .known(.epk, _) = header.pending {
             depth = 2
+            // A second epk's members replace the first's, but it is refused as a duplicate when it ends.
             ephemeralKey = Frame()
-            ephemeralKeyMembers = EphemeralKeyMembers()
+            members.epkMembers = EphemeralKeyMembers()
         } else {
             subtreeDepth = 1
             subtree.beginObject()
@@ -114,7 +116,7 @@ struct JWEHeaderReader: StrictJSONSink {
         depth -= 1
         guard depth == 1 else { return }
         let member = try header.settle()
-        if member == .epk { members.epk = .object(ephemeralKeyMembers) }
+        if member == .epk { members.epk = .object }
     }
 
     mutating func endArray() throws(StrictJSON.Violation) {
@@ -139,11 +141,11 @@ struct JWEHeaderReader: StrictJSONSink {
     private mutating func complete(_ value: JSONValue) throws(StrictJSON.Violation) {
         if depth == 2 {
             switch try ephemeralKey.settle() {
-            case .kty: ephemeralKeyMembers.kty = value
-            case .crv: ephemeralKeyMembers.crv = value
-            case .x: ephemeralKeyMembers.x = value
-            case .y: ephemeralKeyMembers.y = value
-            case .d: ephemeralKeyMembers.hasPrivateMember = true
+            case .kty: members.epkMembers.kty = value
+            case .crv: members.epkMembers.crv = value
+            case .x: members.epkMembers.x = value
+            case .y: members.epkMembers.y = value
+            case .d: members.epkMembers.hasPrivateMember = true
             default: break
             }
             return
