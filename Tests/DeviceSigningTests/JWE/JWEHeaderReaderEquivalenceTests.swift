@@ -131,7 +131,8 @@ private enum TreeHeaderCheck {
             throw DeviceSigningError(.unsupportedKeyType, "The JWE epk has kty \"\(shown)\"; only EC is.")
         }
         guard crv == "P-256" else {
-            throw DeviceSigningError(.unsupportedCurve, "The JWE epk is on \"\(JWEHeader.printable(crv))\"; only P-256 is.")
+            let shown = JWEHeader.printable(crv)
+            throw DeviceSigningError(.unsupportedCurve, "The JWE epk is on \"\(shown)\"; only P-256 is.")
         }
         guard case .string(let x) = members["x"], case .string(let y) = members["y"] else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk needs string members x and y.")
@@ -188,7 +189,8 @@ private enum JWEHeaderVariations {
         if chance(6) { members.append(("typ", value(#""JOSE""#, containers))) }
         if chance(6) { members.append(("cty", value(#""json""#, containers))) }
         if chance(5) { members.append(("apu", value(#""QWxpY2U""#, [#""QWxpY2V""#, #""+/""#] + containers))) }
-        if chance(5) { members.append(("apv", value(#""Qm9i""#, [#""""#, "\"\(String(repeating: "A", count: 400))\""]))) }
+        let longInfo = "\"\(String(repeating: "A", count: 400))\""
+        if chance(5) { members.append(("apv", value(#""Qm9i""#, [#""""#, longInfo]))) }
         if chance(30) { members.append(("crit", pick([#"["exp"]"#, "null"]))) }
         if chance(30) { members.append(("zip", pick([#""DEF""#, "[]"]))) }
         let extras = [
