@@ -13,26 +13,44 @@ enum JOSEJSON {
         try object(of: json, subject: subject, code: code).mapValues(plain)
     }
 
-    /// The same members as read, for a type that matches on them itself: the JWE header, read for
-    /// every encrypted answer, saves boxing each value into `Any` and casting it back.
+    /// The same members as read, for a type that matches on them itself.
     static func object<Bytes: ContiguousBytes>(
         of json: Bytes, subject: String, code: DeviceSigningError.Code
     ) throws -> [String: JSONValue] {
-        let value: JSONValue
-        do throws(StrictJSON.Violation) {
-            value = try StrictJSON.parse(json)
-        } catch .notJSON {
-            throw DeviceSigningError(code, "\(subject) is not a JSON object.")
-        } catch .duplicateMemberName(let name) {
-            let violation = StrictJSON.Violation.duplicateMemberName(name)
-            throw DeviceSigningError(code, "\(subject) is ambiguous: \(violation).")
-        } catch {
-            throw DeviceSigningError(code, "\(subject) is not acceptable JSON: \(error).")
-        }
-        guard case .object(let members) = value else {
-            throw DeviceSigningError(code, "\(subject) is not a JSON object.")
-        }
+        var builder = JSONValueBuilder()
+        try read(json, into: &builder, subject: subject, code: code)
+        guard case .object(let members) = builder.value else { throw notAnObject(subject, code: code) }
         return members
+    }
+
+    /// Reads `json` into `sink` (a reader of one header's shape, e.g. `JWEHeaderReader`) with the
+    /// same strictness and the same errors as ``object(of:subject:code:)``, which builds the tree.
+    static func read<Bytes: ContiguousBytes, Sink: StrictJSONSink>(
+        _ json: Bytes, into sink: inout Sink, subject: String, code: DeviceSigningError.Code
+    ) throws {
+        // Read in place: the sink is neither copied in nor out (JWEHeaderReader is not small).
+        let outcome = json.withUnsafeBytes { bytes -> StrictJSON.Violation? in
+            do throws(StrictJSON.Violation) {
+                try StrictJSON.read(bytes: bytes, into: &sink)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard let outcome else { return }
+        switch outcome {
+        case .notJSON:
+            throw notAnObject(subject, code: code)
+        case .duplicateMemberName:
+            throw DeviceSigningError(code, "\(subject) is ambiguous: \(outcome).")
+        default:
+            throw DeviceSigningError(code, "\(subject) is not acceptable JSON: \(outcome).")
+        }
+    }
+
+    /// The error for text that is not JSON, or JSON but not one object.
+    static func notAnObject(_ subject: String, code: DeviceSigningError.Code) -> DeviceSigningError {
+        DeviceSigningError(code, "\(subject) is not a JSON object.")
     }
 
     /// A value as the plain Swift value `members` hands on (also what error texts show of it).

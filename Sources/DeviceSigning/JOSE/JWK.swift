@@ -78,17 +78,25 @@ public struct JWK: Sendable, Hashable, Codable {
         guard crv == "P-256" else {
             throw DeviceSigningError(.unsupportedCurve, "JWK crv is \"\(crv)\"; only \"P-256\" is supported.")
         }
-        guard let xBytes = Base64.decode(x, alphabet: .url), let yBytes = Base64.decode(y, alphabet: .url),
-            xBytes.count == 32, yBytes.count == 32
-        else {
+        return try Self.x963Point(x: x, y: y)
+    }
+
+    /// 0x04 || x || y from the base64url coordinates, each decoded straight into its place.
+    static func x963Point(x: String, y: String) throws -> [UInt8] {
+        var (x, y) = (x, y)
+        var point = [UInt8](repeating: 0x04, count: P256Backend.pointBytes)
+        let decoded = point.withUnsafeMutableBytes { point in
+            x.withUTF8 { x in
+                y.withUTF8 { y in
+                    Base64.decode(UnsafeRawBufferPointer(x), alphabet: .url, into: .init(rebasing: point[1..<33]))
+                        && Base64.decode(UnsafeRawBufferPointer(y), alphabet: .url, into: .init(rebasing: point[33...]))
+                }
+            }
+        }
+        guard decoded else {
             throw DeviceSigningError(
                 .malformedEncoding, "JWK x and y must be base64url (no padding) of exactly 32 bytes each.")
         }
-        var point = [UInt8]()
-        point.reserveCapacity(65)
-        point.append(0x04)
-        point.append(contentsOf: xBytes)
-        point.append(contentsOf: yBytes)
         return point
     }
 

@@ -127,25 +127,62 @@ enum Base64 {
     /// Decodes `input` in place of any copy: four characters at a time into the output, which is
     /// allocated once (a JWE's ciphertext is most of an encrypted answer).
     static func decode(_ input: UnsafeRawBufferPointer, alphabet: Alphabet) -> [UInt8]? {
-        var count = input.count
-        if alphabet == .standard {
-            guard count % 4 == 0 else { return nil }
-            // At most two padding characters, and only as many as the length needs (checked below
-            // by the leftover bits: a third `=` is not in the alphabet).
-            while count > input.count - 2, count > 0, input[count - 1] == UInt8(ascii: "=") { count -= 1 }
+        guard let layout = Layout(of: input, alphabet: alphabet) else { return nil }
+        var valid = false
+        let output = [UInt8](uninitializedCount: layout.outputCount) { output, initialized in
+            valid = decode(input, layout, alphabet, into: UnsafeMutableRawBufferPointer(output))
+            initialized = layout.outputCount
         }
-        guard count % 4 != 1 else { return nil }
+        return valid ? output : nil
+    }
+
+    /// Decodes `input` straight into `output` (a coordinate into its place in a point): true when
+    /// `input` is the strict encoding of exactly `output.count` bytes. On false, `output` holds
+    /// whatever was decoded and is not to be used.
+    static func decode(
+        _ input: UnsafeRawBufferPointer, alphabet: Alphabet, into output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        guard let layout = Layout(of: input, alphabet: alphabet), layout.outputCount == output.count else {
+            return false
+        }
+        return decode(input, layout, alphabet, into: output)
+    }
+
+    /// Where the characters of an encoding are: `whole` of them in groups of four, then a `tail`
+    /// of 0, 2 or 3 (0, 1 or 2 more bytes); nil for a length no strict encoding has.
+    private struct Layout {
+        let whole: Int
+        let tail: Int
+        let outputCount: Int
+
+        init?(of input: UnsafeRawBufferPointer, alphabet: Alphabet) {
+            var count = input.count
+            if alphabet == .standard {
+                guard count % 4 == 0 else { return nil }
+                // At most two padding characters, and only as many as the length needs (checked
+                // by the leftover bits: a third `=` is not in the alphabet).
+                while count > input.count - 2, count > 0, input[count - 1] == UInt8(ascii: "=") { count -= 1 }
+            }
+            guard count % 4 != 1 else { return nil }
+            whole = count / 4 * 4
+            tail = count - whole
+            outputCount = whole / 4 * 3 + (tail == 0 ? 0 : tail - 1)
+        }
+    }
+
+    /// The decoding of `input` laid out as `layout` into `output` (`layout.outputCount` bytes).
+    private static func decode(
+        _ input: UnsafeRawBufferPointer, _ layout: Layout, _ alphabet: Alphabet,
+        into output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
         let reverse = alphabet == .standard ? standardReverse : urlReverse
-        let whole = count / 4 * 4
-        let tail = count - whole  // 0, 2 or 3 characters: 0, 1 or 2 more bytes
-        let outputCount = whole / 4 * 3 + (tail == 0 ? 0 : tail - 1)
         let shifted = alphabet == .standard ? standardShifted : urlShifted
         let pairs = alphabet == .standard ? standardPairs : urlPairs
         return shifted.withUnsafeBufferPointer { shifted in
             reverse.withUnsafeBufferPointer { reverse in
                 pairs.withUnsafeBufferPointer { pairs in
                     let tables = Tables(shifted: shifted, reverse: reverse, pairs: pairs)
-                    return decodeGroups(input, whole: whole, tail: tail, outputCount: outputCount, tables)
+                    return decodeGroups(input, layout, into: output, tables)
                 }
             }
         }
@@ -171,62 +208,59 @@ enum Base64 {
     }
 
     /// The loop of `decode(_:alphabet:)`: `whole` characters in groups of four, then the `tail`;
-    /// nil when a character is outside the alphabet or the leftover bits are not zero.
+    /// false when a character is outside the alphabet or the leftover bits are not zero.
     private static func decodeGroups(
-        _ input: UnsafeRawBufferPointer, whole: Int, tail: Int, outputCount: Int, _ tables: Tables
-    ) -> [UInt8]? {
+        _ input: UnsafeRawBufferPointer, _ layout: Layout, into output: UnsafeMutableRawBufferPointer,
+        _ tables: Tables
+    ) -> Bool {
         let (shifted, reverse) = (tables.shifted, tables.reverse)
-        var valid = false
-        let output = [UInt8](uninitializedCount: outputCount) { output, initialized in
-            var invalid: UInt8 = 0  // any 0xFF from the table: a character outside the alphabet
-            var invalidGroup: UInt32 = 0  // bit 31 from a shifted table: the same
-            var invalidPair: UInt16 = 0  // bit 15 from a pair table: the same
-            var written = 0
-            var index = 0
-            if let source = input.baseAddress, let target = output.baseAddress {
-                // Eight characters at a time, read as one word and written as one word of which the
-                // six decoded bytes are the first (so while eight bytes of output remain): half the
-                // loads and stores of the loop below, which finishes the last groups.
-                while index &+ 8 <= whole, written &+ 8 <= outputCount {
-                    let chunk = UInt64(littleEndian: source.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-                    let first = Self.group(UInt32(truncatingIfNeeded: chunk), tables.pairs, &invalidPair)
-                    let second = Self.group(UInt32(truncatingIfNeeded: chunk >> 32), tables.pairs, &invalidPair)
-                    let bytes = first << 40 | second << 16
-                    UnsafeMutableRawPointer(target + written).storeBytes(of: bytes.bigEndian, as: UInt64.self)
-                    written &+= 6
-                    index &+= 8
-                }
+        let (whole, tail, outputCount) = (layout.whole, layout.tail, layout.outputCount)
+        var invalid: UInt8 = 0  // any 0xFF from the table: a character outside the alphabet
+        var invalidGroup: UInt32 = 0  // bit 31 from a shifted table: the same
+        var invalidPair: UInt16 = 0  // bit 15 from a pair table: the same
+        var written = 0
+        var index = 0
+        if let source = input.baseAddress, let target = output.baseAddress {
+            // Eight characters at a time, read as one word and written as one word of which the
+            // six decoded bytes are the first (so while eight bytes of output remain): half the
+            // loads and stores of the loop below, which finishes the last groups.
+            while index &+ 8 <= whole, written &+ 8 <= outputCount {
+                let chunk = UInt64(littleEndian: source.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let first = Self.group(UInt32(truncatingIfNeeded: chunk), tables.pairs, &invalidPair)
+                let second = Self.group(UInt32(truncatingIfNeeded: chunk >> 32), tables.pairs, &invalidPair)
+                let bytes = first << 40 | second << 16
+                (target + written).storeBytes(of: bytes.bigEndian, as: UInt64.self)
+                written &+= 6
+                index &+= 8
             }
-            while index < whole {
-                let word =
-                    shifted[Int(input[index])] | shifted[256 + Int(input[index + 1])]
-                    | shifted[512 + Int(input[index + 2])] | shifted[768 + Int(input[index + 3])]
-                invalidGroup |= word
-                output[written] = UInt8(truncatingIfNeeded: word >> 16)
-                output[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
-                output[written + 2] = UInt8(truncatingIfNeeded: word)
-                written += 3
-                index += 4
-            }
-            if tail > 0 {
-                let a = reverse[Int(input[index])]
-                let b = reverse[Int(input[index + 1])]
-                let c = tail == 3 ? reverse[Int(input[index + 2])] : 0
-                invalid |= (a | b | c) & 0x80
-                let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
-                output[written] = UInt8(truncatingIfNeeded: word >> 16)
-                written += 1
-                if tail == 3 {
-                    output[written] = UInt8(truncatingIfNeeded: word >> 8)
-                    written += 1
-                }
-                // Leftover bits must be zero: otherwise two encodings would decode to the same bytes.
-                let leftover = tail == 3 ? word & 0xFF : word & 0xFFFF
-                if leftover != 0 { invalid |= 0x80 }
-            }
-            initialized = written
-            valid = invalid == 0 && invalidGroup & 0x8000_0000 == 0 && invalidPair & 0x8000 == 0
         }
-        return valid ? output : nil
+        while index < whole {
+            let word =
+                shifted[Int(input[index])] | shifted[256 + Int(input[index + 1])]
+                | shifted[512 + Int(input[index + 2])] | shifted[768 + Int(input[index + 3])]
+            invalidGroup |= word
+            output[written] = UInt8(truncatingIfNeeded: word >> 16)
+            output[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
+            output[written + 2] = UInt8(truncatingIfNeeded: word)
+            written += 3
+            index += 4
+        }
+        if tail > 0 {
+            let a = reverse[Int(input[index])]
+            let b = reverse[Int(input[index + 1])]
+            let c = tail == 3 ? reverse[Int(input[index + 2])] : 0
+            invalid |= (a | b | c) & 0x80
+            let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+            output[written] = UInt8(truncatingIfNeeded: word >> 16)
+            written += 1
+            if tail == 3 {
+                output[written] = UInt8(truncatingIfNeeded: word >> 8)
+                written += 1
+            }
+            // Leftover bits must be zero: otherwise two encodings would decode to the same bytes.
+            let leftover = tail == 3 ? word & 0xFF : word & 0xFFFF
+            if leftover != 0 { invalid |= 0x80 }
+        }
+        return invalid == 0 && invalidGroup & 0x8000_0000 == 0 && invalidPair & 0x8000 == 0
     }
 }

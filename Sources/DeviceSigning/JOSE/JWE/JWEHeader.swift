@@ -28,21 +28,25 @@ public struct JWEHeader: Sendable, Hashable {
         guard json.count <= JWEHeader.maximumBytes else {
             throw DeviceSigningError(.inputTooLarge, "The JWE header is larger than \(JWEHeader.maximumBytes) bytes.")
         }
-        let members = try JOSEJSON.object(of: json, subject: "The JWE header", code: .malformedJWE)
-        self.alg = try Self.allowed(members["alg"], name: "alg", as: JWE.Algorithm.self)
-        self.enc = try Self.allowed(members["enc"], name: "enc", as: JWE.ContentEncryption.self)
-        guard members["crit"] == nil else {
+        let subject = "The JWE header"
+        var reader = JWEHeaderReader()
+        try JOSEJSON.read(json, into: &reader, subject: subject, code: .malformedJWE)
+        guard reader.isObject else { throw JOSEJSON.notAnObject(subject, code: .malformedJWE) }
+        let members = reader.members
+        self.alg = try Self.allowed(members.alg, name: "alg", as: JWE.Algorithm.self)
+        self.enc = try Self.allowed(members.enc, name: "enc", as: JWE.ContentEncryption.self)
+        guard members.crit == nil else {
             throw DeviceSigningError(.malformedJWE, "The JWE header has crit extensions, which are not supported.")
         }
-        guard members["zip"] == nil else {
+        guard members.zip == nil else {
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWE is compressed (zip), which is not supported.")
         }
-        self.kid = try Self.optionalString(members["kid"], name: "kid")
-        self.typ = try Self.optionalString(members["typ"], name: "typ")
-        self.cty = try Self.optionalString(members["cty"], name: "cty")
-        self.apu = try Self.partyInfo(members["apu"], name: "apu")
-        self.apv = try Self.partyInfo(members["apv"], name: "apv")
-        self.epkKey = try PeerPublicKey(point: Self.ephemeralPoint(members["epk"]))
+        self.kid = try Self.optionalString(members.kid, name: "kid")
+        self.typ = try Self.optionalString(members.typ, name: "typ")
+        self.cty = try Self.optionalString(members.cty, name: "cty")
+        self.apu = try Self.partyInfo(members.apu, name: "apu")
+        self.apv = try Self.partyInfo(members.apv, name: "apv")
+        self.epkKey = try PeerPublicKey(point: Self.ephemeralPoint(members.epk, members.epkMembers))
     }
 
     /// The sender's ephemeral public key as its uncompressed point (0x04 || x || y).
@@ -54,7 +58,7 @@ public struct JWEHeader: Sendable, Hashable {
         get throws { try P256.KeyAgreement.PublicKey(x963Representation: epkPoint) }
     }
 
-    private static func allowed<Value: RawRepresentable & CaseIterable>(
+    static func allowed<Value: RawRepresentable & CaseIterable>(
         _ member: JSONValue?, name: String, as: Value.Type
     ) throws -> Value where Value.RawValue == String {
         // Only an error needs the list.
@@ -69,7 +73,7 @@ public struct JWEHeader: Sendable, Hashable {
         return value
     }
 
-    private static func optionalString(_ member: JSONValue?, name: String) throws -> String? {
+    static func optionalString(_ member: JSONValue?, name: String) throws -> String? {
         guard let member else { return nil }
         guard case .string(let text) = member else {
             throw DeviceSigningError(.malformedJWE, "The JWE \(name) must be a string.")
@@ -77,7 +81,7 @@ public struct JWEHeader: Sendable, Hashable {
         return text
     }
 
-    private static func partyInfo(_ member: JSONValue?, name: String) throws -> [UInt8] {
+    static func partyInfo(_ member: JSONValue?, name: String) throws -> [UInt8] {
         guard let member else { return [] }
         let limit = ConcatKDF.maximumPartyInfoBytes
         guard case .string(let text) = member, text.utf8.count <= CompactJWE.encodedLength(of: limit) else {
@@ -89,14 +93,16 @@ public struct JWEHeader: Sendable, Hashable {
         return bytes
     }
 
-    private static func ephemeralPoint(_ member: JSONValue?) throws -> [UInt8] {
-        guard case .object(let members) = member else {
+    private static func ephemeralPoint(
+        _ member: JWEHeaderReader.EphemeralKeyMember, _ members: JWEHeaderReader.EphemeralKeyMembers
+    ) throws -> [UInt8] {
+        guard member == .object else {
             throw DeviceSigningError(.malformedJWE, "The JWE header has no epk object (the ephemeral public key).")
         }
-        guard members["d"] == nil else {
+        guard !members.hasPrivateMember else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk holds a private member d; it must be public.")
         }
-        guard case .string(let kty) = members["kty"], case .string(let crv) = members["crv"] else {
+        guard case .string(let kty) = members.kty, case .string(let crv) = members.crv else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk needs string members kty and crv.")
         }
         guard kty == "EC" else {
@@ -105,15 +111,15 @@ public struct JWEHeader: Sendable, Hashable {
         guard crv == "P-256" else {
             throw DeviceSigningError(.unsupportedCurve, "The JWE epk is on \"\(printable(crv))\"; only P-256 is.")
         }
-        guard case .string(let x) = members["x"], case .string(let y) = members["y"] else {
+        guard case .string(let x) = members.x, case .string(let y) = members.y else {
             throw DeviceSigningError(.malformedJWE, "The JWE epk needs string members x and y.")
         }
         // On the curve and not infinity is checked as the caller decodes it (PeerPublicKey).
-        return try JWK(kty: kty, crv: crv, x: x, y: y).x963Point()
+        return try JWK.x963Point(x: x, y: y)
     }
 
     /// At most 32 printable ASCII characters of a value from the input, for error texts.
-    private static func printable(_ text: String) -> String {
+    static func printable(_ text: String) -> String {
         String(String.UnicodeScalarView(text.unicodeScalars.filter { (0x20..<0x7F).contains($0.value) }.prefix(32)))
     }
 
