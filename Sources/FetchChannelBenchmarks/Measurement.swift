@@ -40,7 +40,7 @@ enum Measurement {
 
     /// The longest slice of a round: a shared machine's speed changes within a fraction of a
     /// second, and in rounds of 0.2 s one side often caught a slow spell the other did not (ratios
-    /// of one binary spread 0.65–1.06; in slices of 25 ms, 0.78–0.84).
+    /// of one binary spread 0.65–1.14; in slices of 25 ms, 0.78–0.86).
     static let sliceSeconds = 0.025
 
     /// Medians of alternating rounds: (candidate ops/s, baseline ops/s). The measuring time,
