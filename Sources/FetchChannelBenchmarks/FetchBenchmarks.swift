@@ -11,6 +11,15 @@ package enum FetchBenchmarks {
     /// `fetch-client-cpu-tls` and `fetch-client-cpu-jwe`.
     /// `seconds` (the suite's measuring time of a rate row) sizes the CPU rows' rounds.
     package static func rows(rounds: Int = 5, seconds: Double = 4) async throws -> [BenchmarkRow] {
+        // The eight backends are stopped (their threads ended, their connections closed) before
+        // the client's CPU is measured.
+        let eightBackends = try await eightBackendsRow(rounds: rounds)
+        let cpuRows = try await ClientCPUBenchmark.rows(fetchesPerRound: max(20, Int(seconds * 50)))
+        return [eightBackends] + cpuRows
+    }
+
+    /// `fetch-8-backends`.
+    private static func eightBackendsRow(rounds: Int) async throws -> BenchmarkRow {
         let delayMillis = 300.0
         var backends: [ReferenceBackend] = []
         defer { backends.forEach { $0.stop() } }
@@ -41,12 +50,9 @@ package enum FetchBenchmarks {
         let wall = Measurement.median(walls)
         let ratio = wall / delayMillis
 
-        let cpuRows = try await ClientCPUBenchmark.rows(fetchesPerRound: max(20, Int(seconds * 50)))
-        return [
-            BenchmarkRow(
-                name: "fetch-8-backends", value: (wall * 10).rounded() / 10,
-                unit: "ms per fetch (8 backends, one delayed 300 ms)",
-                baseline: delayMillis, ratio: (ratio * 1000).rounded() / 1000, target: "<= 1.25", met: ratio <= 1.25)
-        ] + cpuRows
+        return BenchmarkRow(
+            name: "fetch-8-backends", value: (wall * 10).rounded() / 10,
+            unit: "ms per fetch (8 backends, one delayed 300 ms)",
+            baseline: delayMillis, ratio: (ratio * 1000).rounded() / 1000, target: "<= 1.25", met: ratio <= 1.25)
     }
 }
