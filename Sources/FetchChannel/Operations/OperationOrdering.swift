@@ -21,18 +21,12 @@ public enum OperationOrdering {
         var seen = Set<RedemptionIdentity>(minimumCapacity: all.count)
         // A backend's operations mostly share one redeem URL: its origin is parsed once per text.
         var origins: [String: String] = [:]
-        var duplicates: [Int] = []
-        for (position, operation) in all.enumerated() {
+        return all.filter { operation in
             let redeemURL = operation.payload.redeemData.redeemUrl
             let origin = origins[redeemURL] ?? RedemptionIdentity.origin(ofRedeemURL: redeemURL)
             origins[redeemURL] = origin
-            if !seen.insert(RedemptionIdentity(origin: origin, token: operation.token)).inserted {
-                duplicates.append(position)
-            }
+            return seen.insert(RedemptionIdentity(origin: origin, token: operation.token)).inserted
         }
-        guard !duplicates.isEmpty else { return all }
-        let dropped = Set(duplicates)
-        return all.indices.filter { !dropped.contains($0) }.map { all[$0] }
     }
 
     /// The order of ``merged(_:)``.
