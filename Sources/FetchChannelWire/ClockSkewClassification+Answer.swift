@@ -27,7 +27,7 @@ extension ClockSkewClassification {
     ) -> ClockSkewClassification {
         if status >= 400 {
             let errorBody = ErrorBody.parse(body)
-            if errorBody.errorCode == clockSkewErrorCode {
+            if errorBody.errorCode == clockSkewErrorCode.rawValue {
                 var measured = estimatedOffsetMillis
                 if let serverTime = errorBody.serverTimeInEpochMillis, let created = requestCreationMillis {
                     let (difference, overflow) = serverTime.subtractingReportingOverflow(created)

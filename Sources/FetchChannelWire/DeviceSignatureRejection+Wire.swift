@@ -4,15 +4,18 @@ import DeviceSigning
 /// the verifier's rejections are values; their codes and statuses are the wire's.
 extension DeviceSignatureRejection: CustomStringConvertible {
     /// The stable machine-readable code: the `errorCode` of the backend's error body.
-    public var code: String {
+    public var code: String { wireCode.rawValue }
+
+    /// ``code`` in the wire's vocabulary.
+    public var wireCode: WireErrorCode {
         switch self {
-        case .malformed: WireErrorCode.malformedRequest
-        case .unknownDispatchTarget: WireErrorCode.unknownDispatchTarget
-        case .invalidSignature: WireErrorCode.invalidSignature
-        case .clockSkewTooBig: WireErrorCode.clockSkewTooBig
-        case .replayedRequest: WireErrorCode.replayedRequest
-        case .replayCacheFull: WireErrorCode.replayCacheFull
-        case .replayQuotaExceeded: WireErrorCode.replayQuotaExceeded
+        case .malformed: .malformedRequest
+        case .unknownDispatchTarget: .unknownDispatchTarget
+        case .invalidSignature: .invalidSignature
+        case .clockSkewTooBig: .clockSkewTooBig
+        case .replayedRequest: .replayedRequest
+        case .replayCacheFull: .replayCacheFull
+        case .replayQuotaExceeded: .replayQuotaExceeded
         }
     }
 

@@ -1,9 +1,11 @@
 /// The backend's error vocabulary: the `errorCode` of its JSON error answers
 /// `{"errorCode": CODE, "message": text}` (docs/ARCHITECTURE.md, "Wire contract").
 ///
-/// The Device-Signature codes are also the verifier's rejection codes
-/// (``DeviceSignatureRejection/code``); the others are the backend's own answers.
-public enum WireErrorCode {
+/// A closed vocabulary, so that the reference backend answers only codes the contract names and a
+/// switch over them is exhaustive; a code a backend sends that is not here stays a string to the
+/// client. The Device-Signature codes are also the verifier's rejection codes
+/// (``DeviceSignatureRejection/wireCode``); the others are the backend's own answers.
+public enum WireErrorCode: String, Sendable, CaseIterable, CustomStringConvertible {
     /// The members of an error body.
     public enum Member {
         public static let errorCode = "errorCode"
@@ -14,33 +16,36 @@ public enum WireErrorCode {
 
     // MARK: Device-Signature
 
-    public static let malformedRequest = "MALFORMED_REQUEST"
-    public static let unknownDispatchTarget = "UNKNOWN_DISPATCH_TARGET"
-    public static let invalidSignature = "INVALID_SIGNATURE"
-    public static let clockSkewTooBig = "CLOCK_SKEW_TOO_BIG"
-    public static let replayedRequest = "REPLAYED_REQUEST"
-    public static let replayCacheFull = "REPLAY_CACHE_FULL"
-    public static let replayQuotaExceeded = "REPLAY_QUOTA_EXCEEDED"
+    case malformedRequest = "MALFORMED_REQUEST"
+    case unknownDispatchTarget = "UNKNOWN_DISPATCH_TARGET"
+    case invalidSignature = "INVALID_SIGNATURE"
+    case clockSkewTooBig = "CLOCK_SKEW_TOO_BIG"
+    case replayedRequest = "REPLAYED_REQUEST"
+    case replayCacheFull = "REPLAY_CACHE_FULL"
+    case replayQuotaExceeded = "REPLAY_QUOTA_EXCEEDED"
 
     // MARK: Who may sign (counted by the reference backend; answered as INVALID_SIGNATURE)
 
-    public static let signatureRequired = "SIGNATURE_REQUIRED"
-    public static let foreignDispatchTarget = "FOREIGN_DISPATCH_TARGET"
+    case signatureRequired = "SIGNATURE_REQUIRED"
+    case foreignDispatchTarget = "FOREIGN_DISPATCH_TARGET"
 
     // MARK: Redemption
 
-    public static let tokenAlreadyRedeemed = "TOKEN_ALREADY_REDEEMED"
-    public static let tokenExpired = "TOKEN_EXPIRED"
-    public static let unknownToken = "UNKNOWN_TOKEN"
+    case tokenAlreadyRedeemed = "TOKEN_ALREADY_REDEEMED"
+    case tokenExpired = "TOKEN_EXPIRED"
+    case unknownToken = "UNKNOWN_TOKEN"
 
     // MARK: The reference backend's guards, limits and faults
 
-    public static let misdirectedRequest = "MISDIRECTED_REQUEST"
-    public static let forbidden = "FORBIDDEN"
-    public static let unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
-    public static let notAcceptable = "NOT_ACCEPTABLE"
-    public static let encryptionFailed = "ENCRYPTION_FAILED"
-    public static let tooManyTargets = "TOO_MANY_TARGETS"
-    public static let tooManyOperations = "TOO_MANY_OPERATIONS"
-    public static let injectedFault = "INJECTED_FAULT"
+    case misdirectedRequest = "MISDIRECTED_REQUEST"
+    case forbidden = "FORBIDDEN"
+    case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
+    case notAcceptable = "NOT_ACCEPTABLE"
+    case encryptionFailed = "ENCRYPTION_FAILED"
+    case tooManyTargets = "TOO_MANY_TARGETS"
+    case tooManyOperations = "TOO_MANY_OPERATIONS"
+    case injectedFault = "INJECTED_FAULT"
+
+    /// The code as the wire writes it.
+    public var description: String { rawValue }
 }

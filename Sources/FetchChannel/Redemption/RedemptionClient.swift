@@ -187,10 +187,10 @@ public final class RedemptionClient: Sendable {
             answer.body.count <= 64 * 1_024
             ? try? JSONDecoder().decode([String: JSONValue].self, from: answer.body) : nil
         if answer.status >= 400, case .string(let errorCode)? = object?[WireErrorCode.Member.errorCode] {
-            if errorCode == alreadyRedeemedErrorCode {
+            if errorCode == alreadyRedeemedErrorCode.rawValue {
                 return .failure(.tokenAlreadyRedeemed(url: url, httpError: info))
             }
-            if errorCode == expiredErrorCode { return .failure(.tokenExpired(url: url, httpError: info)) }
+            if errorCode == expiredErrorCode.rawValue { return .failure(.tokenExpired(url: url, httpError: info)) }
         }
         guard (200...299).contains(answer.status) else {
             return .failure(.unknown(url: url, httpError: info, reason: "The backend did not accept the token."))

@@ -21,10 +21,12 @@ enum BackendResponses {
         return HTTPResponse.json(status: status.code, data)
     }
 
-    static func error(_ status: HTTPStatus, _ code: String, _ message: String, extra: [String: Any] = [:])
+    static func error(_ status: HTTPStatus, _ code: WireErrorCode, _ message: String, extra: [String: Any] = [:])
         -> HTTPResponse
     {
-        var body: [String: Any] = [WireErrorCode.Member.errorCode: code, WireErrorCode.Member.message: message]
+        var body: [String: Any] = [
+            WireErrorCode.Member.errorCode: code.rawValue, WireErrorCode.Member.message: message,
+        ]
         body.merge(extra) { current, _ in current }
         return json(status, body)
     }
@@ -35,7 +37,7 @@ enum BackendResponses {
         if case .clockSkewTooBig(let serverTime, _) = rejection {
             extra[WireErrorCode.Member.serverTimeInEpochMillis] = serverTime
         }
-        var response = error(rejection.httpStatus, rejection.code, message ?? rejection.reason, extra: extra)
+        var response = error(rejection.httpStatus, rejection.wireCode, message ?? rejection.reason, extra: extra)
         if let seconds = rejection.retryAfterSeconds {
             response.headers.replaceOrAdd(name: WireHeader.retryAfter, value: String(seconds))
         }

@@ -14,11 +14,11 @@ struct DeviceRequestRefusal: CodedError {
         let rawValue: String
 
         /// No Device-Signature field, or more than one.
-        static let malformedRequest = Code(rawValue: WireErrorCode.malformedRequest)
+        static let malformedRequest = Code(rawValue: WireErrorCode.malformedRequest.rawValue)
         /// A further dispatch target requested without a signature.
-        static let signatureRequired = Code(rawValue: WireErrorCode.signatureRequired)
+        static let signatureRequired = Code(rawValue: WireErrorCode.signatureRequired.rawValue)
         /// Signed by a dispatch target the request may not use.
-        static let foreignDispatchTarget = Code(rawValue: WireErrorCode.foreignDispatchTarget)
+        static let foreignDispatchTarget = Code(rawValue: WireErrorCode.foreignDispatchTarget.rawValue)
     }
 
     let code: Code

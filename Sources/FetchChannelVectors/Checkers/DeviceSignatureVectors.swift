@@ -17,11 +17,13 @@ public enum DeviceSignatureVectors: VectorFileChecker {
     /// The x and y of the RFC 7515 A.3 key, which the file must use.
     static let rfc7515X = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"
     static let rfc7515Y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
-    static let knownOutcomes: Set = [
-        "ACCEPT", WireErrorCode.malformedRequest, WireErrorCode.invalidSignature,
-        WireErrorCode.unknownDispatchTarget, WireErrorCode.clockSkewTooBig,
-        WireErrorCode.replayedRequest,
-    ]
+    static let knownOutcomes = Set(
+        ["ACCEPT"]
+            + [
+                WireErrorCode.malformedRequest, .invalidSignature, .unknownDispatchTarget, .clockSkewTooBig,
+                .replayedRequest,
+            ]
+            .map(\.rawValue))
 
     public struct File: Decodable, Sendable {
         public struct PrivateJWK: Decodable, Sendable {

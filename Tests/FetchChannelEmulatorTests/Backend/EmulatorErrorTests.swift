@@ -41,6 +41,6 @@ import Testing
     @Test func aRefusalsCodeIsItsStatus() {
         let refusal = BackendResponses.Refusal(BackendResponses.malformed("bad"))
         #expect(refusal.code == .badRequest)
-        #expect(refusal.reason.contains(WireErrorCode.malformedRequest))
+        #expect(refusal.reason.contains(WireErrorCode.malformedRequest.rawValue))
     }
 }
