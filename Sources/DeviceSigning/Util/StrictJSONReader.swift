@@ -154,11 +154,14 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
         var isASCII = true
         var isEscaped = false
         while position < bytes.count {
-            if position + 8 <= bytes.count,
-                Self.isPlainASCII(bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-            {
-                position += 8
-                continue
+            if position + 8 <= bytes.count {
+                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                let special = Self.specialBytes(word)
+                if special == 0 {
+                    position += 8
+                    continue
+                }
+                position += special.trailingZeroBitCount >> 3  // to the first byte that needs a look
             }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") { break }
@@ -176,17 +179,19 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
         return ScannedString(raw: start..<(position - 1), isASCII: isASCII, isEscaped: isEscaped)
     }
 
-    /// Whether eight bytes of a string (in either byte order) hold no quote, no backslash, no
-    /// control character and nothing but ASCII: a string's common case, skipped eight at a time.
-    private static func isPlainASCII(_ word: UInt64) -> Bool {
+    /// Eight bytes of a string, the first in the lowest byte: zero when they hold no quote, no
+    /// backslash, no control character and nothing but ASCII (a string's common case, skipped
+    /// eight at a time); otherwise the lowest high bit set is that of the first byte that is one
+    /// of those. Bytes after it may be flagged wrongly (a borrow runs on), never bytes before it.
+    private static func specialBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
-        /// A high bit set where a byte is zero, and none where no byte is (for ASCII bytes).
+        /// A high bit set in the lowest byte that is zero (for ASCII bytes), none when none is.
         func zeroBytes(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highBits }
         let quote = zeroBytes(word ^ (ones &* UInt64(UInt8(ascii: "\""))))
         let backslash = zeroBytes(word ^ (ones &* UInt64(UInt8(ascii: "\\"))))
-        let control = (word &- ones &* 0x20) & ~word & highBits  // some byte below 0x20
-        return (word & highBits) | quote | backslash | control == 0
+        let control = (word &- ones &* 0x20) & ~word & highBits  // from the lowest byte below 0x20
+        return (word & highBits) | quote | backslash | control
     }
 
     /// The string that ``scanString()`` found.
