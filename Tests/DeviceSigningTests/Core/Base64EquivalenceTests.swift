@@ -3,7 +3,7 @@ import Testing
 
 @testable import DeviceSigning
 
-/// The table-driven decoder (pair tables eight characters at a time, then groups, then the tail)
+/// The table-driven decoder (a pair table eight characters at a time, then groups, then the tail)
 /// against a plain one written from RFC 4648 for this test, on seeded random inputs: valid
 /// encodings of every length up to a few groups of eight and a long one, each with a bad
 /// character at every position, with non-canonical leftover bits, with a wrong length, and
