@@ -48,16 +48,16 @@ enum JWEBackend {
     }
 
     /// The Concat KDF with SHA-256 (the hashes of SP 800-56A §5.8.1): `count` bytes from Z and OtherInfo.
-    static func concatKDF(sharedSecret: SecureBytes, otherInfo: [UInt8], count: Int) throws -> SecureBytes {
+    static func concatKDF(sharedSecret: SecureBytes, otherInfo: UnsafeRawBufferPointer, count: Int) throws
+        -> SecureBytes
+    {
         guard count > 0, count <= 64, sharedSecret.count > 0 else {
             throw DeviceSigningError(.invalidKey, "The Concat KDF derives 1 to 64 bytes from a non-empty secret.")
         }
         var ok = false
         let key = SecureBytes(count: count) { out in
             ok = sharedSecret.withUnsafeBytes { z in
-                otherInfo.withUnsafeBytes { info in
-                    dss_concat_kdf_sha256(base(z), z.count, base(info), info.count, base(out), out.count) == 1
-                }
+                dss_concat_kdf_sha256(base(z), z.count, base(otherInfo), otherInfo.count, base(out), out.count) == 1
             }
         }
         guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "The Concat KDF failed.") }
