@@ -130,11 +130,14 @@ enum Base64 {
 
     /// Decodes `input` in place of any copy: four characters at a time into the output, which is
     /// allocated once (a JWE's ciphertext is most of an encrypted answer).
-    static func decode(_ input: UnsafeRawBufferPointer, alphabet: Alphabet) -> [UInt8]? {
+    ///
+    /// `vectorized: false` leaves out the shim's SSSE3 blocks, so that tests reach the portable
+    /// loops on every machine.
+    static func decode(_ input: UnsafeRawBufferPointer, alphabet: Alphabet, vectorized: Bool = true) -> [UInt8]? {
         guard let layout = Layout(of: input, alphabet: alphabet) else { return nil }
         var valid = false
         let output = [UInt8](uninitializedCount: layout.outputCount) { output, initialized in
-            valid = decode(input, layout, alphabet, into: UnsafeMutableRawBufferPointer(output))
+            valid = decode(input, layout, alphabet, vectorized: vectorized, into: UnsafeMutableRawBufferPointer(output))
             initialized = layout.outputCount
         }
         return valid ? output : nil
@@ -149,7 +152,7 @@ enum Base64 {
         guard let layout = Layout(of: input, alphabet: alphabet), layout.outputCount == output.count else {
             return false
         }
-        return decode(input, layout, alphabet, into: output)
+        return decode(input, layout, alphabet, vectorized: true, into: output)
     }
 
     /// Where the characters of an encoding are: `whole` of them in groups of four, then a `tail`
@@ -176,7 +179,7 @@ enum Base64 {
 
     /// The decoding of `input` laid out as `layout` into `output` (`layout.outputCount` bytes).
     private static func decode(
-        _ input: UnsafeRawBufferPointer, _ layout: Layout, _ alphabet: Alphabet,
+        _ input: UnsafeRawBufferPointer, _ layout: Layout, _ alphabet: Alphabet, vectorized: Bool,
         into output: UnsafeMutableRawBufferPointer
     ) -> Bool {
         let reverse = alphabet == .standard ? standardReverse : urlReverse
@@ -184,11 +187,12 @@ enum Base64 {
         return shifted.withUnsafeBufferPointer { shifted in
             reverse.withUnsafeBufferPointer { reverse in
                 guard alphabet == .url, input.count >= 16 else {
-                    return decodeGroups(
-                        input, layout, into: output, Tables(shifted: shifted, reverse: reverse, pairs: nil))
+                    let tables = Tables(shifted: shifted, reverse: reverse, pairs: nil, vectorized: false)
+                    return decodeGroups(input, layout, into: output, tables)
                 }
                 return urlPairs.withUnsafeBufferPointer { pairs in
-                    let tables = Tables(shifted: shifted, reverse: reverse, pairs: pairs.baseAddress)
+                    let tables = Tables(
+                        shifted: shifted, reverse: reverse, pairs: pairs.baseAddress, vectorized: vectorized)
                     return decodeGroups(input, layout, into: output, tables)
                 }
             }
@@ -201,6 +205,8 @@ enum Base64 {
         let reverse: UnsafeBufferPointer<UInt8>
         /// Only for base64url, and only lent for an input the eight-character loop can use.
         let pairs: UnsafePointer<UInt32>?
+        /// Whether whole 16-character blocks go to the shim's SSSE3 decoder first (base64url only).
+        let vectorized: Bool
     }
 
     /// The 24 bits of the group of four characters at `source`; bit 31 set when one of them is
@@ -226,13 +232,24 @@ enum Base64 {
         var invalidPairs: UInt32 = 0  // bit 31 from the pair table: the same
         var written = 0
         var index = 0
+        if tables.vectorized, let source = input.baseAddress, let target = output.baseAddress, whole >= 16,
+            outputCount >= 16
+        {
+            // Sixteen characters at a time into twelve bytes, written as sixteen (so while sixteen
+            // bytes of output remain), where the CPU has SSSE3; the loops below finish.
+            let blocks = min(whole / 16, (outputCount - 16) / 12 + 1)
+            let (decoded, bad) = Self.decodeURLBlocks(source, blocks: blocks, into: target)
+            if bad { invalidPairs |= 0x8000_0000 }
+            index = decoded * 16
+            written = decoded * 12
+        }
         if let source = input.baseAddress, let target = output.baseAddress, let pairs = tables.pairs,
-            whole >= 8, outputCount >= 8
+            whole - index >= 8, outputCount - written >= 8
         {
             // Eight characters at a time, written as one word of which the six decoded bytes are
             // the first (so while eight bytes of output remain): half the stores of the loop
             // below, which finishes the last groups.
-            let steps = min(whole / 8, (outputCount - 8) / 6 + 1)
+            let steps = min((whole - index) / 8, (outputCount - written - 8) / 6 + 1)
             for _ in 0..<steps {
                 let first = Self.group(source + index, pairs)
                 let second = Self.group(source + (index &+ 4), pairs)
