@@ -162,9 +162,12 @@ static EVP_CIPHER_CTX *dss_gcm_start(int encrypt, const uint8_t *key, size_t key
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     if (ctx == NULL) return NULL;
     int len = 0;
-    int ok = EVP_CipherInit_ex2(ctx, cipher, NULL, NULL, encrypt, NULL) == 1
-        && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, (int)iv_len, NULL) == 1
-        && EVP_CipherInit_ex2(ctx, NULL, key, iv, encrypt, NULL) == 1
+    /* One init with cipher, key and IV: the IV is GCM's default 12 bytes (checked above), so
+     * there is no IV length to set between a cipher-only init and a keyed one, and the
+     * provider's context is set up once rather than twice. */
+    int ok = EVP_CIPHER_get_iv_length(cipher) == DSS_GCM_IV_BYTES
+        && EVP_CipherInit_ex2(ctx, cipher, key, iv, encrypt, NULL) == 1
+        && EVP_CIPHER_CTX_get_iv_length(ctx) == DSS_GCM_IV_BYTES
         && (aad_len == 0 || EVP_CipherUpdate(ctx, NULL, &len, aad, (int)aad_len) == 1);
     if (!ok) {
         EVP_CIPHER_CTX_free(ctx);

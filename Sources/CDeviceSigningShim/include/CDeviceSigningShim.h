@@ -8,4 +8,5 @@
 #include "dss_jwe.h"
 #include "dss_tpm.h"
 #include "dss_tls.h"
+#include "dss_base64.h"
 #endif

@@ -128,6 +128,6 @@ package enum StrictJSON {
         var reader = StrictJSONReader(
             bytes: bytes, sink: sink, maximumDepth: limits.maximumDepth, loneSurrogates: .refused)
         try reader.read()
-        sink = reader.sink
+        reader.swapSink(with: &sink)
     }
 }

@@ -31,6 +31,12 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
         self.loneSurrogates = loneSurrogates
     }
 
+    /// Hands the sink over by exchange: copying a full sink out would retain everything it read
+    /// only for the reader to release it again (a JWE header's reader holds a dozen values).
+    mutating func swapSink(with other: inout Sink) {
+        swap(&sink, &other)
+    }
+
     private var notJSON: StrictJSON.Violation { .notJSON(offset: position) }
 
     /// Reads the whole text: one value, then nothing but whitespace.
@@ -198,7 +204,7 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
     private mutating func string(_ scanned: ScannedString) throws(StrictJSON.Violation) -> String {
         let (start, isASCII, isEscaped) = (scanned.raw.lowerBound, scanned.isASCII, scanned.isEscaped)
         let raw = UnsafeRawBufferPointer(rebasing: bytes[scanned.raw])
-        let isLong = raw.count > Self.longStringBytes
+        let isLong = Sink.remembersRepeatedStrings && raw.count > Self.longStringBytes
         if isLong, let known = repeated.text(for: raw) { return known }
         let text: String
         if !isEscaped {

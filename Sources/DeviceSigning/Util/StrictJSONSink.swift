@@ -23,10 +23,15 @@ package protocol StrictJSONSink {
     static var readsASCIIMemberNames: Bool { get }
     /// The name of the next member of the innermost object: ASCII, no escapes, in the text.
     mutating func memberName(ascii name: UnsafeRawBufferPointer) throws(StrictJSON.Violation)
+
+    /// Whether the reader keeps the last few long strings to hand out again when the text repeats
+    /// them (``RepeatedStrings``); a sink whose long strings are unique saves the bookkeeping.
+    static var remembersRepeatedStrings: Bool { get }
 }
 
 extension StrictJSONSink {
     package static var readsASCIIMemberNames: Bool { false }
+    package static var remembersRepeatedStrings: Bool { true }
 
     package mutating func memberName(ascii name: UnsafeRawBufferPointer) throws(StrictJSON.Violation) {
         try memberName(String(decoding: name, as: UTF8.self))

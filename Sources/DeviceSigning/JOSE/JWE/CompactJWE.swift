@@ -44,56 +44,67 @@ public struct CompactJWE: Sendable {
         guard bytes.count <= CompactJWE.maximumLength else {
             throw DeviceSigningError(.inputTooLarge, "The JWE is longer than \(CompactJWE.maximumLength) bytes.")
         }
-        let parts = Self.parts(of: bytes)
-        guard parts.count == 5 else {
+        guard let parts = Self.parts(of: bytes) else {
             let count = bytes.reduce(1) { $1 == UInt8(ascii: ".") ? $0 + 1 : $0 }
             throw DeviceSigningError(
                 .malformedJWE, "A compact JWE has exactly five dot-separated parts; this one has \(count).")
         }
-        let limits = [
-            ("header", JWEHeader.maximumBytes), ("encrypted key", Self.maximumEncryptedKeyBytes),
-            ("IV", 16), ("ciphertext", CompactJWE.maximumLength), ("tag", 32),
-        ]
-        var decoded: [[UInt8]] = []
-        decoded.reserveCapacity(5)
-        for (part, (name, limit)) in zip(parts, limits) {
-            guard part.count <= Self.encodedLength(of: limit) else {
-                throw DeviceSigningError(.inputTooLarge, "The JWE \(name) is longer than \(limit) bytes.")
-            }
-            guard let value = Base64.decode(part, alphabet: .url) else {
-                throw DeviceSigningError(.malformedJWE, "The JWE \(name) is not base64url without padding.")
-            }
-            decoded.append(value)
-        }
-        guard !decoded[0].isEmpty else {
+        // Part by part, in order, each within its own limit before it is decoded. Named values
+        // rather than arrays of parts, limits and results: those arrays' generic metadata was
+        // looked up again on every parse.
+        let encodedHeader = parts.0
+        let headerJSON = try Self.decode(encodedHeader, "header", limit: JWEHeader.maximumBytes)
+        let encryptedKey = try Self.decode(parts.1, "encrypted key", limit: Self.maximumEncryptedKeyBytes)
+        let iv = try Self.decode(parts.2, "IV", limit: 16)
+        let ciphertext = try Self.decode(parts.3, "ciphertext", limit: CompactJWE.maximumLength)
+        let tag = try Self.decode(parts.4, "tag", limit: 32)
+        guard !headerJSON.isEmpty else {
             throw DeviceSigningError(.malformedJWE, "The JWE has an empty protected header.")
         }
-        let header = try JWEHeader(json: decoded[0])
-        try Self.checkLengths(
-            header: header, encryptedKey: decoded[1], iv: decoded[2], ciphertext: decoded[3],
-            tag: decoded[4])
+        let header = try JWEHeader(json: headerJSON)
+        try Self.checkLengths(header: header, encryptedKey: encryptedKey, iv: iv, ciphertext: ciphertext, tag: tag)
         self.header = header
-        self.aad = Array(parts[0])
-        self.encryptedKey = decoded[1]
-        self.iv = decoded[2]
-        self.ciphertext = decoded[3]
-        self.tag = decoded[4]
+        self.aad = Array(encodedHeader)
+        self.encryptedKey = encryptedKey
+        self.iv = iv
+        self.ciphertext = ciphertext
+        self.tag = tag
     }
 
-    /// The dot-separated parts of `bytes`, at most six (a sixth means too many), found with memchr.
-    private static func parts(of bytes: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
-        var parts: [UnsafeRawBufferPointer] = []
-        parts.reserveCapacity(6)
-        var rest = bytes
-        while parts.count < 5, let base = rest.baseAddress, rest.count > 0,
-            let found = memchr(base, Int32(UInt8(ascii: ".")), rest.count)
-        {
-            let length = base.distance(to: UnsafeRawPointer(found))
-            parts.append(UnsafeRawBufferPointer(rebasing: rest[..<length]))
-            rest = UnsafeRawBufferPointer(rebasing: rest[(length + 1)...])
+    /// One part decoded: at most `limit` bytes, strict base64url without padding.
+    private static func decode(_ part: UnsafeRawBufferPointer, _ name: String, limit: Int) throws -> [UInt8] {
+        guard part.count <= Self.encodedLength(of: limit) else {
+            throw DeviceSigningError(.inputTooLarge, "The JWE \(name) is longer than \(limit) bytes.")
         }
-        parts.append(rest)
-        return parts
+        guard let value = Base64.decode(part, alphabet: .url) else {
+            throw DeviceSigningError(.malformedJWE, "The JWE \(name) is not base64url without padding.")
+        }
+        return value
+    }
+
+    /// The five dot-separated parts of `bytes` (found with memchr), or nil when it has more or
+    /// fewer.
+    private static func parts(
+        of bytes: UnsafeRawBufferPointer
+    ) -> (
+        UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer,
+        UnsafeRawBufferPointer
+    )? {
+        var rest = bytes
+        func next() -> UnsafeRawBufferPointer? {
+            guard let base = rest.baseAddress, rest.count > 0,
+                let found = memchr(base, Int32(UInt8(ascii: ".")), rest.count)
+            else { return nil }
+            let length = base.distance(to: UnsafeRawPointer(found))
+            defer { rest = UnsafeRawBufferPointer(rebasing: rest[(length + 1)...]) }
+            return UnsafeRawBufferPointer(rebasing: rest[..<length])
+        }
+        guard let header = next(), let encryptedKey = next(), let iv = next(), let ciphertext = next() else {
+            return nil
+        }
+        let tag = rest
+        guard next() == nil else { return nil }
+        return (header, encryptedKey, iv, ciphertext, tag)
     }
 
     /// The exact lengths `alg` and `enc` fix. None of them depends on a key, so refusing them

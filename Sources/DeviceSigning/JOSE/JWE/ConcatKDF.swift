@@ -17,27 +17,53 @@ public enum ConcatKDF: Sendable {
                 .inputTooLarge,
                 "PartyUInfo and PartyVInfo are at most \(maximumPartyInfoBytes) bytes each.")
         }
-        let info = otherInfo(
-            algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo,
-            keyBytes: keyBytes)
-        return try JWEBackend.concatKDF(sharedSecret: sharedSecret, otherInfo: info, count: keyBytes)
+        // OtherInfo in temporary storage (on the stack at these sizes): this runs for every
+        // decryption, and an array for it cost more than its bytes.
+        let count = otherInfoCount(algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo)
+        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { info in
+            writeOtherInfo(
+                algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo, keyBytes: keyBytes,
+                into: info)
+            return try JWEBackend.concatKDF(
+                sharedSecret: sharedSecret, otherInfo: UnsafeRawBufferPointer(info), count: keyBytes)
+        }
     }
 
     /// OtherInfo = AlgorithmID || PartyUInfo || PartyVInfo || SuppPubInfo: each of the first three
     /// a 32-bit big-endian length and the bytes, SuppPubInfo the key length in bits (32-bit
     /// big-endian), SuppPrivInfo empty.
     static func otherInfo(algorithmID: String, partyUInfo: [UInt8], partyVInfo: [UInt8], keyBytes: Int) -> [UInt8] {
-        var info: [UInt8] = []
-        info.reserveCapacity(16 + algorithmID.utf8.count + partyUInfo.count + partyVInfo.count)
-        func append32(_ value: Int) {
-            let word = UInt32(truncatingIfNeeded: value)
-            for shift in [24, 16, 8, 0] { info.append(UInt8(truncatingIfNeeded: word >> UInt32(shift))) }
+        let count = otherInfoCount(algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo)
+        return [UInt8](uninitializedCount: count) { buffer, initialized in
+            writeOtherInfo(
+                algorithmID: algorithmID, partyUInfo: partyUInfo, partyVInfo: partyVInfo, keyBytes: keyBytes,
+                into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = count
         }
-        for datum in [Array(algorithmID.utf8), partyUInfo, partyVInfo] {
-            append32(datum.count)
-            info.append(contentsOf: datum)
+    }
+
+    private static func otherInfoCount(algorithmID: String, partyUInfo: [UInt8], partyVInfo: [UInt8]) -> Int {
+        16 + algorithmID.utf8.count + partyUInfo.count + partyVInfo.count
+    }
+
+    /// Writes OtherInfo at the start of `buffer`, which holds exactly `otherInfoCount` bytes.
+    private static func writeOtherInfo(
+        algorithmID: String, partyUInfo: [UInt8], partyVInfo: [UInt8], keyBytes: Int,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) {
+        var offset = 0
+        func put32(_ value: Int) {
+            buffer.storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, toByteOffset: offset, as: UInt32.self)
+            offset += 4
         }
-        append32(keyBytes * 8)
-        return info
+        func put(_ datum: some Collection<UInt8>) {
+            put32(datum.count)
+            UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyBytes(from: datum)
+            offset += datum.count
+        }
+        put(algorithmID.utf8)
+        put(partyUInfo)
+        put(partyVInfo)
+        put32(keyBytes * 8)
     }
 }

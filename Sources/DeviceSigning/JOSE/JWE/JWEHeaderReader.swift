@@ -10,6 +10,8 @@
 struct JWEHeaderReader: StrictJSONSink {
     static var readsValues: Bool { true }
     static var readsASCIIMemberNames: Bool { true }
+    /// A header's long strings are its `epk` coordinates, each read once.
+    static var remembersRepeatedStrings: Bool { false }
 
     /// Whether the text was one object; nothing else is read when it was not.
     private(set) var isObject = false

@@ -48,16 +48,16 @@ enum JWEBackend {
     }
 
     /// The Concat KDF with SHA-256 (the hashes of SP 800-56A §5.8.1): `count` bytes from Z and OtherInfo.
-    static func concatKDF(sharedSecret: SecureBytes, otherInfo: [UInt8], count: Int) throws -> SecureBytes {
+    static func concatKDF(sharedSecret: SecureBytes, otherInfo: UnsafeRawBufferPointer, count: Int) throws
+        -> SecureBytes
+    {
         guard count > 0, count <= 64, sharedSecret.count > 0 else {
             throw DeviceSigningError(.invalidKey, "The Concat KDF derives 1 to 64 bytes from a non-empty secret.")
         }
         var ok = false
         let key = SecureBytes(count: count) { out in
             ok = sharedSecret.withUnsafeBytes { z in
-                otherInfo.withUnsafeBytes { info in
-                    dss_concat_kdf_sha256(base(z), z.count, base(info), info.count, base(out), out.count) == 1
-                }
+                dss_concat_kdf_sha256(base(z), z.count, base(otherInfo), otherInfo.count, base(out), out.count) == 1
             }
         }
         guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "The Concat KDF failed.") }
@@ -142,18 +142,27 @@ enum JWEBackend {
 
     /// An opening call of the shim with the plaintext allocated (as long as the ciphertext):
     /// `call` gets the lent inputs, the ciphertext and the plaintext buffer, and returns how many
-    /// plaintext bytes it wrote, or nil when it failed.
+    /// plaintext bytes it wrote, or nil when it failed (the shim has cleansed the buffer then).
+    ///
+    /// The buffer is not zero-filled first: the shim writes every byte it reports, and the `Data`
+    /// takes the buffer over without a copy (filling an answer's worth of bytes that are
+    /// overwritten at once cost as much as the AES-GCM key setup).
     private static func open(
         _ key: SecureBytes, _ iv: [UInt8], _ aad: [UInt8], tag: [UInt8], ciphertext: [UInt8],
         _ call: (Lent, UnsafeRawBufferPointer, UnsafeMutableRawBufferPointer) -> Int?
     ) -> Data? {
-        var plaintext = Data(count: ciphertext.count)
+        let capacity = ciphertext.count
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(capacity, 1), alignment: 16)
+        let plaintext = UnsafeMutableRawBufferPointer(start: buffer, count: capacity)
         let written = lend(key, iv, aad, tag: tag) { lent in
-            ciphertext.withUnsafeBytes { input in plaintext.withUnsafeMutableBytes { call(lent, input, $0) } }
+            ciphertext.withUnsafeBytes { input in call(lent, input, plaintext) }
         }
-        guard let written, written <= plaintext.count else { return nil }
-        plaintext.removeSubrange(written..<plaintext.count)
-        return plaintext
+        guard let written, written >= 0, written <= capacity else {
+            secureZero(plaintext)
+            buffer.deallocate()
+            return nil
+        }
+        return Data(bytesNoCopy: buffer, count: written, deallocator: .custom { pointer, _ in pointer.deallocate() })
     }
 
     /// AES-GCM with a 12-byte IV and a 16-byte tag.
