@@ -5,74 +5,36 @@
 #include <immintrin.h>
 #include <stdatomic.h>
 
-/* -1 unknown, else the widest decoder the CPU (and the OS, for AVX2's registers) allows:
- * DSS_BASE64_PORTABLE, DSS_BASE64_SSSE3 or DSS_BASE64_AVX2. CPUID is asked once: in a virtual
- * machine it traps to the host. */
-static atomic_int dss_base64_level = -1;
+/* -1 unknown, 0 no, 1 yes: AVX2 needs the CPU's bit and the OS saving the YMM registers (XCR0
+ * bits 1 and 2). CPUID is asked once: in a virtual machine it traps to the host. */
+static atomic_int dss_has_avx2 = -1;
 
-static int dss_cpu_level(void) {
-    int known = atomic_load_explicit(&dss_base64_level, memory_order_relaxed);
+static int dss_avx2(void) {
+    int known = atomic_load_explicit(&dss_has_avx2, memory_order_relaxed);
     if (known >= 0) return known;
     unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
-    int level = DSS_BASE64_PORTABLE;
-    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_SSSE3) != 0) {
-        level = DSS_BASE64_SSSE3;
-        /* AVX2 needs the CPU's bit and the OS saving the YMM registers (XCR0 bits 1 and 2). */
-        unsigned int xcr0 = 0, xcr0_high = 0;
-        if ((ecx & bit_OSXSAVE) != 0 && (ecx & bit_AVX) != 0) {
-            __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
-        }
-        unsigned int b7 = 0, c7 = 0, d7 = 0, a7 = 0;
-        if ((xcr0 & 6) == 6 && __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7) && (b7 & bit_AVX2) != 0) {
-            level = DSS_BASE64_AVX2;
-        }
+    unsigned int xcr0 = 0, xcr0_high = 0;
+    int yes = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_OSXSAVE) != 0 && (ecx & bit_AVX) != 0) {
+        __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(xcr0_high) : "c"(0));
+        yes = (xcr0 & 6) == 6 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & bit_AVX2) != 0;
     }
-    atomic_store_explicit(&dss_base64_level, level, memory_order_relaxed);
-    return level;
+    atomic_store_explicit(&dss_has_avx2, yes, memory_order_relaxed);
+    return yes;
 }
 
-/* Validation: a character is in the alphabet when the bit of its high nibble (2 to 7) is set in
- * the entry of its low nibble; bytes of 0x80 and above have high nibbles 8 to F, whose bit is 0.
- * Translation: an offset by high nibble ('-' +17, digits +4, 'A'-'Z' -65, 'a'-'z' -71), with '_'
- * (high nibble 5, as 'P'-'Z') moved from -65 to -32. Packing: two multiply-adds make each four
- * characters 24 bits of a 32-bit lane, and a shuffle puts their bytes in order. The AVX2 loop is
- * the SSSE3 one on both 128-bit halves at once (its shuffles work within each half), with the
- * tables in both halves and one more permutation to join the halves' 12 bytes. */
+/* One pair of blocks per turn, each 128-bit half one block (AVX2's byte shuffles work within a
+ * half, so every table is in both halves). Validation: a character is in the alphabet when the
+ * bit of its high nibble (2 to 7) is set in the entry of its low nibble; bytes of 0x80 and above
+ * have high nibbles 8 to F, whose bit is 0. Translation: an offset by high nibble ('-' +17,
+ * digits +4, 'A'-'Z' -65, 'a'-'z' -71), with '_' (high nibble 5, as 'P'-'Z') moved from -65 to
+ * -32. Packing: two multiply-adds make each four characters 24 bits of a 32-bit lane, a shuffle
+ * puts each half's 12 bytes in order and a permutation joins them. */
 #define DSS_BY_LOW 0x2A, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3E, 0x3C, 0x14, 0x14, 0x15, 0x14, 0x1C
 #define DSS_BY_HIGH 0, 0, 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0, 0, 0, 0, 0, 0, 0, 0
 #define DSS_OFFSETS 0, 0, 17, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0
 #define DSS_ORDER 2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1
 
-/* One block per turn: 16 characters to 12 bytes, 16 written. */
-__attribute__((target("ssse3")))
-static void dss_decode_ssse3(const uint8_t *in, size_t blocks, uint8_t *out, int *invalid) {
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    const __m128i by_low = _mm_setr_epi8(DSS_BY_LOW);
-    const __m128i by_high = _mm_setr_epi8(DSS_BY_HIGH);
-    const __m128i offsets = _mm_setr_epi8(DSS_OFFSETS);
-    const __m128i underscore = _mm_set1_epi8('_');
-    const __m128i underscore_fix = _mm_set1_epi8(33);
-    const __m128i pairs = _mm_set1_epi32(0x01400140);   /* a * 64 + b for each two characters */
-    const __m128i halves = _mm_set1_epi32(0x00011000);  /* ab * 4096 + cd for each four */
-    const __m128i order = _mm_setr_epi8(DSS_ORDER);
-    __m128i bad = _mm_setzero_si128();
-    for (size_t i = 0; i < blocks; i++) {
-        __m128i text = _mm_loadu_si128((const __m128i *)(const void *)(in + 16 * i));
-        __m128i high = _mm_and_si128(_mm_srli_epi32(text, 4), nibble);
-        __m128i low = _mm_and_si128(text, nibble);
-        __m128i classes = _mm_and_si128(_mm_shuffle_epi8(by_low, low), _mm_shuffle_epi8(by_high, high));
-        bad = _mm_or_si128(bad, _mm_cmpeq_epi8(classes, _mm_setzero_si128()));
-        __m128i offset = _mm_shuffle_epi8(offsets, high);
-        offset = _mm_add_epi8(offset, _mm_and_si128(_mm_cmpeq_epi8(text, underscore), underscore_fix));
-        __m128i values = _mm_add_epi8(text, offset);
-        __m128i packed = _mm_madd_epi16(_mm_maddubs_epi16(values, pairs), halves);
-        _mm_storeu_si128((__m128i *)(void *)(out + 12 * i), _mm_shuffle_epi8(packed, order));
-    }
-    if (_mm_movemask_epi8(bad) != 0) *invalid = 1;
-}
-
-/* Two blocks per turn: 32 characters to 24 bytes, 32 written (so 8 bytes past the pair's
- * output: the caller keeps at least one block after the last pair). */
 __attribute__((target("avx2")))
 static void dss_decode_avx2(const uint8_t *in, size_t pairs_of_blocks, uint8_t *out, int *invalid) {
     const __m256i nibble = _mm256_set1_epi8(0x0F);
@@ -81,8 +43,8 @@ static void dss_decode_avx2(const uint8_t *in, size_t pairs_of_blocks, uint8_t *
     const __m256i offsets = _mm256_setr_epi8(DSS_OFFSETS, DSS_OFFSETS);
     const __m256i underscore = _mm256_set1_epi8('_');
     const __m256i underscore_fix = _mm256_set1_epi8(33);
-    const __m256i pairs = _mm256_set1_epi32(0x01400140);
-    const __m256i halves = _mm256_set1_epi32(0x00011000);
+    const __m256i pairs = _mm256_set1_epi32(0x01400140);   /* a * 64 + b for each two characters */
+    const __m256i halves = _mm256_set1_epi32(0x00011000);  /* ab * 4096 + cd for each four */
     const __m256i order = _mm256_setr_epi8(DSS_ORDER, DSS_ORDER);
     const __m256i join = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);  /* the halves' 12 bytes, adjacent */
     __m256i bad = _mm256_setzero_si256();
@@ -102,29 +64,19 @@ static void dss_decode_avx2(const uint8_t *in, size_t pairs_of_blocks, uint8_t *
     if (_mm256_movemask_epi8(bad) != 0) *invalid = 1;
 }
 
-size_t dss_base64url_decode_blocks(const uint8_t *in, size_t blocks, uint8_t *out, int *invalid, int widest) {
-    if (in == NULL || out == NULL || invalid == NULL || blocks == 0) return 0;
-    int level = dss_cpu_level();
-    if (widest < level) level = widest;
-    if (level < DSS_BASE64_SSSE3) return 0;
-    size_t done = 0;
-    if (level >= DSS_BASE64_AVX2 && blocks >= 3) {
-        size_t pairs_of_blocks = (blocks - 1) / 2;  /* at least one block stays after the last pair */
-        dss_decode_avx2(in, pairs_of_blocks, out, invalid);
-        done = 2 * pairs_of_blocks;
-    }
-    dss_decode_ssse3(in + 16 * done, blocks - done, out + 12 * done, invalid);
-    return blocks;
+size_t dss_base64url_decode_pairs(const uint8_t *in, size_t pairs_of_blocks, uint8_t *out, int *invalid) {
+    if (in == NULL || out == NULL || invalid == NULL || pairs_of_blocks == 0 || !dss_avx2()) return 0;
+    dss_decode_avx2(in, pairs_of_blocks, out, invalid);
+    return pairs_of_blocks;
 }
 
 #else
 
-size_t dss_base64url_decode_blocks(const uint8_t *in, size_t blocks, uint8_t *out, int *invalid, int widest) {
+size_t dss_base64url_decode_pairs(const uint8_t *in, size_t pairs_of_blocks, uint8_t *out, int *invalid) {
     (void)in;
-    (void)blocks;
+    (void)pairs_of_blocks;
     (void)out;
     (void)invalid;
-    (void)widest;
     return 0;
 }
 

@@ -131,15 +131,13 @@ enum Base64 {
     /// Decodes `input` in place of any copy: four characters at a time into the output, which is
     /// allocated once (a JWE's ciphertext is most of an encrypted answer).
     ///
-    /// `blocks` caps the shim's block decoders (base64url only), so that tests reach each of them,
-    /// and the portable loops, on every machine that has them.
-    static func decode(
-        _ input: UnsafeRawBufferPointer, alphabet: Alphabet, blocks: BlockDecoder = .widest
-    ) -> [UInt8]? {
+    /// `vectorized: false` leaves out the shim's AVX2 runs, so that tests reach the portable
+    /// loops on every machine.
+    static func decode(_ input: UnsafeRawBufferPointer, alphabet: Alphabet, vectorized: Bool = true) -> [UInt8]? {
         guard let layout = Layout(of: input, alphabet: alphabet) else { return nil }
         var valid = false
         let output = [UInt8](uninitializedCount: layout.outputCount) { output, initialized in
-            valid = decode(input, layout, alphabet, blocks: blocks, into: UnsafeMutableRawBufferPointer(output))
+            valid = decode(input, layout, alphabet, vectorized: vectorized, into: UnsafeMutableRawBufferPointer(output))
             initialized = layout.outputCount
         }
         return valid ? output : nil
@@ -154,7 +152,7 @@ enum Base64 {
         guard let layout = Layout(of: input, alphabet: alphabet), layout.outputCount == output.count else {
             return false
         }
-        return decode(input, layout, alphabet, blocks: .widest, into: output)
+        return decode(input, layout, alphabet, vectorized: true, into: output)
     }
 
     /// Where the characters of an encoding are: `whole` of them in groups of four, then a `tail`
@@ -181,7 +179,7 @@ enum Base64 {
 
     /// The decoding of `input` laid out as `layout` into `output` (`layout.outputCount` bytes).
     private static func decode(
-        _ input: UnsafeRawBufferPointer, _ layout: Layout, _ alphabet: Alphabet, blocks: BlockDecoder,
+        _ input: UnsafeRawBufferPointer, _ layout: Layout, _ alphabet: Alphabet, vectorized: Bool,
         into output: UnsafeMutableRawBufferPointer
     ) -> Bool {
         let reverse = alphabet == .standard ? standardReverse : urlReverse
@@ -189,12 +187,12 @@ enum Base64 {
         return shifted.withUnsafeBufferPointer { shifted in
             reverse.withUnsafeBufferPointer { reverse in
                 guard alphabet == .url, input.count >= 16 else {
-                    let tables = Tables(shifted: shifted, reverse: reverse, pairs: nil, blocks: .portable)
+                    let tables = Tables(shifted: shifted, reverse: reverse, pairs: nil, vectorized: false)
                     return decodeGroups(input, layout, into: output, tables)
                 }
                 return urlPairs.withUnsafeBufferPointer { pairs in
                     let tables = Tables(
-                        shifted: shifted, reverse: reverse, pairs: pairs.baseAddress, blocks: blocks)
+                        shifted: shifted, reverse: reverse, pairs: pairs.baseAddress, vectorized: vectorized)
                     return decodeGroups(input, layout, into: output, tables)
                 }
             }
@@ -207,8 +205,8 @@ enum Base64 {
         let reverse: UnsafeBufferPointer<UInt8>
         /// Only for base64url, and only lent for an input the eight-character loop can use.
         let pairs: UnsafePointer<UInt32>?
-        /// Which of the shim's decoders may take whole 16-character blocks first (base64url only).
-        let blocks: BlockDecoder
+        /// Whether whole 32-character runs go to the shim's AVX2 decoder first (base64url only).
+        let vectorized: Bool
     }
 
     /// The 24 bits of the group of four characters at `source`; bit 31 set when one of them is
@@ -234,17 +232,16 @@ enum Base64 {
         var invalidPairs: UInt32 = 0  // bit 31 from the pair table: the same
         var written = 0
         var index = 0
-        if tables.blocks != .portable, let source = input.baseAddress, let target = output.baseAddress, whole >= 16,
-            outputCount >= 16
+        if tables.vectorized, let source = input.baseAddress, let target = output.baseAddress, whole >= 32,
+            outputCount >= 32
         {
-            // Sixteen characters at a time into twelve bytes, written as sixteen (so while sixteen
-            // bytes of output remain), where the CPU has SSSE3 (AVX2: two blocks at a time); the
-            // loops below finish.
-            let blocks = min(whole / 16, (outputCount - 16) / 12 + 1)
-            let (decoded, bad) = Self.decodeURLBlocks(source, blocks: blocks, into: target, widest: tables.blocks)
+            // Thirty-two characters at a time into 24 bytes, written as 32 (so while 32 bytes of
+            // output remain), where the CPU has AVX2; the loops below finish.
+            let runs = min(whole / 32, (outputCount - 32) / 24 + 1)
+            let (decoded, bad) = Self.decodeURLRuns(source, runs: runs, into: target)
             if bad { invalidPairs |= 0x8000_0000 }
-            index = decoded * 16
-            written = decoded * 12
+            index = decoded * 32
+            written = decoded * 24
         }
         if let source = input.baseAddress, let target = output.baseAddress, let pairs = tables.pairs,
             whole - index >= 8, outputCount - written >= 8
