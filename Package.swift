@@ -25,10 +25,11 @@ let package = Package(
             name: "CDeviceSigningShim",
             dependencies: ["COpenSSL"]
         ),
-        // The benchmark's C baseline loops (EVP_PKEY_sign/verify with a kept context): benchmark only.
+        // The benchmark's C baselines (EVP_PKEY_sign/verify with a kept context, a libssl handshake
+        // client, a libcurl client): benchmark only.
         .target(
             name: "CBenchmarkShim",
-            dependencies: ["COpenSSL"]
+            dependencies: ["COpenSSL", "CCurl"]
         ),
         // System libcurl (libcurl4-openssl-dev), for the one HTTP transport; the header only includes curl.h.
         .systemLibrary(

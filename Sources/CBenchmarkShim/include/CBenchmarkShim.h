@@ -33,4 +33,20 @@ void cbs_tls_client_free(cbs_tls_client *client);
 // every socket read and write bounded by a few seconds.
 int cbs_tls_handshake(cbs_tls_client *client, int port, const char *host);
 
+// The fetch-client-cpu rows' baseline: a client written directly against libcurl, as its own
+// examples do: one easy handle reused for every request (its connection kept alive),
+// curl_easy_perform on the calling thread, the body counted and dropped. Each request sends
+// `Accept: application/json` and one of the Device-Signature values the caller made beforehand,
+// so the loop costs the transport and nothing else. The caller owns the client
+// (cbs_curl_client_free, once) and every string; `ca_pem` (NULL for none) is copied.
+typedef struct cbs_curl_client cbs_curl_client;
+
+cbs_curl_client *cbs_curl_client_new(const char *url, const uint8_t *ca_pem, size_t ca_len);
+void cbs_curl_client_free(cbs_curl_client *client);
+
+// GETs the client's URL once per signature, in order; stops at the first request that fails, is
+// not answered 200, or whose body is empty or not as long as the first one (`*body_bytes`, 0 when
+// none succeeded). Returns the requests that succeeded.
+long cbs_curl_fetch(cbs_curl_client *client, const char *const *signatures, long count, size_t *body_bytes);
+
 #endif

@@ -1,0 +1,44 @@
+internal import CBenchmarkShim
+import Foundation
+
+/// The client CPU rows' baseline: GET requests written directly against libcurl (one reused easy
+/// handle, `curl_easy_perform` on the calling thread), each with a Device-Signature made before
+/// the clock starts. What it costs is what the transport costs a C program on this machine at
+/// this moment, the kernel's loopback included, so the rows can say how much the fetch client
+/// adds to it (docs/ARCHITECTURE.md, "Where C is, and why"). Blocking: run it on a thread of
+/// its own.
+final class LibcurlBaselineClient: @unchecked Sendable {
+    // @unchecked: the easy handle is used by one thread at a time; the benchmark hands the client
+    // to its blocking thread and awaits the result before it uses the client again.
+
+    /// `cbs_curl_client *`, owned: freed once in `deinit`.
+    private let client: OpaquePointer
+
+    /// A client of `url`; with `certificateAuthorityPEM`, HTTPS trusting only those certificates.
+    init(url: URL, certificateAuthorityPEM: String?) throws {
+        let pem = certificateAuthorityPEM.map { Array($0.utf8) }
+        let made: OpaquePointer? = url.absoluteString.withCString { url in
+            guard let pem else { return cbs_curl_client_new(url, nil, 0) }
+            return pem.withUnsafeBufferPointer { cbs_curl_client_new(url, $0.baseAddress, $0.count) }
+        }
+        guard let made else { throw BenchmarkError("libcurl could not make the baseline client") }
+        client = made
+    }
+
+    deinit {
+        cbs_curl_client_free(client)
+    }
+
+    /// One request per signature, in order: how many were answered 200, each with a body as long
+    /// as the first one's (`bodyBytes`); it stops at the first that is not.
+    func fetch(signatures: [String]) -> (answered: Int, bodyBytes: Int) {
+        let cStrings = signatures.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        guard cStrings.allSatisfy({ $0 != nil }) else { return (0, 0) }
+        var bodyBytes = 0
+        let answered = cStrings.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+            cbs_curl_fetch(client, pointers.baseAddress, pointers.count, &bodyBytes)
+        }
+        return (answered, bodyBytes)
+    }
+}
