@@ -203,13 +203,17 @@ enum ClientCPUBenchmark {
     /// The client CPU seconds of `requests` requests of the libcurl baseline, on a thread of its
     /// own (it blocks); the signatures are made before the clock starts.
     private static func libcurlCPUSeconds(_ setup: Setup, requests: Int) async throws -> Double {
-        let signatures = try (0..<requests + 3).map { _ in try setup.signer.headerValue() }
+        let warmUp = try (0..<3).map { _ in try setup.signer.headerValue() }
+        let measured = try (0..<requests).map { _ in try setup.signer.headerValue() }
+        guard let warmUp = LibcurlBaselineClient.Signatures(warmUp),
+            let measured = LibcurlBaselineClient.Signatures(measured)
+        else { throw BenchmarkError("the libcurl baseline's signatures could not be copied") }
         let client = setup.libcurl
         let outcome: Result<Double, BenchmarkError> = await BlockingThread.run {
-            _ = client.fetch(signatures: Array(signatures.prefix(3)))  // a kept-alive connection first
+            _ = client.fetch(warmUp)  // a kept-alive connection first
             let processBefore = Measurement.processCPUSeconds()
             let serverBefore = ServerThreads.cpuSeconds()
-            let (answered, bodyBytes) = client.fetch(signatures: Array(signatures.dropFirst(3)))
+            let (answered, bodyBytes) = client.fetch(measured)
             let server = ServerThreads.cpuSeconds() - serverBefore
             let process = Measurement.processCPUSeconds() - processBefore
             // 20 operations are several kilobytes; an empty list or an error body is far shorter.

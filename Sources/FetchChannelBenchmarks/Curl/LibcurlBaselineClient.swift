@@ -29,14 +29,32 @@ final class LibcurlBaselineClient: @unchecked Sendable {
         cbs_curl_client_free(client)
     }
 
+    /// Device-Signature values as C strings, made before the clock starts so that the measured
+    /// loop copies nothing; freed once when released.
+    final class Signatures: @unchecked Sendable {
+        // @unchecked: written once in `init`, then only read.
+        fileprivate let pointers: [UnsafePointer<CChar>?]
+
+        /// Nil when a copy could not be allocated.
+        init?(_ values: [String]) {
+            let copies = values.map { strdup($0) }
+            guard copies.allSatisfy({ $0 != nil }) else {
+                copies.forEach { free($0) }
+                return nil
+            }
+            pointers = copies.map { UnsafePointer($0) }
+        }
+
+        deinit {
+            pointers.forEach { free(UnsafeMutablePointer(mutating: $0)) }
+        }
+    }
+
     /// One request per signature, in order: how many were answered 200, each with a body as long
     /// as the first one's (`bodyBytes`); it stops at the first that is not.
-    func fetch(signatures: [String]) -> (answered: Int, bodyBytes: Int) {
-        let cStrings = signatures.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
-        guard cStrings.allSatisfy({ $0 != nil }) else { return (0, 0) }
+    func fetch(_ signatures: Signatures) -> (answered: Int, bodyBytes: Int) {
         var bodyBytes = 0
-        let answered = cStrings.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+        let answered = signatures.pointers.withUnsafeBufferPointer { pointers in
             cbs_curl_fetch(client, pointers.baseAddress, pointers.count, &bodyBytes)
         }
         return (answered, bodyBytes)
