@@ -27,3 +27,15 @@ CURLcode fcc_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
 CURLMcode fcc_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }
+
+CURLMcode fcc_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+CURLMcode fcc_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+
+CURLMcode fcc_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}

@@ -29,4 +29,15 @@ CURLcode fcc_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 /// curl_multi_setopt for a long option.
 CURLMcode fcc_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
+/// curl_multi_setopt for a callback's user data (CURLMOPT_SOCKETDATA, CURLMOPT_TIMERDATA).
+CURLMcode fcc_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value);
+
+/// curl_multi_setopt for CURLMOPT_SOCKETFUNCTION.
+CURLMcode fcc_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback callback);
+
+/// curl_multi_setopt for CURLMOPT_TIMERFUNCTION.
+CURLMcode fcc_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback);
+
+#include "CCurlLoopEvents.h"
+
 #endif

@@ -90,6 +90,55 @@
             #expect(closed, "the timed-out transfer's connection is closed")
         }
 
+        /// The transport's timer is armed for libcurl's earliest timeout, left armed when a
+        /// transfer ends, and set again when it fires before libcurl's next: an earlier request's
+        /// timeout, longer or shorter, never moves a later one's. The loop's safety wake-up is
+        /// made longer than the bound, so only the timer can end these transfers in time.
+        ///
+        /// The order matters: a new connection brings libcurl timers of its own (200 ms for the
+        /// connection attempt), so the requests that leave a timer behind go over kept-alive
+        /// connections made earlier, and the last timeout is awaited on a kept-alive connection too.
+        @Test func aTimeoutFiresOnTimeWhateverTimeoutCameBefore() async throws {
+            let transport = CurlTransport(longestSleep: .seconds(300))
+            let backend = try ReferenceBackend.start(.init(http: .init(idleTimeout: .seconds(600))))
+            defer { backend.stop() }
+            let silent = try Self.silentServer()
+            defer { silent.stop() }
+            // Answers the first two requests of each connection, then reads one and never answers.
+            let twice = try RawTestServer { connection in
+                for _ in 0..<2 {
+                    guard connection.readRequest() != nil else { return }
+                    connection.write(Self.okAnswer)
+                }
+                _ = connection.readRequest()
+                connection.waitForClose()
+            }
+            defer { twice.stop() }
+            let stats = backend.baseURL.appendingPathComponent("_emulator/stats")
+            func answered(_ url: URL, within timeout: Duration) async {
+                let result = await transport.send(Self.request(url, timeout: timeout))
+                #expect(result.answer?.status == 200, "\(result)")
+            }
+            func timesOut(_ url: URL, after timeout: Duration) async {
+                let began = ContinuousClock.now
+                let result = await transport.send(Self.request(url, timeout: timeout))
+                let elapsed = ContinuousClock.now - began
+                #expect(result.failureKind == .timedOut, "\(result)")
+                #expect(elapsed >= timeout - .milliseconds(2), "not before the timeout: \(elapsed)")
+                // A timer left at an earlier request's 120 s, or lost after it fired early, would end
+                // the transfer only at 120 s or at the loop's 300 s wake-up.
+                #expect(elapsed < Self.noHangBound, "its own timeout ended it: \(elapsed)")
+            }
+            await answered(stats, within: .seconds(10))  // two kept-alive connections
+            await answered(Self.url(twice.port), within: .seconds(10))
+            await timesOut(Self.url(silent.port), after: .milliseconds(300))  // their connect timers expire
+            await answered(stats, within: .seconds(120))  // leaves the timer armed for 120 s
+            await timesOut(Self.url(silent.port), after: .milliseconds(300))  // must move it nearer
+            await answered(Self.url(twice.port), within: .milliseconds(200))  // leaves it armed for 200 ms
+            await timesOut(Self.url(twice.port), after: .milliseconds(700))  // fires early: must be set again
+            #expect(twice.counters.accepted == 1, "the last two requests reused the first one's connection")
+        }
+
         @Test func cancellingTheTaskRemovesTheTransfer() async throws {
             let silent = try Self.silentServer()
             defer { silent.stop() }

@@ -7,11 +7,11 @@
     /// header list and the error buffer), and the answer as it arrives.
     ///
     /// Made and configured on the calling thread (``make(for:)``), then handed to the
-    /// ``CurlMultiLoop`` through its locked inbox; from then on only the loop's thread touches it:
-    /// libcurl calls the callbacks below from `curl_multi_perform` on that thread, and the loop reads
-    /// the result there. The callbacks find the transfer through an unretained pointer: the loop
-    /// holds the transfer strongly for as long as its easy handle is in the multi handle, which is
-    /// the only time libcurl calls them.
+    /// ``CurlMultiLoop``; from then on it is touched only under the loop's lock: libcurl calls the
+    /// callbacks below from `curl_multi_socket_action`, on whichever thread holds the lock, and the
+    /// loop reads the result there. The callbacks find the transfer through an unretained pointer:
+    /// the loop holds the transfer strongly for as long as its easy handle is in the multi handle,
+    /// which is the only time libcurl calls them.
     final class CurlTransfer: @unchecked Sendable {
         // @unchecked: mutable state is used by one thread at a time, handed over through a lock (above).
 
@@ -146,7 +146,7 @@
                 .other, detail: "libcurl refused option \(option.rawValue): \(CurlGlobal.text(of: code))")
         }
 
-        // MARK: Callbacks (on the loop's thread, inside curl_multi_perform)
+        // MARK: Callbacks (under the loop's lock, inside curl_multi_socket_action)
 
         private static let bodyCallback: curl_write_callback = { bytes, size, count, context in
             guard let context else { return 0 }
@@ -200,7 +200,7 @@
             return sendAttempts == 1
         }
 
-        // MARK: Result (on the loop's thread, after the transfer ended)
+        // MARK: Result (under the loop's lock, after the transfer ended)
 
         /// What the transfer came to, given libcurl's code for it.
         func result(for code: CURLcode) -> TransportResult {
