@@ -3,9 +3,11 @@
 
     /// The production ``HTTPTransport`` on Linux: the system libcurl (Debian `libcurl4-openssl-dev`).
     ///
-    /// One multi handle driven by one thread (``CurlMultiLoop``) runs every request, so requests to
-    /// many backends run concurrently and each backend's connection is kept alive between requests
-    /// (``shared`` is the one instance of the process: ``DefaultTransport`` returns it). The rules
+    /// One multi handle and the one thread that waits for its sockets (``CurlMultiLoop``) run every
+    /// request, so requests to many backends run concurrently and each backend's connection is kept
+    /// alive between requests (``shared`` is the one instance of the process: ``DefaultTransport``
+    /// returns it). A caller starts its own transfer on the multi handle, under the loop's lock, so
+    /// that a request on a kept-alive connection wakes no other thread of the process. The rules
     /// every request gets are in ``CurlRequestOptions``: http and https only, never a redirect, no
     /// proxy, TLS 1.2 or later with peer and host verification always on and the request's
     /// ``TLSTrust``, an exact timeout. Bodies stop at ``HTTPAnswer/maximumBodyBytes`` while they
