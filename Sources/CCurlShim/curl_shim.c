@@ -1,5 +1,7 @@
 #include "CCurlShim.h"
 
+#include <sys/socket.h>
+
 CURLcode fcc_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
 }
@@ -38,4 +40,18 @@ CURLMcode fcc_multi_setopt_socket_callback(CURLM *multi, curl_socket_callback ca
 
 CURLMcode fcc_multi_setopt_timer_callback(CURLM *multi, curl_multi_timer_callback callback) {
     return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+/* CURLOPT_OPENSOCKETFUNCTION: the socket libcurl would open, with SOCK_CLOEXEC. libcurl makes it
+ * non-blocking and closes it itself. */
+static curl_socket_t fcc_open_socket_cloexec(void *context, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)context;
+    (void)purpose;
+    if (address == NULL) return CURL_SOCKET_BAD;
+    int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    return fd >= 0 ? fd : CURL_SOCKET_BAD;
+}
+
+CURLcode fcc_easy_open_sockets_cloexec(CURL *easy) {
+    return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, fcc_open_socket_cloexec);
 }

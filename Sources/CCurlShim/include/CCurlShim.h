@@ -23,6 +23,10 @@ CURLcode fcc_easy_setopt_write_callback(CURL *easy, CURLoption option, curl_writ
 /// curl_easy_setopt for CURLOPT_PREREQFUNCTION.
 CURLcode fcc_easy_setopt_prereq_callback(CURL *easy, curl_prereq_callback callback);
 
+/// CURLOPT_OPENSOCKETFUNCTION: libcurl's connections are opened with SOCK_CLOEXEC, so that a
+/// process started while one is open (or kept alive) does not inherit it.
+CURLcode fcc_easy_open_sockets_cloexec(CURL *easy);
+
 /// curl_easy_getinfo for a CURLINFO_LONG item.
 CURLcode fcc_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 

@@ -15,7 +15,9 @@
     ///   CURLOPT_SSL_VERIFYHOST 2); the anchors and pins of the request's ``TLSTrust``.
     /// - HTTP/1.1 only: the version every endpoint here is tested with.
     /// - CURLOPT_TIMEOUT_MS: the whole exchange, exact to the millisecond (below 1 s too).
-    /// - CURLOPT_NOSIGNAL: libcurl runs on the transport's own thread and must not use signals.
+    /// - CURLOPT_NOSIGNAL: libcurl runs on the transport's thread and its callers' and must not use signals.
+    /// - Sockets opened close-on-exec (CURLOPT_OPENSOCKETFUNCTION): a process the app starts never
+    ///   inherits a connection to a backend.
     enum CurlRequestOptions {
         static func apply(_ request: TransportRequest, to transfer: CurlTransfer) throws(NetworkFailure) {
             try transfer.set(CURLOPT_URL, request.url.absoluteString)

@@ -125,8 +125,10 @@
         }
 
         /// The error buffer, the callbacks and their context: this transfer, unretained (see the type's comment).
+        /// Its sockets are opened close-on-exec.
         func setCallbacks() throws(NetworkFailure) {
             let context = Unmanaged.passUnretained(self).toOpaque()
+            try Self.check(fcc_easy_open_sockets_cloexec(easy), CURLOPT_OPENSOCKETFUNCTION)
             try Self.check(fcc_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), CURLOPT_ERRORBUFFER)
             try Self.check(
                 fcc_easy_setopt_write_callback(easy, CURLOPT_WRITEFUNCTION, Self.bodyCallback),
