@@ -1,6 +1,8 @@
 #include "CCurlShim.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 CURLcode fcc_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
@@ -48,8 +50,19 @@ static curl_socket_t fcc_open_socket_cloexec(void *context, curlsocktype purpose
     (void)context;
     (void)purpose;
     if (address == NULL) return CURL_SOCKET_BAD;
+#if defined(SOCK_CLOEXEC)
     int fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
     return fd >= 0 ? fd : CURL_SOCKET_BAD;
+#else
+    /* No SOCK_CLOEXEC (Apple platforms, where the transport is not built): set it after. */
+    int fd = socket(address->family, address->socktype, address->protocol);
+    if (fd < 0) return CURL_SOCKET_BAD;
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+        (void)close(fd);
+        return CURL_SOCKET_BAD;
+    }
+    return fd;
+#endif
 }
 
 CURLcode fcc_easy_open_sockets_cloexec(CURL *easy) {

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CCurlLoopEvents.h"
 
+#if defined(__linux__)  // epoll, timerfd and eventfd; the transport is built on Linux only
+
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdint.h>
@@ -100,3 +102,5 @@ int fcc_descriptor_drain(int fd) {
 void fcc_descriptor_close(int fd) {
     (void)close(fd);
 }
+
+#endif

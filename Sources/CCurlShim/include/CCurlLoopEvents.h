@@ -4,7 +4,7 @@
 // libcurl's sockets, a timerfd for libcurl's next timeout and an eventfd that ends the loop.
 // Plain C because struct epoll_event is packed on x86_64, which Swift does not import. Every
 // function returns 0 or a descriptor on success and -errno on failure, unless it says otherwise.
-// Every symbol is prefixed `fcc_`.
+// Every symbol is prefixed `fcc_`. Defined on Linux only.
 
 /// epoll_create1(EPOLL_CLOEXEC).
 int fcc_epoll_open(void);
@@ -42,7 +42,7 @@ int fcc_wake_signal(int wake);
 /// not an error.
 int fcc_descriptor_drain(int fd);
 
-/// close(2), retried never (Linux closes the descriptor even when close reports EINTR).
+/// close(2), never retried (Linux closes the descriptor even when close reports EINTR).
 void fcc_descriptor_close(int fd);
 
 #endif
