@@ -30,6 +30,9 @@
         /// Kept-alive connections at most, over all backends (least recently used closed first).
         static let maximumIdleConnections = 64
 
+        /// The loop's longest sleep unless a test asks for another (``start(name:longestSleep:)``).
+        static let defaultLongestSleep = Duration.seconds(5)
+
         /// Everything libcurl's multi handle needs; reached only through the lock.
         private let state: Locked<CurlMultiState>
         /// The longest the thread sleeps without an event; then it runs libcurl's timeouts anyway.
@@ -42,7 +45,9 @@
         }
 
         /// A running loop, or why there is none.
-        static func start(name: String, longestSleep: Duration = .seconds(5)) -> Result<CurlMultiLoop, NetworkFailure> {
+        static func start(name: String, longestSleep: Duration = defaultLongestSleep)
+            -> Result<CurlMultiLoop, NetworkFailure>
+        {
             guard CurlGlobal.initialized else {
                 return .failure(
                     NetworkFailure(.other, detail: "libcurl could not be initialised (\(CurlGlobal.problem))"))

@@ -25,14 +25,14 @@
             self.init(threadName: "fetchchannel-curl-private")
         }
 
-        /// A transport of its own whose thread sleeps up to `longestSleep` without an event (5 s
-        /// otherwise): a test makes it long, so that a timeout that ends on time was ended by its
+        /// A transport of its own whose thread sleeps up to `longestSleep` without an event
+        /// (``CurlMultiLoop/defaultLongestSleep`` otherwise): a test makes it long, so that a timeout that ends on time was ended by its
         /// timer and not by that safety net.
         package convenience init(longestSleep: Duration) {
             self.init(threadName: "fetchchannel-curl-private", longestSleep: longestSleep)
         }
 
-        private init(threadName: String, longestSleep: Duration = .seconds(5)) {
+        private init(threadName: String, longestSleep: Duration = CurlMultiLoop.defaultLongestSleep) {
             loop = CurlMultiLoop.start(name: threadName, longestSleep: longestSleep)
         }
 
