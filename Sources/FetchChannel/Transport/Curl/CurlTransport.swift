@@ -26,8 +26,8 @@
         }
 
         /// A transport of its own whose thread sleeps up to `longestSleep` without an event
-        /// (``CurlMultiLoop/defaultLongestSleep`` otherwise): a test makes it long, so that a timeout that ends on time was ended by its
-        /// timer and not by that safety net.
+        /// (``CurlMultiLoop/defaultLongestSleep`` otherwise): a test makes it long, so that a
+        /// timeout that ends on time was ended by its timer and not by that safety net.
         package convenience init(longestSleep: Duration) {
             self.init(threadName: "fetchchannel-curl-private", longestSleep: longestSleep)
         }
