@@ -9,4 +9,5 @@
 #include "dss_tpm.h"
 #include "dss_tls.h"
 #include "dss_base64.h"
+#include "dss_random.h"
 #endif

@@ -1,14 +1,12 @@
-/// Lowercase version-4 UUIDs (RFC 9562 §5.4) from `SystemRandomNumberGenerator`.
+/// Lowercase version-4 UUIDs (RFC 9562 §5.4) from the operating system's CSPRNG.
 ///
-/// The system generator is a CSPRNG (getrandom / arc4random) with no user-space state, so
-/// forked processes never repeat each other's ids.
+/// The system generator (getrandom / arc4random) keeps no user-space state, so forked processes
+/// never repeat each other's ids.
 enum RandomRequestId {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var high: UInt64 = generator.next()
-        var low: UInt64 = generator.next()
+        var (high, low) = SystemRandom.bits128()
         high = (high & ~0xF000) | 0x4000  // version 4 (bits 48-51)
         low = (low & ~(0xC << 60)) | (0x8 << 60)  // variant 10xx (bits 64-65)
         return String(unsafeUninitializedCapacity: 36) { buffer in
