@@ -49,7 +49,9 @@ int fcc_epoll_wait(int epoll, int *fds, int *actions, int capacity, int timeout_
     for (int i = 0; i < count; i++) {
         uint32_t ready = events[i].events;
         int action = 0;
-        if (ready & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) action |= CURL_CSELECT_IN;
+        // A peer's close is EPOLLIN (a read returns 0) or EPOLLHUP, which epoll always reports;
+        // libcurl learns which from its read. EPOLLRDHUP is never asked for, so never seen.
+        if (ready & (EPOLLIN | EPOLLHUP)) action |= CURL_CSELECT_IN;
         if (ready & EPOLLOUT) action |= CURL_CSELECT_OUT;
         if (ready & EPOLLERR) action |= CURL_CSELECT_ERR;
         fds[i] = events[i].data.fd;
