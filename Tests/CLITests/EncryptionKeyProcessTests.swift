@@ -212,5 +212,46 @@ extension CLISubprocessTests {
             let plain = try await fetch(sandbox)
             #expect(plain.status == 0 && plain.tokens == [operation.token], "\(plain.errors)")
         }
+
+        /// A key registered before encryption keys existed cannot be registered again ('register'
+        /// refuses a registered key): its rotation is its next registration, and gives it one.
+        @Test func registeredKeyWithoutEncryptionKeyGainsOneAtRotation() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            try makeOldFormat(sandbox, keyId)
+            // Registered as such a key was: a dispatch target without an encryption key.
+            let store = try KeyStore(directory: URL(fileURLWithPath: sandbox.store), createIfMissing: false)
+            let targetId = try backend.registerDispatchTarget(
+                deviceId: "phone", signatureKey: try store.metadata(keyId).jwk.publicKey())
+            try store.updateMetadata(keyId) {
+                $0.deviceId = "phone"
+                $0.dispatchTargetId = targetId
+                $0.server = backend.baseURL.absoluteString
+            }
+            let first = try backend.dispatch(deviceId: "phone", channel: "link")
+            let plain = try await fetch(sandbox)
+            #expect(plain.status == 0 && plain.tokens == [first.token], "JSON, as before: \(plain.errors)")
+
+            let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            try #require(rotated.status == 0, "\(rotated.summary)")
+            let newKeyId = try #require(rotated.lines.first)
+            let gained = try #require(
+                try await show(sandbox, newKeyId)["encryptionKey"] as? [String: String], "rotation gave none")
+            #expect(gained["use"] == "enc")
+            #expect(try TestPaths.mode(storeFile(sandbox, newKeyId + ".enc.pem")) == 0o600)
+            let exported = try await sandbox.run(
+                ["key", "export", "--encryption", "--private", newKeyId] + sandbox.storeArguments)
+            #expect(exported.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "protected as the signing key")
+
+            // The backend took it: the answer is now a JWE to it (a JWE to another key is refused).
+            try backend.injectFault(EmulatorFault(endpoint: .operations, kind: .undecryptable, count: 1))
+            let refused = try await fetch(sandbox)
+            #expect(refused.errors.first?["invalidResponseKind"] as? String == "undecryptable", "\(refused.errors)")
+            let decrypted = try await fetch(sandbox)
+            #expect(decrypted.status == 0 && decrypted.tokens == [first.token], "\(decrypted.errors)")
+        }
     }
 }

@@ -94,7 +94,8 @@ struct KeyExportCommand: CLICommand {
             throw CLIFailure(
                 .keyStore,
                 "key \(keyId) has no encryption key yet (it was made before encryption keys existed); it "
-                    + "gets one at its next 'fetchchannel register'")
+                    + "gets one at its next registration: 'fetchchannel register', or 'fetchchannel rotate "
+                    + "--key \(keyId)' when it is registered already")
         }
         if isPrivate, metadata.isHardwareBound {
             let what = encryption ? "private encryption key" : "private key"

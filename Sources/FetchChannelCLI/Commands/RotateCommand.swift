@@ -12,9 +12,9 @@ struct RotateCommand: CLICommand {
         path: ["rotate"],
         abstract: "Replace a registered key: new key, backend update signed with the old key, then delete the old key.",
         discussion: "Generates a new key (protected with the old key's passphrase), stores it with a copy of the "
-            + "old key's encryption key (the registration keeps its encryption key), then PATCHes "
-            + "<server>\(DispatchTargetBody.path)/<id> with {signatureKey: <new public JWK>, encryptionKey: "
-            + "<the unchanged encryption key>} carrying a Device-Signature made with the OLD key. Only when the "
+            + "old key's encryption key (the registration keeps its encryption key; a key made before encryption "
+            + "keys existed gets a new one), then PATCHes <server>\(DispatchTargetBody.path)/<id> with "
+            + "{signatureKey: <new public JWK>, encryptionKey: <the encryption key>} carrying a Device-Signature made with the OLD key. Only when the "
             + "backend accepts (2xx) with an answer that names the same dispatch target is the registration moved "
             + "to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never "
             + "followed, an answer for another target, no answer) keeps both keys and says which one the backend "
@@ -99,8 +99,8 @@ struct RotateCommand: CLICommand {
     }
 
     /// A new key stored unregistered beside the old one, protected as it is, with a copy of its
-    /// encryption key (the registration keeps its encryption key). A TPM-bound key is replaced by
-    /// a new TPM-bound key, never by a software one.
+    /// encryption key (the registration keeps its encryption key), or a new one when the old key
+    /// has none. A TPM-bound key is replaced by a new TPM-bound key, never by a software one.
     private func storeNewKey(
         replacing oldKey: P256.Signing.PrivateKey, of registration: Registration, passphrase: SecureBytes?,
         in store: KeyStore
@@ -117,8 +117,13 @@ struct RotateCommand: CLICommand {
         newMetadata.serverPins = old.serverPins
         let newKeyId = try store.save(
             newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
-        let encryptionJWK = try store.copyEncryptionKey(from: registration.oldKeyId, to: newKeyId).encryptionJWK
-        return (newKey, newKeyId, encryptionJWK)
+        var record = try store.copyEncryptionKey(from: registration.oldKeyId, to: newKeyId)
+        if record.encryptionJWK == nil {
+            // The old key was made before encryption keys existed: a rotation is this
+            // registration's next one, so the new key gets its encryption key now.
+            record = try store.addEncryptionKey(newKeyId, passphrase: passphrase, tpm: access.tpm)
+        }
+        return (newKey, newKeyId, record.encryptionJWK)
     }
 
     /// PATCHes the dispatch target with a Device-Signature of the old key. No answer at all leaves

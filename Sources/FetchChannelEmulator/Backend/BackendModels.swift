@@ -14,8 +14,9 @@ struct DispatchTargetRecord: Sendable {
     let target: String
     let dispatcher: String
     var signatureKey: P256.Signing.PublicKey
-    /// Kept as registered: rotating the signature key does not change it.
-    let encryptionKey: P256.KeyAgreement.PublicKey?
+    /// Kept as registered: rotating the signature key does not change it, except that a target
+    /// registered without one takes the one its rotation names (`BackendState.updateKeys`).
+    var encryptionKey: P256.KeyAgreement.PublicKey?
 }
 
 /// The operation kinds of the redeem endpoint (`/token/redeem/{kind}`).

@@ -85,26 +85,29 @@ extension BackendRouter {
         guard let body = BackendResponses.object(from: request) else {
             return BackendResponses.malformed("The body must be a JSON object with signatureKey.")
         }
-        // The encryption key is kept as registered: a PATCH may name it, but only unchanged.
+        let key: P256.Signing.PublicKey
+        switch Self.signatureKey(in: body) {
+        case .success(let parsed): key = parsed
+        case .failure(let refusal): return refusal.response
+        }
+        // The encryption key is kept as registered: a PATCH may name it unchanged, or name one for
+        // a target registered without one (its key was made before encryption keys existed).
+        var encryptionKey: P256.KeyAgreement.PublicKey?
         if body[WireMember.encryptionKey] != nil {
             switch Self.publicKey(WireMember.encryptionKey, in: body) {
-            case .success(let named)
-            where named.x963Representation == state.target(id)?.encryptionKey?.x963Representation:
-                break
-            case .success:
-                return BackendResponses.malformed("encryptionKey is kept as registered; name it unchanged or omit it.")
-            case .failure(let refusal):
-                return refusal.response
+            case .success(let parsed) where parsed.x963Representation == key.x963Representation:
+                return BackendResponses.malformed("encryptionKey must not be the signatureKey; send a key of its own.")
+            case .success(let parsed): encryptionKey = try? P256.KeyAgreement.PublicKey(jwk: parsed.jwk)
+            case .failure(let refusal): return refusal.response
             }
         }
-        switch Self.signatureKey(in: body) {
-        case .success(let key):
-            guard state.updateKey(of: id, to: key) else {
-                return refuse(.rejected(.unknownDispatchTarget(id)))
-            }
+        switch state.updateKeys(of: id, signatureKey: key, encryptionKey: encryptionKey) {
+        case .updated:
             return BackendResponses.json(.ok, [WireMember.id: id])
-        case .failure(let refusal):
-            return refusal.response
+        case .unknownTarget:
+            return refuse(.rejected(.unknownDispatchTarget(id)))
+        case .encryptionKeyChanged:
+            return BackendResponses.malformed("encryptionKey is kept as registered; name it unchanged or omit it.")
         }
     }
 

@@ -69,11 +69,36 @@ final class BackendState: Sendable {
         storage.withLock { $0.targets[id] }
     }
 
-    func updateKey(of id: String, to key: P256.Signing.PublicKey) -> Bool {
+    /// What a rotation of a dispatch target's keys came to.
+    enum KeyUpdateOutcome: Equatable {
+        case updated
+        case unknownTarget
+        /// The request named an encryption key other than the one the target holds.
+        case encryptionKeyChanged
+    }
+
+    /// A rotation: the new signature key, and the encryption key named with it (nil: none named).
+    /// The encryption key is kept as registered; a target registered without one takes the one
+    /// named, which is how a key made before encryption keys existed gains one at its rotation.
+    /// Checked and changed in one critical section, so two rotations cannot both add one.
+    func updateKeys(
+        of id: String, signatureKey: P256.Signing.PublicKey,
+        encryptionKey: P256.KeyAgreement.PublicKey?
+    ) -> KeyUpdateOutcome {
         storage.withLock { storage in
-            guard storage.targets[id] != nil else { return false }
-            storage.targets[id]?.signatureKey = key
-            return true
+            guard var record = storage.targets[id] else { return .unknownTarget }
+            if let encryptionKey {
+                if let held = record.encryptionKey {
+                    guard held.x963Representation == encryptionKey.x963Representation else {
+                        return .encryptionKeyChanged
+                    }
+                } else {
+                    record.encryptionKey = encryptionKey
+                }
+            }
+            record.signatureKey = signatureKey
+            storage.targets[id] = record
+            return .updated
         }
     }
 

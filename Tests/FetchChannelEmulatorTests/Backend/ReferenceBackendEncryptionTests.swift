@@ -172,6 +172,46 @@ import Testing
         #expect(Self.tokens(in: plaintext) == [operation.token])
     }
 
+    /// A target registered without an encryption key takes the one its rotation names; once it
+    /// has one, a rotation may name only that one.
+    @Test func aRotationGivesAnEncryptionKeyOnlyToATargetWithoutOne() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: clock)
+        let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
+            .appendingPathComponent(device.dispatchTargetId)
+        let signed = { [DeviceSignatureSigner.headerName: try device.signer.headerValue()] }
+        let rotation = { (encryptionJWK: [String: String]) in
+            ["signatureKey": try Self.jwkObject(device.key.publicKey.jwk), "encryptionKey": encryptionJWK]
+        }
+        let itsOwnSignatureKey = try await BackendClient.send(
+            "PATCH", url, json: try rotation(try Self.jwkObject(device.key.publicKey.jwk, use: "enc")),
+            headers: try signed())
+        #expect(itsOwnSignatureKey.status == 400)
+
+        let decryption = try P256.KeyAgreement.PrivateKey()
+        let gained = try await BackendClient.send(
+            "PATCH", url, json: try rotation(try Self.jwkObject(decryption.publicKey.jwk, use: "enc")),
+            headers: try signed())
+        #expect(gained.status == 200)
+        let operation = try backend.dispatch(deviceId: device.deviceId, channel: "link")
+        let jose = try await fetch(backend, device, accept: "application/jose;charset=UTF-8")
+        #expect(jose.status == 200)
+        let plaintext = try JWE.decrypt(String(decoding: jose.body, as: UTF8.self), with: decryption)
+        #expect(Self.tokens(in: plaintext) == [operation.token])
+
+        let other = try P256.KeyAgreement.PrivateKey()
+        let changed = try await BackendClient.send(
+            "PATCH", url, json: try rotation(try Self.jwkObject(other.publicKey.jwk, use: "enc")),
+            headers: try signed())
+        #expect(changed.status == 400)
+        #expect(changed.errorCode == "MALFORMED_REQUEST")
+        let kept = try await fetch(backend, device, accept: "application/jose;charset=UTF-8")
+        let keptPlaintext = try JWE.decrypt(String(decoding: kept.body, as: UTF8.self), with: decryption)
+        #expect(Self.tokens(in: keptPlaintext) == [operation.token])
+    }
+
     @Test(arguments: JWE.Algorithm.allCases)
     func everyConfiguredAlgorithmDecrypts(_ algorithm: JWE.Algorithm) async throws {
         for encryption in JWE.ContentEncryption.allCases {
