@@ -11,9 +11,9 @@ struct EncryptCommand: CLICommand {
     static let publicKey = Option(
         "public-key", "FILE", help: "The recipient's public key: PEM (PUBLIC KEY) or a JWK.", required: true)
     static let algorithm = Option(
-        "alg", "ALG", help: "Key management: \(algorithmNames) (default: ECDH-ES).", ValueParser<JWE.Algorithm>.cases)
+        "alg", "A", help: "Key management: \(algorithmNames) (default: ECDH-ES).", ValueParser<JWE.Algorithm>.cases)
     static let encryption = Option(
-        "enc", "ENC", help: "Content encryption: \(encryptionNames) (default: A256GCM).",
+        "enc", "E", help: "Content encryption: \(encryptionNames) (default: A256GCM).",
         ValueParser<JWE.ContentEncryption>.cases)
 
     static let spec = CommandSpec(
