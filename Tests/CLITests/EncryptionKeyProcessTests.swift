@@ -10,24 +10,39 @@ extension CLISubprocessTests {
     @Suite struct EncryptionKeyProcessTests {
         var passphrase: SecureBytes { SecureBytes(Array(CLISandbox.passphrase.utf8)) }
 
-        func storeFile(_ sandbox: CLISandbox, _ name: String) -> URL {
+        static func storeFile(_ sandbox: CLISandbox, _ name: String) -> URL {
             URL(fileURLWithPath: sandbox.store).appendingPathComponent(name)
         }
 
         /// Turns `keyId` into an entry made before encryption keys existed: no `.enc.pem`, a
         /// record without `encryptionJWK`.
-        func makeOldFormat(_ sandbox: CLISandbox, _ keyId: String) throws {
-            let recordURL = storeFile(sandbox, keyId + ".json")
+        static func makeOldFormat(_ sandbox: CLISandbox, _ keyId: String) throws {
+            let recordURL = Self.storeFile(sandbox, keyId + ".json")
             let parsed = try JSONSerialization.jsonObject(with: Data(contentsOf: recordURL))
             var record = try #require(parsed as? [String: Any])
             record["encryptionJWK"] = nil
             let data = try JSONSerialization.data(withJSONObject: record, options: [.sortedKeys])
             try FileManager.default.removeItem(at: recordURL)
-            try FileManager.default.removeItem(at: storeFile(sandbox, keyId + ".enc.pem"))
+            try FileManager.default.removeItem(at: Self.storeFile(sandbox, keyId + ".enc.pem"))
             #expect(
                 FileManager.default.createFile(
                     atPath: recordURL.path, contents: data,
                     attributes: [.posixPermissions: 0o600]))
+        }
+
+        /// Registers `keyId` as a key made before encryption keys existed was: a dispatch target
+        /// without an encryption key, recorded in the key's entry.
+        static func registerWithoutEncryptionKey(
+            _ sandbox: CLISandbox, _ backend: ReferenceBackend, _ keyId: String, deviceId: String
+        ) throws {
+            let store = try KeyStore(directory: URL(fileURLWithPath: sandbox.store), createIfMissing: false)
+            let targetId = try backend.registerDispatchTarget(
+                deviceId: deviceId, signatureKey: try store.metadata(keyId).jwk.publicKey())
+            try store.updateMetadata(keyId) {
+                $0.deviceId = deviceId
+                $0.dispatchTargetId = targetId
+                $0.server = backend.baseURL.absoluteString
+            }
         }
 
         func show(_ sandbox: CLISandbox, _ keyId: String) async throws -> [String: Any] {
@@ -62,7 +77,7 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let store = sandbox.storeArguments
             let keyId = try await sandbox.generateKey()
-            #expect(try TestPaths.mode(storeFile(sandbox, keyId + ".enc.pem")) == 0o600)
+            #expect(try TestPaths.mode(Self.storeFile(sandbox, keyId + ".enc.pem")) == 0o600)
 
             // show --json: both public JWKs, the encryption key's with "use":"enc".
             let shown = try await show(sandbox, keyId)
@@ -130,7 +145,7 @@ extension CLISubprocessTests {
             #expect(none.status == 64 && none.out.isEmpty && none.err.contains("not a terminal"), "\(none.summary)")
 
             // A key made before encryption keys existed: null, and nothing to export yet.
-            try makeOldFormat(sandbox, keyId)
+            try Self.makeOldFormat(sandbox, keyId)
             #expect(try await show(sandbox, keyId)["encryptionKey"] is NSNull)
             let missing = try await sandbox.run(["key", "export", "--encryption", keyId] + store)
             #expect(missing.status == 1 && missing.err.contains("no encryption key yet"), "\(missing.summary)")
@@ -139,7 +154,7 @@ extension CLISubprocessTests {
             let other = try await sandbox.generateKey()
             let deleted = try await sandbox.run(["key", "delete", other] + store)
             #expect(deleted.status == 0, "\(deleted.summary)")
-            #expect(!FileManager.default.fileExists(atPath: storeFile(sandbox, other + ".enc.pem").path))
+            #expect(!FileManager.default.fileExists(atPath: Self.storeFile(sandbox, other + ".enc.pem").path))
         }
 
         @Test func registerThenFetchDecryptsAndRotationKeepsTheEncryptionKey() async throws {
@@ -170,7 +185,7 @@ extension CLISubprocessTests {
             try #require(rotated.status == 0, "\(rotated.summary)")
             let newKeyId = try #require(rotated.lines.first)
             #expect(try await show(sandbox, newKeyId)["encryptionKey"] as? [String: String] == encryptionKey)
-            #expect(!FileManager.default.fileExists(atPath: storeFile(sandbox, keyId + ".enc.pem").path))
+            #expect(!FileManager.default.fileExists(atPath: Self.storeFile(sandbox, keyId + ".enc.pem").path))
             let second = try backend.dispatch(deviceId: "phone", channel: "link")
             let afterRotation = try await fetch(sandbox)
             #expect(
@@ -184,7 +199,7 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
-            try makeOldFormat(sandbox, keyId)
+            try Self.makeOldFormat(sandbox, keyId)
             #expect(try await show(sandbox, keyId)["encryptionKey"] is NSNull)
 
             // Its passphrase is needed to protect the new key: the wrong one changes nothing.
@@ -201,14 +216,14 @@ extension CLISubprocessTests {
             try await register(sandbox, backend, keyId)
             let gained = try #require(try await show(sandbox, keyId)["encryptionKey"] as? [String: String])
             #expect(gained["use"] == "enc")
-            #expect(try TestPaths.mode(storeFile(sandbox, keyId + ".enc.pem")) == 0o600)
+            #expect(try TestPaths.mode(Self.storeFile(sandbox, keyId + ".enc.pem")) == 0o600)
             let operation = try backend.dispatch(deviceId: "phone", channel: "link")
             try backend.injectFault(EmulatorFault(endpoint: .operations, kind: .undecryptable, count: 1))
             #expect(try await fetch(sandbox).errors.first?["code"] as? String == "invalidResponse", "asked for JOSE")
             #expect(try await fetch(sandbox).tokens == [operation.token])
 
             // A registration without an encryption key asks for JSON, as before.
-            try makeOldFormat(sandbox, keyId)
+            try Self.makeOldFormat(sandbox, keyId)
             let plain = try await fetch(sandbox)
             #expect(plain.status == 0 && plain.tokens == [operation.token], "\(plain.errors)")
         }
@@ -221,16 +236,8 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
-            try makeOldFormat(sandbox, keyId)
-            // Registered as such a key was: a dispatch target without an encryption key.
-            let store = try KeyStore(directory: URL(fileURLWithPath: sandbox.store), createIfMissing: false)
-            let targetId = try backend.registerDispatchTarget(
-                deviceId: "phone", signatureKey: try store.metadata(keyId).jwk.publicKey())
-            try store.updateMetadata(keyId) {
-                $0.deviceId = "phone"
-                $0.dispatchTargetId = targetId
-                $0.server = backend.baseURL.absoluteString
-            }
+            try Self.makeOldFormat(sandbox, keyId)
+            try Self.registerWithoutEncryptionKey(sandbox, backend, keyId, deviceId: "phone")
             let first = try backend.dispatch(deviceId: "phone", channel: "link")
             let plain = try await fetch(sandbox)
             #expect(plain.status == 0 && plain.tokens == [first.token], "JSON, as before: \(plain.errors)")
@@ -241,7 +248,7 @@ extension CLISubprocessTests {
             let gained = try #require(
                 try await show(sandbox, newKeyId)["encryptionKey"] as? [String: String], "rotation gave none")
             #expect(gained["use"] == "enc")
-            #expect(try TestPaths.mode(storeFile(sandbox, newKeyId + ".enc.pem")) == 0o600)
+            #expect(try TestPaths.mode(Self.storeFile(sandbox, newKeyId + ".enc.pem")) == 0o600)
             let exported = try await sandbox.run(
                 ["key", "export", "--encryption", "--private", newKeyId] + sandbox.storeArguments)
             #expect(exported.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "protected as the signing key")

@@ -123,6 +123,38 @@ extension CLISubprocessTests {
             #expect((errors.first?["message"] as? String)?.contains(tpm.tcti) == true, "\(withoutTPM.summary)")
         }
 
+        /// A TPM key registered before encryption keys existed: its rotation makes the new key's
+        /// encryption key in the TPM too, beside the old and the new signing key.
+        @Test func rotatingATPMKeyWithoutEncryptionKeyMakesOneInTheTPM() async throws {
+            guard Self.available else { return }
+            let tpm = try await Self.startTPM()
+            defer { tpm.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let tcti = ["TPM2OPENSSL_TCTI": tpm.tcti]
+            func run(_ arguments: [String]) async throws -> CLIResult {
+                try await sandbox.run(arguments + sandbox.storeArguments, passphrase: nil, extra: tcti)
+            }
+            let keyId = try #require(try await run(["key", "generate", "--tpm"]).lines.first)
+            try EncryptionKeyProcessTests.makeOldFormat(sandbox, keyId)
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            try EncryptionKeyProcessTests.registerWithoutEncryptionKey(sandbox, backend, keyId, deviceId: "tpm-device")
+
+            let rotated = try await run(["rotate", "--key", keyId])
+            try #require(rotated.status == 0, "\(rotated.summary)")
+            let newKeyId = try #require(rotated.lines.first)
+            let file = EncryptionKeyProcessTests.storeFile(sandbox, newKeyId + ".enc.pem")
+            #expect(try String(contentsOf: file, encoding: .utf8).hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----"))
+            let operation = try backend.dispatch(deviceId: "tpm-device", channel: "link")
+            let fetched = try await run(["fetch", "--json"])
+            #expect(fetched.status == 0, "the new TPM key signs and decrypts: \(fetched.summary)")
+            #expect(fetched.out.contains(operation.token), "\(fetched.summary)")
+            try backend.injectFault(EmulatorFault(endpoint: .operations, kind: .undecryptable, count: 1))
+            let refused = try await run(["fetch", "--json"])
+            #expect(refused.status == 1 && refused.out.contains("undecryptable"), "asked for JOSE: \(refused.summary)")
+        }
+
         @Test func benchReportsTheTPMSignRowOrSaysItWasSkipped() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -48,13 +48,13 @@ struct RotateCommand: CLICommand {
         let registration = try registration(of: oldKeyId, in: store)
         let (oldKey, passphrase) = try access.loadPrivateKey(oldKeyId, from: store)
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
-        let (newKey, newKeyId, encryptionJWK) = try storeNewKey(
+        let (newKeyId, newPublicJWK, encryptionJWK) = try storeNewKey(
             replacing: oldKey, of: registration, passphrase: passphrase, in: store)
         console.note(
             "Generated new key \(newKeyId); asking \(registration.server) to replace key \(oldKeyId) of dispatch "
                 + "target \(registration.targetId)…")
         // 2. The backend update, signed with the old key.
-        let body = DispatchTargetBody.rotation(signatureKey: newKey.publicKey.jwk, encryptionKey: encryptionJWK)
+        let body = DispatchTargetBody.rotation(signatureKey: newPublicJWK, encryptionKey: encryptionJWK)
         let answer = try await send(body, signedWith: oldKey, for: registration, newKeyId: newKeyId)
         let targetId = registration.targetId
         guard (200..<300).contains(answer.status), DispatchTargetBody.targetId(of: answer) == targetId else {
@@ -101,29 +101,34 @@ struct RotateCommand: CLICommand {
     /// A new key stored unregistered beside the old one, protected as it is, with a copy of its
     /// encryption key (the registration keeps its encryption key), or a new one when the old key
     /// has none. A TPM-bound key is replaced by a new TPM-bound key, never by a software one.
+    /// Returns the new key's id and public JWK: the private key is released before an encryption
+    /// key is made, because a TPM without a resource manager holds only a few keys at a time.
     private func storeNewKey(
         replacing oldKey: P256.Signing.PrivateKey, of registration: Registration, passphrase: SecureBytes?,
         in store: KeyStore
-    ) throws -> (P256.Signing.PrivateKey, String, JWK?) {
-        let newKey =
-            oldKey.isHardwareBound
-            ? try P256.Signing.PrivateKey(generatingInTPM: access.tpm)
-            : try P256.Signing.PrivateKey()
-        let old = registration.metadata
-        var newMetadata = KeyMetadata(publicKey: newKey.publicKey)
-        newMetadata.deviceId = old.deviceId
-        newMetadata.server = old.server
-        newMetadata.serverCAFile = old.serverCAFile
-        newMetadata.serverPins = old.serverPins
-        let newKeyId = try store.save(
-            newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
+    ) throws -> (keyId: String, publicJWK: JWK, encryptionJWK: JWK?) {
+        let (newKeyId, publicJWK) = try {
+            let newKey =
+                oldKey.isHardwareBound
+                ? try P256.Signing.PrivateKey(generatingInTPM: access.tpm)
+                : try P256.Signing.PrivateKey()
+            let old = registration.metadata
+            var newMetadata = KeyMetadata(publicKey: newKey.publicKey)
+            newMetadata.deviceId = old.deviceId
+            newMetadata.server = old.server
+            newMetadata.serverCAFile = old.serverCAFile
+            newMetadata.serverPins = old.serverPins
+            let keyId = try store.save(
+                newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
+            return (keyId, newKey.publicKey.jwk)
+        }()
         var record = try store.copyEncryptionKey(from: registration.oldKeyId, to: newKeyId)
         if record.encryptionJWK == nil {
             // The old key was made before encryption keys existed: a rotation is this
             // registration's next one, so the new key gets its encryption key now.
             record = try store.addEncryptionKey(newKeyId, passphrase: passphrase, tpm: access.tpm)
         }
-        return (newKey, newKeyId, record.encryptionJWK)
+        return (newKeyId, publicJWK, record.encryptionJWK)
     }
 
     /// PATCHes the dispatch target with a Device-Signature of the old key. No answer at all leaves
