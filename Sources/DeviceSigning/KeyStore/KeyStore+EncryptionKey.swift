@@ -39,6 +39,9 @@ extension KeyStore {
         let encryptionKey: P256.KeyAgreement.PrivateKey
         var protectingPassphrase: SecureBytes?
         if current.isHardwareBound {
+            // Loading the signing key proves that `tpm` is the TPM that holds it; it is released
+            // before the new key is made (a TPM without a resource manager holds few objects).
+            _ = try load(keyId, passphrase: nil, tpm: tpm)
             encryptionKey = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm)
         } else {
             // Loading the signing key proves the passphrase and tells whether the entry is encrypted.
@@ -67,8 +70,9 @@ extension KeyStore {
     /// Gives `newKeyId` (an entry without an encryption key) the encryption key of `oldKeyId`: a
     /// byte-for-byte copy of its file, and its public JWK in the record. For a rotation, where the
     /// new signing key keeps the registration's encryption key; the new entry must be protected
-    /// as the old one (the same passphrase, or both TPM-bound: `.invalidKey` otherwise). Nothing
-    /// is loaded into memory or a TPM. Returns the new record (unchanged when the old entry has
+    /// as the old one (the same passphrase, or both TPM-bound: `.invalidKey` when one is
+    /// encrypted and the other not, or one is TPM-bound and the other not) and must not have it
+    /// as its signing key (`.invalidKey`). Nothing is loaded into memory or a TPM. Returns the new record (unchanged when the old entry has
     /// no encryption key); `.keyAlreadyExists` when `newKeyId` has one already.
     @discardableResult
     public func copyEncryptionKey(from oldKeyId: String, to newKeyId: String) throws -> KeyMetadata {
@@ -81,11 +85,17 @@ extension KeyStore {
             guard record.encryptionJWK == nil else {
                 throw DeviceSigningError(.keyAlreadyExists, "Key \(newKeyId) has an encryption key already.")
             }
-            guard old.isHardwareBound == record.isHardwareBound else {
+            guard old.isHardwareBound == record.isHardwareBound, old.needsPassphrase == record.needsPassphrase else {
                 throw DeviceSigningError(
                     .invalidKey,
-                    "Key \(oldKeyId) and key \(newKeyId) are not protected the same "
-                        + "way (TPM and software); their encryption key cannot be shared.")
+                    "Key \(oldKeyId) and key \(newKeyId) are not protected the same way (TPM, "
+                        + "passphrase or unencrypted); their encryption key cannot be shared.")
+            }
+            guard jwk.thumbprint != record.jwk.thumbprint else {
+                throw DeviceSigningError(
+                    .invalidKey,
+                    "The encryption key of key \(oldKeyId) is the signing key of key \(newKeyId); an "
+                        + "entry's encryption key must be a key of its own.")
             }
             let file = try storage.readFile(Self.encryptionKeyFile(oldKeyId))
             record.encryptionJWK = jwk

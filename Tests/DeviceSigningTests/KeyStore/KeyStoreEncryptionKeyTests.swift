@@ -169,6 +169,41 @@ import Testing
         }
     }
 
+    /// A copy goes only to an entry protected as the old one (both encrypted or both not) whose
+    /// signing key it is not; a refused copy writes nothing.
+    @Test func copyingRefusesAnEntryProtectedAnotherWayOrItsOwnSigningKey() throws {
+        try withStore { store, directory in
+            func entry(
+                _ passphrase: SecureBytes?, encryptionKey: P256.KeyAgreement.PrivateKey? = nil,
+                signingKey: P256.Signing.PrivateKey? = nil
+            ) throws -> String {
+                let key = try signingKey ?? P256.Signing.PrivateKey()
+                return try store.save(
+                    key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: passphrase, kdf: cheap,
+                    allowUnencrypted: passphrase == nil, encryptionKey: encryptionKey)
+            }
+            let encrypted = try entry(secret("pass"), encryptionKey: try P256.KeyAgreement.PrivateKey())
+            let plain = try entry(nil, encryptionKey: try P256.KeyAgreement.PrivateKey())
+            let encryptedWithout = try entry(secret("pass"))
+            let plainWithout = try entry(nil)
+            expectError(.invalidKey) { try store.copyEncryptionKey(from: encrypted, to: plainWithout) }
+            expectError(.invalidKey) { try store.copyEncryptionKey(from: plain, to: encryptedWithout) }
+
+            let reused = try P256.Signing.PrivateKey()
+            let donor = try entry(secret("pass"), encryptionKey: P256.KeyAgreement.PrivateKey(reused))
+            let recipient = try entry(secret("pass"), signingKey: reused)
+            expectError(.invalidKey) { try store.copyEncryptionKey(from: donor, to: recipient) }
+
+            for refused in [plainWithout, encryptedWithout, recipient] {
+                #expect(try store.metadata(refused).encryptionJWK == nil)
+                #expect(
+                    !FileManager.default.fileExists(atPath: directory.appendingPathComponent("\(refused).enc.pem").path)
+                )
+            }
+            #expect(try store.list().count == 6, "every record still reads")
+        }
+    }
+
     /// Interrupted at either rename (the key file's, or the record's), the entry stays as it was.
     @Test(arguments: [".enc.pem", ".json"])
     func addingAnEncryptionKeyInterruptedLeavesTheEntryAsItWas(interruptedFile: String) throws {

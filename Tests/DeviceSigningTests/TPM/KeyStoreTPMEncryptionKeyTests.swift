@@ -47,4 +47,27 @@ import Testing
         #expect(outcome.exportCode == .keyNotExportable)
         #expect(outcome.decrypted == message)
     }
+
+    /// The encryption key of a TPM-bound entry is made in the TPM that holds its signing key: a
+    /// configuration that reaches another TPM is refused before anything is made or written.
+    @Test func anotherTPMCannotGiveAnEntryItsEncryptionKey() async throws {
+        guard SoftwareTPM.available(for: "TPM encryption key") else { return }
+        let (refused, gainedAfterwards) = try await onOwnThread { () throws -> (Bool, Bool) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let other = try SoftwareTPM()
+            defer { other.stop() }
+            let store = try KeyStore(directory: tpm.directory.appendingPathComponent("keys"))
+            let keyId = try {
+                let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+                return try store.save(key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: nil)
+            }()
+            let refused = caughtCode { try store.addEncryptionKey(keyId, passphrase: nil, tpm: other.configuration()) }
+            guard try store.metadata(keyId).encryptionJWK == nil else { return (false, false) }
+            let record = try store.addEncryptionKey(keyId, passphrase: nil, tpm: tpm.configuration())
+            return (refused != nil, record.encryptionJWK != nil)
+        }
+        #expect(refused, "a key of another TPM was made for the entry")
+        #expect(gainedAfterwards)
+    }
 }
