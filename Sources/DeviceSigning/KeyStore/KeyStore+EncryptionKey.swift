@@ -25,13 +25,16 @@ extension KeyStore {
 
     /// Gives `keyId` an encryption key if it has none, and returns its record (unchanged when it
     /// had one). The new key is protected as the signing key is: generated in the TPM of `tpm` for
-    /// a TPM-bound key; else encrypted with `passphrase`, which must open the signing key (checked
-    /// first: `.passphraseRequired`, `.wrongPassphrase`), or unencrypted for an unencrypted key.
+    /// a TPM-bound key, which must be the TPM that holds the signing key (it is loaded first);
+    /// else encrypted with `passphrase`, which must open the signing key (checked first:
+    /// `.passphraseRequired`, `.wrongPassphrase`), or unencrypted for an unencrypted key. `kdf`
+    /// nil: the key derivation of the signing key's file (`.default` if the store would not write
+    /// that one).
     /// The key file is written before the record that names it, so a failure at any point leaves
     /// the entry as it was.
     @discardableResult
     public func addEncryptionKey(
-        _ keyId: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
+        _ keyId: String, passphrase: SecureBytes?, kdf: KeyDerivation? = nil,
         tpm: TPMConfiguration = .environment
     ) throws -> KeyMetadata {
         let current = try metadata(keyId)
@@ -53,8 +56,9 @@ extension KeyStore {
             }
             encryptionKey = try P256.KeyAgreement.PrivateKey()
         }
+        let derivation = protectingPassphrase == nil ? KeyDerivation.default : try kdf ?? signingKeyDerivation(keyId)
         let stored = try StoredPrivateKey(
-            encryptionKey.material, passphrase: protectingPassphrase, kdf: kdf,
+            encryptionKey.material, passphrase: protectingPassphrase, kdf: derivation,
             allowUnencrypted: protectingPassphrase == nil)
         return try storage.withExclusiveLock {
             var record = try readMetadata(keyId)
@@ -65,6 +69,21 @@ extension KeyStore {
             try json.withUnsafeBytes { try storage.writeAtomically(Self.metadataFile(keyId), contents: $0) }
             return record
         }
+    }
+
+    /// The key derivation that protects the signing key file of `keyId`, read from its PBES2
+    /// header, so that a new encryption key is protected the same way; `.default` when the
+    /// header names one the store does not write (PBKDF2 with another hash, or below the limits).
+    func signingKeyDerivation(_ keyId: String) throws -> KeyDerivation {
+        let document = try PEM.decodeSecret(try storage.readFile(Self.privateKeyFile(keyId)))
+        guard document.label == P256.Signing.PrivateKey.encryptedPEMLabel else { return .default }
+        let derivation: KeyDerivation
+        switch try document.der.withUnsafeBytes({ try PBES2Parameters(der: $0) }).kdf {
+        case let .scrypt(n, r, p): derivation = .scrypt(n: n, r: r, p: p)
+        case let .pbkdf2(iterations, prf) where prf == "SHA-256": derivation = .pbkdf2SHA256(iterations: iterations)
+        case .pbkdf2: return .default
+        }
+        return (try? derivation.validate()) == nil ? .default : derivation
     }
 
     /// Gives `newKeyId` (an entry without an encryption key) the encryption key of `oldKeyId`: a

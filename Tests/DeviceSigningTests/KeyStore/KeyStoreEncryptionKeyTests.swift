@@ -169,6 +169,27 @@ import Testing
         }
     }
 
+    /// Without a `kdf`, a new encryption key is derived as the entry's signing key file is, so
+    /// the two files of an entry stay protected alike (a PBKDF2 entry does not gain a scrypt file).
+    @Test(arguments: [KeyDerivation.pbkdf2SHA256(iterations: 100_000), KeyStoreFixtures.cheapKDF])
+    func anAddedEncryptionKeyIsDerivedAsTheSigningKey(_ kdf: KeyDerivation) throws {
+        try withStore { store, directory in
+            let key = try P256.Signing.PrivateKey()
+            let keyId = try store.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: kdf)
+            try store.addEncryptionKey(keyId, passphrase: secret("pass"))
+            #expect(try store.signingKeyDerivation(keyId) == kdf)
+            let text = try String(contentsOf: directory.appendingPathComponent("\(keyId).enc.pem"), encoding: .utf8)
+            let document = try PEM.decodeSecret(SecureBytes(Array(text.utf8)))
+            let header = try document.der.withUnsafeBytes { try PBES2Parameters(der: $0) }
+            switch kdf {
+            case let .scrypt(n, r, p): #expect(header.kdf == .scrypt(n: n, r: r, p: p))
+            case let .pbkdf2SHA256(iterations): #expect(header.kdf == .pbkdf2(iterations: iterations, prf: "SHA-256"))
+            }
+            #expect(try store.loadEncryptionKey(keyId, passphrase: secret("pass")) != nil)
+        }
+    }
+
     /// A copy goes only to an entry protected as the old one (both encrypted or both not) whose
     /// signing key it is not; a refused copy writes nothing.
     @Test func copyingRefusesAnEntryProtectedAnotherWayOrItsOwnSigningKey() throws {
