@@ -22,20 +22,27 @@ struct dss_tpm_library {
     OSSL_PROVIDER *tpm;
 };
 
-/* Loads the tpm2 provider into lib with TPM2OPENSSL_TCTI set to tcti (when not NULL) for the
- * duration of the load, then restores the variable as it was. */
+/* Loads the tpm2 provider into lib, reaching the TPM of tcti (NULL: the environment's).
+ * tpm2-openssl 1.1.1 takes its TCTI from TPM2OPENSSL_TCTI only (its "tcti" configuration parameter
+ * is not read: the provider falls back to tss2's default search), so a tcti other than the
+ * environment's is set there for the duration of the load, then the variable is restored. That
+ * change is skipped when the environment already names tcti, and a restore that fails fails the
+ * load rather than leave another TPM's TCTI behind. */
 static OSSL_PROVIDER *dss_tpm_load_provider(OSSL_LIB_CTX *lib, const char *tcti) {
-    if (tcti == NULL) return OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
     const char *current = getenv(DSS_TPM_TCTI_VARIABLE);
+    if (tcti == NULL || (current != NULL && strcmp(current, tcti) == 0)) {
+        return OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    }
     char *previous = current != NULL ? OPENSSL_strdup(current) : NULL;
     if (current != NULL && previous == NULL) return NULL;
     OSSL_PROVIDER *provider = NULL;
     if (setenv(DSS_TPM_TCTI_VARIABLE, tcti, 1) == 0) provider = OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
-    if (previous != NULL) {
-        setenv(DSS_TPM_TCTI_VARIABLE, previous, 1);
-        OPENSSL_free(previous);
-    } else {
-        unsetenv(DSS_TPM_TCTI_VARIABLE);
+    int restored = previous != NULL ? setenv(DSS_TPM_TCTI_VARIABLE, previous, 1) == 0
+                                    : unsetenv(DSS_TPM_TCTI_VARIABLE) == 0;
+    OPENSSL_free(previous);
+    if (!restored && provider != NULL) {
+        OSSL_PROVIDER_unload(provider);
+        provider = NULL;
     }
     return provider;
 }

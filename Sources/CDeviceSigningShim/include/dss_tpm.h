@@ -18,9 +18,12 @@ typedef struct dss_tpm_library dss_tpm_library;
 /// `default`: hashing and random numbers stay in software). The provider connects to the TPM
 /// here. `tcti` is the TCTI configuration to use, or NULL for the one in the environment
 /// (TPM2OPENSSL_TCTI, else tss2's default search). tpm2-openssl 1.1.1 reads only that
-/// environment variable (its `tcti` configuration parameter never reaches it), so a non-NULL
-/// `tcti` is put into TPM2OPENSSL_TCTI for the load and the previous value is restored after it:
-/// the caller serializes calls and keeps other threads from changing that variable meanwhile.
+/// environment variable (its `tcti` configuration parameter never reaches it), so a `tcti` other
+/// than the variable's value is put into TPM2OPENSSL_TCTI for the load and the previous value is
+/// restored after it (a failed restore fails the open). glibc's setenv and unsetenv are unsafe
+/// against a getenv on any other thread (libcurl and OpenSSL read the environment), so the caller
+/// serializes calls, and a multi-threaded program passes the TCTI the environment names (no
+/// change is made then, as the CLI does) or opens TPM sessions before other threads run.
 /// NULL on failure (error queue set).
 dss_tpm_library *dss_tpm_library_open(const char *tcti);
 

@@ -17,6 +17,11 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// The TCTI, as `TPM2OPENSSL_TCTI` takes it: `device:/dev/tpmrm0` (the kernel's resource
     /// manager, on a device), `swtpm:host=127.0.0.1,port=2321` (a software TPM), `tabrmd`. nil:
     /// the process's `TPM2OPENSSL_TCTI`, or tss2's default search when that is not set.
+    ///
+    /// tpm2-openssl 1.1.1 reads its TCTI only from `TPM2OPENSSL_TCTI`, so a `tcti` other than the
+    /// variable's value is set there while the provider loads, and restored after. Changing the
+    /// environment is unsafe while another thread reads it, so in a multi-threaded program set
+    /// the variable before it starts, or connect before other threads run.
     public var tcti: String?
     /// The longest wait for one TPM operation, connecting included. A TPM that does not answer in
     /// time makes the operation fail with `.tpmUnavailable` instead of blocking its caller; the
