@@ -192,6 +192,10 @@ int dss_aes_gcm_seal(const uint8_t *key, size_t key_len, const uint8_t *iv, size
         && final_len == 0
         && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, (int)tag_len, tag) == 1;
     EVP_CIPHER_CTX_free(ctx);
+    if (!ok) {   /* nothing usable on failure (dss_jwe.h) */
+        if (plaintext_len > 0) OPENSSL_cleanse(ciphertext, plaintext_len);
+        OPENSSL_cleanse(tag, tag_len);
+    }
     return ok;
 }
 

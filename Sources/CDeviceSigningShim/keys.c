@@ -127,6 +127,8 @@ static void dss_p256_make_template(void) {
  * inversion) and costs more than a tenth of an ECDH derive, which every JWE's epk would pay. */
 int dss_p256_point_is_valid(const uint8_t *point, size_t point_len) {
     if (point == NULL || (point_len != DSS_P256_POINT_BYTES && point_len != DSS_P256_COMPRESSED_POINT_BYTES)) return 0;
+    /* EC_POINT_oct2point also takes the hybrid forms (0x06, 0x07); only these two are allowed. */
+    if (point_len == DSS_P256_POINT_BYTES ? point[0] != 0x04 : point[0] != 0x02 && point[0] != 0x03) return 0;
     if (CRYPTO_THREAD_run_once(&dss_p256_template_once, dss_p256_make_template) != 1 || dss_p256_group == NULL) {
         return 0;
     }
