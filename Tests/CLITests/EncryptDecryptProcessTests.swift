@@ -136,6 +136,43 @@ extension CLISubprocessTests {
             }
         }
 
+        /// A P-384 key file is refused as a key on the wrong curve, before anything is encrypted or
+        /// decrypted: exit 1 (a runtime failure, the command line itself was fine), the file named.
+        @Test(.enabled(if: SystemTools.hasOpenSSL, "needs openssl on PATH (apt-get install openssl)"))
+        func refusesAP384KeyFile() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let privatePEM = sandbox.file("p384.pem")
+            let publicPEM = sandbox.file("p384-public.pem")
+            for arguments in [
+                ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", privatePEM.path],
+                ["pkey", "-in", privatePEM.path, "-pubout", "-out", publicPEM.path],
+            ] {
+                let made = try await SystemTools.run("openssl", arguments)
+                try #require(made.status == 0, "openssl \(arguments): \(made.summary)")
+            }
+
+            let encrypted = try await sandbox.run(
+                ["encrypt", "--public-key", publicPEM.path], passphrase: nil, standardInput: Data("secret".utf8))
+            #expect(encrypted.status == 1 && encrypted.out.isEmpty, "\(encrypted.summary)")
+            #expect(
+                encrypted.err.hasPrefix("Error: \(publicPEM.path) is not a P-256 public key (PEM PUBLIC KEY or JWK): "),
+                "\(encrypted.summary)")
+            #expect(encrypted.err.contains("on a curve other than P-256"), "\(encrypted.summary)")
+
+            // A JWE that would decrypt with a P-256 key: the refusal is the key file's.
+            let recipient = try P256.KeyAgreement.PrivateKey()
+            let compact = try JWE.encrypt(
+                Data("secret".utf8), to: recipient.publicKey, algorithm: .ecdhES, encryption: .a256GCM)
+            let decrypted = try await sandbox.run(
+                ["decrypt", "--private-key", privatePEM.path, compact], passphrase: nil)
+            #expect(decrypted.status == 1 && decrypted.out.isEmpty, "\(decrypted.summary)")
+            #expect(
+                decrypted.err.hasPrefix("Error: \(privatePEM.path) is not a P-256 private key (PEM or private JWK): "),
+                "\(decrypted.summary)")
+            #expect(decrypted.err.contains("on a curve other than P-256"), "\(decrypted.summary)")
+        }
+
         @Test func usageErrorsExit64() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -1,0 +1,28 @@
+import FetchChannelTestSupport
+import Foundation
+import Testing
+
+/// The system tools some process tests use as the other side (openssl, curl), found on PATH. A
+/// test that needs one is skipped, with the reason, where it is missing.
+enum SystemTools {
+    /// The executable `name` in a directory of PATH, or nil.
+    static func path(_ name: String) -> String? {
+        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static let hasOpenSSL = path("openssl") != nil
+    static let hasCurl = path("curl") != nil
+    static let hasOpenSSLAndCurl = hasOpenSSL && hasCurl
+
+    /// Runs `name` from PATH on a thread of its own (a blocking subprocess), standard input closed.
+    static func run(_ name: String, _ arguments: [String]) async throws -> ToolResult {
+        let executable = try #require(path(name), "\(name) is not on PATH")
+        return try await DedicatedThreads.run { try ExternalTool.run(executable, arguments) }
+    }
+
+    /// curl with a 10 s limit, errors shown (`-sS`).
+    static func curl(_ arguments: [String]) async throws -> ToolResult {
+        try await run("curl", ["-sS", "--max-time", "10"] + arguments)
+    }
+}
