@@ -41,7 +41,10 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let rows = Self.newRows.joined(separator: ",")
-            let json = try await sandbox.run(["bench", "--json", "--seconds", "0.05", "--rows", rows], passphrase: nil)
+            // The fetch rows start a dozen backends and fetch hundreds of times: seconds in a debug
+            // build, a minute under AddressSanitizer on a slow machine.
+            let json = try await sandbox.run(
+                ["bench", "--json", "--seconds", "0.05", "--rows", rows], passphrase: nil, timeout: 300)
             #expect(json.status == 0, "\(json.summary)")
             let printed = try #require(try json.json() as? [[String: Any]], "\(json.summary)")
             let names = printed.compactMap { $0["name"] as? String }

@@ -181,15 +181,16 @@ struct CLISandbox: Sendable {
         return environment
     }
 
-    /// Runs `fetchchannel arguments…` to completion.
+    /// Runs `fetchchannel arguments…` to completion; it is killed, and the test fails, after
+    /// `timeout` seconds.
     func run(
         _ arguments: [String], passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:],
-        standardInput: Data? = nil, currentDirectory: URL? = nil
+        standardInput: Data? = nil, currentDirectory: URL? = nil, timeout: Double = 60
     ) async throws -> CLIResult {
         try await CLIProcess(
             arguments, environment: environment(passphrase: passphrase, extra: extra),
             standardInput: standardInput, currentDirectory: currentDirectory
-        ).runToCompletion()
+        ).runToCompletion(timeout: timeout)
     }
 
     /// Generates a key in the sandbox store and returns its id.
