@@ -13,6 +13,12 @@ public struct ToolResult: Sendable {
 
 /// Runs the system's command-line tools, which the interoperability tests use as the other side.
 public enum ExternalTool {
+    /// The executable `name` in a directory of PATH, or nil: the tests that need it are skipped.
+    public static func onPath(_ name: String) -> String? {
+        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
     /// Runs `executable` with standard input closed and waits for it. Blocking: call it from a
     /// suite with `.dedicatedThread` or through ``DedicatedThreads``.
     public static func run(_ executable: String, _ arguments: [String]) throws -> ToolResult {

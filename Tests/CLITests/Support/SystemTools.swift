@@ -6,10 +6,7 @@ import Testing
 /// test that needs one is skipped, with the reason, where it is missing.
 enum SystemTools {
     /// The executable `name` in a directory of PATH, or nil.
-    static func path(_ name: String) -> String? {
-        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
+    static func path(_ name: String) -> String? { ExternalTool.onPath(name) }
 
     static let hasOpenSSL = path("openssl") != nil
     static let hasCurl = path("curl") != nil

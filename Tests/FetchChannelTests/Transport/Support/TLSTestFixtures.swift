@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -9,10 +10,7 @@ import Foundation
 /// from a ``DedicatedThread``.
 enum OpenSSLCommand {
     /// The tool on PATH, or nil: the TLS tests are then skipped, saying why.
-    static let path: String? = {
-        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return directories.map { "\($0)/openssl" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }()
+    static let path = ExternalTool.onPath("openssl")
 
     static var isAvailable: Bool { path != nil }
 
