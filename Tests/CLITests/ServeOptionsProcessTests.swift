@@ -12,41 +12,6 @@ extension CLISubprocessTests {
     /// `fetchchannel serve`'s TLS and JWE options, as a child process: a certificate of your own,
     /// where `--tls` tells what to trust, and the algorithms of its encrypted answers.
     @Suite struct ServeOptionsProcessTests {
-        /// Starts `serve arguments…` with its temporary directory in the sandbox and returns the
-        /// child and the first line of its standard output, the line it prints once it listens.
-        static func startServe(_ arguments: [String], sandbox: CLISandbox) async throws -> (CLIProcess, String) {
-            let environment = sandbox.environment(passphrase: nil, extra: ["TMPDIR": sandbox.root.path])
-            let child = try CLIProcess(["serve"] + arguments, environment: environment)
-            try child.start()
-            try await waitFor(child) { $0.outputSoFar.contains("\n") }
-            return (child, child.outputSoFar.split(separator: "\n").first.map(String.init) ?? "")
-        }
-
-        /// Polls until `condition` holds for what the child wrote, the child exits or 20 s pass:
-        /// the child writes when it is ready, nothing here waits for time to pass.
-        static func waitFor(_ child: CLIProcess, _ condition: (CLIProcess) -> Bool) async throws {
-            let deadline = Date().addingTimeInterval(20)
-            while !condition(child) && child.process.isRunning && Date() < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-        }
-
-        /// What the child wrote to standard error so far.
-        static func errorSoFar(_ child: CLIProcess) -> String {
-            (try? String(contentsOf: child.errorURL, encoding: .utf8)) ?? ""
-        }
-
-        /// A child still running when its test ends early (a thrown error) is stopped all the same.
-        static func terminateIfRunning(_ child: CLIProcess) {
-            if child.process.isRunning { child.process.terminate() }
-        }
-
-        /// Stops the child with SIGTERM and returns how it ended.
-        static func stop(_ child: CLIProcess) async -> CLIResult {
-            child.process.terminate()
-            return await child.waitForExit()
-        }
-
         static func openssl(_ arguments: [String]) async throws -> String {
             let result = try await SystemTools.run("openssl", arguments)
             try #require(result.status == 0, "openssl \(arguments): \(result.summary)")
@@ -83,12 +48,12 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let (cert, key, expectedPin) = try await Self.selfSignedCertificate(in: sandbox)
-            let (child, line) = try await Self.startServe(
+            let (child, line) = try await CLIProcess.startServe(
                 ["--tls-cert", cert.path, "--tls-key", key.path, "--json"], sandbox: sandbox)
-            defer { Self.terminateIfRunning(child) }
+            defer { child.terminateIfRunning() }
             let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8))
             guard let object = parsed as? [String: Any], let url = object["url"] as? String else {
-                let result = await Self.stop(child)
+                let result = await child.stop()
                 Issue.record("no JSON line: \(line)\n\(result.summary)")
                 return
             }
@@ -101,7 +66,7 @@ extension CLISubprocessTests {
             let untrusted = try await SystemTools.curl([url + "/_emulator/stats"])
             #expect(untrusted.status == 60, "without the certificate curl refuses it: \(untrusted.summary)")
 
-            let result = await Self.stop(child)
+            let result = await child.stop()
             #expect(result.status == 0, "\(result.summary)")
             #expect(
                 result.err.contains("TLS: trust your certificate; server key pin \(expectedPin)"), "\(result.summary)")
@@ -115,17 +80,17 @@ extension CLISubprocessTests {
         func tlsTellsTheCAFileAndThePinOnStandardError() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let (child, url) = try await Self.startServe(["--tls"], sandbox: sandbox)
-            defer { Self.terminateIfRunning(child) }
-            try await Self.waitFor(child) { Self.errorSoFar($0).contains("server key pin") }
-            let note = Self.errorSoFar(child)
+            let (child, url) = try await CLIProcess.startServe(["--tls"], sandbox: sandbox)
+            defer { child.terminateIfRunning() }
+            try await child.waitFor { $0.errorSoFar.contains("server key pin") }
+            let note = child.errorSoFar
             let trust = note.split(separator: "\n").first { $0.hasPrefix("TLS: trust CA certificate ") }
             let match = trust?.wholeMatch(
                 of:
                     /TLS: trust CA certificate (\/\S+) \(removed on stop\); server key pin (sha256\/\/[A-Za-z0-9+\/=]{44})/
             )
             guard let match else {
-                let result = await Self.stop(child)
+                let result = await child.stop()
                 Issue.record("no trust line on standard error: \(result.summary)")
                 return
             }
@@ -136,7 +101,7 @@ extension CLISubprocessTests {
             let curl = try await SystemTools.curl(["--cacert", caFile, "--pinnedpubkey", pin, url + "/_emulator/stats"])
             #expect(curl.status == 0 && curl.output.contains("requests"), "\(curl.summary)")
 
-            let result = await Self.stop(child)
+            let result = await child.stop()
             #expect(result.status == 0, "\(result.summary)")
             #expect(result.lines == [url], "standard output holds the URL alone: \(result.summary)")
             #expect(!FileManager.default.fileExists(atPath: caFile), "the CA file is removed on stop")
@@ -147,15 +112,15 @@ extension CLISubprocessTests {
         @Test func jweOptionsChooseTheAlgorithmsOfEncryptedAnswers() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let (child, line) = try await Self.startServe(
+            let (child, line) = try await CLIProcess.startServe(
                 ["--json", "--jwe-alg", "ECDH-ES+A128KW", "--jwe-enc", "A128CBC-HS256"], sandbox: sandbox)
             let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8))
             guard let server = ((parsed as? [String: Any])?["url"] as? String).flatMap(URL.init(string:)) else {
-                let result = await Self.stop(child)
+                let result = await child.stop()
                 Issue.record("no JSON line: \(line)\n\(result.summary)")
                 return
             }
-            defer { Self.terminateIfRunning(child) }
+            defer { child.terminateIfRunning() }
             let session = URLSession(configuration: .ephemeral)
 
             // A key registered by the CLI (with its encryption key), and an operation for it.
@@ -192,7 +157,7 @@ extension CLISubprocessTests {
             let fetched = try await sandbox.run(["fetch", "--json"] + sandbox.storeArguments)
             #expect(fetched.status == 0 && fetched.out.contains(token), "fetch decrypts it: \(fetched.summary)")
 
-            let result = await Self.stop(child)
+            let result = await child.stop()
             #expect(result.status == 0, "\(result.summary)")
         }
     }

@@ -11,18 +11,6 @@ import Testing
 extension CLISubprocessTests {
     /// `fetchchannel serve` as a child process: prints its URL, serves, stops cleanly on a signal.
     @Suite struct ServeProcessTests {
-        /// Starts `serve` and waits for the first line of standard output.
-        func startServe(_ arguments: [String], sandbox: CLISandbox) async throws -> (CLIProcess, String) {
-            let child = try CLIProcess(["serve"] + arguments, environment: sandbox.environment(passphrase: nil))
-            try child.start()
-            let deadline = Date().addingTimeInterval(20)
-            while !child.outputSoFar.contains("\n") && child.process.isRunning && Date() < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            let line = child.outputSoFar.split(separator: "\n").first.map(String.init) ?? ""
-            return (child, line)
-        }
-
         func get(_ url: URL) async throws -> (Int, HTTPURLResponse?) {
             let (_, response) = try await URLSession(configuration: .ephemeral).data(from: url)
             let http = response as? HTTPURLResponse
@@ -32,7 +20,8 @@ extension CLISubprocessTests {
         @Test func printsItsURLAndStopsOnSIGTERM() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let (child, line) = try await startServe(["--port", "0"], sandbox: sandbox)
+            let (child, line) = try await CLIProcess.startServe(["--port", "0"], sandbox: sandbox)
+            defer { child.terminateIfRunning() }
             let url = try #require(URL(string: line), "no URL on stdout: \(line)")
             #expect(line.hasPrefix("http://127.0.0.1:") && url.port != 0, "\(line)")
             let (status, _) = try await get(url.appendingPathComponent("_emulator/stats"))
@@ -51,8 +40,9 @@ extension CLISubprocessTests {
         @Test func jsonAndClockOffsetAndSIGINT() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let (child, line) = try await startServe(
+            let (child, line) = try await CLIProcess.startServe(
                 ["--json", "--clock-offset-seconds", "600", "--tolerance-seconds", "30"], sandbox: sandbox)
+            defer { child.terminateIfRunning() }
             let object = try #require(
                 try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
             #expect(object["toleranceSeconds"] as? Double == 30 && object["clockOffsetSeconds"] as? Double == 600)
@@ -68,42 +58,22 @@ extension CLISubprocessTests {
             #expect(result.status == 0 && result.err.contains("Received SIGINT"), "\(result.summary)")
         }
 
-        /// Runs a tool on a thread of its own (a blocking subprocess), standard input closed;
-        /// returns its exit status, standard output and standard error.
-        func tool(_ path: String, _ arguments: [String]) async throws -> (status: Int32, out: String, err: String) {
-            let result = try await DedicatedThreads.run { try ExternalTool.run(path, arguments) }
-            return (result.status, result.output, result.errors)
-        }
-
-        /// curl with a 10 s limit; returns its exit status and standard output.
-        func curl(_ arguments: [String]) async throws -> (Int32, String) {
-            let result = try await tool("/usr/bin/curl", ["-sS", "--max-time", "10"] + arguments)
-            return (result.status, result.out)
-        }
-
-        static let tlsToolsInstalled = ["/usr/bin/curl", "/usr/bin/openssl"].allSatisfy {
-            FileManager.default.isExecutableFile(atPath: $0)
-        }
-
         /// `serve --tls --json` with its CA file under the sandbox; returns the child and its JSON line.
         func startTLSServe(sandbox: CLISandbox) async throws -> (CLIProcess, [String: Any], String) {
-            let environment = sandbox.environment(passphrase: nil, extra: ["TMPDIR": sandbox.root.path])
-            let child = try CLIProcess(["serve", "--tls", "--json"], environment: environment)
-            try child.start()
-            let deadline = Date().addingTimeInterval(20)
-            while !child.outputSoFar.contains("\n") && child.process.isRunning && Date() < deadline {
-                try await Task.sleep(for: .milliseconds(20))
+            let (child, line) = try await CLIProcess.startServe(["--tls", "--json"], sandbox: sandbox)
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
+                let result = await child.stop()
+                throw CLIResult.NotJSON(description: "serve --tls --json printed no JSON line: \(result.summary)")
             }
-            let line = child.outputSoFar.split(separator: "\n").first.map(String.init) ?? ""
-            let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8))
-            return (child, try #require(parsed as? [String: Any], "\(line)"), line)
+            return (child, object, line)
         }
 
-        @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/curl"), "needs /usr/bin/curl"))
+        @Test(.enabled(if: SystemTools.hasCurl, "needs curl on PATH (apt-get install curl)"))
         func tlsJSONGivesTheCAFileAndThePin() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let (child, object, line) = try await startTLSServe(sandbox: sandbox)
+            defer { child.terminateIfRunning() }
             let url = try #require(object["url"] as? String)
             let caFile = try #require(object["caFile"] as? String)
             let pin = try #require(object["pin"] as? String)
@@ -113,11 +83,10 @@ extension CLISubprocessTests {
             #expect(try TestPaths.mode(URL(fileURLWithPath: caFile)) == 0o644)
             #expect(try TestPaths.mode(URL(fileURLWithPath: caFile).deletingLastPathComponent()) == 0o700)
 
-            let (status, body) = try await curl(["--cacert", caFile, "--pinnedpubkey", pin, url + "/_emulator/stats"])
-            #expect(status == 0 && body.contains("requests"), "curl exit \(status): \(body)")
+            let curl = try await SystemTools.curl(["--cacert", caFile, "--pinnedpubkey", pin, url + "/_emulator/stats"])
+            #expect(curl.status == 0 && curl.output.contains("requests"), "\(curl.summary)")
 
-            child.process.terminate()
-            let result = await child.waitForExit()
+            let result = await child.stop()
             #expect(result.status == 0, "\(result.summary)")
             #expect(result.err.contains(caFile) && result.err.contains(pin), "\(result.summary)")
             #expect(!FileManager.default.fileExists(atPath: caFile), "the CA file is removed on stop")
@@ -126,34 +95,33 @@ extension CLISubprocessTests {
         /// The README's checks of `serve --tls` with the CA file alone: curl and openssl s_client
         /// verify the chain (and the name) against it.
         @Test(
-            .enabled(
-                if: Self.tlsToolsInstalled,
-                "needs /usr/bin/curl and /usr/bin/openssl (apt-get install curl openssl)"))
+            .enabled(if: SystemTools.hasOpenSSLAndCurl, "needs openssl and curl on PATH (apt-get install openssl curl)")
+        )
         func curlAndOpenSSLTrustServeTLSWithItsCAFile() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let (child, object, line) = try await startTLSServe(sandbox: sandbox)
+            defer { child.terminateIfRunning() }
             let url = try #require(object["url"] as? String, "\(line)")
             let caFile = try #require(object["caFile"] as? String, "\(line)")
             let port = try #require(URL(string: url)?.port, "\(line)")
 
-            let (status, body) = try await curl(["--cacert", caFile, url + "/_emulator/stats"])
-            #expect(status == 0 && body.contains("requests"), "curl --cacert: exit \(status): \(body)")
-            let untrusted = try await curl([url + "/_emulator/stats"])
-            #expect(untrusted.0 == 60, "without the CA file curl refuses the chain: exit \(untrusted.0)")
+            let trusted = try await SystemTools.curl(["--cacert", caFile, url + "/_emulator/stats"])
+            #expect(trusted.status == 0 && trusted.output.contains("requests"), "curl --cacert: \(trusted.summary)")
+            let untrusted = try await SystemTools.curl([url + "/_emulator/stats"])
+            #expect(untrusted.status == 60, "without the CA file curl refuses the chain: \(untrusted.summary)")
 
-            let sClient = try await tool(
-                "/usr/bin/openssl",
+            let sClient = try await SystemTools.run(
+                "openssl",
                 [
                     "s_client", "-connect", "127.0.0.1:\(port)", "-CAfile", caFile, "-verify_return_error",
                     "-verify_ip", "127.0.0.1", "-brief",
                 ])
             #expect(
-                sClient.status == 0 && sClient.err.contains("Verification: OK"),
-                "openssl s_client: exit \(sClient.status): \(sClient.err)")
+                sClient.status == 0 && sClient.errors.contains("Verification: OK"),
+                "openssl s_client: \(sClient.summary)")
 
-            child.process.terminate()
-            let result = await child.waitForExit()
+            let result = await child.stop()
             #expect(result.status == 0, "\(result.summary)")
         }
 
