@@ -5,7 +5,7 @@ import Testing
 @testable import DeviceSigning
 
 /// The ECDH step agrees with `openssl pkeyutl -derive`, on fresh keys and on RFC 7518 Appendix C's.
-@Suite(.enabled(if: OpenSSLTool.isAvailable, "needs /usr/bin/openssl"))
+@Suite(.enabled(if: OpenSSLTool.isAvailable, "needs openssl on PATH"))
 struct ECDHOpenSSLInteropTests {
     struct Derived: Sendable {
         let ours: [UInt8]

@@ -6,10 +6,11 @@ import Testing
 
 /// The OpenSSL command-line tool, when installed.
 enum OpenSSLTool {
-    static let path = "/usr/bin/openssl"
+    /// The program on PATH ("openssl" as it is when missing: running it then fails).
+    static let path = ExternalTool.onPath("openssl") ?? "openssl"
     static let isAvailable: Bool = {
-        let available = FileManager.default.isExecutableFile(atPath: path)
-        if !available { print("note: \(path) not found; the OpenSSL interoperability tests are skipped") }
+        let available = ExternalTool.onPath("openssl") != nil
+        if !available { print("note: openssl is not on PATH; the OpenSSL interoperability tests are skipped") }
         return available
     }()
 
@@ -28,7 +29,7 @@ enum OpenSSLTool {
     }
 }
 
-@Suite(.enabled(if: OpenSSLTool.isAvailable, "needs /usr/bin/openssl"), .dedicatedThread)
+@Suite(.enabled(if: OpenSSLTool.isAvailable, "needs openssl on PATH"), .dedicatedThread)
 struct KeyStoreOpenSSLInteropTests {
     typealias PrivateKey = P256.Signing.PrivateKey
 

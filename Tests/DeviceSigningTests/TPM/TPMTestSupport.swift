@@ -36,7 +36,7 @@ enum OpenSSLVerification {
         publicKeyPEM: String
     ) throws -> [String: Int32]? {
         guard OpenSSLTool.isAvailable else {
-            print("⚠️  SKIPPED: \(OpenSSLTool.path) is not installed; the check with plain OpenSSL did NOT run.")
+            print("⚠️  SKIPPED: openssl is not on PATH; the check with plain OpenSSL did NOT run.")
             return nil
         }
         let directory = FileManager.default.temporaryDirectory

@@ -7,7 +7,7 @@ import Testing
 extension HTTPServerTests {
     /// Handshakes run under the request deadlines: plaintext and silent clients are closed, the
     /// server keeps serving (docs/ARCHITECTURE.md, "Transport and trust").
-    @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs /usr/bin/curl"))
+    @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs curl on PATH"))
     struct HTTPServerTLSHandshakeTests {
         private static func startTLSServer(idleTimeout: Duration = .seconds(10))
             throws -> (HTTPServer, HTTPServerAddress, TLSServerIdentity)

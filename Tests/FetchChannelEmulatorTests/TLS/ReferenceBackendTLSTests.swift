@@ -7,7 +7,7 @@ import Testing
 extension HTTPServerTests {
     /// The reference backend over TLS, checked with real handshakes by curl and openssl s_client
     /// (docs/ARCHITECTURE.md, "Transport and trust").
-    @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs /usr/bin/curl and /usr/bin/openssl"))
+    @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs curl and openssl on PATH"))
     struct ReferenceBackendTLSTests {
         @Test func curlTrustsTheGeneratedCAAndThePin() async throws {
             let backend = try ReferenceBackend.start(tls: .generated)

@@ -5,11 +5,11 @@ import Foundation
 
 /// Helpers for the TLS tests: a scratch directory and the system's curl and openssl as clients.
 enum TLSTestSupport {
-    static let curl = "/usr/bin/curl"
-    static let openssl = "/usr/bin/openssl"
-    static var toolsAvailable: Bool {
-        FileManager.default.isExecutableFile(atPath: curl) && FileManager.default.isExecutableFile(atPath: openssl)
-    }
+    /// The programs found on PATH ("curl" and "openssl" as they are when missing: running one
+    /// then fails, and the tests that need them are skipped by `toolsAvailable`).
+    static let curl = ExternalTool.onPath("curl") ?? "curl"
+    static let openssl = ExternalTool.onPath("openssl") ?? "openssl"
+    static var toolsAvailable: Bool { ExternalTool.onPath("curl") != nil && ExternalTool.onPath("openssl") != nil }
 
     /// `curl` GET of `url`; standard output is the status code alone.
     static func curlStatus(_ url: String, _ trust: [String]) throws -> ToolResult {

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -7,13 +8,13 @@ import Testing
 /// those suites skip themselves, loudly. Under CI=true that would hide them, so there their absence
 /// is a failure, as the TPM tools' and the Wycheproof suites' are (.ci/run installs them).
 @Suite struct InteroperabilityToolsTests {
-    static let tools = ["/usr/bin/openssl", "/usr/bin/curl"]
+    static let tools = ["openssl", "curl"]
 
     @Test func theProgramsTheInteroperabilityTestsUseArePresentInCI() {
-        let missing = Self.tools.filter { !FileManager.default.isExecutableFile(atPath: $0) }
+        let missing = Self.tools.filter { ExternalTool.onPath($0) == nil }
         guard !missing.isEmpty else { return }
         let message =
-            "\(missing.joined(separator: " and ")) missing: the interoperability tests that need them are skipped"
+            "\(missing.joined(separator: " and ")) not on PATH: the interoperability tests that need them are skipped"
         if ProcessInfo.processInfo.environment["CI"] == "true" {
             Issue.record("\(message), and CI=true")
         } else {
