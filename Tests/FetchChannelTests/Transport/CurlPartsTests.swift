@@ -145,6 +145,14 @@
                 #expect(
                     CurlFailureMapping.result(for: Self.facts(code)).failureKind == .tlsHandshake, "CURLcode \(code)")
             }
+            // libcurl's trailing space is not quoted.
+            let syscall = CurlFailureMapping.result(
+                for: Self.facts(35, message: "SSL_ERROR_SYSCALL in connection to 127.0.0.1:4433 "))
+            #expect(
+                syscall.failureDetail?.hasPrefix(
+                    "No TLS connection to backend.example (SSL_ERROR_SYSCALL in connection to 127.0.0.1:4433). ")
+                    == true,
+                "\(syscall.failureDetail ?? "")")
         }
     }
 #endif

@@ -15,6 +15,10 @@
         var host: String
         var trust: TLSTrust
         var timeout: Duration
+
+        /// The message as a detail quotes it: libcurl ends some with a space ("SSL_ERROR_SYSCALL in
+        /// connection to 127.0.0.1:4433 "), which read as "…:4433 )" inside parentheses.
+        var readableMessage: String { message.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
 
     /// A CURLcode as a ``TransportResult``: a ``NetworkFailure`` whose kind a program can act on and
@@ -34,7 +38,7 @@
 
         static func result(for facts: CurlFailureFacts) -> TransportResult {
             let code = CURLcode(UInt32(clamping: facts.code))
-            let message = facts.message
+            let message = facts.readableMessage
             switch code {
             case CURLE_COULDNT_CONNECT:
                 let refused = facts.osErrno == Int(ECONNREFUSED)
@@ -87,7 +91,7 @@
         /// CURLE_PEER_FAILED_VERIFICATION: the chain, the validity period or the name.
         private static func verificationFailure(_ facts: CurlFailureFacts) -> NetworkFailure {
             let host = facts.host
-            let message = facts.message
+            let message = facts.readableMessage
             if nameMismatches.contains(facts.verifyResult) || message.contains("subject name")
                 || message.contains("does not match target host")
             {
