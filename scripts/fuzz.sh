@@ -23,7 +23,8 @@
 # Environment: FUZZ_OPT is the Swift optimisation level of everything built (default -O, and
 # -Onone for --smoke, which builds 3-4 times faster and runs 3-6 times slower; objects and
 # binaries go to .build/fuzz/build-O or build-Onone);
-# FUZZ_TIMEOUT (default 10) the per-input timeout; FUZZ_ARGS extra libFuzzer flags.
+# FUZZ_TIMEOUT (default 10) the per-input timeout; FUZZ_ARGS extra libFuzzer flags; FUZZ_JOBS
+# (default: the number of cores) how many targets a smoke run fuzzes at a time.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -263,6 +264,7 @@ run_target() {
     rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)"
     if ((status == 0)); then
         echo "== fuzz: $target: ${runs:-?} executions (${rate:-?}/s), corpus $(find "$corpus" -type f | wc -l) inputs, no findings" >&2
+        rm -rf "$seeds"   # a smoke run runs this in a subshell, whose TEMP_DIRS the exit trap never sees
         return 0
     fi
     [[ -z "$quiet" ]] || tail -n 60 "$log" >&2
@@ -272,6 +274,7 @@ run_target() {
         echo "   input kept: $file" >&2
         echo "   reproduce:  FUZZ_OPT=$OPT scripts/fuzz.sh --reproduce $target '$file'" >&2
     done
+    rm -rf "$seeds"
     return "$status"
 }
 
@@ -299,10 +302,19 @@ main() {
             # A smoke run builds at -Onone unless told otherwise: about 20 s instead of 70 s of
             # building on 2 cores, for 3-6 times fewer executions per second.
             configure "${FUZZ_OPT:--Onone}"
-            local target failed=()
+            local target failed=() jobs="${FUZZ_JOBS:-$(nproc)}" i j pids names
+            [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || die "FUZZ_JOBS must be a positive whole number, got '$jobs'"
             for target in "${TARGETS[@]}"; do build_target "$target"; done
-            for target in "${TARGETS[@]}"; do
-                run_target "$target" "$2" quiet || failed+=("$target")
+            # FUZZ_JOBS targets at a time (default: one per core); each libFuzzer process uses one core.
+            for ((i = 0; i < ${#TARGETS[@]}; i += jobs)); do
+                pids=() names=()
+                for target in "${TARGETS[@]:i:jobs}"; do
+                    run_target "$target" "$2" quiet &
+                    pids+=("$!") names+=("$target")
+                done
+                for j in "${!pids[@]}"; do
+                    wait "${pids[j]}" || failed+=("${names[j]}")
+                done
             done
             if ((${#failed[@]} > 0)); then
                 echo "== fuzz smoke: FAILED: ${failed[*]}" >&2

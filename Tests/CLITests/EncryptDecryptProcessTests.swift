@@ -4,7 +4,7 @@ import FetchChannelVectors
 import Foundation
 import Testing
 
-extension CLISubprocessTests {
+extension CLIOfflineProcessTests {
     /// `fetchchannel encrypt` and `fetchchannel decrypt`, as child processes.
     @Suite struct EncryptDecryptProcessTests {
         /// The demo fixture key (TEST ONLY) as an unencrypted PEM, and its public key as PEM and JWK.

@@ -3,7 +3,7 @@ import FetchChannelTestSupport
 import Foundation
 import Testing
 
-extension CLISubprocessTests {
+extension CLIOfflineProcessTests {
     /// `fetchchannel key …` run as a child process against a temporary store.
     @Suite struct KeyCommandsProcessTests {
         @Test func binaryIsBuiltNextToTheTests() {

@@ -5,7 +5,7 @@ import Testing
     import Glibc
 #endif
 
-extension CLISubprocessTests {
+extension CLIOfflineProcessTests {
     /// Security review, item 8: where the CLI puts secrets and how it reads what it is given.
     @Suite struct SecretHandlingProcessTests {
         /// Runs `fetchchannel arguments…` with a pseudo-terminal as its standard streams, through

@@ -3,7 +3,7 @@ import FetchChannelTestSupport
 import Foundation
 import Testing
 
-extension CLISubprocessTests {
+extension CLIOfflineProcessTests {
     /// `fetchchannel sign` then `fetchchannel verify`, as child processes.
     @Suite struct SignVerifyProcessTests {
         @Test func signThenVerifyRoundTrip() async throws {

@@ -3,7 +3,7 @@ import FetchChannelVectors
 import Foundation
 import Testing
 
-extension CLISubprocessTests {
+extension CLIOfflineProcessTests {
     /// `fetchchannel vectors verify` as a child process, on the real Vectors/ and on doctored copies.
     @Suite struct VectorsProcessTests {
         /// The vector files of the package (everything but the documentation).

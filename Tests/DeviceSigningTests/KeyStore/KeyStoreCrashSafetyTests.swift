@@ -4,9 +4,17 @@ import Foundation
 import Testing
 
 /// A child process saves, rotates and deletes keys in a loop; the test kills it with SIGKILL at
-/// random points, 200 times (seeded), and checks after every kill that nothing was lost.
+/// random points, 200 times (seeded; `rounds`), and checks after every kill that nothing was lost.
 @Suite(.dedicatedThread) struct KeyStoreCrashSafetyTests {
     static let passphrase = "crash-safety passphrase"
+
+    /// 200 kills; `CRASH_SAFETY_ROUNDS` sets fewer or more. The AddressSanitizer run of .ci/run
+    /// sets 40: there each instrumented child takes seconds to start, and the plain run already
+    /// makes all 200 kills.
+    static var rounds: Int {
+        let requested = Int(ProcessInfo.processInfo.environment["CRASH_SAFETY_ROUNDS"] ?? "") ?? 200
+        return max(1, requested)
+    }
 
     /// The child executable, built by SwiftPM next to the test bundle.
     static var childURL: URL {
@@ -51,7 +59,7 @@ import Testing
         let passphrase = SecureBytes(Array(Self.passphrase.utf8))
 
         var mustExist = Set<String>()
-        for round in 1...200 {
+        for round in 1...Self.rounds {
             let process = Process()
             process.executableURL = child
             process.arguments = [directory.path]
