@@ -61,7 +61,8 @@
         /// Wall-clock bounds are loose on purpose: in a full parallel run on two busy cores the
         /// cooperative threads that resume a test can be held for tens of seconds by blocking tests.
         /// What happened is proved by the failure kind and by what the server saw, on threads of their own.
-        static let noHangBound = Duration.seconds(60)
+        /// The sanitizer runs stretch it (``LooseTimeBounds``).
+        static let noHangBound = LooseTimeBounds.scaled(.seconds(60))
 
         @Test func oneConnectionCarriesSeveralRequests() async throws {
             // An idle timeout longer than any stall of a loaded machine between two requests.
@@ -175,7 +176,10 @@
             let silent = try Self.silentServer()
             defer { silent.stop() }
             let transport = self.transport
-            let sending = Task { await transport.send(Self.request(Self.url(silent.port), timeout: .seconds(60))) }
+            // The request's own timeout and the bound on the close keep their ratio when the
+            // sanitizer runs stretch both: the close must come long before the timeout could.
+            let requestTimeout = LooseTimeBounds.scaled(.seconds(60))
+            let sending = Task { await transport.send(Self.request(Self.url(silent.port), timeout: requestTimeout)) }
             let arrived = await DedicatedThreads.run {
                 silent.waitUntil(timeout: Self.noHangBound) { $0.requests == 1 }
             }
@@ -184,7 +188,7 @@
             // Measured by the server, on its own thread: the transfer is removed and its connection
             // closed at once, long before the request's 60 s timeout.
             let closed = await DedicatedThreads.run {
-                silent.waitUntil(timeout: .seconds(10)) { $0.closedByClient == 1 }
+                silent.waitUntil(timeout: LooseTimeBounds.scaled(.seconds(10))) { $0.closedByClient == 1 }
             }
             #expect(closed, "the cancelled transfer's connection is closed at once")
             let result = await sending.value
