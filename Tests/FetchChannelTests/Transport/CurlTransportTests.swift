@@ -186,7 +186,7 @@
             try #require(arrived, "the request reached the server")
             sending.cancel()
             // Measured by the server, on its own thread: the transfer is removed and its connection
-            // closed at once, long before the request's 60 s timeout.
+            // closed at once, long before the request's own timeout.
             let closed = await DedicatedThreads.run {
                 silent.waitUntil(timeout: LooseTimeBounds.scaled(.seconds(10))) { $0.closedByClient == 1 }
             }
