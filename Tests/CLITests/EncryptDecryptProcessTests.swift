@@ -127,11 +127,22 @@ extension CLIOfflineProcessTests {
             #expect(
                 publicAsPrivate.status == 1 && publicAsPrivate.err.contains("holds a public key"),
                 "\(publicAsPrivate.summary)")
+            // With --json a key file that cannot be used still answers in JSON on standard output.
+            let publicAsPrivateJSON = try await sandbox.run(
+                ["decrypt", "--json", "--private-key", files.publicPEM.path, compact], passphrase: nil)
+            let refusal = try #require(
+                try publicAsPrivateJSON.json() as? [String: Any], "\(publicAsPrivateJSON.summary)")
+            #expect(publicAsPrivateJSON.status == 1)
+            #expect(refusal["decrypted"] as? Bool == false && refusal["code"] as? String == "unreadableInput")
+            #expect((refusal["reason"] as? String)?.contains("holds a public key") == true, "\(refusal)")
+            #expect(
+                publicAsPrivateJSON.err.hasPrefix("Error: \(files.publicPEM.path) holds a public key"),
+                "\(publicAsPrivateJSON.summary)")
 
             // Nothing the command printed contains the private scalar.
             let scalar = try files.key.rawRepresentation.withUnsafeBytes { Data($0) }
             let forms = [scalar.map { String(format: "%02x", $0) }.joined(), scalar.base64EncodedString()]
-            for result in [failed, json, malformed, publicAsPrivate] {
+            for result in [failed, json, malformed, publicAsPrivate, publicAsPrivateJSON] {
                 #expect(!forms.contains { result.out.contains($0) || result.err.contains($0) })
             }
         }

@@ -91,6 +91,13 @@ extension CLIOfflineProcessTests {
             #expect(
                 privateKeyGiven.status == 1 && privateKeyGiven.err.contains("holds a private key"),
                 "\(privateKeyGiven.summary)")
+            let missingKeyJSON = try await sandbox.run([
+                "verify", "--json", "--public-key", sandbox.file("absent.pem").path, jws,
+            ])
+            let refusal = try #require(try missingKeyJSON.json() as? [String: Any], "\(missingKeyJSON.summary)")
+            #expect(missingKeyJSON.status == 1)
+            #expect(refusal["valid"] as? Bool == false && refusal["code"] as? String == "unreadableInput")
+            #expect(missingKeyJSON.err.hasPrefix("Error: "), "\(missingKeyJSON.summary)")
             let missingJWS = try await sandbox.run(["verify", "--public-key", ownKey.path])
             #expect(missingJWS.status == 64 && missingJWS.err.contains("missing argument JWS"))
         }

@@ -90,6 +90,19 @@ struct CompactCheck {
         return ExitCode.success
     }
 
+    /// Reports a key file that cannot be used (unreadable, another curve, the wrong half of a
+    /// pair): `--json` still prints `{<verdict>: false, "code", "reason"}`, so that a program
+    /// reading standard output gets its answer; standard error says `Error: <message>`.
+    func refuseKeyFile(_ failure: CLIFailure) {
+        if console.json,
+            let text = try? JSONOutput.text(
+                [serialization.verdict: false, "code": failure.code.rawValue, "reason": failure.message])
+        {
+            console.line(text)
+        }
+        console.note("Error: \(failure.message)")
+    }
+
     /// The compact serialization, or nil when standard input held more than `maximumLength`
     /// bytes (plus a line ending).
     private func read() -> String? {

@@ -30,7 +30,13 @@ extension CompactCheckCommand {
     }
 
     func run() async throws -> Int32 {
-        let key = try Key(readingKeyFile: check.keyFile)
+        let key: Key
+        do {
+            key = try Key(readingKeyFile: check.keyFile)
+        } catch let failure as CLIFailure {
+            check.refuseKeyFile(failure)
+            return ExitCode.failure
+        }
         guard let passed = try check.run({ try Self.open($0, with: key) }) else { return ExitCode.failure }
         return try check.report(passed)
     }
