@@ -7,13 +7,13 @@ import Foundation
 
 /// A minimal blocking HTTP/1.1 keep-alive client for loopback benchmarks: no URLSession, so the
 /// numbers measure the server and not the client stack.
-final class LoopbackHTTPClient {
+package final class LoopbackHTTPClient {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     /// The body of the last answer.
-    private(set) var lastBody: [UInt8] = []
+    package private(set) var lastBody: [UInt8] = []
 
-    init(port: Int) throws {
+    package init(port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw BenchmarkError("socket() failed: errno \(errno)") }
         var address = sockaddr_in()
@@ -34,7 +34,7 @@ final class LoopbackHTTPClient {
     }
 
     /// The bytes of a signed pending-operations request for `deviceId` at the default path.
-    static func operationsRequest(deviceId: String, signature: String) -> [UInt8] {
+    package static func operationsRequest(deviceId: String, signature: String) -> [UInt8] {
         let path = FetchPaths.default.pendingOperationsPath(deviceId: deviceId)
         return Array(
             ("GET \(path) HTTP/1.1\r\n\(WireHeader.host): 127.0.0.1\r\n"
@@ -46,7 +46,7 @@ final class LoopbackHTTPClient {
     }
 
     /// Sends a request and returns the status of its answer (the body is kept in `lastBody`).
-    func roundTrip(_ request: [UInt8]) throws -> Int {
+    package func roundTrip(_ request: [UInt8]) throws -> Int {
         var sent = 0
         while sent < request.count {
             let written = request[sent...].withUnsafeBytes {

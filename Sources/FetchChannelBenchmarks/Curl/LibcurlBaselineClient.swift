@@ -7,7 +7,7 @@ import Foundation
 /// this moment, the kernel's loopback included, so the rows can say how much the fetch client
 /// adds to it (docs/ARCHITECTURE.md, "Where C is, and why"). Blocking: run it on a thread of
 /// its own.
-final class LibcurlBaselineClient: @unchecked Sendable {
+package final class LibcurlBaselineClient: @unchecked Sendable {
     // @unchecked: the easy handle is used by one thread at a time; the benchmark hands the client
     // to its blocking thread and awaits the result before it uses the client again.
 
@@ -15,7 +15,7 @@ final class LibcurlBaselineClient: @unchecked Sendable {
     private let client: OpaquePointer
 
     /// A client of `url`; with `certificateAuthorityPEM`, HTTPS trusting only those certificates.
-    init(url: URL, certificateAuthorityPEM: String?) throws {
+    package init(url: URL, certificateAuthorityPEM: String?) throws {
         let pem = certificateAuthorityPEM.map { Array($0.utf8) }
         let made: OpaquePointer? = url.absoluteString.withCString { url in
             guard let pem else { return cbs_curl_client_new(url, nil, 0) }
@@ -31,12 +31,12 @@ final class LibcurlBaselineClient: @unchecked Sendable {
 
     /// Device-Signature values as C strings, made before the clock starts so that the measured
     /// loop copies nothing; freed once when released.
-    final class Signatures: @unchecked Sendable {
+    package final class Signatures: @unchecked Sendable {
         // @unchecked: written once in `init`, then only read.
         fileprivate let pointers: [UnsafePointer<CChar>?]
 
         /// Nil when a copy could not be allocated.
-        init?(_ values: [String]) {
+        package init?(_ values: [String]) {
             let copies = values.map { strdup($0) }
             guard copies.allSatisfy({ $0 != nil }) else {
                 copies.forEach { free($0) }
@@ -52,7 +52,7 @@ final class LibcurlBaselineClient: @unchecked Sendable {
 
     /// One request per signature, in order: how many were answered 200, each with a body as long
     /// as the first one's (`bodyBytes`); it stops at the first that is not.
-    func fetch(_ signatures: Signatures) -> (answered: Int, bodyBytes: Int) {
+    package func fetch(_ signatures: Signatures) -> (answered: Int, bodyBytes: Int) {
         var bodyBytes = 0
         let answered = signatures.pointers.withUnsafeBufferPointer { pointers in
             cbs_curl_fetch(client, pointers.baseAddress, pointers.count, &bodyBytes)
