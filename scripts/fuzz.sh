@@ -264,16 +264,17 @@ run_target() {
     rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)"
     if ((status == 0)); then
         echo "== fuzz: $target: ${runs:-?} executions (${rate:-?}/s), corpus $(find "$corpus" -type f | wc -l) inputs, no findings" >&2
-        rm -rf "$seeds"   # a smoke run runs this in a subshell, whose TEMP_DIRS the exit trap never sees
-        return 0
+    else
+        [[ -z "$quiet" ]] || tail -n 60 "$log" >&2
+        echo "== fuzz: $target FAILED after ${runs:-?} executions (libFuzzer exit status $status; log: $log)" >&2
+        local file
+        find "$artifacts" -type f -newer "$seeds" | while read -r file; do
+            echo "   input kept: $file" >&2
+            echo "   reproduce:  FUZZ_OPT=$OPT scripts/fuzz.sh --reproduce $target '$file'" >&2
+        done
     fi
-    [[ -z "$quiet" ]] || tail -n 60 "$log" >&2
-    echo "== fuzz: $target FAILED after ${runs:-?} executions (libFuzzer exit status $status; log: $log)" >&2
-    local file
-    find "$artifacts" -type f -newer "$seeds" | while read -r file; do
-        echo "   input kept: $file" >&2
-        echo "   reproduce:  FUZZ_OPT=$OPT scripts/fuzz.sh --reproduce $target '$file'" >&2
-    done
+    # Removed here as well as by the exit trap: a smoke run runs this in a subshell, whose
+    # TEMP_DIRS the trap never sees.
     rm -rf "$seeds"
     return "$status"
 }

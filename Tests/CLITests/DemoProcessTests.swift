@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -10,7 +11,9 @@ extension CLISubprocessTests {
             let began = ContinuousClock.now
             let result = try await sandbox.run(["demo"], passphrase: nil)
             #expect(result.status == 0, "\(result.summary)")
-            #expect(ContinuousClock.now - began < .seconds(10), "the demo must finish in under 10 s")
+            // Under 10 s as a newcomer runs it; the sanitizer runs stretch the bound (LooseTimeBounds).
+            #expect(
+                ContinuousClock.now - began < LooseTimeBounds.scaled(.seconds(10)), "the demo must finish in under 10 s")
             // The skew is 7 min 12 s; the measured offset also holds the request's time in flight,
             // which on a loaded machine can round the message to 7 min 13 s.
             // The healthy backend speaks HTTPS with its CA and pin; the wrong-pin one fails its pin check.

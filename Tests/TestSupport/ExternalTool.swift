@@ -19,6 +19,11 @@ public enum ExternalTool {
         return directories.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// `openssl` on PATH, looked up once for every suite that uses it.
+    public static let openssl = onPath("openssl")
+    /// `curl` on PATH, looked up once for every suite that uses it.
+    public static let curl = onPath("curl")
+
     /// Runs `executable` with standard input closed and waits for it. Blocking: call it from a
     /// suite with `.dedicatedThread` or through ``DedicatedThreads``.
     public static func run(_ executable: String, _ arguments: [String]) throws -> ToolResult {

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -129,14 +130,16 @@ final class CLIProcess: @unchecked Sendable {
         }
     }
 
-    /// Waits for a child started with `start()`; kills it after `timeout` seconds.
+    /// Waits for a child started with `start()`; kills it after `timeout` seconds, stretched in the
+    /// sanitizer runs (``LooseTimeBounds``): the bound only keeps a hung child from lasting for ever.
     func waitForExit(timeout: Double = 30) async -> CLIResult {
-        let deadline = Date().addingTimeInterval(timeout)
+        let bound = timeout * Double(LooseTimeBounds.scale)
+        let deadline = Date().addingTimeInterval(bound)
         while process.isRunning {
             if Date() > deadline {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
-                Issue.record("fetchchannel \(process.arguments ?? []) did not exit within \(timeout) s; killed")
+                Issue.record("fetchchannel \(process.arguments ?? []) did not exit within \(bound) s; killed")
                 break
             }
             try? await Task.sleep(for: .milliseconds(20))

@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 
 /// `fetchchannel serve` as a child process that the test stops: started with its temporary
@@ -5,7 +6,7 @@ import Foundation
 /// the line it prints when it listens.
 extension CLIProcess {
     /// Starts `serve arguments…` and returns the child and the first line of its standard output
-    /// (empty if the child exited or printed nothing within 20 s).
+    /// (empty if the child exited or printed nothing within 20 s, stretched as ``waitFor(_:)`` says).
     static func startServe(_ arguments: [String], sandbox: CLISandbox) async throws -> (CLIProcess, String) {
         let environment = sandbox.environment(passphrase: nil, extra: ["TMPDIR": sandbox.root.path])
         let child = try CLIProcess(["serve"] + arguments, environment: environment)
@@ -14,10 +15,11 @@ extension CLIProcess {
         return (child, child.outputSoFar.split(separator: "\n").first.map(String.init) ?? "")
     }
 
-    /// Polls until `condition` holds for what the child wrote, the child exits or 20 s pass: the
-    /// child writes when it is ready, nothing here waits for time to pass.
+    /// Polls until `condition` holds for what the child wrote, the child exits or 20 s pass
+    /// (stretched in the sanitizer runs, ``LooseTimeBounds``): the child writes when it is ready,
+    /// nothing here waits for time to pass.
     func waitFor(_ condition: (CLIProcess) -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(20)
+        let deadline = Date().addingTimeInterval(20 * Double(LooseTimeBounds.scale))
         while !condition(self) && process.isRunning && Date() < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -5,16 +5,13 @@ import Testing
 /// The system tools some process tests use as the other side (openssl, curl), found on PATH. A
 /// test that needs one is skipped, with the reason, where it is missing.
 enum SystemTools {
-    /// The executable `name` in a directory of PATH, or nil.
-    static func path(_ name: String) -> String? { ExternalTool.onPath(name) }
-
-    static let hasOpenSSL = path("openssl") != nil
-    static let hasCurl = path("curl") != nil
+    static let hasOpenSSL = ExternalTool.openssl != nil
+    static let hasCurl = ExternalTool.curl != nil
     static let hasOpenSSLAndCurl = hasOpenSSL && hasCurl
 
     /// Runs `name` from PATH on a thread of its own (a blocking subprocess), standard input closed.
     static func run(_ name: String, _ arguments: [String]) async throws -> ToolResult {
-        let executable = try #require(path(name), "\(name) is not on PATH")
+        let executable = try #require(ExternalTool.onPath(name), "\(name) is not on PATH")
         return try await DedicatedThreads.run { try ExternalTool.run(executable, arguments) }
     }
 

@@ -7,9 +7,9 @@ import Testing
 /// The OpenSSL command-line tool, when installed.
 enum OpenSSLTool {
     /// The program on PATH ("openssl" as it is when missing: running it then fails).
-    static let path = ExternalTool.onPath("openssl") ?? "openssl"
+    static let path = ExternalTool.openssl ?? "openssl"
     static let isAvailable: Bool = {
-        let available = ExternalTool.onPath("openssl") != nil
+        let available = ExternalTool.openssl != nil
         if !available { print("note: openssl is not on PATH; the OpenSSL interoperability tests are skipped") }
         return available
     }()

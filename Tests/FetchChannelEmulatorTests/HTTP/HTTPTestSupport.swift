@@ -158,8 +158,8 @@ final class HTTPTestEvent: Sendable {
         semaphore.signal()
     }
 
-    /// True when signalled before `timeout`.
-    func wait(timeout: Duration = .seconds(10)) -> Bool {
+    /// True when signalled before `timeout` (a bound against a hang, stretched in the sanitizer runs).
+    func wait(timeout: Duration = LooseTimeBounds.scaled(.seconds(10))) -> Bool {
         semaphore.wait(
             timeout: .now() + Double(timeout.components.seconds)
                 + Double(timeout.components.attoseconds) / 1e18) == .success

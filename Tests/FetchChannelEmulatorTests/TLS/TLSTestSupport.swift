@@ -7,9 +7,9 @@ import Foundation
 enum TLSTestSupport {
     /// The programs found on PATH ("curl" and "openssl" as they are when missing: running one
     /// then fails, and the tests that need them are skipped by `toolsAvailable`).
-    static let curl = ExternalTool.onPath("curl") ?? "curl"
-    static let openssl = ExternalTool.onPath("openssl") ?? "openssl"
-    static var toolsAvailable: Bool { ExternalTool.onPath("curl") != nil && ExternalTool.onPath("openssl") != nil }
+    static let curl = ExternalTool.curl ?? "curl"
+    static let openssl = ExternalTool.openssl ?? "openssl"
+    static var toolsAvailable: Bool { ExternalTool.curl != nil && ExternalTool.openssl != nil }
 
     /// `curl` GET of `url`; standard output is the status code alone.
     static func curlStatus(_ url: String, _ trust: [String]) throws -> ToolResult {

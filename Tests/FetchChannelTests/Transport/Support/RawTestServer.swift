@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -65,7 +66,7 @@ final class RawTestServer: Sendable {
 
     /// Blocks until `condition` holds for the counters (true) or `timeout` passes (false).
     /// Woken by every change of a counter: no polling.
-    func waitUntil(timeout: Duration = .seconds(10), _ condition: (Counters) -> Bool) -> Bool {
+    func waitUntil(timeout: Duration = LooseTimeBounds.scaled(.seconds(10)), _ condition: (Counters) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(
             Double(timeout.components.seconds)
                 + Double(timeout.components.attoseconds) / 1e18)

@@ -10,7 +10,7 @@ import Foundation
 /// from a ``DedicatedThread``.
 enum OpenSSLCommand {
     /// The tool on PATH, or nil: the TLS tests are then skipped, saying why.
-    static let path = ExternalTool.onPath("openssl")
+    static let path = ExternalTool.openssl
 
     static var isAvailable: Bool { path != nil }
 
