@@ -127,6 +127,12 @@ extension CLIOfflineProcessTests {
             #expect(
                 publicAsPrivate.status == 1 && publicAsPrivate.err.contains("holds a public key"),
                 "\(publicAsPrivate.summary)")
+            let publicJWKAsPrivate = try await sandbox.run(
+                ["decrypt", "--private-key", files.publicJWK.path, compact], passphrase: nil)
+            #expect(
+                publicJWKAsPrivate.status == 1
+                    && publicJWKAsPrivate.err.contains("holds a public JWK (no \"d\"); decrypting needs the private key"),
+                "\(publicJWKAsPrivate.summary)")
             // With --json a key file that cannot be used still answers in JSON on standard output.
             let publicAsPrivateJSON = try await sandbox.run(
                 ["decrypt", "--json", "--private-key", files.publicPEM.path, compact], passphrase: nil)

@@ -230,6 +230,29 @@ extension CLIOfflineProcessTests {
             #expect(garbageImport.status == 1 && garbageImport.err.hasPrefix("Error: "), "\(garbageImport.summary)")
             let missing = try await sandbox.run(["key", "import", sandbox.file("missing.pem").path] + store)
             #expect(missing.status == 1 && missing.err.contains("cannot read"), "\(missing.summary)")
+
+            // A private JWK imports; a public one, or JSON that is no JWK, is refused as what it is.
+            let jwkKey = try P256.Signing.PrivateKey()
+            let privateJWK = try sandbox.write(
+                "private.jwk",
+                String(decoding: try jwkKey.jwkRepresentation(includingPrivateKey: true).withUnsafeBytes { Data($0) },
+                    as: UTF8.self))
+            let jwkImport = try await sandbox.run(["key", "import", privateJWK.path] + store)
+            #expect(
+                jwkImport.status == 0 && jwkImport.lines == [jwkKey.publicKey.jwkThumbprint], "\(jwkImport.summary)")
+            let publicJWK = try sandbox.write("public.jwk", jwkKey.publicKey.jwk.jsonString)
+            let publicJWKImport = try await sandbox.run(["key", "import", publicJWK.path] + store)
+            #expect(
+                publicJWKImport.status == 1
+                    && publicJWKImport.err == "Error: \(publicJWK.path) holds a public JWK (no \"d\"); "
+                    + "'key import' needs the private key\n",
+                "\(publicJWKImport.summary)")
+            let notJSON = try sandbox.write("broken.jwk", #"{"kty": "EC", "#)
+            let notJSONImport = try await sandbox.run(["key", "import", notJSON.path] + store)
+            #expect(
+                notJSONImport.status == 1 && notJSONImport.err.contains("is not a P-256 private key this tool reads")
+                    && !notJSONImport.err.contains("public JWK"),
+                "\(notJSONImport.summary)")
         }
 
         @Test func emptyOrMissingStore() async throws {

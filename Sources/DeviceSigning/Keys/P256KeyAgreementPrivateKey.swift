@@ -52,6 +52,11 @@ extension P256.KeyAgreement {
             self.init(try P256.Signing.PrivateKey(pemRepresentation: pemRepresentation))
         }
 
+        /// A key from unencrypted PEM text held as `SecureBytes` (zeroed when released).
+        public init(pemRepresentation: SecureBytes) throws {
+            self.init(try P256.Signing.PrivateKey(pemRepresentation: pemRepresentation))
+        }
+
         /// A key from PEM `ENCRYPTED PRIVATE KEY` (PKCS#8, PBES2), as the key store writes it.
         public init(encryptedPEM: String, passphrase: SecureBytes) throws {
             self.init(try P256.Signing.PrivateKey(encryptedPEM: encryptedPEM, passphrase: passphrase))

@@ -56,8 +56,15 @@ extension P256.Signing {
 
         /// A key from unencrypted PEM: `PRIVATE KEY` (PKCS#8) or `EC PRIVATE KEY` (SEC1).
         /// Encrypted keys (`ENCRYPTED PRIVATE KEY`) are opened with `init(encryptedPEM:passphrase:)`.
+        /// A `String` cannot be zeroed: text read from a file is better given as `SecureBytes`.
         public init(pemRepresentation: String) throws {
-            let document = try PEM.decodeSecret(SecureBytes(pemRepresentation.utf8))
+            try self.init(pemRepresentation: SecureBytes(pemRepresentation.utf8))
+        }
+
+        /// A key from unencrypted PEM text held as `SecureBytes`, so that no copy of it outlives
+        /// the call unzeroed; otherwise as `init(pemRepresentation:)` of a `String`.
+        public init(pemRepresentation: SecureBytes) throws {
+            let document = try PEM.decodeSecret(pemRepresentation)
             switch document.label {
             case "PRIVATE KEY", "EC PRIVATE KEY":
                 try self.init(backing: document.der.withUnsafeBytes { try P256Backend.privateKey(der: $0) })

@@ -22,32 +22,58 @@ enum KeyFiles {
                 .unreadableInput, "\(url.path) is not a P-256 public key (PEM PUBLIC KEY or JWK): \(error.reason)")
         }
     }
+
     /// A key-agreement private key from an unencrypted PEM or a private JWK. The file's bytes are
-    /// cleared once the key is built (the PEM text that OpenSSL parses is not ours to clear).
+    /// cleared once the key is built, and the PEM reaches OpenSSL as `SecureBytes`.
     static func readPrivateKey(_ url: URL) throws -> P256.KeyAgreement.PrivateKey {
         var contents = try BoundedInput.read(url, what: "a key file")
         defer { contents.resetBytes(in: 0..<contents.count) }
-        let isJWK = contents.first { !(Character(UnicodeScalar($0)).isWhitespace) } == UInt8(ascii: "{")
-        let hasLabel = { (label: String) in contents.range(of: Data("-----BEGIN \(label)-----".utf8)) != nil }
         do {
-            if isJWK {
-                guard (JSONOutput.parse(contents) as? [String: Any])?["d"] != nil else {
-                    throw CLIFailure(
-                        .unreadableInput, "\(url.path) holds a public JWK (no \"d\"); decrypting needs the private key")
-                }
-                return try P256.KeyAgreement.PrivateKey(jwkRepresentation: contents)
+            if isJSONObject(contents) {
+                return try privateKey(
+                    jwk: contents, in: url, needs: "decrypting needs the private key",
+                    P256.KeyAgreement.PrivateKey.init(jwkRepresentation:))
             }
-            if hasLabel("ENCRYPTED PRIVATE KEY") {
+            if hasPEMLabel("ENCRYPTED PRIVATE KEY", in: contents) {
                 throw CLIFailure(
                     .unreadableInput, "\(url.path) is encrypted; give an unencrypted copy (openssl pkey -in FILE)")
             }
-            if hasLabel("PUBLIC KEY") {
+            if hasPEMLabel("PUBLIC KEY", in: contents) {
                 throw CLIFailure(.unreadableInput, "\(url.path) holds a public key; decrypting needs the private key")
             }
-            return try P256.KeyAgreement.PrivateKey(pemRepresentation: String(decoding: contents, as: UTF8.self))
+            return try P256.KeyAgreement.PrivateKey(pemRepresentation: SecureBytes(contents))
         } catch let error as DeviceSigningError {
             throw CLIFailure(
                 .unreadableInput, "\(url.path) is not a P-256 private key (PEM or private JWK): \(error.reason)")
+        }
+    }
+}
+
+extension KeyFiles {
+    /// Whether the text's first character that is not white space opens a JSON object (a JWK).
+    static func isJSONObject(_ contents: Data) -> Bool {
+        contents.first { !(Character(UnicodeScalar($0)).isWhitespace) } == UInt8(ascii: "{")
+    }
+
+    /// Whether the text holds a PEM block `-----BEGIN <label>-----`, found in its bytes.
+    static func hasPEMLabel(_ label: String, in contents: Data) -> Bool {
+        contents.range(of: Data("-----BEGIN \(label)-----".utf8)) != nil
+    }
+
+    /// A private key made by `make` from a JWK; a public JWK (no `d`) is refused as such, saying
+    /// what `needs` the private key. The key's own reading is the only one of a usable JWK: the
+    /// JSON is looked at again only once it has failed, since every reading leaves strings of
+    /// `d` that cannot be zeroed.
+    static func privateKey<Key>(
+        jwk contents: Data, in url: URL, needs: String, _ make: (Data) throws -> Key
+    ) throws -> Key {
+        do {
+            return try make(contents)
+        } catch let error as DeviceSigningError {
+            if let members = JSONOutput.parse(contents) as? [String: Any], members["d"] == nil {
+                throw CLIFailure(.unreadableInput, "\(url.path) holds a public JWK (no \"d\"); \(needs)")
+            }
+            throw error
         }
     }
 }

@@ -40,29 +40,31 @@ struct KeyImportCommand: CLICommand {
     }
 
     /// The key in the file, and the passphrase that opened it when it was encrypted.
+    /// The file's bytes are cleared once the key is built; an unencrypted PEM reaches OpenSSL as
+    /// `SecureBytes` (an encrypted one is not secret).
     private func readKey() throws -> (P256.Signing.PrivateKey, SecureBytes?) {
-        let contents = try BoundedInput.read(file, what: "a key file")
-        let text = String(decoding: contents, as: UTF8.self)
+        var contents = try BoundedInput.read(file, what: "a key file")
+        defer { contents.resetBytes(in: 0..<contents.count) }
+        let contains = { (text: String) in contents.range(of: Data(text.utf8)) != nil }
         do {
-            if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+            if KeyFiles.hasPEMLabel("ENCRYPTED PRIVATE KEY", in: contents) {
                 let passphrase = try access.passphrases.passphrase(for: .openFile(path: file.path))
                 do {
+                    let text = String(decoding: contents, as: UTF8.self)
                     return (try P256.Signing.PrivateKey(encryptedPEM: text, passphrase: passphrase), passphrase)
                 } catch let error as DeviceSigningError where error.code == .wrongPassphrase {
                     throw CLIFailure(.passphrase, "the passphrase does not open \(file.path)")
                 }
-            } else if text.contains("-----BEGIN PUBLIC KEY-----") && !text.contains("PRIVATE KEY-----") {
+            } else if KeyFiles.hasPEMLabel("PUBLIC KEY", in: contents) && !contains("PRIVATE KEY-----") {
                 throw CLIFailure(
                     .unreadableInput, "\(file.path) holds a public key; 'key import' needs the private key")
-            } else if text.contains("-----BEGIN ") {
-                return (try P256.Signing.PrivateKey(pemRepresentation: text), nil)
-            } else if text.drop(while: \.isWhitespace).hasPrefix("{") {
-                guard (JSONOutput.parse(contents) as? [String: Any])?["d"] != nil else {
-                    throw CLIFailure(
-                        .unreadableInput,
-                        "\(file.path) holds a public JWK (no \"d\"); 'key import' needs the private key")
-                }
-                return (try P256.Signing.PrivateKey(jwkRepresentation: contents), nil)
+            } else if contains("-----BEGIN ") {
+                return (try P256.Signing.PrivateKey(pemRepresentation: SecureBytes(contents)), nil)
+            } else if KeyFiles.isJSONObject(contents) {
+                let key = try KeyFiles.privateKey(
+                    jwk: contents, in: file, needs: "'key import' needs the private key",
+                    P256.Signing.PrivateKey.init(jwkRepresentation:))
+                return (key, nil)
             }
             return (try P256.Signing.PrivateKey(derRepresentation: contents), nil)
         } catch let error as DeviceSigningError {

@@ -31,9 +31,10 @@ import Testing
         let fromDER = try P256.Signing.PrivateKey(derRepresentation: bytes(key.derRepresentation))
         let fromPEM = try P256.Signing.PrivateKey(
             pemRepresentation: String(decoding: bytes(key.pemRepresentation), as: UTF8.self))
+        let fromPEMBytes = try P256.Signing.PrivateKey(pemRepresentation: key.pemRepresentation)
         let fromJWK = try P256.Signing.PrivateKey(
             jwkRepresentation: bytes(key.jwkRepresentation(includingPrivateKey: true)))
-        for other in [fromRaw, fromX963, fromDER, fromPEM, fromJWK] {
+        for other in [fromRaw, fromX963, fromDER, fromPEM, fromPEMBytes, fromJWK] {
             #expect(other.publicKey == key.publicKey)
             #expect(try bytes(other.rawRepresentation) == raw)
             #expect(try other.publicKey.isValidSignature(key.signature(for: message), for: message))
@@ -153,6 +154,14 @@ import Testing
         #expect(throws: DeviceSigningError(.passphraseRequired, "")) {
             try P256.Signing.PrivateKey(
                 pemRepresentation: "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n")
+        }
+        #expect(throws: DeviceSigningError(.passphraseRequired, "")) {
+            try P256.KeyAgreement.PrivateKey(
+                pemRepresentation: SecureBytes(
+                    "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n".utf8))
+        }
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+            try P256.KeyAgreement.PrivateKey(pemRepresentation: SecureBytes("not a key".utf8))
         }
         #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try JWK(jsonRepresentation: Array("[]".utf8)) }
         #expect(throws: DeviceSigningError(.unsupportedCurve, "")) {

@@ -97,6 +97,7 @@ import Testing
         let pem = try key.pemRepresentation.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         let jwk = try key.jwkRepresentation(includingPrivateKey: true).withUnsafeBytes { Array($0) }
         #expect(try P256.KeyAgreement.PrivateKey(pemRepresentation: pem).publicKey == key.publicKey)
+        #expect(try P256.KeyAgreement.PrivateKey(pemRepresentation: key.pemRepresentation).publicKey == key.publicKey)
         #expect(try P256.KeyAgreement.PrivateKey(jwkRepresentation: jwk).publicKey == key.publicKey)
         #expect(try P256.KeyAgreement.PublicKey(jwk: key.publicKey.jwk) == key.publicKey)
         #expect(try P256.KeyAgreement.PublicKey(pemRepresentation: key.publicKey.pemRepresentation) == key.publicKey)
