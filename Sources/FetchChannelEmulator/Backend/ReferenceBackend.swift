@@ -103,10 +103,14 @@ public final class ReferenceBackend: Sendable {
         var http = configuration.http
         http.host = configuration.host
         http.port = configuration.port
+        // Loopback only, whatever `http` says: the emulator is never exposed (see `host`).
+        http.allowNonLoopback = false
         http.clock = { clock.nowMillis() }
         switch tls {
         case nil: break
-        case .generated: http.tlsIdentity = try TLSServerIdentity.generate(now: configuration.clock.nowMillis() / 1000)
+        // Valid by the real time, not the backend's clock: clients check it against their own
+        // clocks, and a manual or skewed backend clock would make it expired or not yet valid.
+        case .generated: http.tlsIdentity = try TLSServerIdentity.generate()
         case .files(let certificate, let key):
             http.tlsIdentity = try TLSServerIdentity.load(certificateFile: certificate, keyFile: key)
         }

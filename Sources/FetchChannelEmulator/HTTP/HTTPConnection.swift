@@ -9,7 +9,8 @@ import Glibc
 /// is closed, because the framing of what follows can no longer be trusted.
 ///
 /// While it waits for the first byte of a request the connection is idle in its slot, and the
-/// accept thread may shut it down to admit a new client at the connection cap.
+/// accept thread may shut it down to admit a new client at the connection cap; it reads nothing
+/// while idle, so an eviction never loses a request.
 struct HTTPConnection {
     /// The connection's bytes: the socket itself, or TLS over it.
     typealias ByteStream = HTTPByteStream & ~Copyable
@@ -77,14 +78,20 @@ struct HTTPConnection {
                 guard socket.sendAll(Self.continueLine, until: writeDeadline(), stop: stop) == .sent else { return }
             }
 
-            let idle = requestDeadline == nil && !socket.hasBufferedInput
-            if idle {
+            var deadline = requestDeadline ?? idleDeadline
+            if requestDeadline == nil && !socket.hasBufferedInput {
+                // Idle (evictable) only while nothing has been read: the wait reads nothing, and
+                // the connection is busy again before it reads. Bytes read while still idle would
+                // be lost to an eviction, which spares only bytes still in the kernel's buffer.
                 slot.becomeIdle(since: lastActivity)
+                let arrived = HTTPPoll.wait(fd: socket.fd, events: Int16(POLLIN), stop: stop, deadline: idleDeadline)
+                // Evicted to admit another client, idle for too long (closed silently), or stopping.
+                guard slot.becomeBusy(), case .ready = arrived else { return }
+                // What has begun to arrive must be whole within a request's time: a TLS record
+                // read in part would otherwise hold this busy slot until the idle deadline.
+                deadline = min(deadline, ContinuousClock.now + configuration.requestTimeout)
             }
-            let received = socket.receive(into: &readBuffer, until: requestDeadline ?? idleDeadline, stop: stop)
-            if idle && !slot.becomeBusy() {
-                return  // Evicted to admit another client.
-            }
+            let received = socket.receive(into: &readBuffer, until: deadline, stop: stop)
             switch received {
             case .received(let count):
                 lastActivity = ContinuousClock.now

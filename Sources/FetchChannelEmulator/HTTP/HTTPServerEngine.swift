@@ -284,13 +284,18 @@ final class HTTPServerEngine: Sendable {
 
     /// 503 without ever blocking the accept thread: drop what the client already sent (so the
     /// close is less likely to reset the connection), one non-blocking write, half-close, close.
+    /// Over TLS nothing is written: plaintext in answer to a ClientHello is not TLS, and a
+    /// handshake per refusal would spend on the accept thread what the cap protects.
     private func reject(_ socket: consuming HTTPSocket) {
         socket.discardAvailable(limit: 64 * 1024)
-        let answer = HTTPResponseSerializer.serialize(
-            HTTPResponse.serverError(
-                status: 503, reason: "the server is serving its maximum of \(configuration.maxConnections) connections"),
-            dateMillis: configuration.clock(), omitBody: false, connection: .close)
-        socket.sendWithoutWaiting(answer)
+        if configuration.tlsIdentity == nil {
+            let answer = HTTPResponseSerializer.serialize(
+                HTTPResponse.serverError(
+                    status: 503,
+                    reason: "the server is serving its maximum of \(configuration.maxConnections) connections"),
+                dateMillis: configuration.clock(), omitBody: false, connection: .close)
+            socket.sendWithoutWaiting(answer)
+        }
         if shutdown(socket.fd, Int32(SHUT_WR)) != 0 {
             assert(errno != EBADF, "shutdown on a closed descriptor")  // ENOTCONN: the client left.
         }

@@ -12,6 +12,13 @@ import Testing
 @Suite(.dedicatedThread) struct ReferenceBackendRequestGuardTests {
     let start: Int64 = 1_700_000_000_000
 
+    /// The emulator is never exposed, even when its HTTP configuration would allow it.
+    @Test func listensOnLoopbackOnlyWhateverTheHTTPConfigurationSays() {
+        let exposed = ReferenceBackend.Configuration(
+            host: "0.0.0.0", http: HTTPServer.Configuration(allowNonLoopback: true))
+        #expect(throws: HTTPServerError(.nonLoopbackHost)) { try ReferenceBackend.start(exposed) }
+    }
+
     @Test func onlyRequestsAddressedToLoopbackAreAnswered() async throws {
         let backend = try ReferenceBackend.start()
         defer { backend.stop() }

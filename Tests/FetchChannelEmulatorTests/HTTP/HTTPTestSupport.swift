@@ -76,7 +76,7 @@ enum HTTPTestSupport {
 
     /// Waits for a condition that is not signalled by an event the test can block on (such as a
     /// server-side counter), checking it every few milliseconds until `timeout`.
-    static func waitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+    static func waitUntil(timeout: Duration = LooseTimeBounds.scaled(.seconds(5)), _ condition: () -> Bool) -> Bool {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if condition() { return true }

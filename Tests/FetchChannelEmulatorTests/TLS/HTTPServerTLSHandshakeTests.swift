@@ -91,6 +91,25 @@ extension HTTPServerTests {
             #expect(server.statistics.evictedConnections == 1)
         }
 
+        /// At the cap a TLS client is closed without a byte: a plaintext 503 is not TLS.
+        @Test func aTLSClientRefusedAtTheCapGetsNoPlaintext() async throws {
+            var configuration = HTTPTestSupport.configuration(maxConnections: 1)
+            configuration.tlsIdentity = try TLSServerIdentity.generate()
+            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            defer { server.stop() }
+            let answer = try await DedicatedThreads.run {
+                // The first bytes of a ClientHello, then nothing: busy in its handshake, not evictable.
+                let busy = try RawHTTPClient(port: address.port)
+                try busy.send([0x16, 0x03, 0x01])
+                guard HTTPTestSupport.waitUntil({ server.statistics.openConnections == 1 }) else { return [UInt8]() }
+                let refused = try RawHTTPClient(port: address.port)
+                try refused.send([0x16, 0x03, 0x01, 0x00, 0x05])
+                return try refused.readUntilClose(timeout: .seconds(10))
+            }
+            #expect(server.statistics.rejectedConnections == 1)
+            #expect(answer.isEmpty, "\(String(decoding: answer, as: UTF8.self))")
+        }
+
         @Test func aClientThatStallsInTheHandshakeIsClosedAtTheRequestDeadline() async throws {
             var configuration = HTTPTestSupport.configuration(requestTimeout: .milliseconds(300))
             configuration.tlsIdentity = try TLSServerIdentity.generate()

@@ -1,3 +1,4 @@
+import DeviceSigning
 import FetchChannelTestSupport
 import Foundation
 import Testing
@@ -43,6 +44,20 @@ extension HTTPServerTests {
             }
             #expect(results[3].status == 60, "unknown CA: \(results[3].summary)")
             #expect(results[4].status == 90, "wrong pin: \(results[4].summary)")
+        }
+
+        /// The generated certificate is valid by the real time, whatever the backend's clock says:
+        /// curl checks it against the machine's clock.
+        @Test func aBackendOnAManualClockStillServesAValidCertificate() async throws {
+            let backend = try ReferenceBackend.start(.init(clock: ManualWallClock(millis: 0)), tls: .generated)
+            defer { backend.stop() }
+            let directory = try TLSTestSupport.scratchDirectory()
+            defer { TLSTestSupport.remove(directory) }
+            let caFile = directory.appendingPathComponent("ca.pem")
+            try Data(try #require(backend.tlsCertificateAuthorityPEM).utf8).write(to: caFile)
+            let url = backend.baseURL.absoluteString + "/_emulator/stats"
+            let result = try await DedicatedThreads.run { try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path]) }
+            #expect(result.status == 0 && result.output == "200", "\(result.summary)")
         }
 
         @Test func opensslSClientVerifiesTheChain() async throws {
