@@ -293,6 +293,16 @@ def with_header(compact, header: str):
     return with_part(compact, 0, b64u(header.encode()))
 
 
+def sealed_under(header: str, alg="ECDH-ES", enc="A256GCM"):
+    """The operations answer encrypted under this very header (it is the AAD), with the key
+    agreement of good_gcm: a reader that skipped the check the case is about would decrypt it, so
+    a missing check shows as a plaintext, not as another error."""
+    cek = derived("cek sealed " + header, ENC_KEY_BYTES[enc]) if KEY_WRAP_BYTES[alg] else None
+    compact, _ = encrypt(RECIPIENT, alg, enc, OPERATIONS.encode(), ephemeral_key("good gcm"),
+                         derived("iv sealed " + header, iv_bytes(enc)), cek=cek, header_text=header)
+    return compact
+
+
 def header_with(alg="ECDH-ES", enc="A256GCM", epk_jwk=None, **extra):
     header = {"alg": alg, "epk": epk_jwk if epk_jwk is not None else epk, "enc": enc}
     header.update(extra)
@@ -350,17 +360,34 @@ add("epk-short-coordinate", "epk x of 31 bytes.", with_header(good_gcm, header_w
     epk_jwk=dict(epk, x=b64u(unb64u(epk["x"])[1:])))), error="malformedEncoding")
 add("epk-missing", "No epk.", with_header(good_gcm, compact_json({"alg": "ECDH-ES", "enc": "A256GCM"})),
     error="malformedJWE")
-add("epk-with-private-key", "epk carries a private member d.", with_header(good_gcm, header_with(
-    epk_jwk=dict(epk, d=private_jwk(ephemeral_key("good gcm"))["d"]))), error="malformedJWE")
+add("epk-with-private-key", "epk carries a private member d (sealed under this header).", sealed_under(
+    header_with(epk_jwk=dict(epk, d=private_jwk(ephemeral_key("good gcm"))["d"]))), error="malformedJWE")
+# A coordinate of p or more: x + p encodes the same field element as x, for a point with a small x.
+small_x = next(candidate for candidate in range(1, 1000)
+               if pow((candidate**3 - 3 * candidate + 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B)
+                      % P256_PRIME, (P256_PRIME - 1) // 2, P256_PRIME) == 1)
+small_y = pow((small_x**3 - 3 * small_x + 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B)
+              % P256_PRIME, (P256_PRIME + 1) // 4, P256_PRIME)
+assert (small_y * small_y - (small_x**3 - 3 * small_x + 0x5AC635D8AA3A93E7B3EBBD55769886BC651D06B0CC53B0F63BCE3C3E27D2604B)) \
+    % P256_PRIME == 0
+add("epk-coordinate-not-reduced", f"epk x is p + {small_x}: the point ({small_x}, y) is on the curve, but a "
+    "coordinate must be below p (SEC 1 §2.3.4).", with_header(good_gcm, header_with(epk_jwk=dict(
+        epk, x=b64u((small_x + P256_PRIME).to_bytes(32, "big")), y=b64u(small_y.to_bytes(32, "big"))))),
+    error="invalidKey")
 
 # ---- invalid: algorithms --------------------------------------------------------------------
 
 for name, alg, comment in [("alg-none", "none", "alg none."), ("alg-dir", "dir", "alg dir (a shared key)."),
                            ("alg-rsa-oaep-256", "RSA-OAEP-256", "An RSA key transport alg."),
                            ("alg-a128kw", "A128KW", "AES Key Wrap with a shared key, no key agreement."),
-                           ("alg-lowercase", "ecdh-es", "alg in lower case (values are case-sensitive)."),
                            ("alg-is-enc", "A256GCM", "An enc value as alg.")]:
     add(name, comment, with_header(good_gcm, header_with(alg=alg)), error="unsupportedAlgorithm")
+add("alg-lowercase", "alg in lower case (values are case-sensitive; sealed under this header).",
+    sealed_under(header_with(alg="ecdh-es")), error="unsupportedAlgorithm")
+add("alg-kelvin-sign", "alg ECDH-ES+A128\u212aW: a KELVIN SIGN, which Unicode normalization turns into K. "
+    "Values are compared code point by code point, never normalized (RFC 7515 §5.3); sealed under this header "
+    "as ECDH-ES+A128KW.", sealed_under(header_with(alg="ECDH-ES+A128\u212aW"), alg="ECDH-ES+A128KW"),
+    error="unsupportedAlgorithm")
 add("alg-missing", "No alg.", with_header(good_gcm, compact_json({"epk": epk, "enc": "A256GCM"})),
     error="unsupportedAlgorithm")
 add("alg-number", "alg as a number.", with_header(good_gcm, header_with(alg=1)), error="unsupportedAlgorithm")
@@ -377,26 +404,28 @@ add("direct-with-encrypted-key", "alg ECDH-ES (direct) with a non-empty encrypte
     with_part(good_gcm, 1, parts(good_kw)[1]), error="malformedJWE")
 add("wrapped-key-wrong-length", "ECDH-ES+A128KW with a 32-byte encrypted key (A256GCM needs 40).",
     with_part(good_kw, 1, b64u(unb64u(parts(good_kw)[1])[:32])), error="malformedJWE")
-add("zip", "zip DEF (compressed plaintext).", with_header(good_gcm, header_with(zip="DEF")),
+add("zip", "zip DEF (compressed plaintext; sealed under this header).", sealed_under(header_with(zip="DEF")),
     error="unsupportedAlgorithm")
-add("crit", "crit naming an extension.", with_header(good_gcm, header_with(crit=["exp"], exp=1)),
-    error="malformedJWE")
+add("crit", "crit naming an extension (sealed under this header).",
+    sealed_under(header_with(crit=["exp"], exp=1)), error="malformedJWE")
 
 # ---- invalid: structure ---------------------------------------------------------------------
 
-add("duplicate-alg", "alg twice (RSA-OAEP then ECDH-ES: readers that keep the last would accept).",
-    with_header(good_gcm, '{"alg":"RSA-OAEP","alg":"ECDH-ES","epk":' + compact_json(epk) + ',"enc":"A256GCM"}'),
+add("duplicate-alg", "alg twice (RSA-OAEP then ECDH-ES; sealed under this header, so readers that keep the "
+    "last would decrypt it).",
+    sealed_under('{"alg":"RSA-OAEP","alg":"ECDH-ES","epk":' + compact_json(epk) + ',"enc":"A256GCM"}'),
     error="malformedJWE")
-add("duplicate-alg-escaped", "alg twice, the second spelled \\u0061lg.",
-    with_header(good_gcm, '{"alg":"ECDH-ES","\\u0061lg":"ECDH-ES","epk":' + compact_json(epk)
-                + ',"enc":"A256GCM"}'), error="malformedJWE")
-add("duplicate-in-epk", "x twice inside epk.",
-    with_header(good_gcm, '{"alg":"ECDH-ES","epk":{"kty":"EC","crv":"P-256","x":"' + epk["x"] + '","x":"'
-                + epk["x"] + '","y":"' + epk["y"] + '"},"enc":"A256GCM"}'), error="malformedJWE")
+add("duplicate-alg-escaped", "alg twice, the second spelled \\u0061lg (sealed under this header).",
+    sealed_under('{"alg":"ECDH-ES","\\u0061lg":"ECDH-ES","epk":' + compact_json(epk) + ',"enc":"A256GCM"}'),
+    error="malformedJWE")
+add("duplicate-in-epk", "x twice inside epk (sealed under this header).",
+    sealed_under('{"alg":"ECDH-ES","epk":{"kty":"EC","crv":"P-256","x":"' + epk["x"] + '","x":"'
+                 + epk["x"] + '","y":"' + epk["y"] + '"},"enc":"A256GCM"}'), error="malformedJWE")
 add("header-not-object", "The header is a JSON array.", with_header(good_gcm, '["ECDH-ES","A256GCM"]'),
     error="malformedJWE")
 add("header-not-json", "The header is not JSON.", with_header(good_gcm, "alg=ECDH-ES"), error="malformedJWE")
-add("kid-not-string", "kid as a number.", with_header(good_gcm, header_with(kid=7)), error="malformedJWE")
+add("kid-not-string", "kid as a number (sealed under this header).", sealed_under(header_with(kid=7)),
+    error="malformedJWE")
 add("apu-not-base64url", "apu with a '+' (standard base64).", with_header(good_gcm, header_with(apu="QW+x")),
     error="malformedJWE")
 add("apu-too-long", "apu of 513 bytes (limit 512).", with_header(good_gcm, header_with(apu=b64u(b"u" * 513))),

@@ -66,7 +66,11 @@ public struct JWEHeader: Sendable, Hashable {
         guard let member else {
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWE header has no \(name); accepted: \(accepted).")
         }
-        guard case .string(let text) = member, let value = Value(rawValue: text) else {
+        // Code point by code point, never normalized (RFC 7515 §5.3): `init(rawValue:)` compares
+        // with String's ==, which would take "ECDH-ES+A128\u{212A}W" (a KELVIN SIGN) for ...KW.
+        guard case .string(let text) = member,
+            let value = Value.allCases.first(where: { $0.rawValue.unicodeScalars.elementsEqual(text.unicodeScalars) })
+        else {
             let shown = printable(String(describing: JOSEJSON.plain(member)))
             throw DeviceSigningError(.unsupportedAlgorithm, "The JWE \(name) is \(shown); accepted: \(accepted).")
         }
