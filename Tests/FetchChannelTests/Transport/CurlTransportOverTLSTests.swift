@@ -306,6 +306,31 @@
             }
         }
 
+        /// A CA file is read again for each new connection: libcurl's cache of the store built from
+        /// a path (a day by default) would keep trusting a CA after it was removed from the file.
+        @Test func aCAFileIsReadAgainForEachNewConnection() async throws {
+            try await withTLSServers(2, handler: { _, _ in .respond(.text(status: 200, "ok")) }) { servers in
+                let directory = FileManager.default.temporaryDirectory
+                    .appendingPathComponent("tls-cafile-\(UUID().uuidString)", isDirectory: true)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let caFile = directory.appendingPathComponent("ca.pem")
+                let trust = try TLSTrust.caFile(caFile.path)
+                for server in servers {
+                    // The file now names only this server's CA; the connection to it is a new one.
+                    try Data(try #require(server.identity.certificateAuthorityPEM).utf8).write(to: caFile)
+                    let result = await get(server.url, trust: trust)
+                    #expect(result.answer?.status == 200, "\(server.url): \(result)")
+                }
+                // And the first server's CA is no longer trusted for a new connection to it.
+                let fresh = CurlTransport()
+                let first = await fresh.send(
+                    TransportRequest(method: "GET", url: servers[0].url, headers: [:], body: nil,
+                        timeout: .seconds(20), trust: trust))
+                #expect(first.failureKind == .tlsUntrustedCertificate, "\(first)")
+            }
+        }
+
         @Test func aConnectionMadeWithOneCAIsNotReusedForAnother() async throws {
             try await withKeptAliveBackend { backend in
                 let other = try await DedicatedThreads.run { try TLSServerIdentity.generate() }

@@ -209,6 +209,31 @@
             #expect(server.counters.accepted == 0)
         }
 
+        /// A cancellation that reaches the loop before the transfer does (the task was cancelled
+        /// between `send`'s own check and its cancellation handler) still keeps the request off the
+        /// network: the loop marks the transfer, and its submission does not start it.
+        @Test func aTransferCancelledBeforeItsSubmissionIsNeverStarted() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            let loop = try CurlMultiLoop.start(name: "fetchchannel-curl-test").get()
+            defer { loop.shutdown() }
+            let transfer = try CurlTransfer.make(for: Self.request(Self.url(server.port))).get()
+            loop.cancel(transfer)
+            let result = await withCheckedContinuation { continuation in
+                loop.submit(transfer, continuation: continuation)
+            }
+            #expect(result.failureKind == .cancelled, "\(result)")
+            // The loop is usable: the next transfer goes out and is answered.
+            let next = try CurlTransfer.make(for: Self.request(Self.url(server.port))).get()
+            let answered = await withCheckedContinuation { continuation in
+                loop.submit(next, continuation: continuation)
+            }
+            #expect(answered.answer?.status == 200, "\(answered)")
+            #expect(server.counters.requests == 1, "only the transfer that was not cancelled was sent")
+        }
+
         @Test func aBodyAnnouncedAboveTheCapIsNotRead() async throws {
             let server = try RawTestServer { connection in
                 _ = connection.readRequest()

@@ -66,11 +66,15 @@
 
         // MARK: Any thread
 
-        /// Runs `transfer`; `continuation` gets its result, once.
+        /// Runs `transfer`; `continuation` gets its result, once. A transfer cancelled before it
+        /// was submitted is never started: nothing of it reaches the network.
         func submit(_ transfer: CurlTransfer, continuation: CheckedContinuation<TransportResult, Never>) {
             let ended = state.withLock { state -> [CurlMultiState.Ended] in
                 guard !state.stopRequested else {
                     return [(continuation, .failure(NetworkFailure(.cancelled, detail: "the transport was shut down")))]
+                }
+                guard !transfer.cancelRequested else {
+                    return [(continuation, .failure(NetworkFailure(.cancelled, detail: "cancelled before sending")))]
                 }
                 state.add(transfer, continuation: continuation)
                 return state.takeEnded()
@@ -78,9 +82,11 @@
             Self.resume(ended)
         }
 
-        /// Ends `transfer` as cancelled if it is still running; otherwise nothing.
+        /// Ends `transfer` as cancelled if it is still running; one not submitted yet is marked, so
+        /// that its submission does not start it. Nothing for a transfer that has ended.
         func cancel(_ transfer: CurlTransfer) {
             let ended = state.withLock { state -> [CurlMultiState.Ended] in
+                transfer.cancelRequested = true
                 state.finish(
                     transfer.easy, with: .failure(NetworkFailure(.cancelled, detail: "the request was cancelled")))
                 return state.takeEnded()

@@ -18,6 +18,10 @@
     /// - CURLOPT_NOSIGNAL: libcurl runs on the transport's thread and its callers' and must not use signals.
     /// - Sockets opened close-on-exec (CURLOPT_OPENSOCKETFUNCTION): a process the app starts never
     ///   inherits a connection to a backend.
+    /// - CURLOPT_QUICK_EXIT: a transfer that ends (timeout, cancellation) while its host name is
+    ///   still being looked up does not wait for the resolver thread. Waiting would hold the
+    ///   transport's lock, and so every other request, for as long as DNS takes; libcurl detaches
+    ///   the thread instead, which frees its own memory when the lookup returns.
     enum CurlRequestOptions {
         static func apply(_ request: TransportRequest, to transfer: CurlTransfer) throws(NetworkFailure) {
             try transfer.set(CURLOPT_URL, request.url.absoluteString)
@@ -26,6 +30,7 @@
             try transfer.set(CURLOPT_FOLLOWLOCATION, 0)
             try transfer.set(CURLOPT_PROXY, "")
             try transfer.set(CURLOPT_NOSIGNAL, 1)
+            try transfer.set(CURLOPT_QUICK_EXIT, 1)
             try transfer.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds(request.timeout))
             try transfer.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
             try transfer.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
@@ -59,6 +64,9 @@
             case .pemFile(let path):
                 try transfer.set(CURLOPT_CAPATH, nil)
                 try transfer.set(CURLOPT_CAINFO, path)
+                // libcurl would keep the store built from this path for a day (CA cache); a CA
+                // removed from the file must stop being trusted at the next connection.
+                try transfer.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
             }
             if !trust.pins.isEmpty {
                 try transfer.set(CURLOPT_PINNEDPUBLICKEY, pinnedPublicKeyOption(trust.pins))

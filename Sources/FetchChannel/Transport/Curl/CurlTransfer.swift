@@ -31,6 +31,9 @@
         private var bodyWasCutOff = false
         /// How often libcurl was about to send the request (CURLOPT_PREREQFUNCTION).
         private var sendAttempts = 0
+        /// Set, under the loop's lock, by a cancellation: also one that came before the transfer
+        /// was submitted, which then never starts it (``CurlMultiLoop/submit(_:continuation:)``).
+        var cancelRequested = false
         private let isHead: Bool
 
         /// Adopts `easy` (freed in deinit, whatever happens next).

@@ -58,11 +58,12 @@
             if Task.isCancelled {
                 return .failure(NetworkFailure(.cancelled, detail: "cancelled before sending"))
             }
+            // A cancellation before the submission marks the transfer, and the submission then does
+            // not start it; one after removes it. Both under the loop's lock: there is no window
+            // in which a cancelled task's request still goes out.
             return await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     loop.submit(transfer, continuation: continuation)
-                    // A cancellation handler that ran before the submission found nothing to cancel.
-                    if Task.isCancelled { loop.cancel(transfer) }
                 }
             } onCancel: {
                 loop.cancel(transfer)
