@@ -89,7 +89,12 @@ int dss_ecdsa_raw_to_der(const uint8_t *raw, size_t raw_len,
         BN_free(s);
         return 0;
     }
-    ECDSA_SIG_set0(sig, r, s); /* set0: sig now owns r and s */
+    if (ECDSA_SIG_set0(sig, r, s) != 1) { /* on success sig owns r and s */
+        ECDSA_SIG_free(sig);
+        BN_free(r);
+        BN_free(s);
+        return 0;
+    }
     int needed = i2d_ECDSA_SIG(sig, NULL);
     int ok = 0;
     if (needed > 0 && (size_t)needed <= der_cap) {

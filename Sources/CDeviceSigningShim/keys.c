@@ -1,4 +1,5 @@
 #include "dss_keys.h"
+#include "dss_private_der.h"
 
 #include <string.h>
 #include <openssl/bn.h>
@@ -236,14 +237,14 @@ int dss_p256_private_scalar(const EVP_PKEY *pkey, uint8_t *out, size_t out_len) 
 
 int dss_private_key_to_pkcs8_der(const EVP_PKEY *pkey, uint8_t **out, size_t *out_len) {
     if (pkey == NULL || out == NULL || out_len == NULL) return 0;
-    PKCS8_PRIV_KEY_INFO *p8 = EVP_PKEY2PKCS8(pkey);
-    if (p8 == NULL) return 0;
-    uint8_t *der = NULL;
-    int len = i2d_PKCS8_PRIV_KEY_INFO(p8, &der);
-    PKCS8_PRIV_KEY_INFO_free(p8);
-    if (len <= 0 || der == NULL) return 0;
+    uint8_t *der = OPENSSL_malloc(DSS_P256_PKCS8_BYTES);
+    if (der == NULL) return 0;
+    if (dss_p256_write_pkcs8(pkey, der, DSS_P256_PKCS8_BYTES) != 1) {
+        OPENSSL_clear_free(der, DSS_P256_PKCS8_BYTES);
+        return 0;
+    }
     *out = der;
-    *out_len = (size_t)len;
+    *out_len = DSS_P256_PKCS8_BYTES;
     return 1;
 }
 
@@ -270,11 +271,6 @@ static EVP_PKEY *dss_key_from_whole_der(const uint8_t *der, size_t len,
         return NULL;
     }
     return pkey;
-}
-
-EVP_PKEY *dss_private_key_from_der(const uint8_t *der, size_t len) {
-    /* d2i_AutoPrivateKey accepts PKCS#8 PrivateKeyInfo and the traditional SEC1 form. */
-    return dss_key_from_whole_der(der, len, d2i_AutoPrivateKey);
 }
 
 EVP_PKEY *dss_public_key_from_spki_der(const uint8_t *der, size_t len) {

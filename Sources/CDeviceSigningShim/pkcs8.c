@@ -1,4 +1,5 @@
 #include "dss_pkcs8.h"
+#include "dss_private_der.h"
 
 #include <limits.h>
 #include <openssl/asn1.h>
@@ -63,7 +64,15 @@ int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass
                                    NID_hmacWithSHA256, NULL);
     }
     if (pbe == NULL) return 0;
-    PKCS8_PRIV_KEY_INFO *p8 = EVP_PKEY2PKCS8(pkey);
+    /* The PrivateKeyInfo is written here and read back into a PKCS8_PRIV_KEY_INFO, which clears
+     * its copy when freed (EVP_PKEY2PKCS8 would leave copies in OpenSSL's encoder buffers). */
+    PKCS8_PRIV_KEY_INFO *p8 = NULL;
+    uint8_t *plain = OPENSSL_malloc(DSS_P256_PKCS8_BYTES);
+    if (plain != NULL && dss_p256_write_pkcs8(pkey, plain, DSS_P256_PKCS8_BYTES) == 1) {
+        const uint8_t *cursor = plain;
+        p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &cursor, DSS_P256_PKCS8_BYTES);
+    }
+    OPENSSL_clear_free(plain, DSS_P256_PKCS8_BYTES);
     if (p8 == NULL) {
         X509_ALGOR_free(pbe);
         return 0;
@@ -109,10 +118,14 @@ EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_
         *status = DSS_DECRYPT_FAILED;
         return NULL;
     }
-    EVP_PKEY *pkey = EVP_PKCS82PKEY(p8);
-    PKCS8_PRIV_KEY_INFO_free(p8);
+    int key_status = DSS_KEY_MALFORMED;
+    EVP_PKEY *pkey = dss_p256_key_from_pkcs8(p8, &key_status);
+    PKCS8_PRIV_KEY_INFO_free(p8); /* clears its copy of the key */
     if (pkey == NULL) {
-        *status = DSS_DECRYPT_NOT_A_KEY;
+        *status = key_status == DSS_KEY_NOT_EC       ? DSS_DECRYPT_NOT_EC
+                  : key_status == DSS_KEY_OTHER_CURVE ? DSS_DECRYPT_OTHER_CURVE
+                  : key_status == DSS_KEY_INVALID     ? DSS_DECRYPT_INVALID_KEY
+                                                      : DSS_DECRYPT_NOT_A_KEY;
         return NULL;
     }
     *status = DSS_DECRYPT_OK;

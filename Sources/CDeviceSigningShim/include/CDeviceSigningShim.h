@@ -5,6 +5,7 @@
 #include "dss_ecdsa.h"
 #include "dss_digest.h"
 #include "dss_pkcs8.h"
+#include "dss_private_der.h"
 #include "dss_jwe.h"
 #include "dss_tpm.h"
 #include "dss_tls.h"

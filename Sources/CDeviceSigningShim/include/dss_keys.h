@@ -49,13 +49,13 @@ int dss_p256_public_point(const EVP_PKEY *pkey, uint8_t *out, size_t out_len);
 int dss_p256_private_scalar(const EVP_PKEY *pkey, uint8_t *out, size_t out_len);
 
 /// DER encodings. On success *out is an OpenSSL allocation of *out_len bytes that the caller
-/// releases with dss_free_clear (private) or dss_free (public).
+/// releases with dss_free_clear (private) or dss_free (public). The private one is written as
+/// dss_p256_write_pkcs8 writes it (P-256 only).
 int dss_private_key_to_pkcs8_der(const EVP_PKEY *pkey, uint8_t **out, size_t *out_len);
 int dss_public_key_to_spki_der(const EVP_PKEY *pkey, uint8_t **out, size_t *out_len);
 
-/// Parses exactly `len` bytes of DER: PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (private), or
-/// SubjectPublicKeyInfo (public). Trailing bytes are an error. NULL on failure.
-EVP_PKEY *dss_private_key_from_der(const uint8_t *der, size_t len);
+/// Parses exactly `len` bytes of SubjectPublicKeyInfo DER. Trailing bytes are an error. NULL on
+/// failure. (Private keys: dss_p256_key_from_der.)
 EVP_PKEY *dss_public_key_from_spki_der(const uint8_t *der, size_t len);
 
 /// A public-only copy of a key pair's public half.

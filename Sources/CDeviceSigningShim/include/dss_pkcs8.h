@@ -15,21 +15,25 @@
 #define DSS_DECRYPT_OK 0
 #define DSS_DECRYPT_MALFORMED 1   /* not an EncryptedPrivateKeyInfo, or trailing bytes */
 #define DSS_DECRYPT_FAILED 2      /* wrong passphrase (or a corrupted ciphertext) */
-#define DSS_DECRYPT_NOT_A_KEY 3   /* decrypted, but not a private key OpenSSL understands */
+#define DSS_DECRYPT_NOT_A_KEY 3   /* decrypted, but not a PKCS#8 PrivateKeyInfo */
 #define DSS_DECRYPT_COST_OUT_OF_RANGE 4  /* an iteration count outside 1...INT_MAX (see below) */
+#define DSS_DECRYPT_NOT_EC 5      /* decrypted, a key of another algorithm */
+#define DSS_DECRYPT_OTHER_CURVE 6 /* decrypted, an EC key on another curve */
+#define DSS_DECRYPT_INVALID_KEY 7 /* decrypted, a P-256 key that fails its range or pair check */
 
 // Iteration counts cross into OpenSSL as `int` (PKCS5_pbe2_set_iv_ex, and ASN1_INTEGER_get into
 // an int when a file is read): a value above INT_MAX turns negative. Encrypting, OpenSSL then
 // silently uses its default of 2048 iterations; decrypting, the KDF fails as if the passphrase
 // were wrong. Both functions refuse such counts before OpenSSL sees them.
 
-/// Encrypts pkey's PrivateKeyInfo. kdf is DSS_KDF_SCRYPT (cost = N, r, p) or
+/// Encrypts pkey's PrivateKeyInfo (a P-256 key pair). kdf is DSS_KDF_SCRYPT (cost = N, r, p) or
 /// DSS_KDF_PBKDF2_SHA256 (cost = iterations; r and p ignored); cost is 1...INT_MAX. On success
 /// *out is an OpenSSL allocation of *out_len bytes for dss_free. Returns 1 on success.
 int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass_len, int kdf,
                           uint64_t cost, uint64_t r, uint64_t p, uint8_t **out, size_t *out_len);
 
-/// Decrypts exactly der_len bytes of EncryptedPrivateKeyInfo. Returns the key or NULL with
+/// Decrypts exactly der_len bytes of EncryptedPrivateKeyInfo into a P-256 key (read as
+/// dss_p256_key_from_pkcs8 reads it, without OpenSSL's decoders). Returns the key or NULL with
 /// *status set to one of DSS_DECRYPT_*; a PBKDF2 (or PBES1) iteration count outside 1...INT_MAX
 /// is DSS_DECRYPT_COST_OUT_OF_RANGE, and nothing is derived.
 EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_t *pass,

@@ -47,13 +47,36 @@ enum P256Backend {
         guard der.count <= maximumDERKeyBytes else {
             throw DeviceSigningError(.inputTooLarge, "A DER private key is at most \(maximumDERKeyBytes) bytes.")
         }
+        var status = DSS_KEY_MALFORMED
         let notDER = DeviceSigningError(
-            .malformedEncoding, "Not a DER PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey (or trailing bytes).")
-        let key = try decodedKey(from: der, orThrow: notDER) { dss_private_key_from_der($0, $1) }
-        guard key.isPrivate else {
-            throw DeviceSigningError(.invalidKey, "The DER structure holds no private key.")
+            .malformedEncoding,
+            "Not a DER PKCS#8 PrivateKeyInfo or SEC1 ECPrivateKey naming its curve (or trailing bytes).")
+        guard
+            let pointer = dss_p256_key_from_der(
+                der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count, &status)
+        else {
+            OpenSSLErrorQueue.clear()
+            throw refusal(ofPrivateKey: status) ?? notDER
         }
-        return try validated(key)
+        // Built from its scalar by the shim: range and pairwise checked, its stated public key compared.
+        return try EVPKey(takingOwnershipOf: pointer)
+    }
+
+    /// Why the shim refused a private key (`DSS_KEY_*`), or nil when it was not one at all.
+    static func refusal(ofPrivateKey status: Int32) -> DeviceSigningError? {
+        switch status {
+        case DSS_KEY_NOT_EC:
+            DeviceSigningError(.unsupportedKeyType, "The key is not an EC key; only ECDSA P-256 keys are supported.")
+        case DSS_KEY_OTHER_CURVE:
+            DeviceSigningError(
+                .unsupportedCurve,
+                "The key is an EC key on a curve other than P-256; only P-256 (prime256v1) is supported.")
+        case DSS_KEY_INVALID:
+            DeviceSigningError(
+                .invalidKey, "The private key is not a valid P-256 key (scalar out of range, or not its public key's).")
+        default:
+            nil
+        }
     }
 
     static func publicKey(spki: UnsafeRawBufferPointer) throws -> EVPKey {
@@ -78,12 +101,6 @@ enum P256Backend {
             throw refusal
         }
         return try EVPKey(takingOwnershipOf: pointer)
-    }
-
-    /// Rebuilds a parsed key pair from its scalar so that range and pairwise checks always run.
-    private static func validated(_ key: EVPKey) throws -> EVPKey {
-        let scalar = try privateScalar(of: key)
-        return try scalar.withUnsafeBytes { try privateKey(scalar: $0) }
     }
 
     static func publicPoint(of key: EVPKey) throws -> [UInt8] {

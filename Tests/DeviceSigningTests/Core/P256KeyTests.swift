@@ -172,6 +172,96 @@ import Testing
         }
     }
 
+    /// The PKCS#8 the package writes: the fixed 138-byte layout OpenSSL writes for a P-256 key
+    /// (no parameters inside the ECPrivateKey, the uncompressed public key included).
+    @Test func pkcs8ExportIsTheFixedP256Layout() throws {
+        let key = try P256.Signing.PrivateKey()
+        let der = try bytes(key.derRepresentation)
+        let head = TestSupport.hex(
+            "308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b0201010420")
+        #expect(der.count == 138)
+        #expect(Array(der[0..<36]) == head)
+        #expect(Array(der[36..<68]) == (try bytes(key.rawRepresentation)))
+        #expect(Array(der[68..<73]) == [0xA1, 0x44, 0x03, 0x42, 0x00])
+        #expect(Array(der[73...]) == Array(key.publicKey.x963Representation))
+    }
+
+    /// A P-256 PKCS#8 PrivateKeyInfo around `ecPrivateKey` (DER, lengths in their shortest form).
+    func pkcs8(wrapping ecPrivateKey: [UInt8]) -> [UInt8] {
+        let algorithm = TestSupport.hex("301306072a8648ce3d020106082a8648ce3d030107")
+        let octets = [0x04, UInt8(ecPrivateKey.count)] + ecPrivateKey
+        let content = [0x02, 0x01, 0x00] + algorithm + octets
+        return (content.count < 128 ? [0x30] : [0x30, 0x81]) + [UInt8(content.count)] + content
+    }
+
+    @Test func ecPrivateKeysAreReadStrictly() throws {
+        let key = try P256.Signing.PrivateKey()
+        let scalar = try bytes(key.rawRepresentation)
+        let point = Array(key.publicKey.x963Representation)
+        let publicPart = [0xA1, 0x44, 0x03, 0x42, 0x00] + point
+        let p256 = TestSupport.hex("a00a06082a8648ce3d030107")
+        func ecPrivateKey(_ scalar: [UInt8], _ rest: [UInt8]) -> [UInt8] {
+            let content = [0x02, 0x01, 0x01, 0x04, UInt8(scalar.count)] + scalar + rest
+            return [0x30, UInt8(content.count)] + content
+        }
+        // SEC1 naming its curve, with or without the public key; PKCS#8 with or without it.
+        for der in [
+            ecPrivateKey(scalar, p256 + publicPart), ecPrivateKey(scalar, p256),
+            pkcs8(wrapping: ecPrivateKey(scalar, [])), pkcs8(wrapping: ecPrivateKey(scalar, p256 + publicPart)),
+        ] {
+            #expect(try P256.Signing.PrivateKey(derRepresentation: der).publicKey == key.publicKey)
+        }
+        // SEC1 that names no curve: nothing says it is P-256.
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+            try P256.Signing.PrivateKey(derRepresentation: ecPrivateKey(scalar, publicPart))
+        }
+        // A public key that is not the scalar's own: another key's, or the point's compressed form flipped.
+        let other = Array(try P256.Signing.PrivateKey().publicKey.x963Representation)
+        #expect(throws: DeviceSigningError(.invalidKey, "")) {
+            try P256.Signing.PrivateKey(
+                derRepresentation: pkcs8(wrapping: ecPrivateKey(scalar, [0xA1, 0x44, 0x03, 0x42, 0x00] + other)))
+        }
+        let compressed = [0x02 | (point[64] & 1)] + point[1..<33]
+        let flipped = [compressed[0] ^ 1] + compressed[1...]
+        #expect(
+            try P256.Signing.PrivateKey(
+                derRepresentation: ecPrivateKey(scalar, p256 + [0xA1, 0x24, 0x03, 0x22, 0x00] + compressed)
+            ).publicKey == key.publicKey)
+        #expect(throws: DeviceSigningError(.invalidKey, "")) {
+            try P256.Signing.PrivateKey(
+                derRepresentation: ecPrivateKey(scalar, p256 + [0xA1, 0x24, 0x03, 0x22, 0x00] + flipped))
+        }
+        // A scalar of 0, or of n (the group order): outside [1, n-1].
+        let order = TestSupport.hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+        for bad in [[UInt8](repeating: 0, count: 32), order] {
+            #expect(throws: DeviceSigningError(.invalidKey, "")) {
+                try P256.Signing.PrivateKey(derRepresentation: ecPrivateKey(bad, p256))
+            }
+        }
+        // Version 2, a 33-byte scalar: not an ECPrivateKey of P-256.
+        var version2 = ecPrivateKey(scalar, p256)
+        version2[4] = 2
+        for der in [version2, ecPrivateKey([0] + scalar, p256)] {
+            #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+                try P256.Signing.PrivateKey(derRepresentation: der)
+            }
+        }
+    }
+
+    /// Encoders that drop a scalar's leading zero bytes (an OCTET STRING shorter than 32) still
+    /// give the same key.
+    @Test func aScalarWithoutItsLeadingZeroIsPadded() throws {
+        var scalar = [UInt8](repeating: 0, count: 32)
+        scalar[1] = 0x5A
+        scalar[31] = 0x01
+        let key = try P256.Signing.PrivateKey(rawRepresentation: scalar)
+        let short = Array(scalar.drop { $0 == 0 })
+        #expect(short.count == 31)
+        let content = [0x02, 0x01, 0x01, 0x04, UInt8(short.count)] + short
+        let der = pkcs8(wrapping: [0x30, UInt8(content.count)] + content)
+        #expect(try P256.Signing.PrivateKey(derRepresentation: der).publicKey == key.publicKey)
+    }
+
     @Test func derWithTrailingBytesIsRefused() throws {
         let key = try P256.Signing.PrivateKey()
         let der = try bytes(key.derRepresentation)

@@ -131,4 +131,23 @@ struct KeyStoreOpenSSLInteropTests {
             #expect(try store.list().isEmpty)
         }
     }
+
+    /// A P-256 key written with explicit curve parameters instead of the curve's name, as SEC1 and
+    /// as PKCS#8: refused as another curve, since only the named curve is read.
+    @Test func explicitCurveParametersAreRefused() throws {
+        try withTemporaryDirectory { root in
+            let sec1 = root.appendingPathComponent("explicit-sec1.pem").path
+            let pkcs8 = root.appendingPathComponent("explicit-pkcs8.pem").path
+            try OpenSSLTool.succeed([
+                "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-param_enc", "explicit", "-out", sec1,
+            ])
+            try OpenSSLTool.succeed(["pkcs8", "-topk8", "-nocrypt", "-in", sec1, "-out", pkcs8])
+            for file in [sec1, pkcs8] {
+                let pem = try String(contentsOfFile: file, encoding: .utf8)
+                #expect(pem.contains(file == sec1 ? "EC PRIVATE KEY" : "BEGIN PRIVATE KEY"), "\(pem.prefix(40))")
+                let error = expectError(.unsupportedCurve) { try PrivateKey(pemRepresentation: pem) }
+                #expect(error != nil, "\(file)")
+            }
+        }
+    }
 }

@@ -4,8 +4,9 @@ internal import COpenSSL
 /// Encrypted PKCS#8 (`EncryptedPrivateKeyInfo`, PBES2 with scrypt or PBKDF2-HMAC-SHA-256,
 /// AES-256-CBC) for P-256 keys, over the shim's `dss_pkcs8_*`.
 ///
-/// The plaintext PrivateKeyInfo never reaches Swift: OpenSSL encrypts from and decrypts into its
-/// own buffers, which it cleanses; the decrypted key is an owned `EVP_PKEY`.
+/// The plaintext PrivateKeyInfo never reaches Swift: the shim writes it and reads it back itself
+/// (`private_der.c`), and OpenSSL encrypts from and decrypts into buffers it cleanses; the
+/// decrypted key is an owned `EVP_PKEY`.
 enum EncryptedPrivateKey {
     /// The shim refuses longer passphrases; checking here gives a precise error.
     static let maximumPassphraseBytes = 1024
@@ -77,27 +78,28 @@ enum EncryptedPrivateKey {
                 )
             case DSS_DECRYPT_NOT_A_KEY:
                 throw DeviceSigningError(
-                    .malformedEncoding, "The key decrypted, but the content is not a private key OpenSSL can read.")
+                    .malformedEncoding, "The key decrypted, but the content is not a P-256 PKCS#8 private key.")
+            case DSS_DECRYPT_NOT_EC:
+                throw P256Backend.refusal(ofPrivateKey: DSS_KEY_NOT_EC) ?? Self.malformed
+            case DSS_DECRYPT_OTHER_CURVE:
+                throw P256Backend.refusal(ofPrivateKey: DSS_KEY_OTHER_CURVE) ?? Self.malformed
+            case DSS_DECRYPT_INVALID_KEY:
+                throw P256Backend.refusal(ofPrivateKey: DSS_KEY_INVALID) ?? Self.malformed
             case DSS_DECRYPT_COST_OUT_OF_RANGE:
                 throw DeviceSigningError(
                     .inputTooLarge,
                     "The key's PBKDF2 iteration count is outside "
                         + "1...\(Int32.max), which OpenSSL cannot run as written.")
             default:
-                throw DeviceSigningError(
-                    .malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
+                throw Self.malformed
             }
         }
-        // EVPKey owns `decrypted` from here (it frees it itself when it refuses the key).
-        let key = try EVPKey(takingOwnershipOf: decrypted)
-        guard key.isPrivate else {
-            throw DeviceSigningError(.invalidKey, "The encrypted structure holds no private key.")
-        }
-        // Rebuild from the scalar so the range and pairwise checks of every other import run.
-        let scalar = try P256Backend.privateScalar(of: key)
-        let validated = try scalar.withUnsafeBytes { try P256Backend.privateKey(scalar: $0) }
-        return try P256.Signing.PrivateKey(backing: validated)
+        // Built from its scalar by the shim, as every other import: range and pairwise checked.
+        return try P256.Signing.PrivateKey(backing: try EVPKey(takingOwnershipOf: decrypted))
     }
+
+    private static let malformed = DeviceSigningError(
+        .malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
 
     private static func check(_ passphrase: SecureBytes) throws {
         guard passphrase.count > 0 else {
