@@ -13,7 +13,8 @@ extension CLISubprocessTests {
             #expect(result.status == 0, "\(result.summary)")
             // Under 10 s as a newcomer runs it; the sanitizer runs stretch the bound (LooseTimeBounds).
             #expect(
-                ContinuousClock.now - began < LooseTimeBounds.scaled(.seconds(10)), "the demo must finish in under 10 s")
+                ContinuousClock.now - began < LooseTimeBounds.scaled(.seconds(10)), "the demo must finish in under 10 s"
+            )
             // The skew is 7 min 12 s; the measured offset also holds the request's time in flight,
             // which on a loaded machine can round the message to 7 min 13 s.
             // The healthy backend speaks HTTPS with its CA and pin; the wrong-pin one fails its pin check.

@@ -131,7 +131,8 @@ extension CLIOfflineProcessTests {
                 ["decrypt", "--private-key", files.publicJWK.path, compact], passphrase: nil)
             #expect(
                 publicJWKAsPrivate.status == 1
-                    && publicJWKAsPrivate.err.contains("holds a public JWK (no \"d\"); decrypting needs the private key"),
+                    && publicJWKAsPrivate.err.contains(
+                        "holds a public JWK (no \"d\"); decrypting needs the private key"),
                 "\(publicJWKAsPrivate.summary)")
             // With --json a key file that cannot be used still answers in JSON on standard output.
             let publicAsPrivateJSON = try await sandbox.run(

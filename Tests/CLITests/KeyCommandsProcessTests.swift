@@ -235,7 +235,8 @@ extension CLIOfflineProcessTests {
             let jwkKey = try P256.Signing.PrivateKey()
             let privateJWK = try sandbox.write(
                 "private.jwk",
-                String(decoding: try jwkKey.jwkRepresentation(includingPrivateKey: true).withUnsafeBytes { Data($0) },
+                String(
+                    decoding: try jwkKey.jwkRepresentation(includingPrivateKey: true).withUnsafeBytes { Data($0) },
                     as: UTF8.self))
             let jwkImport = try await sandbox.run(["key", "import", privateJWK.path] + store)
             #expect(
@@ -245,7 +246,7 @@ extension CLIOfflineProcessTests {
             #expect(
                 publicJWKImport.status == 1
                     && publicJWKImport.err == "Error: \(publicJWK.path) holds a public JWK (no \"d\"); "
-                    + "'key import' needs the private key\n",
+                        + "'key import' needs the private key\n",
                 "\(publicJWKImport.summary)")
             let notJSON = try sandbox.write("broken.jwk", #"{"kty": "EC", "#)
             let notJSONImport = try await sandbox.run(["key", "import", notJSON.path] + store)

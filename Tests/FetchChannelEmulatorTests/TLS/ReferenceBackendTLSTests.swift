@@ -56,7 +56,9 @@ extension HTTPServerTests {
             let caFile = directory.appendingPathComponent("ca.pem")
             try Data(try #require(backend.tlsCertificateAuthorityPEM).utf8).write(to: caFile)
             let url = backend.baseURL.absoluteString + "/_emulator/stats"
-            let result = try await DedicatedThreads.run { try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path]) }
+            let result = try await DedicatedThreads.run {
+                try TLSTestSupport.curlStatus(url, ["--cacert", caFile.path])
+            }
             #expect(result.status == 0 && result.output == "200", "\(result.summary)")
         }
 

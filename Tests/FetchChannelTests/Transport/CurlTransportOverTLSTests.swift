@@ -325,7 +325,8 @@
                 // And the first server's CA is no longer trusted for a new connection to it.
                 let fresh = CurlTransport()
                 let first = await fresh.send(
-                    TransportRequest(method: "GET", url: servers[0].url, headers: [:], body: nil,
+                    TransportRequest(
+                        method: "GET", url: servers[0].url, headers: [:], body: nil,
                         timeout: .seconds(20), trust: trust))
                 #expect(first.failureKind == .tlsUntrustedCertificate, "\(first)")
             }
