@@ -9,21 +9,25 @@ extension ClockSkewClassification {
     /// - Definite: status ≥ 400 and a JSON body whose `errorCode` is `CLOCK_SKEW_TOO_BIG` (a 2xx or
     ///   3xx answer is never an error, whatever its body). Measured offset: `serverTimeInEpochMillis`
     ///   − `requestCreationMillis` when both are known, else the estimate, else unknown.
-    /// - Probable: status 401 or 403 and |estimate| > tolerance (exactly at the tolerance is fine).
-    ///   Measured offset: the estimate.
+    /// - Probable: status 401 or 403 and |estimate − signedWithOffsetMillis| > tolerance (exactly
+    ///   at the tolerance is fine): the offset the request was still off by, after the
+    ///   compensation it was signed with. Measured offset: the estimate.
     ///
     /// - Parameters:
     ///   - body: the answer's body; bodies over 64 KiB or not JSON count as having no error code.
     ///   - estimatedOffsetMillis: the estimator's offset for `server` after recording this answer's sample.
     ///   - requestCreationMillis: the device clock when the request was made, without any offset
     ///     applied (so that the result is the whole offset, comparable with the estimate).
+    ///   - signedWithOffsetMillis: the compensation the request was signed with (0 without): a
+    ///     request already signed with the estimate was not refused for the clock.
     public static func classify(
         status: Int,
         body: some Collection<UInt8>,
         estimatedOffsetMillis: Int64?,
         toleranceMillis: Int64,
         server: String,
-        requestCreationMillis: Int64? = nil
+        requestCreationMillis: Int64? = nil,
+        signedWithOffsetMillis: Int64 = 0
     ) -> ClockSkewClassification {
         if status >= 400 {
             let errorBody = ErrorBody.parse(body)
@@ -40,7 +44,7 @@ extension ClockSkewClassification {
             }
         }
         if status == 401 || status == 403, let estimate = estimatedOffsetMillis,
-            estimate.magnitude > UInt64(max(0, toleranceMillis))
+            Self.residual(of: estimate, after: signedWithOffsetMillis) > UInt64(max(0, toleranceMillis))
         {
             return .probable(
                 ClockSkew(
@@ -48,5 +52,13 @@ extension ClockSkewClassification {
                     toleranceMillis: toleranceMillis))
         }
         return .notSkew
+    }
+
+    /// |estimate − signed offset|, exact for any two Int64 (the difference may exceed Int64).
+    private static func residual(of estimate: Int64, after signedOffset: Int64) -> UInt64 {
+        let (difference, overflow) = estimate.subtractingReportingOverflow(signedOffset)
+        guard overflow else { return difference.magnitude }
+        // Only values of opposite signs overflow: the distance is the sum of the magnitudes (< 2^64).
+        return estimate.magnitude + signedOffset.magnitude
     }
 }

@@ -231,6 +231,25 @@ import Testing
         #expect(last.creationTimeInEpochMillis == Self.deviceMillis - 120_000 + 500)
     }
 
+    /// A request already signed with the estimate is not off by it: a 401 that still comes back
+    /// (here the backend knows another key) is `unauthorized`, not a clock to fix.
+    @Test func aCompensatedRequestsRefusalIsNotBlamedOnTheClock() async throws {
+        let other = try P256.Signing.PrivateKey()
+        let backend = try FakeBackend(
+            base: "https://a.example", key: other.publicKey, dispatchTargetId: "target-1",
+            serverMillis: Self.deviceMillis + 180_000)
+        let transport = FakeTransport { backend.answer($0) }
+        let fetchClient = client(transport, policy: .compensate(maximumOffsetMillis: 3_600_000))
+        // The first request is off by 3 min (definite skew) and is retried compensated; the retry
+        // and the next fetch (compensated from the start) are refused for the key.
+        let first = await fetchClient.pendingOutOfBandOperations([registration(backend.base)])
+        #expect(transport.requests.count == 2)
+        #expect(first.errors.map(\.code) == ["unauthorized"], "\(first.errors)")
+        let second = await fetchClient.pendingOutOfBandOperations([registration(backend.base)])
+        #expect(transport.requests.count == 3)
+        #expect(second.errors.map(\.code) == ["unauthorized"], "\(second.errors)")
+    }
+
     @Test func unauthorizedWithoutSkewIsNotRetried() async throws {
         let other = try P256.Signing.PrivateKey()
         let backend = try FakeBackend(

@@ -108,6 +108,22 @@ import Testing
         }
     }
 
+    /// A request signed with a compensating offset is judged by what it was still off by.
+    @Test func probableCountsWhatTheCompensatedRequestWasStillOffBy() {
+        func classify(estimate: Int64, signedWith offset: Int64) -> ClockSkewClassification {
+            ClockSkewClassification.classify(
+                status: 401, body: [UInt8](), estimatedOffsetMillis: estimate, toleranceMillis: Self.tolerance,
+                server: Self.server, signedWithOffsetMillis: offset)
+        }
+        #expect(classify(estimate: 180_000, signedWith: 180_000) == .notSkew)
+        #expect(classify(estimate: 180_000, signedWith: 120_000) == .notSkew, "off by exactly the tolerance")
+        #expect(classify(estimate: 180_000, signedWith: 119_999) == .probable(skew(180_000)))
+        #expect(classify(estimate: 0, signedWith: -60_001) == .probable(skew(0)), "over-compensated")
+        // Opposite extremes: the distance exceeds Int64 and still counts, without trapping.
+        #expect(classify(estimate: .max, signedWith: .min) == .probable(skew(.max)))
+        #expect(classify(estimate: .min, signedWith: .max) == .probable(skew(.min)))
+    }
+
     @Test func extremeEstimatesDoNotTrap() {
         #expect(classify(401, "", estimate: .min) == .probable(skew(.min)))
         #expect(

@@ -156,7 +156,7 @@ public final class FetchClient: Sendable {
             let context = FetchErrorMapping.Context(
                 server: server, estimatedOffsetMillis: estimate,
                 toleranceMillis: registration.toleranceMillis,
-                requestCreationMillis: creation, deviceSignature: signature)
+                requestCreationMillis: creation, deviceSignature: signature, signedWithOffsetMillis: offset)
             let (mapped, classification) = FetchErrorMapping.evaluate(
                 result, context: context,
                 decryptionKey: registration.encryptionKey)

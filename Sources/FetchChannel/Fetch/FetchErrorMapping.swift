@@ -15,7 +15,8 @@ import Foundation
 ///    the answer was not read, so nothing in it is trusted.
 /// 4. Clock skew (``ClockSkewClassification/classify(status:body:estimatedOffsetMillis:toleranceMillis:server:requestCreationMillis:)``):
 ///    definite (status ≥ 400 with `errorCode` `CLOCK_SKEW_TOO_BIG`, any status) or probable
-///    (401/403 while |estimate| > tolerance) → `clockSkewTooBig` with the measured offset.
+///    (401/403 while |estimate − the offset the request was signed with| > tolerance) →
+///    `clockSkewTooBig` with the measured offset.
 /// 5. 2xx → the body must have a JSON content type (`application/json` or `application/*+json`,
 ///    parameters allowed) and decode strictly (``PendingOperationsDecoder``) → the operations;
 ///    otherwise `invalidResponse` (`malformed`; `undecryptable` for a JWE). This includes 204 and other 2xx without a usable body: the
@@ -38,16 +39,20 @@ public enum FetchErrorMapping {
         public var requestCreationMillis: Int64?
         /// The request's Device-Signature value: redacted from every body excerpt.
         public var deviceSignature: String?
+        /// The clock offset the request was signed with (``ClockSkewPolicy/compensate(maximumOffsetMillis:)``;
+        /// 0 without): a 401/403 is probable skew only if the estimate is still off after it.
+        public var signedWithOffsetMillis: Int64
 
         public init(
             server: String, estimatedOffsetMillis: Int64?, toleranceMillis: Int64,
-            requestCreationMillis: Int64? = nil, deviceSignature: String? = nil
+            requestCreationMillis: Int64? = nil, deviceSignature: String? = nil, signedWithOffsetMillis: Int64 = 0
         ) {
             self.server = server
             self.estimatedOffsetMillis = estimatedOffsetMillis
             self.toleranceMillis = toleranceMillis
             self.requestCreationMillis = requestCreationMillis
             self.deviceSignature = deviceSignature
+            self.signedWithOffsetMillis = signedWithOffsetMillis
         }
     }
 
@@ -105,7 +110,8 @@ public enum FetchErrorMapping {
         let classification = ClockSkewClassification.classify(
             status: answer.status, body: answer.body, estimatedOffsetMillis: context.estimatedOffsetMillis,
             toleranceMillis: context.toleranceMillis, server: server,
-            requestCreationMillis: context.requestCreationMillis)
+            requestCreationMillis: context.requestCreationMillis,
+            signedWithOffsetMillis: context.signedWithOffsetMillis)
         let info = {
             HTTPErrorInfo(
                 status: answer.status, body: answer.body, redacting: context.deviceSignature.map { [$0] } ?? [])

@@ -144,9 +144,18 @@ public final class RedemptionClient: Sendable {
         return Self.outcome(of: await transport.send(request, timer: timer), url: urlText, token: redeemData.token)
     }
 
-    /// Nil when `url` is inside a registered backend or no restriction is set; otherwise `foreignRedeemUrl`.
+    /// Nil when `url` is inside a registered backend, or has a usable origin and no restriction is
+    /// set. Otherwise `foreignRedeemUrl` (outside the registered backends), or `invalidURL` for a
+    /// URL without a usable origin (user info, dot segments, encoded separators) when no
+    /// restriction is set: its ``RedemptionIdentity`` is `invalid:`, which would not keep it from
+    /// being redeemed again under the spelling of the origin it really reaches.
     private func foreignRefusal(for url: URL) -> NetworkFailure? {
-        guard let registeredBackends, !registeredBackends.contains(where: { $0.contains(url) }) else { return nil }
+        guard let registeredBackends else {
+            guard BackendOrigin(url: url) == nil else { return nil }
+            return NetworkFailure(
+                .invalidURL, detail: "it has no usable origin (user info, dot segments or encoded separators)")
+        }
+        guard !registeredBackends.contains(where: { $0.contains(url) }) else { return nil }
         let registered =
             registeredBackends.isEmpty
             ? "none registered" : registeredBackends.map(\.description).joined(separator: ", ")
@@ -183,8 +192,11 @@ public final class RedemptionClient: Sendable {
                     url: url, httpError: info, reason: "The answer is larger than \(HTTPAnswer.maximumBodyBytes) bytes."
                 ))
         }
+        // A success is read whole (the transport stopped it at 1 MiB): its body is the operation.
+        // An error body is read only for its error code, so a large one is not parsed.
+        let readLimit = (200...299).contains(answer.status) ? HTTPAnswer.maximumBodyBytes : 64 * 1_024
         let object =
-            answer.body.count <= 64 * 1_024
+            answer.body.count <= readLimit
             ? try? JSONDecoder().decode([String: JSONValue].self, from: answer.body) : nil
         if answer.status >= 400, case .string(let errorCode)? = object?[WireErrorCode.Member.errorCode] {
             if errorCode == alreadyRedeemedErrorCode.rawValue {

@@ -42,6 +42,16 @@ import Testing
             "a 2xx is a success whatever its body says")
     }
 
+    /// A success is read whole, up to the transport's 1 MiB; only error bodies stop at 64 KiB.
+    @Test func aLargeSuccessIsReadWhole() throws {
+        let uafRequest = String(repeating: "u", count: 100 * 1_024)
+        let ok = try outcome(200, #"{"statusCode":1200,"uafRequest":"\#(uafRequest)"}"#).get()
+        #expect(ok.uafRequest == uafRequest)
+        let padding = String(repeating: " ", count: 100 * 1_024)
+        let largeError = outcome(410, #"{"errorCode":"TOKEN_EXPIRED"}"# + padding)
+        #expect(largeError.redemptionCode == "unknown", "an error body over 64 KiB is not parsed")
+    }
+
     @Test func unusableSuccessAnswersAreUnknown() {
         #expect(outcome(200, "<html>", contentType: "text/html").redemptionCode == "unknown")
         #expect(outcome(200, "[1,2]").redemptionCode == "unknown")
@@ -143,6 +153,12 @@ import Testing
         #expect(unrestricted.registeredBackends == nil)
         let anywhere = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://anywhere.example/r")
         #expect(await unrestricted.redeem(anywhere).redemptionCode == nil)
+        // Unrestricted, a URL without a usable origin is still never sent: its identity would not
+        // match the origin it reaches.
+        for redeemUrl in ["https://anywhere.example/x/../r", "https://user@anywhere.example/r"] {
+            let noOrigin = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: redeemUrl)
+            #expect(await unrestricted.redeem(noOrigin).failure?.networkFailureKind == .invalidURL, "\(redeemUrl)")
+        }
         let none = RedemptionClient(
             requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
             registeredBackends: [])
