@@ -79,10 +79,13 @@ public final class KeyStore: Sendable, CustomStringConvertible {
                 .invalidKey, "The metadata describes key \(metadata.keyId), not the key being saved (\(keyId)).")
         }
         var record = metadata
+        // What the record says of the stored files is what this call writes, not what `metadata`
+        // said of another copy (metadata read from another store names its encryption key).
+        record.encryptionJWK = nil
         // Encrypt before taking the lock: the key derivation is the slow part.
         let stored = try StoredPrivateKey(key, passphrase: passphrase, kdf: kdf, allowUnencrypted: allowUnencrypted)
         record.kdf = stored.kdf
-        if key.isHardwareBound { record.protection = .tpm2 }
+        record.protection = key.isHardwareBound ? .tpm2 : nil
         let encryptionPEM = try encryptionKey.map { encryptionKey in
             try Self.checkEncryptionKey(encryptionKey, for: key)
             record.encryptionJWK = encryptionKey.publicKey.jwk.withUse("enc")

@@ -110,8 +110,11 @@ extension PBES2Parameters {
                 .malformedEncoding,
                 "The key is encrypted with a cipher other than AES-CBC or DES-EDE3-CBC. \(Self.reencryptHint)")
         }
-        guard try scheme.read(.octetString).remainingCount >= 8, scheme.isAtEnd else {
-            throw Self.malformed("the cipher's IV is missing or malformed")
+        // The IV is one block of the cipher: OpenSSL would refuse another length only inside the
+        // decryption, where its failure reads as a wrong passphrase.
+        let blockBytes = cipher == "DES-EDE3-CBC" ? 8 : 16
+        guard try scheme.read(.octetString).remainingCount == blockBytes, scheme.isAtEnd else {
+            throw Self.malformed("the cipher's IV is missing, malformed or not \(blockBytes) bytes")
         }
     }
 

@@ -88,6 +88,29 @@ import Testing
         }
     }
 
+    /// Metadata read from one store names that store's encryption key; saving the key elsewhere
+    /// with it (and no encryption key) must not claim a key file the new store does not have.
+    @Test func savingWithAnotherStoresMetadataClaimsOnlyWhatItWrites() throws {
+        try withTemporaryDirectory { root in
+            let first = try KeyStore(directory: root.appendingPathComponent("first", isDirectory: true))
+            let second = try KeyStore(directory: root.appendingPathComponent("second", isDirectory: true))
+            let key = try P256.Signing.PrivateKey()
+            let keyId = try first.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey, deviceId: "phone"), passphrase: secret("pass"),
+                kdf: cheap, encryptionKey: try P256.KeyAgreement.PrivateKey())
+            let copied = try first.metadata(keyId)
+            #expect(copied.encryptionJWK != nil)
+            try second.save(key, metadata: copied, passphrase: secret("other"), kdf: cheap)
+            #expect(try second.metadata(keyId).encryptionJWK == nil)
+            #expect(try second.metadata(keyId).deviceId == "phone", "the rest of the metadata is kept")
+            #expect(try second.loadEncryptionKey(keyId, passphrase: secret("other")) == nil)
+            // And it can gain one of its own.
+            let gained = try second.addEncryptionKey(keyId, passphrase: secret("other"), kdf: cheap)
+            #expect(gained.encryptionJWK != nil && gained.encryptionJWK != copied.encryptionJWK)
+            #expect(try second.loadEncryptionKey(keyId, passphrase: secret("other")) != nil)
+        }
+    }
+
     @Test func entryWithoutEncryptionKeyLoadsAsBeforeAndGainsOneOnce() throws {
         try withStore { store, directory in
             let key = try P256.Signing.PrivateKey()
