@@ -56,7 +56,8 @@ package enum FetchChannelCLI: Sendable {
                         "--\(optionName(first)) is not an option: \(ArgumentParser.secretOnCommandLineMessage).")
                     : UsageError(
                         .unknownOption,
-                        "unknown option '\(ArgumentParser.shown(first))'; options come after the command"),
+                        "unknown option '\(ArgumentParser.shown(first.prefix { $0 != "=" }))'; "
+                            + "options come after the command"),
                 usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: errors)
         }
 

@@ -133,6 +133,41 @@ extension CLIOfflineProcessTests {
             }
         }
 
+        /// A FIFO that no one writes to is read as empty rather than waited on, wherever a file is
+        /// given; a passphrase file that is a symbolic link is refused. (A hang would be killed by
+        /// the run's bound and fail the test.)
+        @Test func aSilentFIFOOrASymlinkIsRefusedWithoutWaiting() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let fifo = sandbox.file("silent")
+            try #require(mkfifo(fifo.path, 0o600) == 0)
+            let keyId = try await sandbox.generateKey()
+            let store = sandbox.storeArguments
+            let imported = try await sandbox.run(["key", "import", fifo.path] + store)
+            #expect(imported.status == 1 && imported.err.hasPrefix("Error: "), "\(imported.summary)")
+            let verified = try await sandbox.run(["verify", "--public-key", fifo.path, "a.b.c"])
+            #expect(verified.status == 1, "\(verified.summary)")
+            let fromFIFO = try await sandbox.run(
+                ["key", "export", keyId, "--private", "--passphrase-file", fifo.path] + store, passphrase: nil)
+            #expect(fromFIFO.status == 1 && fromFIFO.err.contains("is empty"), "\(fromFIFO.summary)")
+            let registered = try await sandbox.run(
+                [
+                    "register", "--server", "https://127.0.0.1:9", "--device-id", "d", "--ca-file", fifo.path, "--key",
+                    keyId,
+                ]
+                    + store)
+            #expect(
+                registered.status == 64 && registered.err.contains("is not a regular file"), "\(registered.summary)")
+
+            let target = try sandbox.write("pass", "pass\n")
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target.path)
+            let link = sandbox.file("pass-link")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
+            let linked = try await sandbox.run(
+                ["key", "export", keyId, "--private", "--passphrase-file", link.path] + store, passphrase: nil)
+            #expect(linked.status == 1 && linked.err.contains("symbolic link"), "\(linked.summary)")
+        }
+
         @Test func inputFilesAreReadWithABound() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

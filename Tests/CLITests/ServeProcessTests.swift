@@ -68,6 +68,21 @@ extension CLISubprocessTests {
             return (child, object, line)
         }
 
+        /// A closed terminal (SIGHUP) stops it as Ctrl-C does: the generated CA file is removed.
+        @Test func sighupStopsItAndRemovesTheCAFile() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (child, object, line) = try await startTLSServe(sandbox: sandbox)
+            defer { child.terminateIfRunning() }
+            let caFile = try #require(object["caFile"] as? String, "\(line)")
+            #expect(FileManager.default.fileExists(atPath: caFile))
+            kill(child.process.processIdentifier, SIGHUP)
+            let result = await child.waitForExit()
+            #expect(result.status == 0 && child.process.terminationReason == .exit, "\(result.summary)")
+            #expect(result.err.contains("Received SIGHUP"), "\(result.summary)")
+            #expect(!FileManager.default.fileExists(atPath: caFile), "the CA file is removed on stop")
+        }
+
         @Test(.enabled(if: SystemTools.hasCurl, "needs curl on PATH (apt-get install curl)"))
         func tlsJSONGivesTheCAFileAndThePin() async throws {
             let sandbox = try CLISandbox()

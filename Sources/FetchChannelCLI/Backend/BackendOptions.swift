@@ -36,6 +36,15 @@ struct BackendOptions: Sendable {
             throw UsageError(
                 .invalidValue, "cannot read the CA file \(caFile); --ca-file needs a PEM file of CA certificates")
         }
+        // libcurl opens it for every connection and would wait for ever on a FIFO without a writer.
+        if let caFile,
+            (try? FileManager.default.attributesOfItem(atPath: caFile)[.type]) as? FileAttributeType
+                != .typeRegular
+        {
+            throw UsageError(
+                .invalidValue,
+                "the CA file \(caFile) is not a regular file; --ca-file needs a PEM file of CA certificates")
+        }
         do throws(TLSTrustError) {
             trust = try BackendTrustOptions.trust(caFile: caFile, pins: pins)
         } catch {

@@ -61,7 +61,7 @@ struct CompactCheck {
     /// The result of `check` on the compact serialization, or nil once its refusal (input too
     /// large, or a `DeviceSigningError` of `check`) is reported. Other errors propagate.
     func run<Value>(_ check: (String) throws -> Value) throws -> Value? {
-        guard let compact = read() else {
+        guard let compact = try read() else {
             report(
                 code: DeviceSigningError.Code.inputTooLarge.rawValue,
                 reason:
@@ -104,11 +104,11 @@ struct CompactCheck {
     }
 
     /// The compact serialization, or nil when standard input held more than `maximumLength`
-    /// bytes (plus a line ending).
-    private func read() -> String? {
+    /// bytes (plus a line ending); throws when standard input cannot be read.
+    private func read() throws -> String? {
         guard argument == "-" else { return argument }
         let maximumLength = serialization.maximumLength
-        let input = context.readStandardInput(maximumLength + 2)
+        let input = try context.readStandardInput(maximumLength + 2)
         guard input.count <= maximumLength + 2 else { return nil }
         return String(decoding: input, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -42,7 +42,7 @@ struct EncryptCommand: CLICommand {
     func run() async throws -> Int32 {
         let recipient = try P256.KeyAgreement.PublicKey(
             x963Representation: KeyFiles.readPublicKey(publicKeyFile).x963Representation)
-        let plaintext = context.readStandardInput(CompactJWE.maximumLength)
+        let plaintext = try context.readStandardInput(CompactJWE.maximumLength)
         let compact = try JWE.encrypt(plaintext, to: recipient, algorithm: algorithm, encryption: encryption)
         if console.json {
             try console.printJSON(["jwe": compact, "alg": algorithm.rawValue, "enc": encryption.rawValue])

@@ -90,7 +90,8 @@ struct ServeCommand: CLICommand {
             announce(backend, caFile: caFile)
         }
         backend.stop()
-        console.note("Received \(received == SIGINT ? "SIGINT" : "SIGTERM"); the reference backend stopped.")
+        let name = received == SIGINT ? "SIGINT" : received == SIGHUP ? "SIGHUP" : "SIGTERM"
+        console.note("Received \(name); the reference backend stopped.")
         return ExitCode.success
     }
 

@@ -58,7 +58,15 @@ package enum ArgumentParser: Sendable {
         into parsed: inout ParsedArguments
     ) throws(UsageError) {
         guard argument.hasPrefix("--") else {
-            throw UsageError(.unknownOption, "unknown option '\(shown(argument))'")
+            // A single dash: named like a secret, it is refused as one; otherwise only the text
+            // before any `=` is repeated, never a value.
+            let written = argument.prefix { $0 != "=" }
+            if forbiddenSecretOptions.contains(written.drop { $0 == "-" }.lowercased()) {
+                throw UsageError(
+                    .secretOnCommandLine,
+                    "\(shown(written)) is not an option: \(secretOnCommandLineMessage).")
+            }
+            throw UsageError(.unknownOption, "unknown option '\(shown(written))'")
         }
         let body = argument.dropFirst(2)
         let name: String

@@ -56,13 +56,16 @@ struct PassphraseResolver {
 
     /// The first line of the passphrase file. The file must be the user's own and closed to group
     /// and others (as ssh requires of key files): a passphrase that others can read protects
-    /// nothing. Read straight into zeroed storage, never into a Swift array.
+    /// nothing. Read straight into zeroed storage, never into a Swift array. A symbolic link is
+    /// refused: whoever owns the link, not the file, would choose which file is the passphrase.
     private func fromFile(_ path: String) throws -> SecureBytes {
         let url = context.fileURL(path)
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        let descriptor = BoundedInput.openForReading(url.path, flags: O_NOFOLLOW)
         guard descriptor >= 0 else {
-            throw CLIFailure(
-                .passphrase, "cannot read the passphrase file \(url.path): \(String(cString: strerror(errno)))")
+            let reason =
+                errno == ELOOP
+                ? "it is a symbolic link; give the file itself" : String(cString: strerror(errno))
+            throw CLIFailure(.passphrase, "cannot read the passphrase file \(url.path): \(reason)")
         }
         defer { close(descriptor) }
         try Self.checkPrivate(descriptor, path: url.path)
@@ -93,8 +96,8 @@ struct PassphraseResolver {
             return end
         }
         guard end > 0 else {
-            throw UsageError(
-                .invalidValue, "the passphrase file \(url.path) is empty; its first line must hold the passphrase")
+            throw CLIFailure(
+                .passphrase, "the passphrase file \(url.path) is empty; its first line must hold the passphrase")
         }
         return SecureBytes(count: end) { target in
             contents.withUnsafeBytes { source in

@@ -10,7 +10,7 @@ enum BoundedInput {
     /// The whole of `url`, or a `CLIFailure` that names it: unreadable, or larger than
     /// `maximumBytes` (`what` says what the file should have been, e.g. "a key file").
     static func read(_ url: URL, maximumBytes: Int = maximumFileBytes, what: String) throws -> Data {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        let descriptor = openForReading(url.path)
         guard descriptor >= 0 else {
             throw CLIFailure(.unreadableInput, "cannot read \(url.path): \(String(cString: strerror(errno)))")
         }
@@ -23,6 +23,22 @@ enum BoundedInput {
                 .unreadableInput, "\(url.path) is larger than \(maximumBytes / 1024) KiB; it is not \(what)")
         }
         return data
+    }
+
+    /// Opens `path` for reading (close-on-exec, plus `flags`) without blocking in open(2), where a
+    /// FIFO that no one writes to would hold the command for ever; reads then block as usual, and
+    /// such a FIFO reads as empty. -1 with errno set on failure.
+    static func openForReading(_ path: String, flags: Int32 = 0) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags)
+        guard descriptor >= 0 else { return -1 }
+        let status = fcntl(descriptor, F_GETFL)
+        guard status >= 0, fcntl(descriptor, F_SETFL, status & ~O_NONBLOCK) == 0 else {
+            let saved = errno
+            close(descriptor)
+            errno = saved
+            return -1
+        }
+        return descriptor
     }
 
     /// Up to `maximumBytes + 1` bytes from `descriptor` (until end of file); nil on a read error.

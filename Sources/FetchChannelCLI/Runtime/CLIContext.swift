@@ -18,14 +18,14 @@ package struct CLIContext: Sendable {
     package var standardInputIsTerminal: Bool
     /// Reads standard input to its end, but never more than `maximumBytes + 1` bytes (for
     /// arguments given as `-`; one byte over the bound tells the caller it was too large).
-    package var readStandardInput: @Sendable (_ maximumBytes: Int) -> [UInt8]
+    package var readStandardInput: @Sendable (_ maximumBytes: Int) throws -> [UInt8]
     /// Asks for a passphrase without echo; nil when there is no terminal to ask on.
     package var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
 
     package init(
         environment: [String: String], currentDirectory: URL, standardOutput: OutputChannel,
         standardError: OutputChannel, standardInputIsTerminal: Bool,
-        readStandardInput: @escaping @Sendable (_ maximumBytes: Int) -> [UInt8],
+        readStandardInput: @escaping @Sendable (_ maximumBytes: Int) throws -> [UInt8],
         passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
     ) {
         self.environment = environment
@@ -50,7 +50,12 @@ package struct CLIContext: Sendable {
             standardOutput: .standardOutput, standardError: .standardError,
             standardInputIsTerminal: isTerminal,
             readStandardInput: { maximumBytes in
-                Array(BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) ?? Data())
+                // A closed or unreadable standard input (`<&-`, a directory) is an error, not empty input.
+                guard let data = BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) else {
+                    throw CLIFailure(
+                        .unreadableInput, "cannot read standard input: \(String(cString: strerror(errno)))")
+                }
+                return Array(data)
             },
             passphrasePrompt: prompt)
     }

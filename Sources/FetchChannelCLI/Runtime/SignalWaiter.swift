@@ -41,7 +41,8 @@ enum SignalWaiter {
         let arrival = Arrival()
         let queue = DispatchQueue(label: "fetchchannel.signals")
         var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
+        // SIGHUP too: a closed terminal stops the command as Ctrl-C does, and it cleans up the same.
+        for number in [SIGINT, SIGTERM, SIGHUP] {
             // Ignore the default disposition first, then let Dispatch deliver the signal.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
