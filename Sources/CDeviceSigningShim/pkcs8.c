@@ -94,10 +94,12 @@ int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass
 }
 
 EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_t *pass,
-                                size_t pass_len, int *status) {
-    int dummy;
+                                size_t pass_len, int *status, int *key_status) {
+    int dummy, key_dummy;
     if (status == NULL) status = &dummy;
+    if (key_status == NULL) key_status = &key_dummy;
     *status = DSS_DECRYPT_MALFORMED;
+    *key_status = DSS_KEY_MALFORMED;
     if (der == NULL || der_len == 0 || der_len > 16384 || pass == NULL || pass_len > 1024) return NULL;
     const uint8_t *p = der;
     X509_SIG *enc = d2i_X509_SIG(NULL, &p, (long)der_len);
@@ -118,14 +120,10 @@ EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_
         *status = DSS_DECRYPT_FAILED;
         return NULL;
     }
-    int key_status = DSS_KEY_MALFORMED;
-    EVP_PKEY *pkey = dss_p256_key_from_pkcs8(p8, &key_status);
+    EVP_PKEY *pkey = dss_p256_key_from_pkcs8(p8, key_status);
     PKCS8_PRIV_KEY_INFO_free(p8); /* clears its copy of the key */
     if (pkey == NULL) {
-        *status = key_status == DSS_KEY_NOT_EC       ? DSS_DECRYPT_NOT_EC
-                  : key_status == DSS_KEY_OTHER_CURVE ? DSS_DECRYPT_OTHER_CURVE
-                  : key_status == DSS_KEY_INVALID     ? DSS_DECRYPT_INVALID_KEY
-                                                      : DSS_DECRYPT_NOT_A_KEY;
+        *status = DSS_DECRYPT_NOT_A_KEY;
         return NULL;
     }
     *status = DSS_DECRYPT_OK;

@@ -15,11 +15,8 @@
 #define DSS_DECRYPT_OK 0
 #define DSS_DECRYPT_MALFORMED 1   /* not an EncryptedPrivateKeyInfo, or trailing bytes */
 #define DSS_DECRYPT_FAILED 2      /* wrong passphrase (or a corrupted ciphertext) */
-#define DSS_DECRYPT_NOT_A_KEY 3   /* decrypted, but not a PKCS#8 PrivateKeyInfo */
+#define DSS_DECRYPT_NOT_A_KEY 3   /* decrypted, but not a P-256 key: *key_status says why (DSS_KEY_*) */
 #define DSS_DECRYPT_COST_OUT_OF_RANGE 4  /* an iteration count outside 1...INT_MAX (see below) */
-#define DSS_DECRYPT_NOT_EC 5      /* decrypted, a key of another algorithm */
-#define DSS_DECRYPT_OTHER_CURVE 6 /* decrypted, an EC key on another curve */
-#define DSS_DECRYPT_INVALID_KEY 7 /* decrypted, a P-256 key that fails its range or pair check */
 
 // Iteration counts cross into OpenSSL as `int` (PKCS5_pbe2_set_iv_ex, and ASN1_INTEGER_get into
 // an int when a file is read): a value above INT_MAX turns negative. Encrypting, OpenSSL then
@@ -35,8 +32,9 @@ int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass
 /// Decrypts exactly der_len bytes of EncryptedPrivateKeyInfo into a P-256 key (read as
 /// dss_p256_key_from_pkcs8 reads it, without OpenSSL's decoders). Returns the key or NULL with
 /// *status set to one of DSS_DECRYPT_*; a PBKDF2 (or PBES1) iteration count outside 1...INT_MAX
-/// is DSS_DECRYPT_COST_OUT_OF_RANGE, and nothing is derived.
+/// is DSS_DECRYPT_COST_OUT_OF_RANGE, and nothing is derived. With DSS_DECRYPT_NOT_A_KEY,
+/// *key_status (if not NULL) is the DSS_KEY_* reason.
 EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_t *pass,
-                                size_t pass_len, int *status);
+                                size_t pass_len, int *status, int *key_status);
 
 #endif

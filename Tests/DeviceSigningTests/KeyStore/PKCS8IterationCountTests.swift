@@ -87,13 +87,14 @@ import Testing
         let der = Self.encryptedKeyInfo(iterations: iterations)
         let passphrase = Array("pass".utf8)
         var status: Int32 = -1
-        let key = dss_pkcs8_decrypt_der(der, der.count, passphrase, passphrase.count, &status)
+        let key = dss_pkcs8_decrypt_der(der, der.count, passphrase, passphrase.count, &status, nil)
         #expect(key == nil)
         if let key { EVP_PKEY_free(key) }
         #expect(status == DSS_DECRYPT_COST_OUT_OF_RANGE)
         var ordinary: Int32 = -1
         let ordinaryDER = Self.encryptedKeyInfo(iterations: 2048)
-        #expect(dss_pkcs8_decrypt_der(ordinaryDER, ordinaryDER.count, passphrase, passphrase.count, &ordinary) == nil)
+        #expect(
+            dss_pkcs8_decrypt_der(ordinaryDER, ordinaryDER.count, passphrase, passphrase.count, &ordinary, nil) == nil)
         #expect(ordinary == DSS_DECRYPT_FAILED)
     }
 

@@ -9,10 +9,11 @@ extension HTTPServerTests {
     /// server keeps serving (docs/ARCHITECTURE.md, "Transport and trust").
     @Suite(.enabled(if: TLSTestSupport.toolsAvailable, "needs curl on PATH"))
     struct HTTPServerTLSHandshakeTests {
-        private static func startTLSServer(idleTimeout: Duration = .seconds(10))
-            throws -> (HTTPServer, HTTPServerAddress, TLSServerIdentity)
-        {
-            var configuration = HTTPTestSupport.configuration(idleTimeout: idleTimeout)
+        private static func startTLSServer(
+            idleTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(10), maxConnections: Int = 64
+        ) throws -> (HTTPServer, HTTPServerAddress, TLSServerIdentity) {
+            var configuration = HTTPTestSupport.configuration(
+                idleTimeout: idleTimeout, requestTimeout: requestTimeout, maxConnections: maxConnections)
             let identity = try TLSServerIdentity.generate()
             configuration.tlsIdentity = identity
             let (server, address) = try HTTPTestSupport.startServer(configuration)
@@ -75,10 +76,7 @@ extension HTTPServerTests {
         }
 
         @Test func aClientWaitingToSendItsClientHelloIsEvictedAtTheConnectionCap() async throws {
-            var configuration = HTTPTestSupport.configuration(maxConnections: 1)
-            let identity = try TLSServerIdentity.generate()
-            configuration.tlsIdentity = identity
-            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            let (server, address, identity) = try Self.startTLSServer(maxConnections: 1)
             defer { server.stop() }
             let (outcome, served) = try await DedicatedThreads.run {
                 let silent = try RawHTTPClient(port: address.port)
@@ -93,9 +91,7 @@ extension HTTPServerTests {
 
         /// At the cap a TLS client is closed without a byte: a plaintext 503 is not TLS.
         @Test func aTLSClientRefusedAtTheCapGetsNoPlaintext() async throws {
-            var configuration = HTTPTestSupport.configuration(maxConnections: 1)
-            configuration.tlsIdentity = try TLSServerIdentity.generate()
-            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            let (server, address, _) = try Self.startTLSServer(maxConnections: 1)
             defer { server.stop() }
             let answer = try await DedicatedThreads.run {
                 // The first bytes of a ClientHello, then nothing: busy in its handshake, not evictable.
@@ -111,9 +107,7 @@ extension HTTPServerTests {
         }
 
         @Test func aClientThatStallsInTheHandshakeIsClosedAtTheRequestDeadline() async throws {
-            var configuration = HTTPTestSupport.configuration(requestTimeout: .milliseconds(300))
-            configuration.tlsIdentity = try TLSServerIdentity.generate()
-            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            let (server, address, _) = try Self.startTLSServer(requestTimeout: .milliseconds(300))
             defer { server.stop() }
             let outcome = try await DedicatedThreads.run {
                 let client = try RawHTTPClient(port: address.port)

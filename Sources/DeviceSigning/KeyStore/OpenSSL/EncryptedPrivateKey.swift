@@ -63,10 +63,11 @@ enum EncryptedPrivateKey {
         try check(passphrase)
         _ = try PBES2Parameters(der: der)
         var status: Int32 = DSS_DECRYPT_MALFORMED
+        var keyStatus: Int32 = DSS_KEY_MALFORMED
         let decrypted = passphrase.withUnsafeBytes { pass in
             dss_pkcs8_decrypt_der(
                 der.baseAddress?.assumingMemoryBound(to: UInt8.self), der.count,
-                pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count, &status)
+                pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count, &status, &keyStatus)
         }
         guard let decrypted else {
             OpenSSLErrorQueue.clear()  // expected failures; the queue says nothing the code does not
@@ -77,29 +78,22 @@ enum EncryptedPrivateKey {
                     "The passphrase does not decrypt this key. (PKCS#8 encryption has no integrity check: a damaged file can look the same.)"
                 )
             case DSS_DECRYPT_NOT_A_KEY:
-                throw DeviceSigningError(
-                    .malformedEncoding, "The key decrypted, but the content is not a P-256 PKCS#8 private key.")
-            case DSS_DECRYPT_NOT_EC:
-                throw P256Backend.refusal(ofPrivateKey: DSS_KEY_NOT_EC) ?? Self.malformed
-            case DSS_DECRYPT_OTHER_CURVE:
-                throw P256Backend.refusal(ofPrivateKey: DSS_KEY_OTHER_CURVE) ?? Self.malformed
-            case DSS_DECRYPT_INVALID_KEY:
-                throw P256Backend.refusal(ofPrivateKey: DSS_KEY_INVALID) ?? Self.malformed
+                throw P256Backend.refusal(ofPrivateKey: keyStatus)
+                    ?? DeviceSigningError(
+                        .malformedEncoding, "The key decrypted, but the content is not a P-256 PKCS#8 private key.")
             case DSS_DECRYPT_COST_OUT_OF_RANGE:
                 throw DeviceSigningError(
                     .inputTooLarge,
                     "The key's PBKDF2 iteration count is outside "
                         + "1...\(Int32.max), which OpenSSL cannot run as written.")
             default:
-                throw Self.malformed
+                throw DeviceSigningError(
+                    .malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
             }
         }
         // Built from its scalar by the shim, as every other import: range and pairwise checked.
         return try P256.Signing.PrivateKey(backing: try EVPKey(takingOwnershipOf: decrypted))
     }
-
-    private static let malformed = DeviceSigningError(
-        .malformedEncoding, "Not a DER PKCS#8 EncryptedPrivateKeyInfo (or trailing bytes).")
 
     private static func check(_ passphrase: SecureBytes) throws {
         guard passphrase.count > 0 else {
