@@ -74,13 +74,22 @@ final class RedeemedTokenStorage: Sendable {
         }
     }
 
-    /// Replaces the file with `identities` (oldest first), atomically, in the current version.
-    func save(_ identities: [RedemptionIdentity]) throws(RedeemedTokenFileError) {
+    /// Replaces the file, atomically, in the current version, with `identities` (oldest first)
+    /// and before them those in the file that are not among them: identities another pipeline
+    /// (another process) wrote there since this one loaded. The newest `capacity` are kept.
+    ///
+    /// The file is read and replaced under the directory's write lock, so two writers cannot
+    /// both start from the same file and each drop what the other added. A file that no longer
+    /// reads (corrupt, another version) is replaced, as before this merge.
+    func save(_ identities: [RedemptionIdentity], capacity: Int) throws(RedeemedTokenFileError) {
         do {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.withoutEscapingSlashes]
-            let data = try encoder.encode(Contents(redeemed: identities))
             try directory.withExclusiveLock {
+                let ours = Set(identities)
+                let others = ((try? load()) ?? []).filter { !ours.contains($0) }
+                let merged = others.isEmpty ? identities : Array((others + identities).suffix(capacity))
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.withoutEscapingSlashes]
+                let data = try encoder.encode(Contents(redeemed: merged))
                 try data.withUnsafeBytes { try directory.writeAtomically(file.fileName, contents: $0) }
             }
         } catch {

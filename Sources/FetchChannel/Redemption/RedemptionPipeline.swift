@@ -105,7 +105,7 @@ public actor RedemptionPipeline {
     private func persist() {
         guard let storage else { return }
         do {
-            try storage.save(ledger.redeemedOldestFirst)
+            try storage.save(ledger.redeemedOldestFirst, capacity: capacity)
             persistenceFailure = nil
         } catch {
             persistenceFailure = error

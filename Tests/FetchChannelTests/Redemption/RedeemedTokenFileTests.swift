@@ -169,6 +169,28 @@ extension Practices {
             }
         }
 
+        /// Two pipelines on one file stand for two processes (each has its own descriptor and
+        /// lock). Before the merge, each write replaced the file with the writer's own set.
+        @Test func pipelinesSharingAFileKeepEachOthersRedemptions() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let first = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                let second = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                _ = await first.redeem(Practices.payload("a1"))
+                _ = await second.redeem(Practices.payload("b1"))
+                _ = await first.redeem(Practices.payload("a2"))
+                #expect(await first.persistenceFailure == nil)
+                #expect(await second.persistenceFailure == nil)
+                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(await restarted.redeemedTokens == ["b1", "a1", "a2"])
+                // A writer keeps its own newest within its capacity; the others' oldest go first.
+                let small = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 2, persistingTo: file)
+                _ = await small.redeem(Practices.payload("c1"))
+                let again = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(await again.redeemedTokens == ["a2", "c1"])
+            }
+        }
+
         @Test func aFailedWriteIsReportedAndTheSetInMemoryStaysRight() async throws {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory)
