@@ -19,7 +19,9 @@
 ///   128·r·(N + 2 + p) bytes at most 32 MiB, because OpenSSL 3.0 refuses more when it *reads*
 ///   the file (N = 2^15 with r = 8 is already over: such a file could never be opened); work
 ///   N·r·p at most 2^22 (about 1.5 s), which also bounds r·p.
-/// - PBKDF2: at least 100,000 iterations, at most 5,000,000 (about 2.5 s).
+/// - PBKDF2: at least 100,000 iterations, at most 5,000,000 (about 2.5 s). A file being opened
+///   may use another HMAC: at most 2,500,000 iterations with SHA-1 or SHA-224, 2,000,000 with
+///   SHA-384 or SHA-512, which cost about as much.
 ///
 /// The upper limits also apply to files being opened, so a crafted file cannot make decryption
 /// run for minutes.
@@ -94,14 +96,29 @@ public enum KeyDerivation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    static func checkPBKDF2(iterations: Int, overLimit: DeviceSigningError.Code) throws {
+    /// `prf` is the HMAC's hash as ``PBES2Parameters`` names it ("SHA-1", "SHA-256", …); files
+    /// may use any of them.
+    static func checkPBKDF2(iterations: Int, prf: String = "SHA-256", overLimit: DeviceSigningError.Code) throws {
         guard iterations >= 1 else {
             throw DeviceSigningError(.invalidKeyDerivation, "PBKDF2 needs at least one iteration.")
         }
-        guard iterations <= maximumPBKDF2Iterations else {
+        let limit = maximumPBKDF2Iterations(prf: prf)
+        guard iterations <= limit else {
             throw DeviceSigningError(
                 overLimit,
-                "PBKDF2 with \(iterations) iterations is above the limit \(maximumPBKDF2Iterations) (about 2.5 s).")
+                "PBKDF2-HMAC-\(prf) with \(iterations) iterations is above the limit \(limit) (about 2.5 s).")
+        }
+    }
+
+    /// The iterations that cost about what ``maximumPBKDF2Iterations`` of HMAC-SHA-256 cost. An
+    /// iteration of HMAC-SHA-1 or -SHA-224 takes about twice as long with OpenSSL 3.0 (SHA-256
+    /// has the fastest code), of HMAC-SHA-384 or -SHA-512 about 2.4 times (`openssl kdf … PBKDF2`,
+    /// 1,000,000 iterations each). A single limit let a file ask for over 8 s.
+    static func maximumPBKDF2Iterations(prf: String) -> Int {
+        switch prf {
+        case "SHA-256": maximumPBKDF2Iterations
+        case "SHA-1", "SHA-224": maximumPBKDF2Iterations / 2
+        default: maximumPBKDF2Iterations * 2 / 5
         }
     }
 

@@ -81,7 +81,7 @@ extension PBES2Parameters {
                 prf = hash
             }
             guard kdfParameters.isAtEnd else { throw Self.malformed("unexpected fields in the PBKDF2 parameters") }
-            try KeyDerivation.checkPBKDF2(iterations: iterations, overLimit: .inputTooLarge)
+            try KeyDerivation.checkPBKDF2(iterations: iterations, prf: prf, overLimit: .inputTooLarge)
             kdf = .pbkdf2(iterations: iterations, prf: prf)
         } else if kdfOID == Self.scryptOID {
             _ = try kdfParameters.read(.octetString)  // salt

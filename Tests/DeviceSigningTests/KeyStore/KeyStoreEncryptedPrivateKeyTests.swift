@@ -164,6 +164,25 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(1))
     }
 
+    /// The iteration limit follows the HMAC's cost: 3,000,000 iterations are within it for
+    /// HMAC-SHA-256 and over it for HMAC-SHA-512 (each iteration about 2.4 times as slow).
+    @Test func thePBKDF2LimitDependsOnTheHMAC() throws {
+        let pem = try PrivateKey().encryptedPEMRepresentation(
+            passphrase: secret("pass"), kdf: .pbkdf2SHA256(iterations: 100_000))
+        // 100,000 = 0x0186A0 -> 0x2DC6C0 = 3,000,000 iterations.
+        let original = try #require(TestPEM.der(pem))
+        let sha256 = try #require(
+            TestPEM.patched(original, [0x02, 0x03, 0x01, 0x86, 0xA0], [0x02, 0x03, 0x2D, 0xC6, 0xC0]))
+        let header = try sha256.withUnsafeBytes { try PBES2Parameters(der: $0) }
+        #expect(header.kdf == .pbkdf2(iterations: 3_000_000, prf: "SHA-256"))
+        // hmacWithSHA256 (1.2.840.113549.2.9) -> hmacWithSHA512 (…2.11).
+        let hmacSHA256: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x02, 0x09]
+        let sha512 = try #require(TestPEM.patched(sha256, hmacSHA256, Array(hmacSHA256.dropLast()) + [0x0B]))
+        let error = expectError(.inputTooLarge) { _ = try sha512.withUnsafeBytes { try PBES2Parameters(der: $0) } }
+        #expect(error?.reason.contains("SHA-512") == true, "\(String(describing: error))")
+        #expect(error?.reason.contains("2000000") == true, "\(String(describing: error))")
+    }
+
     @Test func headersOfOpenSSLGenpkeyFilesAreRead() throws {
         let header = try #require(TestPEM.der(KeyStoreFixtures.p384Encrypted)).withUnsafeBytes {
             try PBES2Parameters(der: $0)
