@@ -332,6 +332,65 @@
             }
         }
 
+        /// A CA file that became a FIFO (no writer) or a directory fails its request at once as
+        /// `tlsUntrustedCertificate`; before, libcurl opened a FIFO with a blocking open(2) on the
+        /// transport's thread, and that request, and every other, waited for ever.
+        @Test func aCAFileThatIsNotARegularFileFailsWithoutBlocking() async throws {
+            try await withTLSServers(1, handler: { _, _ in .respond(.text(status: 200, "ok")) }) { servers in
+                let directory = FileManager.default.temporaryDirectory
+                    .appendingPathComponent("tls-cafifo-\(UUID().uuidString)", isDirectory: true)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let fifo = directory.appendingPathComponent("ca.pem")
+                try #require(mkfifo(fifo.path, 0o600) == 0)
+                let subdirectory = directory.appendingPathComponent("ca-directory.pem")
+                try FileManager.default.createDirectory(at: subdirectory, withIntermediateDirectories: false)
+                let transport = CurlTransport()
+                for path in [fifo.path, subdirectory.path] {
+                    let request = TransportRequest(
+                        method: "GET", url: servers[0].url, headers: [:], body: nil, timeout: .seconds(20),
+                        trust: try TLSTrust.caFile(path))
+                    // The hang guard is a thread of its own: a blocked open(2) holds the thread
+                    // this test's tasks run on, and the Dispatch threads wait for its lock.
+                    let state = Locked((finished: false, unblocked: false))
+                    let finished = DispatchSemaphore(value: 0)
+                    Thread {
+                        guard finished.wait(timeout: .now() + 10 * Double(LooseTimeBounds.scale)) == .timedOut,
+                            state.withLock({
+                                $0.unblocked = !$0.finished
+                                return $0.unblocked
+                            })
+                        else { return }
+                        // A writer that comes and goes ends a blocked open(2) and read(2) of the
+                        // FIFO; OpenSSL opens the file more than once.
+                        repeat {
+                            let writer = open(fifo.path, O_WRONLY | O_NONBLOCK)
+                            if writer >= 0 { close(writer) }
+                        } while finished.wait(timeout: .now() + 0.1) == .timedOut
+                    }.start()
+                    let result: TransportResult? = await transport.send(request)
+                    let blocked = state.withLock {
+                        $0.finished = true
+                        return $0.unblocked
+                    }
+                    finished.signal()
+                    #expect(!blocked, "\(path): the request blocked until the FIFO got a writer")
+                    #expect(
+                        result?.failureKind == .tlsUntrustedCertificate,
+                        "\(path): blocked or \(String(describing: result))")
+                    #expect(result?.failureDetail?.contains(path) == true, "\(String(describing: result))")
+                }
+                // The transport still works.
+                let caFile = directory.appendingPathComponent("real-ca.pem")
+                try Data(try #require(servers[0].identity.certificateAuthorityPEM).utf8).write(to: caFile)
+                let fine = await transport.send(
+                    TransportRequest(
+                        method: "GET", url: servers[0].url, headers: [:], body: nil, timeout: .seconds(20),
+                        trust: try TLSTrust.caFile(caFile.path)))
+                #expect(fine.answer?.status == 200, "\(fine)")
+            }
+        }
+
         @Test func aConnectionMadeWithOneCAIsNotReusedForAnother() async throws {
             try await withKeptAliveBackend { backend in
                 let other = try await DedicatedThreads.run { try TLSServerIdentity.generate() }

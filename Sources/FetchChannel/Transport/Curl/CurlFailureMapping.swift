@@ -123,7 +123,7 @@
             }
         }
 
-        private static func capitalized(_ text: String) -> String {
+        static func capitalized(_ text: String) -> String {
             text.prefix(1).uppercased() + text.dropFirst()
         }
     }

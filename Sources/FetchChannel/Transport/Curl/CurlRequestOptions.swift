@@ -62,11 +62,10 @@
                 try transfer.set(CURLOPT_CAPATH, nil)
                 try transfer.setCABundle(pem)
             case .pemFile(let path):
+                // Read here, not by libcurl: see CertificateAuthorityFile (no hang on a FIFO; read
+                // again for every request).
                 try transfer.set(CURLOPT_CAPATH, nil)
-                try transfer.set(CURLOPT_CAINFO, path)
-                // libcurl would keep the store built from this path for a day (CA cache); a CA
-                // removed from the file must stop being trusted at the next connection.
-                try transfer.set(CURLOPT_CA_CACHE_TIMEOUT, 0)
+                try transfer.setCABundle(try CertificateAuthorityFile.read(path, trust: trust).get())
             }
             if !trust.pins.isEmpty {
                 try transfer.set(CURLOPT_PINNEDPUBLICKEY, pinnedPublicKeyOption(trust.pins))
