@@ -266,7 +266,9 @@ package final class KeyStoreDirectory: Sendable {
     // MARK: Helpers
 
     /// Creates `path` and its missing parents with mode 0700 (mkdir's mode, never a later chmod;
-    /// the umask can only remove bits).
+    /// the umask can only remove bits). Each new directory's parent is fsync-ed, as a renamed
+    /// file's directory is: otherwise a crash could lose the new directory, and with it the keys
+    /// already written (and fsync-ed) into it.
     private static func createDirectories(_ path: String) throws {
         var missing: [String] = []
         var current = path
@@ -275,8 +277,26 @@ package final class KeyStoreDirectory: Sendable {
             missing.append(current)
             current = (current as NSString).deletingLastPathComponent
         }
-        for directory in missing.reversed() where mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw failure("create the key store directory \(directory)", errno)
+        for directory in missing.reversed() {
+            if mkdir(directory, 0o700) != 0 {
+                guard errno == EEXIST else { throw failure("create the key store directory \(directory)", errno) }
+                continue  // another process made it, and syncs it
+            }
+            try syncDirectory(atPath: (directory as NSString).deletingLastPathComponent)
+        }
+    }
+
+    /// Like ``syncDirectory()``; a parent this user may enter but not read (mode 0300) cannot
+    /// be opened to sync and is left as it is.
+    private static func syncDirectory(atPath path: String) throws {
+        let parent = open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard parent >= 0 else {
+            guard errno == EACCES else { throw failure("open \(path) to flush it", errno) }
+            return
+        }
+        defer { close(parent) }
+        guard fsync(parent) == 0 || errno == EINVAL || errno == ENOTSUP else {
+            throw failure("flush \(path)", errno)
         }
     }
 
