@@ -37,8 +37,28 @@ extension KeyStore {
         _ keyId: String, passphrase: SecureBytes?, kdf: KeyDerivation? = nil,
         tpm: TPMConfiguration = .environment
     ) throws -> KeyMetadata {
+        // A delete and a save by another writer can change how the signing key is protected
+        // while the new key is prepared (outside the lock: the key derivation is slow). The
+        // preparation is then done again against the new entry, once.
+        for _ in 0..<2 {
+            if let record = try addEncryptionKeyUnlessReplaced(keyId, passphrase: passphrase, kdf: kdf, tpm: tpm) {
+                return record
+            }
+        }
+        throw DeviceSigningError(
+            .fileSystem, "Key \(keyId) was replaced twice while its encryption key was being made; try again.")
+    }
+
+    /// `addEncryptionKey`, or nil when the signing key's file changed between the checks made
+    /// here and the write (nothing is written then).
+    private func addEncryptionKeyUnlessReplaced(
+        _ keyId: String, passphrase: SecureBytes?, kdf: KeyDerivation?, tpm: TPMConfiguration
+    ) throws -> KeyMetadata? {
         let current = try metadata(keyId)
         if current.encryptionJWK != nil { return current }
+        // The file whose protection the new key copies: read before it is checked, compared
+        // again under the lock.
+        let signingKeyFile = try storage.readFile(Self.privateKeyFile(keyId))
         let encryptionKey: P256.KeyAgreement.PrivateKey
         var protectingPassphrase: SecureBytes?
         if current.isHardwareBound {
@@ -60,9 +80,12 @@ extension KeyStore {
         let stored = try StoredPrivateKey(
             encryptionKey.material, passphrase: protectingPassphrase, kdf: derivation,
             allowUnencrypted: protectingPassphrase == nil)
-        return try storage.withExclusiveLock {
+        return try storage.withExclusiveLock { () -> KeyMetadata? in
             var record = try readMetadata(keyId)
             if record.encryptionJWK != nil { return record }  // another writer was first
+            guard try storage.readFile(Self.privateKeyFile(keyId)).constantTimeEquals(signingKeyFile) else {
+                return nil  // replaced since: protected another way, perhaps
+            }
             record.encryptionJWK = encryptionKey.publicKey.jwk.withUse("enc")
             let json = try record.encoded()
             try stored.pem.withUnsafeBytes { try storage.writeAtomically(Self.encryptionKeyFile(keyId), contents: $0) }

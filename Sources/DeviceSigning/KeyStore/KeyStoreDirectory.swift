@@ -28,6 +28,9 @@ package final class KeyStoreDirectory: Sendable {
     /// throwing from it interrupts the save there, as a crash would (except that the temporary
     /// file is removed at once instead of at the next open).
     let beforeRename = Locked<(@Sendable (String) throws -> Void)?>(nil)
+    /// Test hook: called at the start of each `withExclusiveLock`, before the lock is taken; what
+    /// another writer does there happens between a caller's preparation and its commit.
+    let beforeLock = Locked<(@Sendable () throws -> Void)?>(nil)
 
     static let temporaryPrefix = ".tmp-"
     /// No file of the store comes near this; anything larger is not one of its files.
@@ -189,6 +192,7 @@ package final class KeyStoreDirectory: Sendable {
 
     /// Runs `body` holding the store's write lock (in this process and across processes).
     package func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
+        try beforeLock.withLock { try $0?() }
         writers.lock()
         defer { writers.unlock() }
         while flock(descriptor, LOCK_EX) != 0 {

@@ -248,6 +248,39 @@ import Testing
         }
     }
 
+    /// Another writer deletes the entry and saves the same key under another passphrase while the
+    /// encryption key is prepared. Before, the new key was written encrypted under the old
+    /// passphrase, which no longer opened the entry, and the entry could not be repaired.
+    @Test func anEntryReplacedWhileItsEncryptionKeyIsPreparedIsCheckedAgain() throws {
+        try withStore { store, directory in
+            let key = try P256.Signing.PrivateKey()
+            let metadata = KeyMetadata(publicKey: key.publicKey, deviceId: "phone")
+            let keyId = try store.save(key, metadata: metadata, passphrase: secret("old"), kdf: cheap)
+            let other = try KeyStore(directory: directory)
+            let replaced = Locked(false)
+            store.storage.beforeLock.withLock { hook in
+                hook = {
+                    guard
+                        replaced.withLock({ done in
+                            defer { done = true }
+                            return !done
+                        })
+                    else { return }
+                    try other.delete(keyId)
+                    try other.save(key, metadata: metadata, passphrase: secret("new"), kdf: KeyStoreFixtures.cheapKDF)
+                }
+            }
+            // "old" opened the entry when it was checked; the entry checked again refuses it.
+            expectError(.wrongPassphrase) { try store.addEncryptionKey(keyId, passphrase: secret("old"), kdf: cheap) }
+            store.storage.beforeLock.withLock { $0 = nil }
+            #expect(try store.metadata(keyId).encryptionJWK == nil)
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("\(keyId).enc.pem").path))
+            let added = try store.addEncryptionKey(keyId, passphrase: secret("new"), kdf: cheap)
+            let loaded = try #require(try store.loadEncryptionKey(keyId, passphrase: secret("new")))
+            #expect(loaded.publicKey.jwk.withUse("enc") == added.encryptionJWK)
+        }
+    }
+
     /// Interrupted at either rename (the key file's, or the record's), the entry stays as it was.
     @Test(arguments: [".enc.pem", ".json"])
     func addingAnEncryptionKeyInterruptedLeavesTheEntryAsItWas(interruptedFile: String) throws {
