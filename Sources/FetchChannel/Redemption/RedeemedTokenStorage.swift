@@ -74,24 +74,34 @@ final class RedeemedTokenStorage: Sendable {
         }
     }
 
-    /// Replaces the file, atomically, in the current version, with `identities` (oldest first)
-    /// and before them those in the file that are not among them: identities another pipeline
-    /// (another process) wrote there since this one loaded. The newest `capacity` are kept.
+    /// Adds to the file, atomically, in the current version, the identities of `identities`
+    /// (oldest first) that it lacks, after those it holds, and keeps the newest `capacity`.
     ///
-    /// The file is read and replaced under the directory's write lock, so two writers cannot
-    /// both start from the same file and each drop what the other added. A file that no longer
-    /// reads (corrupt, another version) is replaced, as before this merge.
+    /// The file's order is the order of redemption across every pipeline that shares it (other
+    /// processes too); a pipeline's own order only places what it adds. The file is read and
+    /// replaced under the directory's write lock, so two writers cannot both start from the same
+    /// file and each drop what the other added. A file that no longer reads as a redeemed-token
+    /// list (corrupt) is replaced, as it was before writes merged; one that cannot be read now
+    /// (another version, another mode, an I/O error) is left alone and the error thrown: the
+    /// pipeline reports it as ``RedemptionPipeline/persistenceFailure``.
     func save(_ identities: [RedemptionIdentity], capacity: Int) throws(RedeemedTokenFileError) {
         do {
             try directory.withExclusiveLock {
-                let ours = Set(identities)
-                let others = ((try? load()) ?? []).filter { !ours.contains($0) }
-                let merged = others.isEmpty ? identities : Array((others + identities).suffix(capacity))
+                var onDisk: [RedemptionIdentity]
+                do {
+                    onDisk = try load()
+                } catch let error as RedeemedTokenFileError where error.code == .corrupt {
+                    onDisk = []
+                }
+                let known = Set(onDisk)
+                onDisk.append(contentsOf: identities.filter { !known.contains($0) })
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.withoutEscapingSlashes]
-                let data = try encoder.encode(Contents(redeemed: merged))
+                let data = try encoder.encode(Contents(redeemed: Array(onDisk.suffix(capacity))))
                 try data.withUnsafeBytes { try directory.writeAtomically(file.fileName, contents: $0) }
             }
+        } catch let error as RedeemedTokenFileError {
+            throw error
         } catch {
             throw Self.wrap(error, file)
         }

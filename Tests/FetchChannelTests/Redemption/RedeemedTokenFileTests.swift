@@ -182,12 +182,38 @@ extension Practices {
                 #expect(await first.persistenceFailure == nil)
                 #expect(await second.persistenceFailure == nil)
                 let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
-                #expect(await restarted.redeemedTokens == ["b1", "a1", "a2"])
-                // A writer keeps its own newest within its capacity; the others' oldest go first.
-                let small = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 2, persistingTo: file)
-                _ = await small.redeem(Practices.payload("c1"))
-                let again = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
-                #expect(await again.redeemedTokens == ["a2", "c1"])
+                #expect(await restarted.redeemedTokens == ["a1", "b1", "a2"])
+            }
+        }
+
+        /// At capacity (the steady state after long use) a write still keeps the other writer's
+        /// newest redemption and drops the oldest of all.
+        @Test func pipelinesAtCapacityKeepEachOthersNewestRedemptions() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let filler = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
+                for token in ["o1", "o2", "o3"] { _ = await filler.redeem(Practices.payload(token)) }
+                let first = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
+                let second = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
+                _ = await second.redeem(Practices.payload("b1"))
+                _ = await first.redeem(Practices.payload("a1"))
+                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
+                #expect(await restarted.redeemedTokens == ["o3", "b1", "a1"])
+            }
+        }
+
+        /// A file another version wrote after the pipeline started is not replaced: the write
+        /// fails and says why, and the file keeps what it held.
+        @Test func aFileThatNoLongerReadsIsNotOverwritten() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                let newer = Data(#"{"version":3,"redeemed":[]}"#.utf8)
+                try #require(Self.write(newer, to: file))
+                #expect(await pipeline.redeem(Practices.payload("t1")).code == "redeemed")
+                #expect(await pipeline.persistenceFailure?.code == .unsupportedVersion)
+                #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == newer)
+                #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
             }
         }
 
@@ -195,11 +221,12 @@ extension Practices {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory)
                 let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
-                // A directory where the file should be: the rename over it fails.
+                // A directory where the file should be: the write reads it first and refuses it.
                 try FileManager.default.createDirectory(atPath: file.path, withIntermediateDirectories: false)
                 #expect(await pipeline.redeem(Practices.payload("t1")).code == "redeemed")
-                #expect(await pipeline.persistenceFailure?.path == file.path)
-                #expect(await pipeline.persistenceFailure?.code == .fileSystem)
+                let failure = await pipeline.persistenceFailure
+                #expect(failure?.path == file.path)
+                #expect(failure?.code == .insecure, "\(String(describing: failure))")
                 #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
             }
         }
