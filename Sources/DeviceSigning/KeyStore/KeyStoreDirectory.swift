@@ -282,10 +282,10 @@ package final class KeyStoreDirectory: Sendable {
             current = (current as NSString).deletingLastPathComponent
         }
         for directory in missing.reversed() {
-            if mkdir(directory, 0o700) != 0 {
-                guard errno == EEXIST else { throw failure("create the key store directory \(directory)", errno) }
-                continue  // another process made it, and syncs it
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                throw failure("create the key store directory \(directory)", errno)
             }
+            // Also when another process made it first: it may not have flushed it yet.
             try syncDirectory(atPath: (directory as NSString).deletingLastPathComponent)
         }
     }
