@@ -55,6 +55,46 @@ import Testing
                 #expect(!stored.contains { $0.hasSuffix(".json") }, "a key was stored: \(stored)")
             }
 
+            /// A background job that reaches for the terminal is stopped there by SIGTTOU, with echo
+            /// on, as ssh is. Before, the job's prompt thread blocked SIGTTOU (Dispatch's threads
+            /// do), so it switched echo off behind the foreground's back and then failed its read
+            /// with EIO; and with `stty tostop`, a prompt that retried its write on EINTR spun for
+            /// ever.
+            @Test(arguments: [false, true])
+            func aBackgroundJobIsStoppedAtThePromptWithEchoOn(tostop: Bool) async throws {
+                let sandbox = try CLISandbox()
+                defer { sandbox.remove() }
+                let pidFile = sandbox.file("job.pid")
+                // A shell with job control leads the terminal's session and starts the CLI as a
+                // background job: a process group of its own whose parent is in the session, so
+                // not orphaned, and stop signals stop it. `exec cat` keeps the session's leader.
+                let script =
+                    (tostop ? "stty tostop; " : "")
+                    + "set -m; \"$0\" \"$@\" & echo $! > '\(pidFile.path)'; exec cat > /dev/null"
+                let shell = try PseudoTerminalChild(
+                    ["-c", script, CLIProcess.binary.path, "key", "generate"] + sandbox.storeArguments,
+                    environment: sandbox.environment(passphrase: nil), executable: "/bin/sh")
+                var job: pid_t = 0
+                defer { if job > 0 { kill(job, SIGKILL) } }
+                await shell.waitUntil { _ in
+                    let text = (try? String(contentsOf: pidFile, encoding: .utf8)) ?? ""
+                    job = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+                    return job > 0
+                }
+                try #require(job > 0, "the shell did not start the job: \(shell.output)")
+                let stopped = await shell.waitUntil { _ in Self.state(of: job) == "T" }
+                #expect(stopped, "the job is \(Self.state(of: job) ?? "gone"): \(shell.output)")
+                #expect(shell.echoIsOn)
+            }
+
+            /// The state letter of `/proc/PID/stat` (R, S, T, …), or nil when the process is gone.
+            static func state(of pid: pid_t) -> String? {
+                guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { return nil }
+                return stat[close...].dropFirst(2).split(separator: " ").first.map(String.init)
+            }
+
             /// A stop signal ends the prompt with echo on and asks again when the process goes on.
             /// The child leads a session of its own, so its process group is orphaned and the
             /// kernel discards the stop itself (POSIX); the prompt must still ask again, from the

@@ -25,7 +25,8 @@ import Testing
         /// POSIX_SPAWN_SETSID (glibc's spawn.h defines it only for _GNU_SOURCE).
         private static let spawnSetSID: Int16 = 0x80
 
-        init(_ arguments: [String], environment: [String: String]) throws {
+        /// `fetchchannel arguments…`, or `executable arguments…` (a shell that starts it).
+        init(_ arguments: [String], environment: [String: String], executable: String = CLIProcess.binary.path) throws {
             // posix_openpt, unlockpt and ptsname as pts(4) describes them (Swift's Glibc module does
             // not offer them): a new master from /dev/ptmx, unlocked, and its number.
             master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -53,20 +54,32 @@ import Testing
                 posix_spawn_file_actions_destroy(&actions)
                 posix_spawnattr_destroy(&attributes)
             }
-            posix_spawnattr_setflags(&attributes, Self.spawnSetSID)
+            // Nothing of this thread's signal state is inherited: the test runner's threads block
+            // most signals, and a runner started by `nohup` or `&` ignores some.
+            var empty = sigset_t()
+            sigemptyset(&empty)
+            var defaults = sigset_t()
+            sigemptyset(&defaults)
+            for signal in [SIGALRM, SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM, SIGTSTP, SIGTTIN, SIGTTOU] {
+                sigaddset(&defaults, signal)
+            }
+            posix_spawnattr_setsigmask(&attributes, &empty)
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(
+                &attributes, Self.spawnSetSID | Int16(POSIX_SPAWN_SETSIGMASK) | Int16(POSIX_SPAWN_SETSIGDEF))
             // After setsid: the first terminal a session leader opens becomes its controlling one.
             posix_spawn_file_actions_addopen(&actions, 0, path, O_RDWR, 0)
             posix_spawn_file_actions_adddup2(&actions, 0, 1)
             posix_spawn_file_actions_adddup2(&actions, 0, 2)
 
-            let argv = ([CLIProcess.binary.path] + arguments).map { strdup($0) } + [nil]
+            let argv = ([executable] + arguments).map { strdup($0) } + [nil]
             let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer {
                 argv.forEach { free($0) }
                 envp.forEach { free($0) }
             }
             var child: pid_t = 0
-            let code = posix_spawn(&child, CLIProcess.binary.path, &actions, &attributes, argv, envp)
+            let code = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
             guard code == 0 else {
                 close(terminal)
                 close(master)
@@ -94,7 +107,10 @@ import Testing
         /// Whether the terminal echoes what is typed (ECHO in its local modes).
         var echoIsOn: Bool {
             var settings = termios()
-            guard tcgetattr(terminal, &settings) == 0 else { return true }
+            guard tcgetattr(terminal, &settings) == 0 else {
+                Issue.record("cannot read the terminal's settings: \(String(cString: strerror(errno)))")
+                return false
+            }
             return settings.c_lflag & tcflag_t(ECHO) != 0
         }
 
