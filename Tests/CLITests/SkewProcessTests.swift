@@ -42,6 +42,22 @@ extension CLISubprocessTests {
             #expect(result.err.contains("within the allowed 60 s"))
         }
 
+        /// With SSLKEYLOGFILE set, libcurl would create that file (0644) at its set-up and append
+        /// every connection's TLS secrets to it; no request is made at all instead.
+        @Test func aKeyLogFileInTheEnvironmentStopsEveryRequest() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyLog = sandbox.file("tls-secrets.log")
+            let result = try await sandbox.run(
+                ["skew", "--server", backend.baseURL.absoluteString], passphrase: nil,
+                extra: ["SSLKEYLOGFILE": keyLog.path])
+            #expect(result.status == 1 && result.err.contains("SSLKEYLOGFILE is set"), "\(result.summary)")
+            #expect(!FileManager.default.fileExists(atPath: keyLog.path), "libcurl opened the key log")
+            #expect(backend.serverStatistics.totalRequests == 0)
+        }
+
         @Test func noBackendIsARuntimeError() async throws {
             let backend = try ReferenceBackend.start()
             let server = backend.baseURL.absoluteString
