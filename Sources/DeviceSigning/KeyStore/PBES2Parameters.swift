@@ -81,7 +81,12 @@ extension PBES2Parameters {
                 prf = hash
             }
             guard kdfParameters.isAtEnd else { throw Self.malformed("unexpected fields in the PBKDF2 parameters") }
-            try KeyDerivation.checkPBKDF2(iterations: iterations, prf: prf, overLimit: .inputTooLarge)
+            do {
+                try KeyDerivation.checkPBKDF2(iterations: iterations, prf: prf, overLimit: .inputTooLarge)
+            } catch let error as DeviceSigningError {
+                // openssl has no such limit: it can re-encrypt the file within this one.
+                throw DeviceSigningError(error.code, "\(error.reason) \(Self.reencryptHint)")
+            }
             kdf = .pbkdf2(iterations: iterations, prf: prf)
         } else if kdfOID == Self.scryptOID {
             _ = try kdfParameters.read(.octetString)  // salt
