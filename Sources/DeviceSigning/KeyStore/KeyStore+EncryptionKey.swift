@@ -10,9 +10,11 @@ extension KeyStore {
         tpm: TPMConfiguration = .environment
     ) throws -> P256.KeyAgreement.PrivateKey? {
         try Self.checkKeyId(keyId)
-        guard let expected = try readMetadata(keyId).encryptionJWK else { return nil }
+        let record = try readMetadata(keyId)
+        guard let expected = record.encryptionJWK else { return nil }
         let name = Self.encryptionKeyFile(keyId)
-        let key = P256.KeyAgreement.PrivateKey(try readPrivateKey(name, passphrase: passphrase, tpm: tpm))
+        let key = P256.KeyAgreement.PrivateKey(
+            try readPrivateKey(name, passphrase: passphrase, tpm: tpm, hardwareBound: record.isHardwareBound))
         guard key.publicKey.jwkThumbprint == expected.thumbprint else {
             throw DeviceSigningError(
                 .corruptKeyFile,

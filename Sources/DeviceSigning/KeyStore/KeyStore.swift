@@ -163,7 +163,11 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         tpm: TPMConfiguration = .environment
     ) throws -> P256.Signing.PrivateKey {
         try Self.checkKeyId(keyId)
-        let key = try readPrivateKey(Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm)
+        // A key file whose record is missing or unreadable still opens (it may be the only
+        // copy); with a record, the file must be what the record says.
+        let record = try? readMetadata(keyId)
+        let key = try readPrivateKey(
+            Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm, hardwareBound: record?.isHardwareBound)
         guard key.publicKey.jwkThumbprint == keyId else {
             throw DeviceSigningError(
                 .corruptKeyFile,
@@ -175,19 +179,33 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     }
 
     /// The private key in the store's file `name`, with the errors of `load` naming the file.
+    ///
+    /// `hardwareBound` is what the entry's record says (nil: no record); the file must agree
+    /// (`.corruptKeyFile` otherwise). The record is what `list`, `show` and export go by: a record edited to say
+    /// TPM on top of a software key must not be used as a hardware-bound key.
     func readPrivateKey(
         _ name: String, passphrase: SecureBytes?,
-        tpm: TPMConfiguration
+        tpm: TPMConfiguration, hardwareBound: Bool?
     ) throws -> P256.Signing.PrivateKey {
         let text = try storage.readFile(name)
+        let key: P256.Signing.PrivateKey
         do {
-            return try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
+            key = try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
         } catch let error as DeviceSigningError {
             let damaged = error.code == .malformedEncoding || error.code == .invalidKey
             throw DeviceSigningError(
                 damaged ? .corruptKeyFile : error.code,
                 "\(storage.filePath(name)): \(error.reason)", openSSLErrors: error.openSSLErrors)
         }
+        if let hardwareBound, key.isHardwareBound != hardwareBound {
+            let held = key.isHardwareBound ? "a TPM-bound key" : "a software key"
+            let said = hardwareBound ? "TPM-bound" : "a software key"
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(storage.filePath(name)) holds \(held), but the key's record says \(said); the record or the file was replaced."
+            )
+        }
+        return key
     }
 
     // MARK: Changing

@@ -86,6 +86,23 @@ import Testing
         }
     }
 
+    /// A record edited to say TPM over a software key file: before, the key loaded and signed
+    /// in software while `list` and `show` said "TPM 2.0 (not exportable)".
+    @Test func aRecordThatClaimsATPMForASoftwareKeyIsRefused() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store, created: Date(), deviceId: "device-1")
+            let record = directory.appendingPathComponent("\(keyId).json")
+            var object = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as? [String: Any])
+            object["protection"] = "tpm2"
+            let edited = try JSONSerialization.data(withJSONObject: object)
+            try edited.write(to: record)
+            #expect(try store.metadata(keyId).isHardwareBound, "the record says TPM")
+            let error = expectError(.corruptKeyFile) { try store.load(keyId, passphrase: secret("pass")) }
+            #expect(error?.reason.contains("record says TPM-bound") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func metadataFileIsTheDocumentedJSON() throws {
         try withStore { store, directory in
             let created = Date(timeIntervalSince1970: 1_700_000_000.75)
