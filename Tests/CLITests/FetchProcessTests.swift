@@ -87,6 +87,43 @@ extension CLISubprocessTests {
             #expect(none.status == 1 && none.out.isEmpty, "\(none.summary)")
         }
 
+        /// A hand-edited record is that backend's error, and the other keys are still asked.
+        /// Before, a stored pin that is not a pin stopped the whole fetch before any request, and
+        /// a stored URL with user info (which register refuses) was used as it was.
+        @Test func anUnusableStoredRegistrationIsOnlyItsOwnError() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            _ = try await register(sandbox, backend, deviceId: "phone")
+            let badPin = try await register(sandbox, backend, deviceId: "tablet")
+            let withPassword = try await register(sandbox, backend, deviceId: "watch")
+            let port = try #require(backend.baseURL.port)
+            for (keyId, member, value) in [
+                (badPin, "serverPins", ["sha256//bad"] as Any),
+                (withPassword, "server", "http://user:s3cret@127.0.0.1:\(port)" as Any),
+            ] {
+                let record = URL(fileURLWithPath: sandbox.store).appendingPathComponent("\(keyId).json")
+                var object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as? [String: Any])
+                object[member] = value
+                try JSONSerialization.data(withJSONObject: object).write(to: record)
+            }
+            let pending = try backend.dispatch(deviceId: "phone", channel: "link")
+            let requestsBefore = backend.serverStatistics.totalRequests
+
+            let result = try await sandbox.run(["fetch", "--json"] + sandbox.storeArguments)
+            #expect(result.status == 2, "partial: \(result.summary)")
+            let object = try #require(try result.json() as? [String: Any], "\(result.summary)")
+            let operations = try #require(object["operations"] as? [[String: Any]])
+            #expect(operations.count == 1 && result.out.contains(pending.token), "\(result.summary)")
+            let errors = try #require(object["errors"] as? [[String: Any]])
+            #expect(errors.count == 2 && errors.allSatisfy { $0["code"] as? String == "networkError" })
+            #expect(errors.contains { ($0["message"] as? String)?.contains("unusable TLS trust") == true })
+            #expect(!result.out.contains("s3cret") && !result.err.contains("s3cret"), "\(result.summary)")
+            #expect(backend.serverStatistics.totalRequests == requestsBefore + 1, "only the usable key asked")
+        }
+
         @Test func redeemOnceThenAlreadyRedeemed() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }

@@ -237,6 +237,41 @@ extension CLISubprocessTests {
             #expect(further.err.contains("Signing the registration with key \(first)"), "\(further.summary)")
         }
 
+        /// The same backend spelt otherwise (host case, default port, trailing slash) is the same
+        /// backend: before, no key of the device was found to sign with, and the backend refused
+        /// the unsigned registration (401).
+        @Test func aFurtherRegistrationFindsTheDevicesKeyWhateverTheSpelling() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let port = try #require(backend.baseURL.port)
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let first = try await sandbox.generateKey()
+            let registered = try await sandbox.run(
+                ["register", "--server", "http://localhost:\(port)", "--device-id", "phone-1", "--key", first]
+                    + sandbox.storeArguments)
+            #expect(registered.status == 0, "\(registered.summary)")
+            let second = try await sandbox.generateKey()
+            let respelt = try await sandbox.run(
+                ["register", "--server", "HTTP://LocalHost:\(port)/", "--device-id", "phone-1", "--key", second]
+                    + sandbox.storeArguments)
+            #expect(respelt.status == 0, "\(respelt.summary)")
+            #expect(respelt.err.contains("Signing the registration with key \(first)"), "\(respelt.summary)")
+        }
+
+        /// A server path that could leave its prefix once decoded has no origin to redeem in:
+        /// every fetched operation would be dropped. Refused when registering (64).
+        @Test(arguments: ["/x/..", "/a/./b", "/a%2Fb", "/%2e%2e"])
+        func aServerPathWithDotSegmentsIsRefused(path: String) async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let result = try await sandbox.run(
+                ["register", "--server", "http://127.0.0.1:9\(path)", "--device-id", "d", "--key", keyId]
+                    + sandbox.storeArguments)
+            #expect(result.status == 64 && result.err.contains("'..' segments"), "\(result.summary)")
+        }
+
         @Test func unregisteredKeysAndUnreachableBackends() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -3,7 +3,8 @@ import Foundation
 
 /// A backend's base URL as given with `--server`: `https://host[:port][/prefix]`, or `http://`
 /// for a loopback host only, by the fetch client's own rule (`TransportSecurity.isLoopback`). No
-/// user info, query or fragment; a trailing slash is dropped.
+/// user info, query or fragment, no dot segment or encoded separator in the path; the host is
+/// lower-cased, a default port and a trailing slash are dropped.
 struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     let url: URL
 
@@ -35,11 +36,22 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             throw UsageError(
                 .invalidValue, "--\(option) must be an https:// URL (or http:// on loopback), not \(scheme)://")
         }
+        // One spelling per backend, so that keys registered with it compare equal: the host in
+        // lower case (as BackendOrigin compares it), no default port, no trailing slash.
         var normalized = components
         normalized.scheme = scheme
+        normalized.percentEncodedHost = components.percentEncodedHost?.lowercased()
+        if normalized.port == (scheme == "https" ? 443 : 80) { normalized.port = nil }
         while normalized.path.hasSuffix("/") { normalized.path.removeLast() }
         guard let url = normalized.url else {
             throw UsageError(.invalidValue, "invalid value '\(ArgumentParser.shown(text))' for '--\(option)'")
+        }
+        // A path that could leave its prefix once decoded (`..`, `%2f`) has no origin to redeem
+        // in: every fetched operation would be dropped.
+        guard BackendOrigin(url: url) != nil else {
+            throw UsageError(
+                .invalidValue,
+                "the --\(option) URL's path must not contain '.' or '..' segments or encoded separators (%2F, %5C)")
         }
         self.url = url
     }

@@ -118,12 +118,23 @@ struct FetchCommand: CLICommand {
     private func registration(
         of metadata: KeyMetadata, in store: KeyStore, passphrase: SecureBytes?
     ) throws -> Result<FetchRegistration, PendingOutOfBandOperationsError> {
-        let serverText = metadata.server ?? ""
-        guard let server = URL(string: serverText), server.host != nil, let deviceId = metadata.deviceId,
+        let storedServer = metadata.server ?? ""
+        let serverText = Self.withoutUserInfo(storedServer)
+        // The stored URL by register's own rules (a hand-edited record may hold user info, a
+        // query, dot segments).
+        guard let server = try? BackendURL(parsing: storedServer).url, let deviceId = metadata.deviceId,
             let target = metadata.dispatchTargetId
         else {
-            let detail = "key \(metadata.keyId) records no usable server and device id"
+            let detail = "key \(metadata.keyId) records no usable server URL, device id and dispatch target"
             return .failure(.networkError(server: serverText, cause: NetworkFailure(.invalidURL, detail: detail)))
+        }
+        // One key's unusable trust is that backend's error; the others are still asked.
+        let trust: TLSTrust
+        do throws(TLSTrustError) {
+            trust = try BackendTrustOptions.trust(caFile: metadata.serverCAFile, pins: metadata.serverPins ?? [])
+        } catch {
+            let detail = "key \(metadata.keyId) stores an unusable TLS trust: \(error.reason)"
+            return .failure(.networkError(server: serverText, cause: NetworkFailure(.other, detail: detail)))
         }
         let encryptionKey: P256.KeyAgreement.PrivateKey?
         do {
@@ -136,7 +147,18 @@ struct FetchCommand: CLICommand {
             FetchRegistration(
                 server: server, deviceId: deviceId, dispatchTargetId: target,
                 signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase),
-                trust: try BackendTrustOptions.stored(metadata), encryptionKey: encryptionKey))
+                trust: trust, encryptionKey: encryptionKey))
+    }
+
+    /// A stored server as errors show it: without user info (a hand-edited record may hold a
+    /// password; register never stores one).
+    static func withoutUserInfo(_ text: String) -> String {
+        guard var components = URLComponents(string: text),
+            components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+        else { return text }
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        return components.string ?? "(a URL with user information)"
     }
 
     /// The operations (a table, or the JSON object with the errors), and one line per error.
