@@ -30,11 +30,15 @@ public final class SigningKeySource: Sendable, CustomStringConvertible {
         self.label = label
     }
 
-    /// The key `keyId` of `store`, opened with `passphrase` when first needed. Its failures
-    /// (missing, corrupt, unsafe permissions, wrong or missing passphrase) become `deviceProtectionError`.
-    public static func keyStore(_ store: KeyStore, keyId: String, passphrase: SecureBytes?) -> SigningKeySource {
+    /// The key `keyId` of `store`, opened with `passphrase` when first needed; a TPM-bound key in
+    /// the TPM of `tpm` (pass the configuration its encryption key is loaded with, so that both
+    /// use one connection). Its failures (missing, corrupt, unsafe permissions, wrong or missing
+    /// passphrase, TPM) become `deviceProtectionError`.
+    public static func keyStore(
+        _ store: KeyStore, keyId: String, passphrase: SecureBytes?, tpm: TPMConfiguration = .environment
+    ) -> SigningKeySource {
         SigningKeySource(label: "key \(keyId) in \(store.directory.path)") {
-            try store.load(keyId, passphrase: passphrase)
+            try store.load(keyId, passphrase: passphrase, tpm: tpm)
         }
     }
 

@@ -146,7 +146,7 @@ struct FetchCommand: CLICommand {
         return .success(
             FetchRegistration(
                 server: server, deviceId: deviceId, dispatchTargetId: target,
-                signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase),
+                signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase, tpm: access.tpm),
                 trust: trust, encryptionKey: encryptionKey))
     }
 
