@@ -151,6 +151,8 @@ struct DERReader {
     }
 
     var isAtEnd: Bool { position == end }
+    /// What is left to read, as bytes (an OCTET STRING's contents).
+    var remainingBytes: [UInt8] { Array(bytes[position..<end]) }
     var remainingCount: Int { end - position }
     var peekTag: UInt8? { position < end ? bytes[position] : nil }
 

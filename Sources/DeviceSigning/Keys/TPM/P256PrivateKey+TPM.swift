@@ -20,8 +20,9 @@ extension P256.Signing.PrivateKey {
 
     /// Loads a `TSS2 PRIVATE KEY` PEM (as written by `tss2PEMRepresentation` or `openssl genpkey
     /// -provider tpm2 -provider default -algorithm EC -pkeyopt group:P-256`) into the TPM of `tpm`.
-    /// Throws `.malformedEncoding` for text that is not such a PEM, `.tpmKeyForeign` when that TPM
-    /// did not make the key, and `.tpmUnavailable` / `.tpmRefused` as described above.
+    /// Throws `.malformedEncoding` for text that is not such a PEM, `.invalidKey` for a key not
+    /// generated inside a TPM (``TSS2KeyProvenance``), `.tpmKeyForeign` when that TPM did not make
+    /// the key, and `.tpmUnavailable` / `.tpmRefused` as described above.
     public init(tss2PEM: String, tpm: TPMConfiguration) throws {
         let document = try PEM.decode(tss2PEM)
         guard document.label == Self.tss2PEMLabel else {
@@ -29,6 +30,8 @@ extension P256.Signing.PrivateKey {
                 .malformedEncoding,
                 "Expected a PEM \(Self.tss2PEMLabel) block, found \(document.label).")
         }
+        // A key whose private half was made outside a TPM is refused before any TPM is asked.
+        try TSS2KeyProvenance.check(der: document.der)
         // Only the one checked block reaches OpenSSL.
         let text = Array(PEM.encode(label: Self.tss2PEMLabel, der: document.der).utf8)
         self = try TPMSession.open(tpm).loadKey(pem: text)

@@ -1,0 +1,68 @@
+/// Checks, before a TPM is asked to load it, that a `TSS2 PRIVATE KEY` describes a key generated
+/// inside a TPM, as this package (and `openssl genpkey -provider tpm2`) makes them.
+///
+/// The tpm2 provider loads any blob the TPM accepts, and the TPM also accepts a key whose private
+/// half was made outside it and imported (TPM2_Import). Such a key signs through the TPM, yet its
+/// private half exists elsewhere: it must not be called hardware-bound. What the TPM itself binds
+/// to the blob (the public area is part of the object's name, which its integrity check covers)
+/// tells the two apart:
+/// - `fixedTPM`: the key cannot be duplicated to another TPM (imported objects never have it);
+/// - `fixedParent`: nor moved under another parent;
+/// - `sensitiveDataOrigin`: the TPM generated the private half.
+///
+/// The file is DER: `TSSPrivKey ::= SEQUENCE { type OBJECT IDENTIFIER (2.23.133.10.1.3, a
+/// loadable key), [0] emptyAuth BOOLEAN OPTIONAL, [1]…[3] OPTIONAL, parent INTEGER, pubkey OCTET
+/// STRING (a TPM2B_PUBLIC), privkey OCTET STRING }`; this package's keys have the owner
+/// hierarchy's primary key as parent (0x40000001) and are ECC keys.
+enum TSS2KeyProvenance {
+    static let loadableKeyOID: [UInt8] = [0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03]
+    static let ownerHierarchy = 0x4000_0001
+    static let eccType: UInt16 = 0x0023
+    /// TPMA_OBJECT fixedTPM (bit 1), fixedParent (bit 4), sensitiveDataOrigin (bit 5).
+    static let generatedInsideAttributes: UInt32 = 0x0000_0032
+
+    /// Throws `.malformedEncoding` for a blob that is not a loadable TSS2 key, `.invalidKey` for
+    /// one that was not generated inside a TPM under the owner hierarchy.
+    static func check(der: [UInt8]) throws {
+        let publicArea: [UInt8]
+        do {
+            var document = der.withUnsafeBytes { DERReader($0) }
+            var key = try document.read(.sequence)
+            guard document.isAtEnd, try key.readElement() == loadableKeyOID else {
+                throw malformed("it is not a loadable key (type 2.23.133.10.1.3)")
+            }
+            // emptyAuth [0] and the later optional members [1]…[3]: context-specific, constructed.
+            while let tag = key.peekTag, tag & 0xE0 == 0xA0 { _ = try key.readElement() }
+            let parent = try key.readInteger()
+            guard parent == ownerHierarchy else {
+                throw DeviceSigningError(
+                    .invalidKey,
+                    "The TPM key's parent is 0x\(String(parent, radix: 16)), not the owner hierarchy "
+                        + "(0x40000001) under which TPM keys are generated; refused as a hardware-bound key.")
+            }
+            publicArea = try key.read(.octetString).remainingBytes
+            _ = try key.read(.octetString)
+            guard key.isAtEnd else { throw malformed("it has members after the private part") }
+        } catch let error as DeviceSigningError where error.code == .malformedEncoding {
+            throw error.reason.hasPrefix("The TSS2") ? error : malformed("it is not DER")
+        }
+        // TPM2B_PUBLIC: size (2), then TPMT_PUBLIC: type (2), nameAlg (2), objectAttributes (4).
+        guard publicArea.count >= 10, Int(publicArea[0]) << 8 | Int(publicArea[1]) == publicArea.count - 2 else {
+            throw malformed("its public area is truncated")
+        }
+        let type = UInt16(publicArea[2]) << 8 | UInt16(publicArea[3])
+        guard type == eccType else { throw DeviceSigningError(.unsupportedKeyType, "The TPM key is not an ECC key.") }
+        let attributes = publicArea[6..<10].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard attributes & generatedInsideAttributes == generatedInsideAttributes else {
+            throw DeviceSigningError(
+                .invalidKey,
+                "The TPM key was not generated inside a TPM (its attributes 0x\(String(attributes, radix: 16)) "
+                    + "lack fixedTPM, fixedParent or sensitiveDataOrigin): its private half may exist "
+                    + "outside the TPM; refused as a hardware-bound key.")
+        }
+    }
+
+    private static func malformed(_ problem: String) -> DeviceSigningError {
+        DeviceSigningError(.malformedEncoding, "The TSS2 PRIVATE KEY is not one this package reads: \(problem).")
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+@testable import DeviceSigning
+
+/// A `TSS2 PRIVATE KEY` is checked for a key generated inside a TPM before any TPM is asked to
+/// load it (no TPM needed here). The blob is one swtpm made with `openssl genpkey -provider tpm2`:
+/// its private part is wrapped by that TPM's storage key and useless anywhere else.
+@Suite struct TSS2KeyProvenanceTests {
+    static let generated = Self.bytes(
+        "3081f006066781050a0103a003010101020440000001045800560023000b000600720000001000100003001000205e362f3c"
+            + "5d922599a9af7de29f38ad2f41460e116933162e3beee7b468c65fa20020dee97c6af23a50fed085cb7c81bb960520e8"
+            + "171daf9559ab0f608ffabcd6f1e1048180007e0020c18724eb54155ef430a2e30ecda66cfe09e1b13c4fe3f37a4d1f67"
+            + "3cacfeed360010d7914effb3862eab13d3bf9014c4559b97cd20ccee0e7fb7a210b8e6364c199a0653e1eedf92a6dd44"
+            + "0fa199342adfc7aa1b3bc33bff9eedff9e4e074dc64671d1ee82feca89b1edf33c5a085cecc9e786589a803f893d67f01a")
+
+    static func bytes(_ hex: String) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            result.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return result
+    }
+
+    /// `generated` with `pattern` (found once) replaced by `replacement` of the same length.
+    static func patched(_ pattern: [UInt8], _ replacement: [UInt8]) throws -> [UInt8] {
+        let starts = (0...(generated.count - pattern.count)).filter {
+            Array(generated[$0..<($0 + pattern.count)]) == pattern
+        }
+        let start = try #require(starts.count == 1 ? starts.first : nil, "pattern found \(starts.count) times")
+        var result = generated
+        result.replaceSubrange(start..<(start + pattern.count), with: replacement)
+        return result
+    }
+
+    static let attributes: [UInt8] = [0x00, 0x0B, 0x00, 0x06, 0x00, 0x72]  // nameAlg SHA-256, then 0x00060072
+
+    @Test func aKeyTheTPMGeneratedPasses() throws {
+        try TSS2KeyProvenance.check(der: Self.generated)
+    }
+
+    /// An imported key (TPM2_Import) never has fixedTPM; one whose private half the caller chose
+    /// lacks sensitiveDataOrigin. Before, either loaded and was called hardware-bound.
+    @Test(arguments: [
+        ("fixedTPM", UInt8(0x70)), ("fixedParent", UInt8(0x62)), ("sensitiveDataOrigin", UInt8(0x52)),
+    ])
+    func aKeyNotGeneratedInsideATPMIsRefused(missing: String, lowByte: UInt8) throws {
+        let der = try Self.patched(Self.attributes, Array(Self.attributes.dropLast()) + [lowByte])
+        let error = expectError(.invalidKey) { try TSS2KeyProvenance.check(der: der) }
+        #expect(error?.reason.contains("not generated inside a TPM") == true, "\(missing)")
+        // Through the public entry: refused before any TPM is reached (this one has none).
+        let pem = PEM.encode(label: P256.Signing.PrivateKey.tss2PEMLabel, der: der)
+        expectError(.invalidKey) {
+            _ = try P256.Signing.PrivateKey(
+                tss2PEM: pem, tpm: TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=1", timeout: .seconds(5)))
+        }
+    }
+
+    @Test func aKeyUnderAnotherParentIsRefused() throws {
+        let der = try Self.patched([0x02, 0x04, 0x40, 0x00, 0x00, 0x01], [0x02, 0x04, 0x01, 0x00, 0x00, 0x01])
+        let error = expectError(.invalidKey) { try TSS2KeyProvenance.check(der: der) }
+        #expect(error?.reason.contains("parent is 0x1000001") == true, "\(String(describing: error))")
+    }
+
+    @Test func otherBlobsAreMalformed() throws {
+        // 2.23.133.10.1.4 (an importable key), a truncated blob, trailing bytes.
+        let importable = try Self.patched(
+            [0x67, 0x81, 0x05, 0x0A, 0x01, 0x03], [0x67, 0x81, 0x05, 0x0A, 0x01, 0x04])
+        for der in [importable, Array(Self.generated.prefix(100)), Self.generated + [0x00]] {
+            expectError(.malformedEncoding) { try TSS2KeyProvenance.check(der: der) }
+        }
+    }
+}
