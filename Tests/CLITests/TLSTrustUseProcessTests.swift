@@ -24,6 +24,29 @@ extension CLISubprocessTests {
             return (keyId, ca.path, pin)
         }
 
+        /// A further key of the device is registered with the first key's signature, which must
+        /// travel under the first key's trust: before, a command line without its pin sent that
+        /// fresh signature over a connection checked against the CA alone.
+        @Test func aSiblingSignsOnlyUnderItsOwnTrust() async throws {
+            let backend = try ReferenceBackend.start(tls: .generated)
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (first, caFile, pin) = try await Self.register(sandbox, backend, deviceId: "phone-9")
+            let requestsBefore = backend.serverStatistics.totalRequests
+            let second = try await sandbox.generateKey()
+            let base = [
+                "register", "--server", backend.baseURL.absoluteString, "--device-id", "phone-9", "--key", second,
+                "--ca-file", caFile,
+            ]
+            let weaker = try await sandbox.run(base + sandbox.storeArguments)
+            #expect(
+                weaker.status == 1 && weaker.err.contains("Give the same --ca-file and --pin"), "\(weaker.summary)")
+            #expect(backend.serverStatistics.totalRequests == requestsBefore, "nothing was sent")
+            let same = try await sandbox.run(base + ["--pin", pin] + sandbox.storeArguments)
+            #expect(same.status == 0 && same.err.contains("with key \(first)"), "\(same.summary)")
+        }
+
         /// A wrong pin of the right form: 32 bytes that are no key's digest.
         static let wrongPin = "sha256//" + Data(repeating: 7, count: 32).base64EncodedString()
 

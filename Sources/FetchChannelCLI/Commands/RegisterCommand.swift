@@ -97,6 +97,16 @@ struct RegisterCommand: CLICommand {
         guard let sibling = try Self.registeredSibling(of: keyId, deviceId: deviceId, server: server, in: store),
             let siblingTarget = sibling.dispatchTargetId
         else { return [:] }
+        // The sibling's fresh signature travels only under the trust it was registered with: a
+        // command line without its pins or CA file would send it over a connection checked less.
+        let siblingTrust = try BackendTrustOptions.stored(sibling)
+        guard siblingTrust == backend.trust else {
+            throw CLIFailure(
+                .backend,
+                "key \(sibling.keyId), which must sign this registration, is registered with \(server) under "
+                    + "\(siblingTrust); this command trusts \(backend.trust). Give the same --ca-file and --pin options."
+            )
+        }
         console.note(
             "Signing the registration with key \(sibling.keyId), already dispatch target \(siblingTarget) of device "
                 + "\(deviceId)…")
