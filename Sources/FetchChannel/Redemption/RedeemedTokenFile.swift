@@ -19,9 +19,9 @@ import Foundation
 /// open to group or others: whoever can write the file decides which operations this device
 /// skips.
 ///
-/// Several pipelines, in one process or several, may share a file: a write adds the writer's new
-/// identities to what the file holds (read again under the directory's write lock) and keeps the
-/// newest, up to the writer's capacity. A pipeline learns of the others' redemptions only when it
+/// Several pipelines, in one process or several, may share a file: a write appends the writer's
+/// newly redeemed identities to what the file holds (read again under the directory's write lock)
+/// and keeps the newest, up to the writer's capacity. A pipeline learns of the others' redemptions only when it
 /// starts; until then the backend refuses a token another process redeemed as already redeemed.
 ///
 /// Each change of the redeemed set rewrites the whole file (at the default capacity of 10,000

@@ -74,17 +74,19 @@ final class RedeemedTokenStorage: Sendable {
         }
     }
 
-    /// Adds to the file, atomically, in the current version, the identities of `identities`
-    /// (oldest first) that it lacks, after those it holds, and keeps the newest `capacity`.
+    /// Adds `redeemed` (this pipeline's identities redeemed since its last successful write,
+    /// oldest first) to the end of the file, atomically, in the current version, and keeps the
+    /// newest `capacity`.
     ///
     /// The file's order is the order of redemption across every pipeline that shares it (other
-    /// processes too); a pipeline's own order only places what it adds. The file is read and
-    /// replaced under the directory's write lock, so two writers cannot both start from the same
-    /// file and each drop what the other added. A file that no longer reads as a redeemed-token
-    /// list (corrupt) is replaced, as it was before writes merged; one that cannot be read now
-    /// (another version, another mode, an I/O error) is left alone and the error thrown: the
-    /// pipeline reports it as ``RedemptionPipeline/persistenceFailure``.
-    func save(_ identities: [RedemptionIdentity], capacity: Int) throws(RedeemedTokenFileError) {
+    /// processes too): a write appends, and an identity the file has dropped (beyond a capacity)
+    /// never comes back. The file is read and replaced under the directory's write lock, so two
+    /// writers cannot both start from the same file and each drop what the other added. A file
+    /// that no longer reads as a redeemed-token list (corrupt) is replaced, as it was before
+    /// writes merged; one that cannot be read now (another version, another mode, an I/O error)
+    /// is left alone and the error thrown: the pipeline reports it as
+    /// ``RedemptionPipeline/persistenceFailure`` and writes those identities with its next change.
+    func save(_ redeemed: [RedemptionIdentity], capacity: Int) throws(RedeemedTokenFileError) {
         do {
             try directory.withExclusiveLock {
                 var onDisk: [RedemptionIdentity]
@@ -94,7 +96,7 @@ final class RedeemedTokenStorage: Sendable {
                     onDisk = []
                 }
                 let known = Set(onDisk)
-                onDisk.append(contentsOf: identities.filter { !known.contains($0) })
+                onDisk.append(contentsOf: redeemed.filter { !known.contains($0) })
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.withoutEscapingSlashes]
                 let data = try encoder.encode(Contents(redeemed: Array(onDisk.suffix(capacity))))

@@ -32,6 +32,8 @@ public actor RedemptionPipeline {
     /// The last failure to write the redeemed-token file (nil when the last write worked or
     /// nothing persists). The set in memory stays right; only a restart could forget tokens.
     public private(set) var persistenceFailure: RedeemedTokenFileError?
+    /// Identities redeemed since the last successful write of the file (at most ``capacity``).
+    private var unsaved: [RedemptionIdentity] = []
 
     /// A pipeline that keeps its redeemed set in memory only.
     public init(redeemer: any OperationRedeeming, capacity: Int = RedemptionPipeline.defaultCapacity) {
@@ -65,7 +67,7 @@ public actor RedemptionPipeline {
         guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
         // In progress now: any delivery of `identity` that reaches the actor during this await is a duplicate.
         let outcome = await redeemer.redeem(payload)
-        if ledger.finish(identity, with: outcome) == .redeemed { persist() }
+        if ledger.finish(identity, with: outcome) == .redeemed { persist(identity) }
         return RedemptionReport(identity, settledWith: outcome)
     }
 
@@ -102,10 +104,13 @@ public actor RedemptionPipeline {
     /// How many redeemed identities are remembered.
     public var redeemedCount: Int { ledger.redeemedCount }
 
-    private func persist() {
+    private func persist(_ identity: RedemptionIdentity) {
         guard let storage else { return }
+        unsaved.append(identity)
+        if unsaved.count > capacity { unsaved.removeFirst(unsaved.count - capacity) }
         do {
-            try storage.save(ledger.redeemedOldestFirst, capacity: capacity)
+            try storage.save(unsaved, capacity: capacity)
+            unsaved.removeAll()
             persistenceFailure = nil
         } catch {
             persistenceFailure = error

@@ -196,9 +196,11 @@ extension Practices {
                 let first = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
                 let second = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
                 _ = await second.redeem(Practices.payload("b1"))
+                _ = await second.redeem(Practices.payload("b2"))
                 _ = await first.redeem(Practices.payload("a1"))
+                // Not o2, which the file had dropped while the first pipeline still held it.
                 let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
-                #expect(await restarted.redeemedTokens == ["o3", "b1", "a1"])
+                #expect(await restarted.redeemedTokens == ["b1", "b2", "a1"])
             }
         }
 
@@ -214,6 +216,12 @@ extension Practices {
                 #expect(await pipeline.persistenceFailure?.code == .unsupportedVersion)
                 #expect(try Data(contentsOf: URL(fileURLWithPath: file.path)) == newer)
                 #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
+                // Once the file is gone, the next change writes what the failed one could not.
+                try FileManager.default.removeItem(atPath: file.path)
+                _ = await pipeline.redeem(Practices.payload("t2"))
+                #expect(await pipeline.persistenceFailure == nil)
+                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(await restarted.redeemedTokens == ["t1", "t2"])
             }
         }
 
