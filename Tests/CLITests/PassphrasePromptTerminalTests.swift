@@ -87,6 +87,23 @@ import Testing
                 #expect(shell.echoIsOn)
             }
 
+            /// With SIGTTOU ignored (a shell's `trap '' TTOU`) the kernel lets a background job
+            /// change the terminal: before, the job switched echo off under the foreground job and
+            /// waited there. It is now refused before it touches the terminal.
+            @Test func aBackgroundJobThatIgnoresSIGTTOUIsRefused() async throws {
+                let sandbox = try CLISandbox()
+                defer { sandbox.remove() }
+                let script = "trap '' TTOU; set -m; \"$0\" \"$@\" & wait $!; echo \"job exit $?\"; exec cat > /dev/null"
+                let shell = try PseudoTerminalChild(
+                    ["-c", script, CLIProcess.binary.path, "key", "generate"] + sandbox.storeArguments,
+                    environment: sandbox.environment(passphrase: nil), executable: "/bin/sh")
+                let ended = await shell.waitUntil { $0.output.contains("job exit") }
+                #expect(ended, "\(shell.output)")
+                #expect(shell.output.contains("run the command in the foreground"), "\(shell.output)")
+                #expect(shell.output.contains("job exit 1"), "\(shell.output)")
+                #expect(shell.echoIsOn)
+            }
+
             /// The state letter of `/proc/PID/stat` (R, S, T, …), or nil when the process is gone.
             static func state(of pid: pid_t) -> String? {
                 guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

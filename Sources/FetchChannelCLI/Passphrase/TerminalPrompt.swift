@@ -51,7 +51,8 @@ enum TerminalPrompt {
             var failure: (any Error)?
             if pthread_sigmask(SIG_UNBLOCK, &caughtSet, &previousMask) == 0 {
                 do {
-                    line = try readLine(prompt: prompt, wake: wake)
+                    line = try readLine(
+                        prompt: prompt, wake: wake, stopsInBackground: previous.contains { $0.number == SIGTTOU })
                 } catch {
                     failure = error
                 }
@@ -78,7 +79,15 @@ enum TerminalPrompt {
     }
 
     /// One prompt with echo off, the terminal put back on return; nil when a signal came first.
-    private static func readLine(prompt: String, wake: Int32) throws -> [UInt8]? {
+    /// `stopsInBackground`: SIGTTOU is caught (not ignored), so a background job that touches the
+    /// terminal is stopped there rather than let through.
+    private static func readLine(prompt: String, wake: Int32, stopsInBackground: Bool) throws -> [UInt8]? {
+        // With SIGTTOU ignored the kernel would let a background job switch echo off under the
+        // foreground job, and then fail its read: such a job is refused first.
+        guard stopsInBackground || tcgetpgrp(STDIN_FILENO) == getpgrp() else {
+            throw CLIFailure(
+                .passphrase, "the passphrase prompt needs the terminal: run the command in the foreground")
+        }
         var original = termios()
         guard tcgetattr(STDIN_FILENO, &original) == 0 else {
             throw CLIFailure(.passphrase, "cannot read the terminal settings: \(String(cString: strerror(errno)))")
