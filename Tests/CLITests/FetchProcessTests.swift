@@ -120,7 +120,14 @@ extension CLISubprocessTests {
             let errors = try #require(object["errors"] as? [[String: Any]])
             #expect(errors.count == 2 && errors.allSatisfy { $0["code"] as? String == "networkError" })
             #expect(errors.contains { ($0["message"] as? String)?.contains("unusable TLS trust") == true })
+            #expect(
+                errors.contains { ($0["message"] as? String)?.contains("must not contain user information") == true },
+                "the URL's own problem is named: \(errors)")
             #expect(!result.out.contains("s3cret") && !result.err.contains("s3cret"), "\(result.summary)")
+            for shown in [["key", "list"], ["key", "show", withPassword], ["key", "show", withPassword, "--json"]] {
+                let output = try await sandbox.run(shown + sandbox.storeArguments)
+                #expect(output.status == 0 && !output.out.contains("s3cret"), "\(output.summary)")
+            }
             #expect(backend.serverStatistics.totalRequests == requestsBefore + 1, "only the usable key asked")
         }
 

@@ -41,7 +41,7 @@ extension CLISubprocessTests {
             ]
             let weaker = try await sandbox.run(base + sandbox.storeArguments)
             #expect(
-                weaker.status == 1 && weaker.err.contains("Give the same --ca-file and --pin"), "\(weaker.summary)")
+                weaker.status == 1 && weaker.err.contains("Give its --ca-file and its pins"), "\(weaker.summary)")
             #expect(backend.serverStatistics.totalRequests == requestsBefore, "nothing was sent")
             let same = try await sandbox.run(base + ["--pin", pin] + sandbox.storeArguments)
             #expect(same.status == 0 && same.err.contains("with key \(first)"), "\(same.summary)")

@@ -32,7 +32,7 @@ extension PBES2Parameters {
     private static let desEDE3CBCOID: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x03, 0x07]
 
     private static let reencryptHint =
-        "Re-encrypt it: openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256 -in OLD.pem -out NEW.pem"
+        "Re-encrypt it: openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256 -iter 600000 -in OLD.pem -out NEW.pem"
 
     /// Parses the header of `der` and checks that OpenSSL can run its KDF within this package's
     /// cost limits (see `KeyDerivation`). Throws `.malformedEncoding` for a structure that is not
@@ -83,7 +83,7 @@ extension PBES2Parameters {
             guard kdfParameters.isAtEnd else { throw Self.malformed("unexpected fields in the PBKDF2 parameters") }
             do {
                 try KeyDerivation.checkPBKDF2(iterations: iterations, prf: prf, overLimit: .inputTooLarge)
-            } catch let error as DeviceSigningError {
+            } catch let error as DeviceSigningError where error.code == .inputTooLarge {
                 // openssl has no such limit: it can re-encrypt the file within this one.
                 throw DeviceSigningError(error.code, "\(error.reason) \(Self.reencryptHint)")
             }

@@ -51,9 +51,21 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         guard BackendOrigin(url: url) != nil else {
             throw UsageError(
                 .invalidValue,
-                "the --\(option) URL's path must not contain '.' or '..' segments or encoded separators (%2F, %5C)")
+                "the --\(option) URL's path must not contain '.' or '..' segments, encoded separators (%2F, %5C) "
+                    + "or escapes that are not UTF-8")
         }
         self.url = url
+    }
+
+    /// A stored server URL as output shows it: without user info (a hand-edited record may hold a
+    /// password; register never stores one).
+    static func shown(_ stored: String) -> String {
+        guard var components = URLComponents(string: stored),
+            components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+        else { return stored }
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        return components.string ?? "(a URL with user information)"
     }
 
     /// The base URL followed by `path` (which starts with "/"), each segment given percent-encoded.

@@ -119,13 +119,18 @@ struct FetchCommand: CLICommand {
         of metadata: KeyMetadata, in store: KeyStore, passphrase: SecureBytes?
     ) throws -> Result<FetchRegistration, PendingOutOfBandOperationsError> {
         let storedServer = metadata.server ?? ""
-        let serverText = Self.withoutUserInfo(storedServer)
+        let serverText = BackendURL.shown(storedServer)
+        guard let deviceId = metadata.deviceId, let target = metadata.dispatchTargetId else {
+            let detail = "key \(metadata.keyId) records no device id and dispatch target"
+            return .failure(.networkError(server: serverText, cause: NetworkFailure(.invalidURL, detail: detail)))
+        }
         // The stored URL by register's own rules (a hand-edited record may hold user info, a
         // query, dot segments).
-        guard let server = try? BackendURL(parsing: storedServer).url, let deviceId = metadata.deviceId,
-            let target = metadata.dispatchTargetId
-        else {
-            let detail = "key \(metadata.keyId) records no usable server URL, device id and dispatch target"
+        let server: URL
+        do throws(UsageError) {
+            server = try BackendURL(parsing: storedServer).url
+        } catch {
+            let detail = "key \(metadata.keyId) stores an unusable server URL: \(error.message)"
             return .failure(.networkError(server: serverText, cause: NetworkFailure(.invalidURL, detail: detail)))
         }
         // One key's unusable trust is that backend's error; the others are still asked.
@@ -148,17 +153,6 @@ struct FetchCommand: CLICommand {
                 server: server, deviceId: deviceId, dispatchTargetId: target,
                 signingKey: .keyStore(store, keyId: metadata.keyId, passphrase: passphrase, tpm: access.tpm),
                 trust: trust, encryptionKey: encryptionKey))
-    }
-
-    /// A stored server as errors show it: without user info (a hand-edited record may hold a
-    /// password; register never stores one).
-    static func withoutUserInfo(_ text: String) -> String {
-        guard var components = URLComponents(string: text),
-            components.percentEncodedUser != nil || components.percentEncodedPassword != nil
-        else { return text }
-        components.percentEncodedUser = nil
-        components.percentEncodedPassword = nil
-        return components.string ?? "(a URL with user information)"
     }
 
     /// The operations (a table, or the JSON object with the errors), and one line per error.

@@ -38,7 +38,7 @@ struct KeyShowCommand: CLICommand {
             ("Encryption JWK", metadata.encryptionJWK?.jsonString ?? "-"),
             ("Dispatch target", metadata.dispatchTargetId ?? "-"),
             ("Device id", metadata.deviceId ?? "-"),
-            ("Server", metadata.server ?? "-"),
+            ("Server", metadata.server.map(BackendURL.shown) ?? "-"),
             ("TLS trust", KeyDescription.trust(metadata)),
             ("Files", files),
         ]

@@ -132,7 +132,7 @@ enum KeyDescription {
             "protection": JSONOutput.orNull(metadata.kdf),
             "dispatchTargetId": JSONOutput.orNull(metadata.dispatchTargetId),
             "deviceId": JSONOutput.orNull(metadata.deviceId),
-            "server": JSONOutput.orNull(metadata.server),
+            "server": JSONOutput.orNull(metadata.server.map(BackendURL.shown)),
             "caFile": JSONOutput.orNull(metadata.serverCAFile),
             "pins": metadata.serverPins ?? [],
         ]
@@ -150,7 +150,7 @@ enum KeyDescription {
     static func registration(_ metadata: KeyMetadata) -> String {
         guard let target = metadata.dispatchTargetId else { return "not registered" }
         var text = "dispatch target \(target)"
-        if let server = metadata.server { text += " on \(server)" }
+        if let server = metadata.server { text += " on \(BackendURL.shown(server))" }
         if let device = metadata.deviceId { text += " (device \(device))" }
         return text
     }

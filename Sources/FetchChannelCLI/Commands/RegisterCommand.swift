@@ -100,11 +100,11 @@ struct RegisterCommand: CLICommand {
         // The sibling's fresh signature travels only under the trust it was registered with: a
         // command line without its pins or CA file would send it over a connection checked less.
         let siblingTrust = try BackendTrustOptions.stored(sibling)
-        guard siblingTrust == backend.trust else {
+        guard Self.checksAtLeast(backend.trust, as: siblingTrust) else {
             throw CLIFailure(
                 .backend,
                 "key \(sibling.keyId), which must sign this registration, is registered with \(server) under "
-                    + "\(siblingTrust); this command trusts \(backend.trust). Give the same --ca-file and --pin options."
+                    + "\(siblingTrust); this command trusts \(backend.trust). Give its --ca-file and its pins (all or some of them)."
             )
         }
         console.note(
@@ -114,6 +114,15 @@ struct RegisterCommand: CLICommand {
         let signer = try DeviceSignatureSigner(
             key: siblingKey, dispatchTargetId: siblingTarget, clock: SystemWallClock())
         return [DeviceSignatureSigner.headerName: try signer.headerValue()]
+    }
+
+    /// Whether a connection checked with `trust` is checked at least as `reference` checks one:
+    /// the same anchors, and pins that `reference` also accepts (any, in any order, when it has
+    /// none; else a non-empty part of its own).
+    static func checksAtLeast(_ trust: TLSTrust, as reference: TLSTrust) -> Bool {
+        guard trust.anchors == reference.anchors else { return false }
+        if reference.pins.isEmpty { return true }
+        return !trust.pins.isEmpty && Set(trust.pins).isSubset(of: Set(reference.pins))
     }
 
     /// POSTs the registration; returns the dispatch target id (checked with the signer's own

@@ -12,17 +12,15 @@
 ///
 /// The file is DER: `TSSPrivKey ::= SEQUENCE { type OBJECT IDENTIFIER (2.23.133.10.1.3, a
 /// loadable key), [0] emptyAuth BOOLEAN OPTIONAL, [1]…[3] OPTIONAL, parent INTEGER, pubkey OCTET
-/// STRING (a TPM2B_PUBLIC), privkey OCTET STRING }`; this package's keys have the owner
-/// hierarchy's primary key as parent (0x40000001) and are ECC keys.
+/// STRING (a TPM2B_PUBLIC), privkey OCTET STRING }`, of an ECC key.
 enum TSS2KeyProvenance {
     static let loadableKeyOID: [UInt8] = [0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03]
-    static let ownerHierarchy = 0x4000_0001
     static let eccType: UInt16 = 0x0023
     /// TPMA_OBJECT fixedTPM (bit 1), fixedParent (bit 4), sensitiveDataOrigin (bit 5).
     static let generatedInsideAttributes: UInt32 = 0x0000_0032
 
     /// Throws `.malformedEncoding` for a blob that is not a loadable TSS2 key, `.invalidKey` for
-    /// one that was not generated inside a TPM under the owner hierarchy.
+    /// one that was not generated inside a TPM.
     static func check(der: [UInt8]) throws {
         let publicArea: [UInt8]
         do {
@@ -33,13 +31,9 @@ enum TSS2KeyProvenance {
             }
             // emptyAuth [0] and the later optional members [1]…[3]: context-specific, constructed.
             while let tag = key.peekTag, tag & 0xE0 == 0xA0 { _ = try key.readElement() }
-            let parent = try key.readInteger()
-            guard parent == ownerHierarchy else {
-                throw DeviceSigningError(
-                    .invalidKey,
-                    "The TPM key's parent is 0x\(String(parent, radix: 16)), not the owner hierarchy "
-                        + "(0x40000001) under which TPM keys are generated; refused as a hardware-bound key.")
-            }
+            // The parent (the owner hierarchy, 0x40000001, or a persistent storage key given with
+            // `-pkeyopt parent:`) is the TPM's to check when it loads the key.
+            _ = try key.readInteger()
             publicArea = try key.read(.octetString).remainingBytes
             _ = try key.read(.octetString)
             guard key.isAtEnd else { throw malformed("it has members after the private part") }
