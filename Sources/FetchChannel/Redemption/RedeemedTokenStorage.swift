@@ -83,17 +83,21 @@ final class RedeemedTokenStorage: Sendable {
     /// never comes back. The file is read and replaced under the directory's write lock, so two
     /// writers cannot both start from the same file and each drop what the other added. A file
     /// that no longer reads as a redeemed-token list (corrupt) is replaced, as it was before
-    /// writes merged; one that cannot be read now (another version, another mode, an I/O error)
-    /// is left alone and the error thrown: the pipeline reports it as
-    /// ``RedemptionPipeline/persistenceFailure`` and writes those identities with its next change.
-    func save(_ redeemed: [RedemptionIdentity], capacity: Int) throws(RedeemedTokenFileError) {
+    /// writes merged, by `everything` (the pipeline's whole set); one that cannot be read now
+    /// (another version, another mode, an I/O error) is left alone and the error thrown: the
+    /// pipeline reports it as ``RedemptionPipeline/persistenceFailure`` and writes those
+    /// identities with its next change.
+    func save(
+        _ redeemed: [RedemptionIdentity], replacingACorruptFileWith everything: () -> [RedemptionIdentity],
+        capacity: Int
+    ) throws(RedeemedTokenFileError) {
         do {
             try directory.withExclusiveLock {
                 var onDisk: [RedemptionIdentity]
                 do {
                     onDisk = try load()
                 } catch let error as RedeemedTokenFileError where error.code == .corrupt {
-                    onDisk = []
+                    onDisk = everything()
                 }
                 let known = Set(onDisk)
                 onDisk.append(contentsOf: redeemed.filter { !known.contains($0) })

@@ -109,7 +109,7 @@ public actor RedemptionPipeline {
         unsaved.append(identity)
         if unsaved.count > capacity { unsaved.removeFirst(unsaved.count - capacity) }
         do {
-            try storage.save(unsaved, capacity: capacity)
+            try storage.save(unsaved, replacingACorruptFileWith: { ledger.redeemedOldestFirst }, capacity: capacity)
             unsaved.removeAll()
             persistenceFailure = nil
         } catch {

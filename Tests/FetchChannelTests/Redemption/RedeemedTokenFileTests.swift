@@ -204,6 +204,22 @@ extension Practices {
             }
         }
 
+        /// A file that became corrupt is replaced by the pipeline's whole set, not only by what
+        /// it redeemed since its last write.
+        @Test func aFileThatBecameCorruptIsReplacedByTheWholeSet() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                _ = await pipeline.redeem(Practices.payload("t1"))
+                _ = await pipeline.redeem(Practices.payload("t2"))
+                try #require(Self.write(Data("not json".utf8), to: file))
+                _ = await pipeline.redeem(Practices.payload("t3"))
+                #expect(await pipeline.persistenceFailure == nil)
+                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                #expect(await restarted.redeemedTokens == ["t1", "t2", "t3"])
+            }
+        }
+
         /// A file another version wrote after the pipeline started is not replaced: the write
         /// fails and says why, and the file keeps what it held.
         @Test func aFileThatNoLongerReadsIsNotOverwritten() async throws {
