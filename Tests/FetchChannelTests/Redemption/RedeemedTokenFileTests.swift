@@ -12,6 +12,14 @@ extension Practices {
                 attributes: [.posixPermissions: 0o600])
         }
 
+        /// The redeemed tokens a pipeline started now on `file` remembers, oldest first.
+        static func tokensAfterRestart(
+            _ file: RedeemedTokenFile, capacity: Int = RedemptionPipeline.defaultCapacity
+        ) async throws -> [String] {
+            try await RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: capacity, persistingTo: file)
+                .redeemedTokens
+        }
+
         @Test func aRestartedPipelineRemembersWhatWasRedeemed() async throws {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory)
@@ -40,8 +48,7 @@ extension Practices {
                 let pipeline = try RedemptionPipeline(
                     redeemer: ImmediateRedeemer { token, _ in outcomes[token]! }, persistingTo: file)
                 for token in ["ok", "old", "gone", "down"] { _ = await pipeline.redeem(Practices.payload(token)) }
-                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
-                #expect(await restarted.redeemedTokens == ["ok", "gone"])
+                #expect(try await Self.tokensAfterRestart(file) == ["ok", "gone"])
             }
         }
 
@@ -181,8 +188,7 @@ extension Practices {
                 _ = await first.redeem(Practices.payload("a2"))
                 #expect(await first.persistenceFailure == nil)
                 #expect(await second.persistenceFailure == nil)
-                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
-                #expect(await restarted.redeemedTokens == ["a1", "b1", "a2"])
+                #expect(try await Self.tokensAfterRestart(file) == ["a1", "b1", "a2"])
             }
         }
 
@@ -199,8 +205,7 @@ extension Practices {
                 _ = await second.redeem(Practices.payload("b2"))
                 _ = await first.redeem(Practices.payload("a1"))
                 // Not o2, which the file had dropped while the first pipeline still held it.
-                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 3, persistingTo: file)
-                #expect(await restarted.redeemedTokens == ["b1", "b2", "a1"])
+                #expect(try await Self.tokensAfterRestart(file, capacity: 3) == ["b1", "b2", "a1"])
             }
         }
 
@@ -215,8 +220,7 @@ extension Practices {
                 try #require(Self.write(Data("not json".utf8), to: file))
                 _ = await pipeline.redeem(Practices.payload("t3"))
                 #expect(await pipeline.persistenceFailure == nil)
-                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
-                #expect(await restarted.redeemedTokens == ["t1", "t2", "t3"])
+                #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2", "t3"])
             }
         }
 
@@ -236,8 +240,7 @@ extension Practices {
                 try FileManager.default.removeItem(atPath: file.path)
                 _ = await pipeline.redeem(Practices.payload("t2"))
                 #expect(await pipeline.persistenceFailure == nil)
-                let restarted = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
-                #expect(await restarted.redeemedTokens == ["t1", "t2"])
+                #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2"])
             }
         }
 
