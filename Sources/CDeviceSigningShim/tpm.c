@@ -22,32 +22,63 @@ struct dss_tpm_library {
     OSSL_PROVIDER *tpm;
 };
 
-/* Loads the tpm2 provider into lib, reaching the TPM of tcti (NULL: the environment's).
- * tpm2-openssl 1.1.1 takes its TCTI from TPM2OPENSSL_TCTI only (its "tcti" configuration parameter
- * is not read: the provider falls back to tss2's default search), so a tcti other than the
- * environment's is set there for the duration of the load, then the variable is restored. That
- * change is skipped when the environment already names tcti, and a restore that fails fails the
- * load rather than leave another TPM's TCTI behind. */
+/* "TPM2OPENSSL_TCTI=" and a value of up to DSS_TPM_TCTI_MAX bytes: the environment entry this
+ * shim owns. The first time the variable must change, putenv puts this buffer itself into the
+ * environment; later changes rewrite its value in place. So only that first change can move the
+ * environment's array (glibc's setenv of a new name reallocates it, its unsetenv shifts it, under
+ * any thread's getenv); a value rewritten in place is at worst read half-written by a reader
+ * other than the (serialized) loads. The last byte stays NUL, so every read ends inside it. */
+static char dss_tcti_entry[sizeof DSS_TPM_TCTI_VARIABLE "=" + DSS_TPM_TCTI_MAX + 1];
+#define DSS_TCTI_VALUE (dss_tcti_entry + sizeof DSS_TPM_TCTI_VARIABLE "=" - 1)
+
+/* Makes TPM2OPENSSL_TCTI's value `value` (at most DSS_TPM_TCTI_MAX bytes): in place while the
+ * environment holds this shim's entry; otherwise (the first change, or someone's setenv replaced
+ * the entry) the entry is filled while nobody can read it, then put in by putenv. */
+static int dss_tcti_set(const char *value) {
+    size_t len = strlen(value);
+    if (len > DSS_TPM_TCTI_MAX) return 0;
+    memcpy(dss_tcti_entry, DSS_TPM_TCTI_VARIABLE "=", sizeof DSS_TPM_TCTI_VARIABLE "=" - 1);
+    if (getenv(DSS_TPM_TCTI_VARIABLE) == DSS_TCTI_VALUE) {
+        memcpy(DSS_TCTI_VALUE, value, len + 1);
+        return 1;
+    }
+    memcpy(DSS_TCTI_VALUE, value, len + 1);
+    return putenv(dss_tcti_entry) == 0;
+}
+
+/* Loads the tpm2 provider into lib, reaching the TPM of tcti. tpm2-openssl 1.1.1 takes its TCTI
+ * from TPM2OPENSSL_TCTI only (its "tcti" configuration parameter never reaches it), so a tcti
+ * other than the variable's value is put there for the duration of the load (dss_tcti_set), then
+ * the previous value comes back; a variable that was not set comes back empty, which every reader
+ * here takes as not set. A restore that fails fails the load rather than leave another TPM's
+ * TCTI behind. */
 static OSSL_PROVIDER *dss_tpm_load_provider(OSSL_LIB_CTX *lib, const char *tcti) {
     const char *current = getenv(DSS_TPM_TCTI_VARIABLE);
-    if (tcti == NULL || (current != NULL && strcmp(current, tcti) == 0)) {
-        return OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    if (current != NULL && strcmp(current, tcti) == 0) return OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    char previous[DSS_TPM_TCTI_MAX + 1] = "";
+    if (current != NULL) {
+        size_t len = strlen(current);
+        if (len > DSS_TPM_TCTI_MAX) return NULL;
+        memcpy(previous, current, len + 1);
     }
-    char *previous = current != NULL ? OPENSSL_strdup(current) : NULL;
-    if (current != NULL && previous == NULL) return NULL;
     OSSL_PROVIDER *provider = NULL;
-    if (setenv(DSS_TPM_TCTI_VARIABLE, tcti, 1) == 0) provider = OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
-    int restored = previous != NULL ? setenv(DSS_TPM_TCTI_VARIABLE, previous, 1) == 0
-                                    : unsetenv(DSS_TPM_TCTI_VARIABLE) == 0;
-    OPENSSL_free(previous);
-    if (!restored && provider != NULL) {
+    if (dss_tcti_set(tcti)) provider = OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    if (!dss_tcti_set(previous) && provider != NULL) {
         OSSL_PROVIDER_unload(provider);
         provider = NULL;
     }
     return provider;
 }
 
+const char *dss_tpm_environment_tcti(void) {
+    const char *value = getenv(DSS_TPM_TCTI_VARIABLE);
+    return value != NULL && value[0] != '\0' ? value : NULL;
+}
+
 dss_tpm_library *dss_tpm_library_open(const char *tcti) {
+    if (tcti == NULL) tcti = dss_tpm_environment_tcti();
+    if (tcti == NULL) tcti = DSS_TPM_DEFAULT_TCTI;
+    if (tcti[0] == '\0' || strlen(tcti) > DSS_TPM_TCTI_MAX) return NULL;
     dss_tpm_library *library = OPENSSL_zalloc(sizeof *library);
     if (library == NULL) return NULL;
     library->lib = OSSL_LIB_CTX_new();

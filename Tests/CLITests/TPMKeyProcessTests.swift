@@ -208,5 +208,25 @@ extension CLISubprocessTests {
             #expect(result.status == 1 && result.out.isEmpty, "\(result.summary)")
             #expect(result.err.contains("Error: ") && result.err.contains(tcti), "\(result.summary)")
         }
+
+        /// Without TPM2OPENSSL_TCTI, or with it empty, the TPM is the kernel's resource manager:
+        /// never tss2's default search, whose last stop is a simulator on localhost:2321 that any
+        /// local user could run and so be handed the key generated "in the TPM".
+        @Test(arguments: [nil, ""] as [String?])
+        func withoutATCTITheTPMIsTheKernelsResourceManager(variable: String?) async throws {
+            guard Self.available else { return }
+            guard !FileManager.default.fileExists(atPath: "/dev/tpmrm0") else {
+                print("⚠️  SKIPPED: this machine has /dev/tpmrm0, so the default TCTI would reach a real TPM.")
+                return
+            }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(
+                ["key", "generate", "--tpm"] + sandbox.storeArguments, passphrase: nil,
+                extra: Self.modulesEnvironment.merging(variable.map { ["TPM2OPENSSL_TCTI": $0] } ?? [:]) { $1 })
+            #expect(result.status == 1 && result.out.isEmpty, "\(result.summary)")
+            #expect(result.err.contains("TCTI \"device:/dev/tpmrm0\" (the default"), "\(result.summary)")
+            #expect(!result.err.contains("2321"), "\(result.summary)")
+        }
     }
 }

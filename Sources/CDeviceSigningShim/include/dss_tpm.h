@@ -14,16 +14,26 @@
 /// A library context with the `default` and `tpm2` providers loaded, and their handles.
 typedef struct dss_tpm_library dss_tpm_library;
 
+/// The TCTI used when none is given and TPM2OPENSSL_TCTI is not set (or empty): the kernel's
+/// resource manager. Never tss2's default search, which ends at a simulator on localhost:2321
+/// that any local user could run: a TPM reached over the network is used only when named.
+#define DSS_TPM_DEFAULT_TCTI "device:/dev/tpmrm0"
+/// The longest TCTI configuration accepted, in bytes.
+#define DSS_TPM_TCTI_MAX 1024
+
+/// TPM2OPENSSL_TCTI's value when it is set and not empty, else NULL. Owned by the environment.
+const char *dss_tpm_environment_tcti(void);
+
 /// Opens a library context and loads `default` and `tpm2` into it (implicit fetches prefer
 /// `default`: hashing and random numbers stay in software). The provider connects to the TPM
-/// here. `tcti` is the TCTI configuration to use, or NULL for the one in the environment
-/// (TPM2OPENSSL_TCTI, else tss2's default search). tpm2-openssl 1.1.1 reads only that
-/// environment variable (its `tcti` configuration parameter never reaches it), so a `tcti` other
+/// here. `tcti` is the TCTI configuration to use (1 to DSS_TPM_TCTI_MAX bytes), or NULL for the
+/// environment's (dss_tpm_environment_tcti), else DSS_TPM_DEFAULT_TCTI. tpm2-openssl 1.1.1 reads
+/// only TPM2OPENSSL_TCTI (its `tcti` configuration parameter never reaches it), so a `tcti` other
 /// than the variable's value is put into TPM2OPENSSL_TCTI for the load and the previous value is
-/// restored after it (a failed restore fails the open). glibc's setenv and unsetenv are unsafe
-/// against a getenv on any other thread (libcurl and OpenSSL read the environment), so the caller
-/// serializes calls, and a multi-threaded program passes the TCTI the environment names (no
-/// change is made then, as the CLI does) or opens TPM sessions before other threads run.
+/// restored after it (a failed restore fails the open); a variable that was not set is left set
+/// and empty. The variable is an entry this shim owns, rewritten in place: only the first change
+/// can move the environment's array under another thread's getenv (a program that starts threads
+/// early sets TPM2OPENSSL_TCTI, even empty, before). The caller serializes calls.
 /// NULL on failure (error queue set).
 dss_tpm_library *dss_tpm_library_open(const char *tcti);
 

@@ -6,7 +6,8 @@ struct KeyGenerateCommand: CLICommand {
     static let tpm = Flag(
         "tpm",
         help: "Generate the key inside the TPM 2.0 (OpenSSL's tpm2 provider; "
-            + "TCTI from TPM2OPENSSL_TCTI): the private key never leaves it, and no passphrase is asked for.")
+            + "TCTI from TPM2OPENSSL_TCTI, else device:/dev/tpmrm0): the private key never leaves it, "
+            + "and no passphrase is asked for.")
 
     static let spec = KeyOptions.spec(
         "generate",

@@ -29,10 +29,11 @@ struct KeyStoreAccess: Sendable {
             && isDirectory.boolValue
     }
 
-    /// The TPM of hardware-bound keys: the TCTI in this command's `TPM2OPENSSL_TCTI`, else tss2's
-    /// default search.
+    /// The TPM of hardware-bound keys: the TCTI in this command's `TPM2OPENSSL_TCTI` unless empty,
+    /// else the library's default (`device:/dev/tpmrm0`).
     var tpm: TPMConfiguration {
-        TPMConfiguration(tcti: context.environment[TPMConfiguration.tctiVariable])
+        let named = context.environment[TPMConfiguration.tctiVariable]
+        return TPMConfiguration(tcti: named?.isEmpty == false ? named : nil)
     }
 
     /// Opens the store; `create` makes the directory (mode 0700) when it is missing.

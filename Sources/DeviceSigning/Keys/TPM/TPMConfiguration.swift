@@ -4,24 +4,29 @@ import Foundation
 /// How to reach the TPM 2.0 that holds hardware-bound keys, through OpenSSL's `tpm2` provider
 /// (Debian `tpm2-openssl`).
 ///
-/// Nothing about the TPM is hard-wired: the TCTI (tss2's "TPM Command Transmission Interface"
-/// configuration) is `tcti` when set, otherwise the process's `TPM2OPENSSL_TCTI` (the provider's
-/// own variable), otherwise tss2's default search (tabrmd, `/dev/tpmrm0`, `/dev/tpm0`, then a
-/// simulator at localhost:2321).
+/// The TCTI (tss2's "TPM Command Transmission Interface" configuration) is `tcti` when set,
+/// otherwise the process's `TPM2OPENSSL_TCTI` (the provider's own variable) when set and not
+/// empty, otherwise ``defaultTCTI``, the kernel's resource manager. Never tss2's default search:
+/// it ends at a simulator on localhost:2321, which any local user could run to be handed the
+/// keys a device generates, so a TPM reached over the network is used only when named.
 public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// The environment variable tpm2-openssl reads its TCTI from.
     public static let tctiVariable = "TPM2OPENSSL_TCTI"
     /// The longest TCTI string accepted.
-    static let maximumTCTILength = 1024
+    static let maximumTCTILength = Int(DSS_TPM_TCTI_MAX)
+    /// The TCTI used when neither `tcti` nor `TPM2OPENSSL_TCTI` names one: `device:/dev/tpmrm0`.
+    public static let defaultTCTI = DSS_TPM_DEFAULT_TCTI
 
     /// The TCTI, as `TPM2OPENSSL_TCTI` takes it: `device:/dev/tpmrm0` (the kernel's resource
     /// manager, on a device), `swtpm:host=127.0.0.1,port=2321` (a software TPM), `tabrmd`. nil:
-    /// the process's `TPM2OPENSSL_TCTI`, or tss2's default search when that is not set.
+    /// the process's `TPM2OPENSSL_TCTI`, or ``defaultTCTI`` when that is not set or empty.
     ///
-    /// tpm2-openssl 1.1.1 reads its TCTI only from `TPM2OPENSSL_TCTI`, so a `tcti` other than the
-    /// variable's value is set there while the provider loads, and restored after. Changing the
-    /// environment is unsafe while another thread reads it, so in a multi-threaded program set
-    /// the variable before it starts, or connect before other threads run.
+    /// tpm2-openssl 1.1.1 reads its TCTI only from `TPM2OPENSSL_TCTI`, so a TCTI other than the
+    /// variable's value is put there while the provider loads, and the previous value comes back
+    /// after (a variable that was not set is then set and empty). The variable's entry is the
+    /// library's own and is rewritten in place, so only the first change can move the
+    /// environment's array under another thread's `getenv`: a program that starts threads
+    /// early sets `TPM2OPENSSL_TCTI` (even empty) before.
     public var tcti: String?
     /// The longest wait for one TPM operation, connecting included. A TPM that does not answer in
     /// time makes the operation fail with `.tpmUnavailable` instead of blocking its caller; the
@@ -33,7 +38,8 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
         self.timeout = timeout
     }
 
-    /// The TCTI of the environment (`TPM2OPENSSL_TCTI`), with the default timeout.
+    /// The TCTI of the environment (`TPM2OPENSSL_TCTI`, else ``defaultTCTI``), with the default
+    /// timeout.
     public static let environment = TPMConfiguration()
 
     /// Whether OpenSSL's tpm2 provider module is installed (its file is in OpenSSL's module
@@ -45,11 +51,10 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// Which TCTI is tried, in words for error messages (configuration, never secret).
     var target: String {
         if let tcti { return "TCTI \"\(tcti)\"" }
-        if let variable = ProcessInfo.processInfo.environment[Self.tctiVariable] {
+        if let variable = ProcessInfo.processInfo.environment[Self.tctiVariable], !variable.isEmpty {
             return "TCTI \"\(variable)\" (from \(Self.tctiVariable))"
         }
-        return "tss2's default TCTI search (\(Self.tctiVariable) is not set: tried tabrmd, /dev/tpmrm0, "
-            + "/dev/tpm0 and a simulator at localhost:2321)"
+        return "TCTI \"\(Self.defaultTCTI)\" (the default: \(Self.tctiVariable) is not set)"
     }
 
     /// The timeout in seconds for a Dispatch deadline (at least one millisecond).
