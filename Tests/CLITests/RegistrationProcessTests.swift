@@ -123,7 +123,9 @@ extension CLISubprocessTests {
             try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .status, status: 500, count: 1))
             let refused = try await sandbox.run(["rotate", "--key", keyId] + store)
             #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
-            #expect(refused.err.contains("refused the new key") && refused.err.contains("500"), "\(refused.summary)")
+            #expect(
+                refused.err.contains("500") && refused.err.contains("still verifies dispatch target")
+                    && refused.err.contains("with the old key"), "\(refused.summary)")
             #expect(refused.err.contains("Both keys are kept"), "\(refused.summary)")
             let listed = try #require(
                 try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
@@ -204,6 +206,76 @@ extension CLISubprocessTests {
                 "\(rotated.summary)")
             let keys = try await keyIds(sandbox)
             #expect(keys.count == 2 && keys.contains(keyId), "both keys remain: \(keys)")
+        }
+
+        /// The backend applied the rotation, then answered a server error. Before, both keys were
+        /// kept with the old one registered here, the backend holding the new one; the advice then
+        /// led to a device no stored key could sign for. Now the backend is asked which key it holds.
+        @Test func aRotationAppliedBeforeAServerErrorCompletes() async throws {
+            let backend = try RotationBackendStandIn()
+            defer { backend.stop() }
+            backend.script.withLock { $0.patchStatusAfterApplying = 500 }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let oldKeyId = try await registeredKey(in: sandbox, at: backend.baseURL)
+
+            let rotated = try await sandbox.run(["rotate", "--key", oldKeyId, "--json"] + sandbox.storeArguments)
+            #expect(rotated.status == 0, "\(rotated.summary)")
+            #expect(rotated.err.contains("accepts the new key"), "\(rotated.summary)")
+            let newKeyId = try #require((try rotated.json() as? [String: Any])?["newKeyId"] as? String)
+            #expect(try await keyIds(sandbox) == [newKeyId])
+            #expect(try await keyJSON(sandbox, newKeyId)["dispatchTargetId"] as? String == "target-1")
+        }
+
+        /// The answer lost and the backend not answering the question either: both keys are kept.
+        /// Run again, rotate finds that the backend holds the first run's new key and completes
+        /// that rotation, instead of signing another with a key the backend no longer accepts.
+        @Test func aRotationWhoseOutcomeWasUnknownIsCompletedByTheNextRun() async throws {
+            let backend = try RotationBackendStandIn()
+            defer { backend.stop() }
+            backend.script.withLock { $0 = .init(patchStatusAfterApplying: 500, readStatus: 503) }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let oldKeyId = try await registeredKey(in: sandbox, at: backend.baseURL)
+
+            let unknown = try await sandbox.run(["rotate", "--key", oldKeyId] + sandbox.storeArguments)
+            #expect(unknown.status == 1, "\(unknown.summary)")
+            #expect(
+                unknown.err.contains("Whether the backend took the new key is unknown")
+                    && unknown.err.contains("Run 'fetchchannel rotate --key \(oldKeyId)' again"), "\(unknown.summary)")
+            let kept = try await keyIds(sandbox)
+            #expect(kept.count == 2 && kept.contains(oldKeyId), "\(kept)")
+            let firstNewKeyId = try #require(kept.subtracting([oldKeyId]).first)
+
+            backend.script.withLock { $0 = .init() }
+            let again = try await sandbox.run(["rotate", "--key", oldKeyId, "--json"] + sandbox.storeArguments)
+            #expect(again.status == 0, "\(again.summary)")
+            #expect(again.err.contains("An earlier rotation took effect"), "\(again.summary)")
+            #expect((try again.json() as? [String: Any])?["newKeyId"] as? String == firstNewKeyId)
+            #expect(try await keyIds(sandbox) == [firstNewKeyId], "no further key was made")
+            #expect(try await keyJSON(sandbox, firstNewKeyId)["dispatchTargetId"] as? String == "target-1")
+        }
+
+        /// The backend accepted the registration but the store could not record it (here the key
+        /// was deleted meanwhile): the error names the dispatch target the backend now holds.
+        @Test func aRegistrationThatCannotBeStoredNamesItsDispatchTarget() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let store = URL(fileURLWithPath: sandbox.store)
+            let backend = try RotationBackendStandIn {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? [] {
+                    try? FileManager.default.removeItem(at: store.appendingPathComponent(name))
+                }
+            }
+            defer { backend.stop() }
+            let keyId = try await sandbox.generateKey()
+            let registered = try await sandbox.run(
+                ["register", "--server", backend.baseURL.absoluteString, "--device-id", "phone-9", "--key", keyId]
+                    + sandbox.storeArguments)
+            #expect(registered.status == 1 && registered.out.isEmpty, "\(registered.summary)")
+            #expect(
+                registered.err.contains("as dispatch target target-1") && registered.err.contains("storing"),
+                "\(registered.summary)")
         }
 
         /// Security review: a further dispatch target for a known device needs that device's signature.

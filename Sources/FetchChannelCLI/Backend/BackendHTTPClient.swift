@@ -76,9 +76,9 @@ struct BackendHTTPClient: Sendable {
         return try await send(method, url, body: data, headers: fields, trust: trust)
     }
 
-    /// A request without a body (the clock reading of `skew`).
-    func get(_ url: URL, trust: TLSTrust = .system) async throws -> Answer {
-        try await send("GET", url, body: nil, headers: [:], trust: trust)
+    /// A request without a body (the clock reading of `skew`, the key probe of `rotate`).
+    func get(_ url: URL, headers: [String: String] = [:], trust: TLSTrust = .system) async throws -> Answer {
+        try await send("GET", url, body: nil, headers: headers, trust: trust)
     }
 
     private func send(

@@ -71,12 +71,22 @@ struct RegisterCommand: CLICommand {
         let headers = try siblingSignature(of: keyId, in: store)
         console.note("Registering key \(keyId) for device \(deviceId) with \(server)…")
         let (targetId, extId) = try await send(body, headers: headers)
-        try store.updateMetadata(keyId) { record in
-            record.dispatchTargetId = targetId
-            record.server = server.description
-            record.deviceId = deviceId
-            record.serverCAFile = backend.caFile
-            record.serverPins = backend.pins.isEmpty ? nil : backend.pins
+        do {
+            try store.updateMetadata(keyId) { record in
+                record.dispatchTargetId = targetId
+                record.server = server.description
+                record.deviceId = deviceId
+                record.serverCAFile = backend.caFile
+                record.serverPins = backend.pins.isEmpty ? nil : backend.pins
+            }
+        } catch {
+            // The backend holds the registration now: its id is what the operator needs.
+            throw CLIFailure(
+                .keyStore,
+                "\(server) registered key \(keyId) as dispatch target \(targetId) of device \(deviceId), but "
+                    + "storing that with the key failed (\(error)); this store cannot sign for that dispatch "
+                    + "target until it is recorded. Have the backend remove dispatch target \(targetId), or keep "
+                    + "its id to record it.")
         }
         if console.json {
             try console.printJSON([

@@ -16,10 +16,14 @@ struct RotateCommand: CLICommand {
             + "keys existed gets a new one), then PATCHes <server>\(DispatchTargetBody.path)/<id> with "
             + "{signatureKey: <new public JWK>, encryptionKey: <the encryption key>} carrying a Device-Signature made with the OLD key. Only when the "
             + "backend accepts (2xx) with an answer that names the same dispatch target is the registration moved "
-            + "to the new key and the old key deleted. Anything else (a refusal, a redirect, which is never "
-            + "followed, an answer for another target, no answer) keeps both keys and says which one the backend "
-            + "may hold. Prints the new key id; --json prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", "
-            + "\"server\"}.",
+            + "to the new key and the old key deleted. When the answer leaves it unknown whether the backend took "
+            + "the new key (no answer, a server error, an answer that names no target, the old key refused), the "
+            + "backend is asked: a read of the device's pending operations signed with the new key, then with the "
+            + "old one; the rotation completes if it accepts the new key. Otherwise both keys are kept and the "
+            + "error says which one the backend holds, if that is known; a refusal or redirect (never followed) "
+            + "keeps both keys too. Run again, rotate first asks whether the backend holds the new key of an "
+            + "earlier rotation of this registration and, if so, completes that one. Prints the new key id; --json "
+            + "prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
         options: [key, CommonOptions.store, CommonOptions.passphraseFile, CommonOptions.json]
     )
 
@@ -32,6 +36,13 @@ struct RotateCommand: CLICommand {
         let trust: TLSTrust
 
         var oldKeyId: String { metadata.keyId }
+
+        /// Asks the backend which key it holds for this target; nil without a recorded device id.
+        var probe: DispatchTargetKeyProbe? {
+            metadata.deviceId.map {
+                DispatchTargetKeyProbe(server: server, deviceId: $0, targetId: targetId, trust: trust)
+            }
+        }
     }
 
     let access: KeyStoreAccess
@@ -47,6 +58,13 @@ struct RotateCommand: CLICommand {
         let (store, oldKeyId) = try access.openKey(key)
         let registration = try registration(of: oldKeyId, in: store)
         let (oldKey, passphrase) = try access.loadPrivateKey(oldKeyId, from: store)
+        // 0. An earlier rotation whose answer was lost may have taken effect.
+        if let earlier = try await earlierNewKey(of: registration, oldKey: oldKey, passphrase: passphrase, in: store) {
+            console.note(
+                "An earlier rotation took effect: \(registration.server) verifies dispatch target "
+                    + "\(registration.targetId) with key \(earlier), made by it.")
+            return try complete(registration, newKeyId: earlier, in: store)
+        }
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
         let (newKeyId, newPublicJWK, encryptionJWK) = try storeNewKey(
             replacing: oldKey, of: registration, passphrase: passphrase, in: store)
@@ -55,15 +73,57 @@ struct RotateCommand: CLICommand {
                 + "target \(registration.targetId)…")
         // 2. The backend update, signed with the old key.
         let body = DispatchTargetBody.rotation(signatureKey: newPublicJWK, encryptionKey: encryptionJWK)
-        let answer = try await send(body, signedWith: oldKey, for: registration, newKeyId: newKeyId)
-        let targetId = registration.targetId
-        guard (200..<300).contains(answer.status), DispatchTargetBody.targetId(of: answer) == targetId else {
-            // 3a. Anything but an acceptance that names this dispatch target: both keys stay.
+        let answer: BackendHTTPClient.Answer?
+        let why: String
+        do {
+            let sent = try await send(body, signedWith: oldKey, for: registration)
+            (answer, why) = (sent, Self.unconfirmed(sent, targetId: registration.targetId))
+        } catch let failure as CLIFailure {
+            (answer, why) = (nil, failure.message)
+        }
+        if let answer, (200..<300).contains(answer.status),
+            DispatchTargetBody.targetId(of: answer) == registration.targetId
+        {
+            // 3a. Accepted, for this target.
+            return try complete(registration, newKeyId: newKeyId, in: store)
+        }
+        if let answer, (300..<500).contains(answer.status), !DispatchTargetKeyProbe.isInvalidSignature(answer) {
+            // 3b. Refused before any change: the backend keeps the old key.
             throw CLIFailure(
                 .backend,
-                Self.rotationNotConfirmed(answer, oldKeyId: oldKeyId, newKeyId: newKeyId, targetId: targetId))
+                "the backend did not take the new key: \(answer.summary). It most likely still holds the old key. "
+                    + Self.bothKept(oldKeyId, newKeyId)
+                    + " Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry.")
         }
-        // 3b. Accepted, for this target: the registration moves to the new key, then the old key goes.
+        // 3c. Unknown: the backend is asked which key it holds.
+        var newKeyAcceptance: DispatchTargetKeyProbe.Acceptance?
+        if let probe = registration.probe,
+            let newKey = try? store.load(newKeyId, passphrase: passphrase, tpm: access.tpm)
+        {
+            newKeyAcceptance = await probe.acceptance(of: newKey)
+        }
+        switch newKeyAcceptance {
+        case .accepted:
+            console.note("\(why); but the backend accepts the new key for the dispatch target, so it took it.")
+            return try complete(registration, newKeyId: newKeyId, in: store)
+        case .refused where await registration.probe?.acceptance(of: oldKey) == .accepted:
+            throw CLIFailure(
+                .backend,
+                "\(why). The backend still verifies dispatch target \(registration.targetId) with the old key, so "
+                    + "it did not take the new one. " + Self.bothKept(oldKeyId, newKeyId)
+                    + " Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry.")
+        case .refused?, .unknown?, nil:
+            throw CLIFailure(
+                .backend,
+                "\(why). Whether the backend took the new key is unknown. " + Self.bothKept(oldKeyId, newKeyId)
+                    + " Run 'fetchchannel rotate --key \(oldKeyId)' again: it first asks the backend whether it "
+                    + "holds the new key.")
+        }
+    }
+
+    /// Moves the registration to `newKeyId` and deletes the old key; prints the new key id.
+    private func complete(_ registration: Registration, newKeyId: String, in store: KeyStore) throws -> Int32 {
+        let (oldKeyId, targetId) = (registration.oldKeyId, registration.targetId)
         try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
         try store.delete(oldKeyId)
         if console.json {
@@ -77,6 +137,39 @@ struct RotateCommand: CLICommand {
         console.note(
             "Rotated: dispatch target \(targetId) now verifies with key \(newKeyId); key \(oldKeyId) was deleted.")
         return ExitCode.success
+    }
+
+    /// The new key of an earlier rotation of this registration, when the backend holds it: a key
+    /// of the store for the same device and server that was never registered (an unconfirmed
+    /// rotation leaves its new key so). The backend is asked only when there is such a key, and
+    /// each of them only when it refuses the old key; when it accepts none of them, the
+    /// registration cannot be rotated from here and nothing more is made.
+    private func earlierNewKey(
+        of registration: Registration, oldKey: P256.Signing.PrivateKey, passphrase: SecureBytes?,
+        in store: KeyStore
+    ) async throws -> String? {
+        guard let probe = registration.probe else { return nil }
+        let candidates = try store.list().filter { candidate in
+            candidate.keyId != registration.oldKeyId && candidate.dispatchTargetId == nil
+                && candidate.deviceId == probe.deviceId
+                && candidate.server.flatMap { try? BackendURL(parsing: $0) } == registration.server
+        }
+        guard !candidates.isEmpty, await probe.acceptance(of: oldKey) == .refused else { return nil }
+        for candidate in candidates {
+            // Made by rotate, it is protected as the old key is; another key is not a candidate.
+            guard let key = try? store.load(candidate.keyId, passphrase: passphrase, tpm: access.tpm) else { continue }
+            if await probe.acceptance(of: key) == .accepted { return candidate.keyId }
+        }
+        throw CLIFailure(
+            .backend,
+            "\(registration.server) refuses key \(registration.oldKeyId) for dispatch target \(registration.targetId)"
+                + " (\(WireErrorCode.invalidSignature)), and no unregistered key of this store for device "
+                + "\(probe.deviceId) is accepted either: it holds a key this store does not have, so the "
+                + "registration cannot be rotated from here. Register a new key for the device instead.")
+    }
+
+    private static func bothKept(_ oldKeyId: String, _ newKeyId: String) -> String {
+        "Both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered)."
     }
 
     /// The registration of the key asked for; a key that is not registered has nothing to rotate.
@@ -122,60 +215,43 @@ struct RotateCommand: CLICommand {
                 newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
             return (keyId, newKey.publicKey.jwk)
         }()
-        var record = try store.copyEncryptionKey(from: registration.oldKeyId, to: newKeyId)
-        if record.encryptionJWK == nil {
-            // The old key was made before encryption keys existed: a rotation is this
-            // registration's next one, so the new key gets its encryption key now.
-            record = try store.addEncryptionKey(newKeyId, passphrase: passphrase, tpm: access.tpm)
+        do {
+            var record = try store.copyEncryptionKey(from: registration.oldKeyId, to: newKeyId)
+            if record.encryptionJWK == nil {
+                // The old key was made before encryption keys existed: a rotation is this
+                // registration's next one, so the new key gets its encryption key now.
+                record = try store.addEncryptionKey(newKeyId, passphrase: passphrase, tpm: access.tpm)
+            }
+            return (newKeyId, publicJWK, record.encryptionJWK)
+        } catch {
+            // Nothing was sent: a new key without its encryption key is of no use, and left
+            // behind it would look like the new key of an unconfirmed rotation.
+            try? store.delete(newKeyId)
+            throw error
         }
-        return (newKeyId, publicJWK, record.encryptionJWK)
     }
 
-    /// PATCHes the dispatch target with a Device-Signature of the old key. No answer at all leaves
-    /// it unknown whether the backend took the new key: both keys are kept, and the failure says so.
+    /// PATCHes the dispatch target with a Device-Signature of the old key; throws `CLIFailure`
+    /// when there is no answer.
     private func send(
-        _ body: [String: Any], signedWith oldKey: P256.Signing.PrivateKey, for registration: Registration,
-        newKeyId: String
+        _ body: [String: Any], signedWith oldKey: P256.Signing.PrivateKey, for registration: Registration
     ) async throws -> BackendHTTPClient.Answer {
         let signature = try DeviceSignatureSigner(
             key: oldKey, dispatchTargetId: registration.targetId, clock: SystemWallClock()
         ).headerValue()
         let url = registration.server.appending(
             path: DispatchTargetBody.path + "/" + BackendURL.segment(registration.targetId))
-        do {
-            return try await BackendHTTPClient().send(
-                "PATCH", url, json: body, headers: [DeviceSignatureSigner.headerName: signature],
-                trust: registration.trust)
-        } catch let failure as CLIFailure {
-            let oldKeyId = registration.oldKeyId
-            throw CLIFailure(
-                .backend,
-                "\(failure.message). Whether the backend took the new key is unknown, so both keys are kept: old "
-                    + "\(oldKeyId) (still registered here) and new \(newKeyId) (unregistered). Run 'fetchchannel "
-                    + "rotate --key \(oldKeyId)' again; if the backend answers \(WireErrorCode.invalidSignature), it "
-                    + "holds the new key: then delete the old key and register the new one.")
-        }
+        return try await BackendHTTPClient().send(
+            "PATCH", url, json: body, headers: [DeviceSignatureSigner.headerName: signature],
+            trust: registration.trust)
     }
 
-    /// Why a rotation was not confirmed, which key the backend may hold, and what to do.
-    static func rotationNotConfirmed(
-        _ answer: BackendHTTPClient.Answer, oldKeyId: String, newKeyId: String,
-        targetId: String
-    ) -> String {
-        let kept = "Both keys are kept: old \(oldKeyId) (still registered here) and new \(newKeyId) (unregistered)."
-        let check =
-            "Run 'fetchchannel rotate --key \(oldKeyId)' again; if the backend answers \(WireErrorCode.invalidSignature), it holds"
-            + " the new key: then delete the old key and register the new one."
+    /// Why an answer does not confirm the rotation, as the start of a sentence.
+    static func unconfirmed(_ answer: BackendHTTPClient.Answer, targetId: String) -> String {
         switch answer.status {
-        case 200..<300:
-            return "the backend answered \(answer.summary), which does not confirm dispatch target \(targetId). "
-                + "Whether it took the new key is unknown. \(kept) \(check)"
-        case 300..<500:
-            return "the backend did not take the new key: \(answer.summary). It most likely still holds the old key."
-                + " \(kept) Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry."
-        default:
-            return "the backend refused the new key: \(answer.summary). A server error can come after the change was"
-                + " made, so whether it took the new key is unknown. \(kept) \(check)"
+        case 200..<300: "the backend answered \(answer.summary), which does not confirm dispatch target \(targetId)"
+        case 300..<500: "the backend refused the old key's signature: \(answer.summary)"
+        default: "the backend answered \(answer.summary); a server error can come after the change was made"
         }
     }
 }
