@@ -270,6 +270,14 @@ extension CLIOfflineProcessTests {
             #expect(noMatch.status == 64, "\(noMatch.summary)")
             let unknown = try await sandbox.run(["key", "show", "zzzzzzzz"] + sandbox.storeArguments)
             #expect(unknown.status == 1 && unknown.err.contains("no key in"), "\(unknown.summary)")
+            // A whole key id of no key names the key and the store, not a file of it.
+            let absent = String(repeating: "A", count: 43)
+            for command in [["key", "show", absent], ["sign", "--key", absent]] {
+                let result = try await sandbox.run(command + sandbox.storeArguments)
+                #expect(
+                    result.status == 1 && result.err.contains("There is no key \(absent) in")
+                        && !result.err.contains(".json"), "\(result.summary)")
+            }
         }
     }
 }

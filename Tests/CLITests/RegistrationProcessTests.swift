@@ -344,6 +344,22 @@ extension CLISubprocessTests {
             #expect(result.status == 64 && result.err.contains("'..' segments"), "\(result.summary)")
         }
 
+        /// A port out of range, or a '%' that starts no escape, is a usage error (64) before
+        /// anything is sent. Before, the port failed later as a network error (1), and `%zz` was
+        /// silently registered as `%25zz`.
+        @Test(arguments: [
+            "http://127.0.0.1:99999", "http://127.0.0.1:0", "http://127.0.0.1:9/a%zz", "http://127.0.0.1:9/%4",
+        ])
+        func aServerURLWithABadPortOrEscapeIsAUsageError(server: String) async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let result = try await sandbox.run(
+                ["register", "--server", server, "--device-id", "d", "--key", keyId] + sandbox.storeArguments)
+            #expect(result.status == 64, "\(result.summary)")
+            #expect(result.err.contains("port") || result.err.contains("'%'"), "\(result.summary)")
+        }
+
         @Test func unregisteredKeysAndUnreachableBackends() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

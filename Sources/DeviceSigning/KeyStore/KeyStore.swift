@@ -166,8 +166,13 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         // A key file whose record is missing or unreadable still opens (it may be the only
         // copy); with a record, the file must be what the record says.
         let record = try? readMetadata(keyId)
-        let key = try readPrivateKey(
-            Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm, hardwareBound: record?.isHardwareBound)
+        let key: P256.Signing.PrivateKey
+        do {
+            key = try readPrivateKey(
+                Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm, hardwareBound: record?.isHardwareBound)
+        } catch let error as DeviceSigningError where error.code == .keyNotFound && record == nil {
+            throw noSuchKey(keyId)
+        }
         guard key.publicKey.jwkThumbprint == keyId else {
             throw DeviceSigningError(
                 .corruptKeyFile,
@@ -238,7 +243,7 @@ public final class KeyStore: Sendable, CustomStringConvertible {
             if removedKey { try storage.syncDirectory() }
             if try storage.remove(Self.encryptionKeyFile(keyId)) { try storage.syncDirectory() }
             guard removedRecord || removedKey else {
-                throw DeviceSigningError(.keyNotFound, "There is no key \(keyId) in \(directory.path).")
+                throw noSuchKey(keyId)
             }
         }
     }
@@ -266,7 +271,17 @@ public final class KeyStore: Sendable, CustomStringConvertible {
 
     func readMetadata(_ keyId: String) throws -> KeyMetadata {
         let name = Self.metadataFile(keyId)
-        let data = try storage.readFile(name).withUnsafeBytes { Data($0) }
+        let data: Data
+        do {
+            data = try storage.readFile(name).withUnsafeBytes { Data($0) }
+        } catch let error as DeviceSigningError where error.code == .keyNotFound {
+            throw noSuchKey(keyId)
+        }
         return try KeyMetadata.decode(data, expectedKeyId: keyId, file: storage.filePath(name))
+    }
+
+    /// `.keyNotFound` for a key id with no entry: the store, not a file, is what a person looks in.
+    func noSuchKey(_ keyId: String) -> DeviceSigningError {
+        DeviceSigningError(.keyNotFound, "There is no key \(keyId) in \(directory.path).")
     }
 }

@@ -9,18 +9,23 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     let url: URL
 
     init(parsing text: String, option: String = "server") throws(UsageError) {
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-            let host = components.host, !host.isEmpty
+        // Foundation would encode a stray '%' (`%zz` became `%25zz`): a URL other than the one given.
+        guard Self.escapesAreWellFormed(text), let components = URLComponents(string: text),
+            let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty
         else {
             throw UsageError(
                 .invalidValue,
-                "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a URL such as https://backend.example"
+                "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a URL such as "
+                    + "https://backend.example (a '%' starts an escape of two hexadecimal digits)"
             )
         }
         guard components.user == nil, components.password == nil, components.query == nil, components.fragment == nil
         else {
             throw UsageError(
                 .invalidValue, "the --\(option) URL must not contain user information, a query or a fragment")
+        }
+        if let port = components.port, !(1...65_535).contains(port) {
+            throw UsageError(.invalidValue, "the --\(option) URL's port must be 1 to 65535, not \(port)")
         }
         switch scheme {
         case "https":
@@ -55,6 +60,18 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
                     + "or escapes that are not UTF-8")
         }
         self.url = url
+    }
+
+    /// Whether every '%' of `text` starts an escape of two hexadecimal digits.
+    static func escapesAreWellFormed(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        func isHexDigit(_ offset: Int) -> Bool {
+            offset < bytes.count && Character(Unicode.Scalar(bytes[offset])).isHexDigit
+        }
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "%") {
+            guard isHexDigit(index + 1), isHexDigit(index + 2) else { return false }
+        }
+        return true
     }
 
     /// A stored server URL as output shows it: without user info (a hand-edited record may hold a
