@@ -212,7 +212,7 @@ extension CLISubprocessTests {
         /// kept with the old one registered here, the backend holding the new one; the advice then
         /// led to a device no stored key could sign for. Now the backend is asked which key it holds.
         @Test func aRotationAppliedBeforeAServerErrorCompletes() async throws {
-            let backend = try RotationBackendStandIn()
+            let backend = try DispatchTargetBackendStandIn()
             defer { backend.stop() }
             backend.script.withLock { $0.patchStatusAfterApplying = 500 }
             let sandbox = try CLISandbox()
@@ -231,7 +231,7 @@ extension CLISubprocessTests {
         /// Run again, rotate finds that the backend holds the first run's new key and completes
         /// that rotation, instead of signing another with a key the backend no longer accepts.
         @Test func aRotationWhoseOutcomeWasUnknownIsCompletedByTheNextRun() async throws {
-            let backend = try RotationBackendStandIn()
+            let backend = try DispatchTargetBackendStandIn()
             defer { backend.stop() }
             backend.script.withLock { $0 = .init(patchStatusAfterApplying: 500, readStatus: 503) }
             let sandbox = try CLISandbox()
@@ -262,7 +262,7 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let store = URL(fileURLWithPath: sandbox.store)
-            let backend = try RotationBackendStandIn {
+            let backend = try DispatchTargetBackendStandIn {
                 for name in (try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? [] {
                     try? FileManager.default.removeItem(at: store.appendingPathComponent(name))
                 }
@@ -276,6 +276,36 @@ extension CLISubprocessTests {
             #expect(
                 registered.err.contains("as dispatch target target-1") && registered.err.contains("storing"),
                 "\(registered.summary)")
+        }
+
+        /// One registration whose backend answers an operation of its own and one redeeming
+        /// elsewhere: its own is shown, so the exit is 2 (some failed), not 1 (all failed).
+        @Test func aBackendAnsweringAForeignOperationBesideItsOwnIsAPartialFailure() async throws {
+            let backend = try DispatchTargetBackendStandIn()
+            defer { backend.stop() }
+            func operation(_ token: String, _ redeemUrl: String) -> String {
+                #"{"creationTimeInEpochMillis":1,"dispatchChannel":"link","payload":{"contentType":"application/json","#
+                    + #""version":"1","redeemData":{"token":"\#(token)","redeemUrl":"\#(redeemUrl)"}}}"#
+            }
+            backend.script.withLock {
+                $0.operations = [
+                    operation("own-token", "{base}/nevisfido/token/redeem/authentication"),
+                    operation("foreign-token", "https://elsewhere.example/nevisfido/token/redeem/authentication"),
+                ]
+            }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            _ = try await registeredKey(in: sandbox, at: backend.baseURL)
+            let fetched = try await sandbox.run(["fetch", "--json"] + sandbox.storeArguments)
+            #expect(fetched.status == 2, "\(fetched.summary)")
+            let answer = try #require(try fetched.json() as? [String: Any])
+            let operations = answer["operations"] as? [[String: Any]] ?? []
+            let tokens = operations.map {
+                (($0["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["token"] as? String
+            }
+            #expect(tokens == ["own-token"], "\(fetched.summary)")
+            let errors = answer["errors"] as? [[String: Any]] ?? []
+            #expect(errors.map { $0["invalidResponseKind"] as? String } == ["foreignRedeemUrl"], "\(fetched.summary)")
         }
 
         /// Security review: a further dispatch target for a known device needs that device's signature.

@@ -26,7 +26,7 @@ struct FetchCommand: CLICommand {
             + "JWE to the key's encryption key, decrypted here (a key registered without one asks for "
             + "application/json). Prints the operations, oldest first (created, channel, server, token prefix), and "
             + "one line per failing backend on standard error with its typed error. Exit 0 when every backend "
-            + "answered, 2 when some failed, 1 when all failed. --policy picks the channels: accessibility "
+            + "answered, 2 when some failed (or one answered operations beside an error), 1 when all failed. --policy picks the channels: accessibility "
             + "(default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], "
             + "\"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis "
             + "and toleranceMillis, a network error networkKind, an invalid answer invalidResponseKind "
@@ -65,7 +65,8 @@ struct FetchCommand: CLICommand {
                 + (hidden > 0 ? " (\(hidden) on channels outside the \(policyName) policy not shown)" : "")
                 + ", \(errors.count) of \(selected.count) backend\(selected.count == 1 ? "" : "s") failed.")
         if errors.isEmpty { return ExitCode.success }
-        return errors.count >= selected.count ? ExitCode.failure : ExitCode.partial
+        // A backend that answered operations beside an error (one redeeming elsewhere) did answer.
+        return result.operations.isEmpty && errors.count >= selected.count ? ExitCode.failure : ExitCode.partial
     }
 
     /// The keys asked for with `--key`, or every registered key; each must be registered.

@@ -1,31 +1,37 @@
 import DeviceSigning
 import FetchChannelEmulator
+import FetchChannelWire
 import Foundation
 
-/// A backend stand-in for registrations and rotations whose answer is lost: it keeps one dispatch target
-/// (`target-1`) and its signature key, verifies Device-Signatures as a backend does, and applies a
-/// PATCH before answering it with whatever the test scripts (a server error, say), so that the
-/// client cannot tell from the answer whether the new key was taken. `GET` of the pending
-/// operations answers 200 with no operations to the key it holds, INVALID_SIGNATURE to another.
-final class RotationBackendStandIn: Sendable {
+/// A backend stand-in with one dispatch target (`target-1`), for what the reference backend
+/// does not do: it verifies Device-Signatures as a backend does, applies a PATCH before answering
+/// it with whatever the test scripts (a server error, say: the client cannot tell whether the new
+/// key was taken), and answers the pending operations the test scripts, encrypted to the
+/// registered encryption key when the request accepts `application/jose`. `GET` of the pending operations answers to the key it holds,
+/// INVALID_SIGNATURE to another.
+final class DispatchTargetBackendStandIn: Sendable {
     /// What the PATCH and the pending-operations reads answer while scripted otherwise.
     struct Script: Sendable {
         /// The status a PATCH answers after it was applied (nil: 200 naming the target).
         var patchStatusAfterApplying: Int?
         /// The status every pending-operations read answers instead of being verified (nil: verified).
         var readStatus: Int?
+        /// The operations a verified read answers, as JSON objects; `{base}` stands for the
+        /// stand-in's base URL.
+        var operations: [String] = []
     }
 
     static let targetId = "target-1"
     let script = Locked(Script())
     private let signatureKey = Locked<P256.Signing.PublicKey?>(nil)
+    private let encryptionKey = Locked<P256.KeyAgreement.PublicKey?>(nil)
     private let server: HTTPServer
     let baseURL: URL
 
     /// `beforeRegistering` runs when a registration arrives, before it is answered.
     init(beforeRegistering: @escaping @Sendable () -> Void = {}) throws {
-        let signatureKey = signatureKey
-        let script = script
+        let (signatureKey, encryptionKey, script) = (signatureKey, encryptionKey, script)
+        let base = Locked("")
         let verifier = try DeviceSignatureVerifier(clock: SystemWallClock()) { targetId in
             targetId == Self.targetId ? signatureKey.withLock { $0 } : nil
         }
@@ -40,17 +46,35 @@ final class RotationBackendStandIn: Sendable {
                 else { return false }
                 return true
             }
-            func key(in body: [UInt8]) -> P256.Signing.PublicKey? {
+            func jwk(_ member: String, in body: [UInt8]) -> JWK? {
                 let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-                guard let jwk = object?["signatureKey"] as? [String: Any],
+                guard let jwk = object?[member] as? [String: Any],
                     let data = try? JSONSerialization.data(withJSONObject: jwk)
                 else { return nil }
-                return try? P256.Signing.PublicKey(jwk: JWK(jsonRepresentation: data))
+                return try? JWK(jsonRepresentation: data)
+            }
+            func key(in body: [UInt8]) -> P256.Signing.PublicKey? {
+                jwk("signatureKey", in: body).flatMap { try? P256.Signing.PublicKey(jwk: $0) }
+            }
+            func operations(encrypted: Bool) -> HTTPServerAction {
+                let listed = script.withLock { $0.operations }.joined(separator: ",")
+                let body = Data(
+                    #"{"operations":[\#(listed)]}"#.replacingOccurrences(of: "{base}", with: base.withLock { $0 }).utf8)
+                guard encrypted, let recipient = encryptionKey.withLock({ $0 }),
+                    let compact = try? JWE.encrypt(body, to: recipient)
+                else { return .respond(.json(status: 200, body)) }
+                return .respond(
+                    HTTPResponse(
+                        status: 200, headers: [WireHeader.contentType: WireMediaType.joseUTF8],
+                        body: Array(compact.utf8)))
             }
             switch request.method {
             case "POST":
                 beforeRegistering()
                 signatureKey.withLock { $0 = key(in: request.body) }
+                encryptionKey.withLock {
+                    $0 = jwk("encryptionKey", in: request.body).flatMap { try? P256.KeyAgreement.PublicKey(jwk: $0) }
+                }
                 return json(201, #"{"id":"\#(Self.targetId)","extId":"ext-1"}"#)
             case "PATCH":
                 guard verified() else { return invalid }
@@ -63,10 +87,12 @@ final class RotationBackendStandIn: Sendable {
                 if let status = script.withLock({ $0.readStatus }) {
                     return json(status, #"{"errorCode":"UNAVAILABLE","message":"scripted"}"#)
                 }
-                return verified() ? json(200, #"{"operations":[]}"#) : invalid
+                let accept = request.headers[WireHeader.accept] ?? ""
+                return verified() ? operations(encrypted: accept.hasPrefix(WireMediaType.jose)) : invalid
             }
         }
         baseURL = try server.start().baseURL
+        base.withLock { [baseURL] in $0 = baseURL.absoluteString }
     }
 
     func stop() { server.stop() }
