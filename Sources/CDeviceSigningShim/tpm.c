@@ -24,7 +24,8 @@ struct dss_tpm_library {
 
 /* "TPM2OPENSSL_TCTI=" and a value of up to DSS_TPM_TCTI_MAX bytes: the environment entry this
  * shim owns. The first time the variable must change, putenv puts this buffer itself into the
- * environment; later changes rewrite its value in place. So only that first change can move the
+ * environment; later changes rewrite its value in place. So only a change that adds the variable
+ * (the first, unless it was set; or one after someone removed it) can move the
  * environment's array (glibc's setenv of a new name reallocates it, its unsetenv shifts it, under
  * any thread's getenv); a value rewritten in place is at worst read half-written by a reader
  * other than the (serialized) loads. The last byte stays NUL, so every read ends inside it. */
@@ -58,12 +59,21 @@ static OSSL_PROVIDER *dss_tpm_load_provider(OSSL_LIB_CTX *lib, const char *tcti)
     char previous[DSS_TPM_TCTI_MAX + 1] = "";
     if (current != NULL) {
         size_t len = strlen(current);
-        if (len > DSS_TPM_TCTI_MAX) return NULL;
+        if (len > DSS_TPM_TCTI_MAX) {
+            ERR_raise_data(ERR_LIB_USER, ERR_R_PASSED_INVALID_ARGUMENT,
+                           DSS_TPM_TCTI_VARIABLE " is over %d bytes", DSS_TPM_TCTI_MAX);
+            return NULL;
+        }
         memcpy(previous, current, len + 1);
     }
     OSSL_PROVIDER *provider = NULL;
-    if (dss_tcti_set(tcti)) provider = OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    if (dss_tcti_set(tcti)) {
+        provider = OSSL_PROVIDER_load(lib, DSS_TPM_PROVIDER);
+    } else {
+        ERR_raise_data(ERR_LIB_USER, ERR_R_SYS_LIB, "could not set " DSS_TPM_TCTI_VARIABLE);
+    }
     if (!dss_tcti_set(previous) && provider != NULL) {
+        ERR_raise_data(ERR_LIB_USER, ERR_R_SYS_LIB, "could not restore " DSS_TPM_TCTI_VARIABLE);
         OSSL_PROVIDER_unload(provider);
         provider = NULL;
     }
@@ -78,7 +88,10 @@ const char *dss_tpm_environment_tcti(void) {
 dss_tpm_library *dss_tpm_library_open(const char *tcti) {
     if (tcti == NULL) tcti = dss_tpm_environment_tcti();
     if (tcti == NULL) tcti = DSS_TPM_DEFAULT_TCTI;
-    if (tcti[0] == '\0' || strlen(tcti) > DSS_TPM_TCTI_MAX) return NULL;
+    if (tcti[0] == '\0' || strlen(tcti) > DSS_TPM_TCTI_MAX) {
+        ERR_raise_data(ERR_LIB_USER, ERR_R_PASSED_INVALID_ARGUMENT, "a TCTI is 1 to %d bytes", DSS_TPM_TCTI_MAX);
+        return NULL;
+    }
     dss_tpm_library *library = OPENSSL_zalloc(sizeof *library);
     if (library == NULL) return NULL;
     library->lib = OSSL_LIB_CTX_new();

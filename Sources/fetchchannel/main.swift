@@ -12,5 +12,11 @@ import FetchChannelCLI
 // SIGPIPE; the failed write is reported instead.
 signal(SIGPIPE, SIG_IGN)
 
+// The TPM library puts the TCTI of a load into TPM2OPENSSL_TCTI (tpm2-openssl reads nothing
+// else). Adding a variable can move the environment's array under another thread's getenv;
+// made here, before any other thread runs, every later change rewrites the value in place.
+// Empty means not set to every reader here.
+if getenv("TPM2OPENSSL_TCTI") == nil { setenv("TPM2OPENSSL_TCTI", "", 0) }
+
 let status = await FetchChannelCLI.run(Array(CommandLine.arguments.dropFirst()), context: .process())
 exit(status)

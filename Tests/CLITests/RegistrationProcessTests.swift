@@ -225,6 +225,26 @@ extension CLISubprocessTests {
             let newKeyId = try #require((try rotated.json() as? [String: Any])?["newKeyId"] as? String)
             #expect(try await keyIds(sandbox) == [newKeyId])
             #expect(try await keyJSON(sandbox, newKeyId)["dispatchTargetId"] as? String == "target-1")
+            // The questions asked for the answer encrypted, as fetch does: no token in plain text.
+            let accepts = backend.readAccepts.withLock { $0 }
+            #expect(accepts.count == 2 && accepts.allSatisfy { $0.hasPrefix("application/jose") }, "\(accepts)")
+        }
+
+        /// A backend (or a cache in front of it) that accepts the new key for a read but also the
+        /// old one proves nothing: both keys are kept, rather than the old key deleted on one answer.
+        @Test func aBackendThatAcceptsBothKeysForAReadDoesNotCompleteARotation() async throws {
+            let backend = try DispatchTargetBackendStandIn()
+            defer { backend.stop() }
+            backend.script.withLock { $0 = .init(patchStatusAfterApplying: 500, readsAcceptAnyKnownKey: true) }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let oldKeyId = try await registeredKey(in: sandbox, at: backend.baseURL)
+
+            let rotated = try await sandbox.run(["rotate", "--key", oldKeyId] + sandbox.storeArguments)
+            #expect(rotated.status == 1, "\(rotated.summary)")
+            #expect(rotated.err.contains("Whether the backend took the new key is unknown"), "\(rotated.summary)")
+            let kept = try await keyIds(sandbox)
+            #expect(kept.count == 2 && kept.contains(oldKeyId), "\(kept)")
         }
 
         /// The answer lost and the backend not answering the question either: both keys are kept.
@@ -378,16 +398,17 @@ extension CLISubprocessTests {
         /// anything is sent. Before, the port failed later as a network error (1), and `%zz` was
         /// silently registered as `%25zz`.
         @Test(arguments: [
-            "http://127.0.0.1:99999", "http://127.0.0.1:0", "http://127.0.0.1:9/a%zz", "http://127.0.0.1:9/%4",
+            ("http://127.0.0.1:99999", "port must be 1 to 65535, not 99999"),
+            ("http://127.0.0.1:0", "port must be 1 to 65535, not 0"),
+            ("http://127.0.0.1:9/a%zz", "a '%' starts an escape"), ("http://127.0.0.1:9/%4", "a '%' starts an escape"),
         ])
-        func aServerURLWithABadPortOrEscapeIsAUsageError(server: String) async throws {
+        func aServerURLWithABadPortOrEscapeIsAUsageError(server: String, reason: String) async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
             let result = try await sandbox.run(
                 ["register", "--server", server, "--device-id", "d", "--key", keyId] + sandbox.storeArguments)
-            #expect(result.status == 64, "\(result.summary)")
-            #expect(result.err.contains("port") || result.err.contains("'%'"), "\(result.summary)")
+            #expect(result.status == 64 && result.err.contains(reason), "\(result.summary)")
         }
 
         @Test func unregisteredKeysAndUnreachableBackends() async throws {

@@ -31,10 +31,10 @@ const char *dss_tpm_environment_tcti(void);
 /// only TPM2OPENSSL_TCTI (its `tcti` configuration parameter never reaches it), so a `tcti` other
 /// than the variable's value is put into TPM2OPENSSL_TCTI for the load and the previous value is
 /// restored after it (a failed restore fails the open); a variable that was not set is left set
-/// and empty. The variable is an entry this shim owns, rewritten in place: only the first change
+/// and empty. The variable is an entry this shim owns, rewritten in place: only a change adding it
 /// can move the environment's array under another thread's getenv (a program that starts threads
-/// early sets TPM2OPENSSL_TCTI, even empty, before). The caller serializes calls.
-/// NULL on failure (error queue set).
+/// early sets TPM2OPENSSL_TCTI, even empty, before). The caller serializes calls. A TCTI (or a
+/// TPM2OPENSSL_TCTI) over DSS_TPM_TCTI_MAX bytes is refused. NULL on failure (error queue set).
 dss_tpm_library *dss_tpm_library_open(const char *tcti);
 
 /// The library context (owned by `library`).

@@ -275,7 +275,9 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         do {
             data = try storage.readFile(name).withUnsafeBytes { Data($0) }
         } catch let error as DeviceSigningError where error.code == .keyNotFound {
-            throw noSuchKey(keyId)
+            // A key file without its record is an entry that lost its record: the file is named.
+            guard storage.exists(Self.privateKeyFile(keyId)) else { throw noSuchKey(keyId) }
+            throw error
         }
         return try KeyMetadata.decode(data, expectedKeyId: keyId, file: storage.filePath(name))
     }

@@ -4,15 +4,19 @@ import FetchChannelWire
 import Foundation
 
 /// Asks a backend whether it verifies a dispatch target's requests with a given key: a read of
-/// the device's pending operations (a GET that changes nothing) signed with that key. `rotate`
-/// asks when it cannot tell from the backend's answer whether the new key was taken (no answer,
-/// a server error, an answer that names no target, or the old key refused), because which key
-/// the backend holds decides which key the store must keep registered.
+/// the device's pending operations (a GET that changes nothing) signed with that key, asking for
+/// the answer encrypted to the registration's encryption key when it has one, as `fetch` does
+/// (a redeem token never travels in plain text for a question). `rotate` asks when it cannot
+/// tell from the backend's answer whether the new key was taken (no answer, a server error, an
+/// answer that names no target), because which key the backend holds decides which key the
+/// store must keep registered; it concludes only from a pair of answers (one key accepted, the
+/// other refused), never from one.
 struct DispatchTargetKeyProbe: Sendable {
     enum Acceptance: Sendable, Equatable {
-        /// The backend answered 200 with a pending-operations answer: it holds this key.
+        /// The backend answered 200 with a pending-operations answer: it accepts this key.
         case accepted
-        /// The backend answered INVALID_SIGNATURE: it holds another key for the target.
+        /// The backend answered INVALID_SIGNATURE: it does not verify the target with this key
+        /// (another key, or no such target for the device).
         case refused
         /// Anything else (no answer, another refusal): nothing can be concluded; why, in words.
         case unknown(String)
@@ -22,6 +26,9 @@ struct DispatchTargetKeyProbe: Sendable {
     let deviceId: String
     let targetId: String
     let trust: TLSTrust
+    /// The registration's encryption key: the answer is asked for as `application/jose` and
+    /// must decrypt with it. nil: a registration without one, asked for `application/json`.
+    let decryptionKey: P256.KeyAgreement.PrivateKey?
 
     func acceptance(of key: P256.Signing.PrivateKey) async -> Acceptance {
         let signature: String
@@ -32,22 +39,32 @@ struct DispatchTargetKeyProbe: Sendable {
             return .unknown("the key could not sign: \(error)")
         }
         let url = server.appending(path: FetchPaths.default.pendingOperationsPath(deviceId: deviceId))
+        let accept = decryptionKey == nil ? WireMediaType.json : WireMediaType.joseUTF8
         let answer: BackendHTTPClient.Answer
         do {
             answer = try await BackendHTTPClient().get(
-                url, headers: [DeviceSignatureSigner.headerName: signature, WireHeader.accept: WireMediaType.json],
-                trust: trust)
+                url, headers: [DeviceSignatureSigner.headerName: signature, WireHeader.accept: accept], trust: trust)
         } catch let failure as CLIFailure {
             return .unknown(failure.message)
         } catch {
             return .unknown("\(error)")
         }
         // A 200 that is not a pending-operations answer concludes nothing: it may not be the backend.
-        if answer.status == 200, (try? PendingOperationsDecoder.decode(answer.body, server: "the backend")) != nil {
-            return .accepted
-        }
+        if answer.status == 200, isOperationsAnswer(answer) { return .accepted }
         if Self.isInvalidSignature(answer) { return .refused }
         return .unknown("the backend answered \(answer.summary)")
+    }
+
+    /// Whether `answer` is a pending-operations answer, decrypted first when it had to be encrypted.
+    private func isOperationsAnswer(_ answer: BackendHTTPClient.Answer) -> Bool {
+        var body = answer.body
+        if let decryptionKey {
+            guard WireMediaType.isJOSE(answer.header(WireHeader.contentType) ?? ""),
+                let plaintext = try? JWE.decrypt(compact: Array(answer.body), with: decryptionKey)
+            else { return false }
+            body = plaintext
+        }
+        return (try? PendingOperationsDecoder.decode(body, server: "the backend")) != nil
     }
 
     /// Whether an answer is the backend's INVALID_SIGNATURE refusal.

@@ -16,12 +16,12 @@ struct RotateCommand: CLICommand {
             + "keys existed gets a new one), then PATCHes <server>\(DispatchTargetBody.path)/<id> with "
             + "{signatureKey: <new public JWK>, encryptionKey: <the encryption key>} carrying a Device-Signature made with the OLD key. Only when the "
             + "backend accepts (2xx) with an answer that names the same dispatch target is the registration moved "
-            + "to the new key and the old key deleted. When the answer leaves it unknown whether the backend took "
-            + "the new key (no answer, a server error, an answer that names no target, the old key refused), the "
-            + "backend is asked: a read of the device's pending operations signed with the new key, then with the "
-            + "old one; the rotation completes if it accepts the new key. Otherwise both keys are kept and the "
-            + "error says which one the backend holds, if that is known; a refusal or redirect (never followed) "
-            + "keeps both keys too. Run again, rotate first asks whether the backend holds the new key of an "
+            + "to the new key and the old key deleted. A refusal or a redirect (never followed) keeps both keys. "
+            + "When the answer leaves it unknown whether the backend took the new key (no answer, a server error, "
+            + "an answer that names no target), the backend is asked: a read of the device's pending operations "
+            + "signed with the new key, then with the old one; the rotation completes if it accepts the new key "
+            + "and refuses the old one. Otherwise both keys are kept and the error says which one the backend "
+            + "holds, if that is known. Run again, rotate first asks whether the backend holds the new key of an "
             + "earlier rotation of this registration and, if so, completes that one. Prints the new key id; --json "
             + "prints {\"oldKeyId\", \"newKeyId\", \"dispatchTargetId\", \"server\"}.",
         options: [key, CommonOptions.store, CommonOptions.passphraseFile, CommonOptions.json]
@@ -36,13 +36,6 @@ struct RotateCommand: CLICommand {
         let trust: TLSTrust
 
         var oldKeyId: String { metadata.keyId }
-
-        /// Asks the backend which key it holds for this target; nil without a recorded device id.
-        var probe: DispatchTargetKeyProbe? {
-            metadata.deviceId.map {
-                DispatchTargetKeyProbe(server: server, deviceId: $0, targetId: targetId, trust: trust)
-            }
-        }
     }
 
     let access: KeyStoreAccess
@@ -62,7 +55,7 @@ struct RotateCommand: CLICommand {
         if let earlier = try await earlierNewKey(of: registration, oldKey: oldKey, passphrase: passphrase, in: store) {
             console.note(
                 "An earlier rotation took effect: \(registration.server) verifies dispatch target "
-                    + "\(registration.targetId) with key \(earlier), made by it.")
+                    + "\(registration.targetId) with key \(earlier), made by it, and no longer with key \(oldKeyId).")
             return try complete(registration, newKeyId: earlier, in: store)
         }
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
@@ -87,37 +80,45 @@ struct RotateCommand: CLICommand {
             // 3a. Accepted, for this target.
             return try complete(registration, newKeyId: newKeyId, in: store)
         }
-        if let answer, (300..<500).contains(answer.status), !DispatchTargetKeyProbe.isInvalidSignature(answer) {
-            // 3b. Refused before any change: the backend keeps the old key.
+        if let answer, (300..<500).contains(answer.status) {
+            // 3b. Refused: the request changed nothing.
+            let holder =
+                DispatchTargetKeyProbe.isInvalidSignature(answer)
+                ? "It does not verify dispatch target \(registration.targetId) with key \(oldKeyId) (it holds "
+                    + "another key, or the target is gone)."
+                : "It most likely still holds the old key."
             throw CLIFailure(
                 .backend,
-                "the backend did not take the new key: \(answer.summary). It most likely still holds the old key. "
+                "the backend did not take the new key: \(answer.summary). \(holder) "
                     + Self.bothKept(oldKeyId, newKeyId)
                     + " Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry.")
         }
-        // 3c. Unknown: the backend is asked which key it holds.
-        var newKeyAcceptance: DispatchTargetKeyProbe.Acceptance?
-        if let probe = registration.probe,
-            let newKey = try? store.load(newKeyId, passphrase: passphrase, tpm: access.tpm)
-        {
-            newKeyAcceptance = await probe.acceptance(of: newKey)
+        // 3c. Unknown: the backend is asked with each key; only a pair of answers (one accepted,
+        // the other refused) says which it holds.
+        let probe = probe(of: registration, passphrase: passphrase, in: store)
+        var accepted: (new: DispatchTargetKeyProbe.Acceptance?, old: DispatchTargetKeyProbe.Acceptance?)
+        if let probe, let newKey = try? store.load(newKeyId, passphrase: passphrase, tpm: access.tpm) {
+            accepted = (await probe.acceptance(of: newKey), await probe.acceptance(of: oldKey))
         }
-        switch newKeyAcceptance {
-        case .accepted:
-            console.note("\(why); but the backend accepts the new key for the dispatch target, so it took it.")
+        switch accepted {
+        case (.accepted?, .refused?):
+            console.note("\(why); but the backend accepts the new key for the dispatch target and refuses the old one.")
             return try complete(registration, newKeyId: newKeyId, in: store)
-        case .refused where await registration.probe?.acceptance(of: oldKey) == .accepted:
+        case (.refused?, .accepted?):
             throw CLIFailure(
                 .backend,
-                "\(why). The backend still verifies dispatch target \(registration.targetId) with the old key, so "
-                    + "it did not take the new one. " + Self.bothKept(oldKeyId, newKeyId)
+                "\(why). The backend still verifies dispatch target \(registration.targetId) with the old key and "
+                    + "refuses the new one, so it did not take it. " + Self.bothKept(oldKeyId, newKeyId)
                     + " Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry.")
-        case .refused?, .unknown?, nil:
+        default:
+            let retry =
+                probe == nil
+                ? " Keep both keys until you know which one the backend holds."
+                : " Run 'fetchchannel rotate --key \(oldKeyId)' again: it first asks the backend whether it holds "
+                    + "the new key."
             throw CLIFailure(
                 .backend,
-                "\(why). Whether the backend took the new key is unknown. " + Self.bothKept(oldKeyId, newKeyId)
-                    + " Run 'fetchchannel rotate --key \(oldKeyId)' again: it first asks the backend whether it "
-                    + "holds the new key.")
+                "\(why). Whether the backend took the new key is unknown. " + Self.bothKept(oldKeyId, newKeyId) + retry)
         }
     }
 
@@ -142,30 +143,66 @@ struct RotateCommand: CLICommand {
     /// The new key of an earlier rotation of this registration, when the backend holds it: a key
     /// of the store for the same device and server that was never registered (an unconfirmed
     /// rotation leaves its new key so). The backend is asked only when there is such a key, and
-    /// each of them only when it refuses the old key; when it accepts none of them, the
+    /// each of them only when it refuses the old key; when it refuses all of them, the
     /// registration cannot be rotated from here and nothing more is made.
     private func earlierNewKey(
         of registration: Registration, oldKey: P256.Signing.PrivateKey, passphrase: SecureBytes?,
         in store: KeyStore
     ) async throws -> String? {
-        guard let probe = registration.probe else { return nil }
         let candidates = try store.list().filter { candidate in
             candidate.keyId != registration.oldKeyId && candidate.dispatchTargetId == nil
-                && candidate.deviceId == probe.deviceId
+                && candidate.deviceId != nil && candidate.deviceId == registration.metadata.deviceId
                 && candidate.server.flatMap { try? BackendURL(parsing: $0) } == registration.server
         }
-        guard !candidates.isEmpty, await probe.acceptance(of: oldKey) == .refused else { return nil }
+        guard !candidates.isEmpty, let probe = probe(of: registration, passphrase: passphrase, in: store),
+            await probe.acceptance(of: oldKey) == .refused
+        else { return nil }
+        var unanswered: [String] = []
         for candidate in candidates {
-            // Made by rotate, it is protected as the old key is; another key is not a candidate.
-            guard let key = try? store.load(candidate.keyId, passphrase: passphrase, tpm: access.tpm) else { continue }
-            if await probe.acceptance(of: key) == .accepted { return candidate.keyId }
+            // Made by rotate, it is protected as the old key is.
+            guard let key = try? store.load(candidate.keyId, passphrase: passphrase, tpm: access.tpm) else {
+                unanswered.append("\(candidate.keyId) (it could not be loaded)")
+                continue
+            }
+            switch await probe.acceptance(of: key) {
+            case .accepted: return candidate.keyId
+            case .refused: continue
+            case .unknown(let why): unanswered.append("\(candidate.keyId) (\(why))")
+            }
+        }
+        let refusal =
+            "\(registration.server) refuses key \(registration.oldKeyId) for dispatch target \(registration.targetId)"
+            + " (\(WireErrorCode.invalidSignature))"
+        guard unanswered.isEmpty else {
+            throw CLIFailure(
+                .backend,
+                "\(refusal), and it could not be asked about every key an earlier, unconfirmed rotation left: "
+                    + unanswered.joined(separator: "; ") + ". Keep those keys and run 'fetchchannel rotate --key "
+                    + "\(registration.oldKeyId)' again later.")
         }
         throw CLIFailure(
             .backend,
-            "\(registration.server) refuses key \(registration.oldKeyId) for dispatch target \(registration.targetId)"
-                + " (\(WireErrorCode.invalidSignature)), and no unregistered key of this store for device "
-                + "\(probe.deviceId) is accepted either: it holds a key this store does not have, so the "
+            "\(refusal) and every key an earlier, unconfirmed rotation left (\(candidates.map(\.keyId).joined(separator: ", ")))"
+                + ": it verifies the target with a key this store does not have, or the target is gone, so the "
                 + "registration cannot be rotated from here. Register a new key for the device instead.")
+    }
+
+    /// Asks the backend about this registration's keys: nil without a recorded device id, or when
+    /// the registration's encryption key cannot be loaded (the answer would be asked for in plain
+    /// text instead).
+    private func probe(
+        of registration: Registration, passphrase: SecureBytes?, in store: KeyStore
+    ) -> DispatchTargetKeyProbe? {
+        guard let deviceId = registration.metadata.deviceId else { return nil }
+        var decryptionKey: P256.KeyAgreement.PrivateKey?
+        if registration.metadata.encryptionJWK != nil {
+            let loaded = try? store.loadEncryptionKey(registration.oldKeyId, passphrase: passphrase, tpm: access.tpm)
+            guard let loaded else { return nil }
+            decryptionKey = loaded
+        }
+        return DispatchTargetKeyProbe(
+            server: registration.server, deviceId: deviceId, targetId: registration.targetId,
+            trust: registration.trust, decryptionKey: decryptionKey)
     }
 
     private static func bothKept(_ oldKeyId: String, _ newKeyId: String) -> String {

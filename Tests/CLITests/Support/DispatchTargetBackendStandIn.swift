@@ -19,11 +19,16 @@ final class DispatchTargetBackendStandIn: Sendable {
         /// The operations a verified read answers, as JSON objects; `{base}` stands for the
         /// stand-in's base URL.
         var operations: [String] = []
+        /// Reads accept any signature that verifies with any key ever registered or rotated to
+        /// here, as a lax backend (or a proxy's cache) might.
+        var readsAcceptAnyKnownKey = false
     }
 
     static let targetId = "target-1"
     let script = Locked(Script())
     private let signatureKey = Locked<P256.Signing.PublicKey?>(nil)
+    /// The Accept field of every pending-operations read, in order.
+    let readAccepts = Locked<[String]>([])
     private let encryptionKey = Locked<P256.KeyAgreement.PublicKey?>(nil)
     private let server: HTTPServer
     let baseURL: URL
@@ -31,20 +36,32 @@ final class DispatchTargetBackendStandIn: Sendable {
     /// `beforeRegistering` runs when a registration arrives, before it is answered.
     init(beforeRegistering: @escaping @Sendable () -> Void = {}) throws {
         let (signatureKey, encryptionKey, script) = (signatureKey, encryptionKey, script)
+        let readAccepts = readAccepts
         let base = Locked("")
         let verifier = try DeviceSignatureVerifier(clock: SystemWallClock()) { targetId in
             targetId == Self.targetId ? signatureKey.withLock { $0 } : nil
         }
+        /// A verifier per key the target has had, for `readsAcceptAnyKnownKey`.
+        let laxVerifiers = Locked<[DeviceSignatureVerifier]>([])
         server = HTTPServer { request in
             func json(_ status: Int, _ text: String) -> HTTPServerAction {
                 .respond(.json(status: status, Data(text.utf8)))
             }
             let invalid = json(401, #"{"errorCode":"INVALID_SIGNATURE","message":"not the target's key"}"#)
-            func verified() -> Bool {
-                guard let header = request.headers[DeviceSignatureSigner.headerName],
-                    case .success = verifier.verify(header)
-                else { return false }
-                return true
+            func verified(byAnyKnownKey lax: Bool = false) -> Bool {
+                guard let header = request.headers[DeviceSignatureSigner.headerName] else { return false }
+                if case .success = verifier.verify(header) { return true }
+                guard lax else { return false }
+                return laxVerifiers.withLock { $0 }.contains { candidate in
+                    if case .success = candidate.verify(header) { return true }
+                    return false
+                }
+            }
+            func remember(_ key: P256.Signing.PublicKey?) {
+                guard let key else { return }
+                if let lax = try? DeviceSignatureVerifier(clock: SystemWallClock(), keyLookup: { _ in key }) {
+                    laxVerifiers.withLock { $0.append(lax) }
+                }
             }
             func jwk(_ member: String, in body: [UInt8]) -> JWK? {
                 let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
@@ -72,6 +89,7 @@ final class DispatchTargetBackendStandIn: Sendable {
             case "POST":
                 beforeRegistering()
                 signatureKey.withLock { $0 = key(in: request.body) }
+                remember(key(in: request.body))
                 encryptionKey.withLock {
                     $0 = jwk("encryptionKey", in: request.body).flatMap { try? P256.KeyAgreement.PublicKey(jwk: $0) }
                 }
@@ -79,6 +97,7 @@ final class DispatchTargetBackendStandIn: Sendable {
             case "PATCH":
                 guard verified() else { return invalid }
                 signatureKey.withLock { $0 = key(in: request.body) }
+                remember(key(in: request.body))
                 if let status = script.withLock({ $0.patchStatusAfterApplying }) {
                     return json(status, #"{"errorCode":"INTERNAL","message":"scripted"}"#)
                 }
@@ -88,7 +107,10 @@ final class DispatchTargetBackendStandIn: Sendable {
                     return json(status, #"{"errorCode":"UNAVAILABLE","message":"scripted"}"#)
                 }
                 let accept = request.headers[WireHeader.accept] ?? ""
-                return verified() ? operations(encrypted: accept.hasPrefix(WireMediaType.jose)) : invalid
+                readAccepts.withLock { $0.append(accept) }
+                let lax = script.withLock { $0.readsAcceptAnyKnownKey }
+                return verified(byAnyKnownKey: lax)
+                    ? operations(encrypted: accept.hasPrefix(WireMediaType.jose)) : invalid
             }
         }
         baseURL = try server.start().baseURL

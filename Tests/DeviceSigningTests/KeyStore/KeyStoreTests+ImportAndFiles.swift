@@ -106,7 +106,8 @@ extension KeyStoreTests {
             #expect(try names(in: directory) == ["\(kept).pem", "\(kept).json"])
             expectError(.keyNotFound) { try store.delete(keyId) }
             expectError(.keyNotFound) { try store.load(keyId, passphrase: secret("pass")) }
-            expectError(.keyNotFound) { try store.metadata(keyId) }
+            let missing = expectError(.keyNotFound) { try store.metadata(keyId) }
+            #expect(missing?.reason == "There is no key \(keyId) in \(directory.path).")
             expectError(.keyNotFound) { try store.updateMetadata(keyId) { $0.deviceId = "x" } }
             #expect(try store.list().map(\.keyId) == [kept])
         }
@@ -119,6 +120,9 @@ extension KeyStoreTests {
             try FileManager.default.removeItem(at: directory.appendingPathComponent("\(keyId).json"))
             #expect(try store.list().isEmpty)
             #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
+            // The entry is there without its record: the missing file is named, not the key denied.
+            let noRecord = expectError(.keyNotFound) { try store.metadata(keyId) }
+            #expect(noRecord?.reason.contains("\(keyId).json") == true, "\(String(describing: noRecord))")
             try store.delete(keyId)
             #expect(try names(in: directory).isEmpty)
         }

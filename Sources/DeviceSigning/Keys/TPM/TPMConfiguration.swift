@@ -24,7 +24,7 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
     /// tpm2-openssl 1.1.1 reads its TCTI only from `TPM2OPENSSL_TCTI`, so a TCTI other than the
     /// variable's value is put there while the provider loads, and the previous value comes back
     /// after (a variable that was not set is then set and empty). The variable's entry is the
-    /// library's own and is rewritten in place, so only the first change can move the
+    /// library's own and is rewritten in place, so only a change that adds it can move the
     /// environment's array under another thread's `getenv`: a program that starts threads
     /// early sets `TPM2OPENSSL_TCTI` (even empty) before.
     public var tcti: String?
@@ -63,8 +63,17 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
         return Swift.max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
     }
 
-    /// Refuses a TCTI that tss2 could not take: empty, too long, or with a NUL byte.
+    /// Refuses a TCTI that tss2 could not take: empty, too long, or with a NUL byte; and a
+    /// `TPM2OPENSSL_TCTI` too long to be used or put back after a load.
     func validate() throws {
+        if let variable = ProcessInfo.processInfo.environment[Self.tctiVariable],
+            variable.utf8.count > Self.maximumTCTILength
+        {
+            throw DeviceSigningError(
+                .tpmUnavailable,
+                "\(Self.tctiVariable) is \(variable.utf8.count) bytes; a TCTI configuration is at most "
+                    + "\(Self.maximumTCTILength).")
+        }
         guard let tcti else { return }
         guard !tcti.isEmpty, tcti.utf8.count <= Self.maximumTCTILength, !tcti.utf8.contains(0) else {
             throw DeviceSigningError(
