@@ -12,7 +12,8 @@ public struct EmulatorFault: Sendable, Hashable {
         case oversized
         /// Close the connection without answering.
         case close
-        /// Answer normally but announce one byte more than is sent, then keep the connection open.
+        /// Answer normally but announce one byte more than is sent, then keep the connection open
+        /// until the client leaves or the server's idle timeout passes.
         case hang
         /// Answer 200 with a valid body but `Content-Type: text/html`.
         case wrongContentType = "wrong-content-type"

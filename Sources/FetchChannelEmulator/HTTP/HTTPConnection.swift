@@ -155,8 +155,12 @@ struct HTTPConnection {
                 response, dateMillis: configuration.clock(), omitBody: request.method == "HEAD",
                 connection: .none, contentLengthSurplus: 1)
             guard socket.sendAll(bytes, until: writeDeadline(), stop: stop) == .sent else { return .close }
-            // Read nothing; wake only when the client shuts down its side or the server stops.
-            _ = HTTPPoll.wait(fd: socket.fd, events: HTTPPoll.readHangUp, stop: stop, deadline: nil)
+            // Read nothing; wake only when the client shuts down its side, the server stops, or the
+            // connection has been idle for the idle timeout: a client that never gives up must not
+            // hold one of the server's connection slots for ever.
+            _ = HTTPPoll.wait(
+                fd: socket.fd, events: HTTPPoll.readHangUp, stop: stop,
+                deadline: ContinuousClock.now + configuration.idleTimeout)
             return .close
 
         case .rawBytes(let bytes, let thenClose):

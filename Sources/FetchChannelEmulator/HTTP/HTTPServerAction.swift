@@ -13,7 +13,7 @@ public enum HTTPServerAction: Sendable {
     /// Write the head with a `Content-Length` one byte larger than the body, write the body, then
     /// keep the connection open without reading. This variant is chosen because a client that got a
     /// complete answer would not notice a hang; one that is owed a byte waits until its own timeout.
-    /// The hang ends when the client closes its side or the server stops.
+    /// The hang ends when the client closes its side, the server stops, or the idle timeout passes.
     case respondThenHang(HTTPResponse)
     /// Write these bytes verbatim (no status line, no headers added), then close the connection or
     /// go on reading the next request on it.

@@ -114,6 +114,20 @@ extension HTTPServerTests {
             #expect(HTTPTestSupport.waitUntil { server.openConnectionCount == 0 })
         }
 
+        /// A client that never leaves held a connection slot for ever (the review's "hang holds
+        /// its slot"); the hang now ends at the idle timeout.
+        @Test func hangEndsAtTheIdleTimeout() throws {
+            let (server, address) = try HTTPTestSupport.startServer(
+                HTTPTestSupport.configuration(idleTimeout: .milliseconds(300)),
+                handler: { _ in .respondThenHang(HTTPResponse(status: 200)) })
+            defer { server.stop() }
+
+            let client = try RawHTTPClient(port: address.port)
+            try client.send(HTTPTestSupport.get("/"))
+            #expect(client.waitForClose(timeout: .seconds(10)) == .closed, "the hang outlived the idle timeout")
+            #expect(HTTPTestSupport.waitUntil { server.openConnectionCount == 0 })
+        }
+
         @Test func rawBytesAreWrittenVerbatim() throws {
             let garbage: [UInt8] = [0x00, 0xFF, 0x0D, 0x0A, 0x48, 0x54, 0x54, 0x50, 0x7F]
             let (server, address) = try HTTPTestSupport.startServer(handler: { request in
