@@ -124,8 +124,8 @@ extension CLISubprocessTests {
             let refused = try await sandbox.run(["rotate", "--key", keyId] + store)
             #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
             #expect(
-                refused.err.contains("500") && refused.err.contains("still verifies dispatch target")
-                    && refused.err.contains("with the old key"), "\(refused.summary)")
+                refused.err.contains("500") && refused.err.contains("verifies dispatch target")
+                    && refused.err.contains("with the old key and refuses the new one"), "\(refused.summary)")
             #expect(refused.err.contains("Both keys are kept"), "\(refused.summary)")
             let listed = try #require(
                 try await sandbox.run(["key", "list", "--json"] + store).json() as? [[String: Any]])
@@ -245,6 +245,31 @@ extension CLISubprocessTests {
             #expect(rotated.err.contains("Whether the backend took the new key is unknown"), "\(rotated.summary)")
             let kept = try await keyIds(sandbox)
             #expect(kept.count == 2 && kept.contains(oldKeyId), "\(kept)")
+        }
+
+        /// A PATCH refused as INVALID_SIGNATURE changed nothing: a refusal, both keys kept. Run
+        /// again, the leftover key is asked about, refused too, and nothing more is made: the
+        /// registration cannot be rotated from this store.
+        @Test func aBackendHoldingAnotherKeyRefusesTheRotationAndTheNextRunSaysSo() async throws {
+            let backend = try DispatchTargetBackendStandIn()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let oldKeyId = try await registeredKey(in: sandbox, at: backend.baseURL)
+            try backend.replaceKeyWithAStrangersKey()
+
+            let refused = try await sandbox.run(["rotate", "--key", oldKeyId] + sandbox.storeArguments)
+            #expect(refused.status == 1, "\(refused.summary)")
+            #expect(
+                refused.err.contains("401 INVALID_SIGNATURE")
+                    && refused.err.contains("does not verify dispatch target target-1 with key \(oldKeyId)"),
+                "\(refused.summary)")
+            let kept = try await keyIds(sandbox)
+            #expect(kept.count == 2 && kept.contains(oldKeyId), "\(kept)")
+
+            let again = try await sandbox.run(["rotate", "--key", oldKeyId] + sandbox.storeArguments)
+            #expect(again.status == 1 && again.err.contains("cannot be rotated from here"), "\(again.summary)")
+            #expect(try await keyIds(sandbox) == kept, "no further key was made")
         }
 
         /// The answer lost and the backend not answering the question either: both keys are kept.

@@ -123,6 +123,32 @@ extension CLISubprocessTests {
             #expect((errors.first?["message"] as? String)?.contains(tpm.tcti) == true, "\(withoutTPM.summary)")
         }
 
+        /// A TPM key's rotation whose answer is a server error after the change: the backend is
+        /// asked with the new and the old key, one TPM key loaded beside the old one at a time (a
+        /// software TPM has no resource manager), and the rotation completes.
+        @Test func aTPMKeysRotationAppliedBeforeAServerErrorCompletes() async throws {
+            guard Self.available else { return }
+            let tpm = try await Self.startTPM()
+            defer { tpm.stop() }
+            let backend = try DispatchTargetBackendStandIn()
+            defer { backend.stop() }
+            backend.script.withLock { $0.patchStatusAfterApplying = 500 }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            func run(_ arguments: [String]) async throws -> CLIResult {
+                try await sandbox.run(
+                    arguments + sandbox.storeArguments, passphrase: nil, extra: ["TPM2OPENSSL_TCTI": tpm.tcti])
+            }
+            let oldKeyId = try #require(try await run(["key", "generate", "--tpm"]).lines.first)
+            let registered = try await run([
+                "register", "--server", backend.baseURL.absoluteString, "--device-id", "tpm-9", "--key", oldKeyId,
+            ])
+            #expect(registered.status == 0, "\(registered.summary)")
+            let rotated = try await run(["rotate", "--key", oldKeyId, "--json"])
+            #expect(rotated.status == 0, "\(rotated.summary)")
+            #expect(rotated.err.contains("accepts the new key"), "\(rotated.summary)")
+        }
+
         /// A TPM key registered before encryption keys existed: its rotation makes the new key's
         /// encryption key in the TPM too, beside the old and the new signing key.
         @Test func rotatingATPMKeyWithoutEncryptionKeyMakesOneInTheTPM() async throws {

@@ -12,7 +12,7 @@ import Foundation
 /// store must keep registered; it concludes only from a pair of answers (one key accepted, the
 /// other refused), never from one.
 struct DispatchTargetKeyProbe: Sendable {
-    enum Acceptance: Sendable, Equatable {
+    enum Acceptance: Sendable, Equatable, CustomStringConvertible {
         /// The backend answered 200 with a pending-operations answer: it accepts this key.
         case accepted
         /// The backend answered INVALID_SIGNATURE: it does not verify the target with this key
@@ -20,24 +20,41 @@ struct DispatchTargetKeyProbe: Sendable {
         case refused
         /// Anything else (no answer, another refusal): nothing can be concluded; why, in words.
         case unknown(String)
+
+        var description: String {
+            switch self {
+            case .accepted: "accepted"
+            case .refused: "refused"
+            case .unknown(let why): why
+            }
+        }
     }
 
     let server: BackendURL
     let deviceId: String
     let targetId: String
     let trust: TLSTrust
-    /// The registration's encryption key: the answer is asked for as `application/jose` and
-    /// must decrypt with it. nil: a registration without one, asked for `application/json`.
+    /// The registration's encryption key: the answer is asked for as `application/jose`, and an
+    /// encrypted answer must decrypt with it. nil: asked for `application/json`.
     let decryptionKey: P256.KeyAgreement.PrivateKey?
 
-    func acceptance(of key: P256.Signing.PrivateKey) async -> Acceptance {
-        let signature: String
-        do {
-            signature = try DeviceSignatureSigner(key: key, dispatchTargetId: targetId, clock: SystemWallClock())
-                .headerValue()
-        } catch {
-            return .unknown("the key could not sign: \(error)")
-        }
+    /// The Device-Signature of a question asked with `key`, or why there is none. Made apart from
+    /// asking, so that a caller can release a TPM key before it loads the decryption key (a TPM
+    /// without a resource manager holds two keys at a time).
+    static func signature(with key: P256.Signing.PrivateKey, targetId: String) -> Result<String, Problem> {
+        Result {
+            try DeviceSignatureSigner(key: key, dispatchTargetId: targetId, clock: SystemWallClock()).headerValue()
+        }.mapError { Problem("the key could not sign: \($0)") }
+    }
+
+    /// Why a question could not be asked, in words.
+    struct Problem: Error, Sendable {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    /// Asks with a Device-Signature made by ``signature(with:targetId:)``.
+    func acceptance(signature: String) async -> Acceptance {
         let url = server.appending(path: FetchPaths.default.pendingOperationsPath(deviceId: deviceId))
         let accept = decryptionKey == nil ? WireMediaType.json : WireMediaType.joseUTF8
         let answer: BackendHTTPClient.Answer
@@ -55,12 +72,12 @@ struct DispatchTargetKeyProbe: Sendable {
         return .unknown("the backend answered \(answer.summary)")
     }
 
-    /// Whether `answer` is a pending-operations answer, decrypted first when it had to be encrypted.
+    /// Whether `answer` is a pending-operations answer: an encrypted one must decrypt with the
+    /// decryption key; a plain one (a target without an encryption key answers so) decodes as is.
     private func isOperationsAnswer(_ answer: BackendHTTPClient.Answer) -> Bool {
         var body = answer.body
-        if let decryptionKey {
-            guard WireMediaType.isJOSE(answer.header(WireHeader.contentType) ?? ""),
-                let plaintext = try? JWE.decrypt(compact: Array(answer.body), with: decryptionKey)
+        if WireMediaType.isJOSE(answer.header(WireHeader.contentType) ?? "") {
+            guard let decryptionKey, let plaintext = try? JWE.decrypt(compact: Array(answer.body), with: decryptionKey)
             else { return false }
             body = plaintext
         }

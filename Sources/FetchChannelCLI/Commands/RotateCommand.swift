@@ -94,31 +94,45 @@ struct RotateCommand: CLICommand {
                     + " Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry.")
         }
         // 3c. Unknown: the backend is asked with each key; only a pair of answers (one accepted,
-        // the other refused) says which it holds.
-        let probe = probe(of: registration, passphrase: passphrase, in: store)
-        var accepted: (new: DispatchTargetKeyProbe.Acceptance?, old: DispatchTargetKeyProbe.Acceptance?)
-        if let probe, let newKey = try? store.load(newKeyId, passphrase: passphrase, tpm: access.tpm) {
-            accepted = (await probe.acceptance(of: newKey), await probe.acceptance(of: oldKey))
+        // the other refused) says which it holds. The new key's copy of the encryption key (or
+        // the one it was given) decrypts: the PATCH named it.
+        var accepted: (new: DispatchTargetKeyProbe.Acceptance, old: DispatchTargetKeyProbe.Acceptance)?
+        var unasked = "no device id is recorded with the key"
+        if registration.metadata.deviceId != nil {
+            let signatures = (
+                new: signature(ofKey: newKeyId, for: registration, passphrase: passphrase, in: store),
+                old: DispatchTargetKeyProbe.signature(with: oldKey, targetId: registration.targetId)
+            )
+            switch (
+                signatures.new, signatures.old, probe(of: registration, encryptionKeyOf: newKeyId, passphrase, store)
+            ) {
+            case (.success(let new), .success(let old), .success(let probe)):
+                accepted = (await probe.acceptance(signature: new), await probe.acceptance(signature: old))
+            case (.failure(let problem), _, _), (_, .failure(let problem), _), (_, _, .failure(let problem)):
+                unasked = problem.text
+            }
         }
         switch accepted {
-        case (.accepted?, .refused?):
+        case (.accepted, .refused)?:
             console.note("\(why); but the backend accepts the new key for the dispatch target and refuses the old one.")
             return try complete(registration, newKeyId: newKeyId, in: store)
-        case (.refused?, .accepted?):
+        case (.refused, .accepted)?:
+            // It may still take it: the change can be on its way (a PATCH still being processed).
             throw CLIFailure(
                 .backend,
-                "\(why). The backend still verifies dispatch target \(registration.targetId) with the old key and "
-                    + "refuses the new one, so it did not take it. " + Self.bothKept(oldKeyId, newKeyId)
-                    + " Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry.")
+                "\(why). The backend verifies dispatch target \(registration.targetId) with the old key and refuses "
+                    + "the new one: it has not taken the new key, so far. " + Self.bothKept(oldKeyId, newKeyId)
+                    + " Run 'fetchchannel rotate --key \(oldKeyId)' again later: it first asks the backend whether it "
+                    + "holds the new key. Delete the new key only once the backend refused it for good.")
         default:
-            let retry =
-                probe == nil
-                ? " Keep both keys until you know which one the backend holds."
-                : " Run 'fetchchannel rotate --key \(oldKeyId)' again: it first asks the backend whether it holds "
-                    + "the new key."
+            let asked =
+                accepted.map { "The backend's answers did not tell (new key: \($0.new), old key: \($0.old))." }
+                ?? "The backend could not be asked (\(unasked))."
             throw CLIFailure(
                 .backend,
-                "\(why). Whether the backend took the new key is unknown. " + Self.bothKept(oldKeyId, newKeyId) + retry)
+                "\(why). Whether the backend took the new key is unknown. \(asked) " + Self.bothKept(oldKeyId, newKeyId)
+                    + " Run 'fetchchannel rotate --key \(oldKeyId)' again: it first asks the backend whether it holds "
+                    + "the new key.")
         }
     }
 
@@ -143,8 +157,9 @@ struct RotateCommand: CLICommand {
     /// The new key of an earlier rotation of this registration, when the backend holds it: a key
     /// of the store for the same device and server that was never registered (an unconfirmed
     /// rotation leaves its new key so). The backend is asked only when there is such a key, and
-    /// each of them only when it refuses the old key; when it refuses all of them, the
-    /// registration cannot be rotated from here and nothing more is made.
+    /// about each of them only when it refuses the old key; when it refuses all of them, the
+    /// registration cannot be rotated from here and nothing more is made. Each question is
+    /// signed before the decryption key is loaded, one key at a time.
     private func earlierNewKey(
         of registration: Registration, oldKey: P256.Signing.PrivateKey, passphrase: SecureBytes?,
         in store: KeyStore
@@ -154,20 +169,29 @@ struct RotateCommand: CLICommand {
                 && candidate.deviceId != nil && candidate.deviceId == registration.metadata.deviceId
                 && candidate.server.flatMap { try? BackendURL(parsing: $0) } == registration.server
         }
-        guard !candidates.isEmpty, let probe = probe(of: registration, passphrase: passphrase, in: store),
-            await probe.acceptance(of: oldKey) == .refused
+        guard !candidates.isEmpty,
+            case .success(let oldSignature) = DispatchTargetKeyProbe.signature(
+                with: oldKey, targetId: registration.targetId)
+        else { return nil }
+        let signatures = candidates.map { candidate in
+            (candidate.keyId, signature(ofKey: candidate.keyId, for: registration, passphrase: passphrase, in: store))
+        }
+        guard
+            case .success(let probe) = probe(
+                of: registration, encryptionKeyOf: registration.oldKeyId, passphrase, store),
+            await probe.acceptance(signature: oldSignature) == .refused
         else { return nil }
         var unanswered: [String] = []
-        for candidate in candidates {
-            // Made by rotate, it is protected as the old key is.
-            guard let key = try? store.load(candidate.keyId, passphrase: passphrase, tpm: access.tpm) else {
-                unanswered.append("\(candidate.keyId) (it could not be loaded)")
-                continue
-            }
-            switch await probe.acceptance(of: key) {
-            case .accepted: return candidate.keyId
-            case .refused: continue
-            case .unknown(let why): unanswered.append("\(candidate.keyId) (\(why))")
+        for (keyId, signature) in signatures {
+            switch signature {
+            case .failure(let problem):
+                unanswered.append("\(keyId) (\(problem.text))")
+            case .success(let signature):
+                switch await probe.acceptance(signature: signature) {
+                case .accepted: return keyId
+                case .refused: continue
+                case .unknown(let why): unanswered.append("\(keyId) (\(why))")
+                }
             }
         }
         let refusal =
@@ -187,22 +211,40 @@ struct RotateCommand: CLICommand {
                 + "registration cannot be rotated from here. Register a new key for the device instead.")
     }
 
-    /// Asks the backend about this registration's keys: nil without a recorded device id, or when
-    /// the registration's encryption key cannot be loaded (the answer would be asked for in plain
-    /// text instead).
-    private func probe(
-        of registration: Registration, passphrase: SecureBytes?, in store: KeyStore
-    ) -> DispatchTargetKeyProbe? {
-        guard let deviceId = registration.metadata.deviceId else { return nil }
-        var decryptionKey: P256.KeyAgreement.PrivateKey?
-        if registration.metadata.encryptionJWK != nil {
-            let loaded = try? store.loadEncryptionKey(registration.oldKeyId, passphrase: passphrase, tpm: access.tpm)
-            guard let loaded else { return nil }
-            decryptionKey = loaded
+    /// A question's Device-Signature made with the stored key `keyId`, which is loaded for it and
+    /// released after (a TPM without a resource manager holds two keys at a time).
+    private func signature(
+        ofKey keyId: String, for registration: Registration, passphrase: SecureBytes?, in store: KeyStore
+    ) -> Result<String, DispatchTargetKeyProbe.Problem> {
+        let key: P256.Signing.PrivateKey
+        do {
+            // Made by rotate, it is protected as the old key is.
+            key = try store.load(keyId, passphrase: passphrase, tpm: access.tpm)
+        } catch {
+            return .failure(.init("the key could not be loaded: \(error)"))
         }
-        return DispatchTargetKeyProbe(
-            server: registration.server, deviceId: deviceId, targetId: registration.targetId,
-            trust: registration.trust, decryptionKey: decryptionKey)
+        return DispatchTargetKeyProbe.signature(with: key, targetId: registration.targetId)
+    }
+
+    /// Asks the backend about this registration's keys, decrypting with the encryption key of
+    /// `keyId` when it has one; fails without a recorded device id, or when that encryption key
+    /// cannot be loaded (the answer would be asked for in plain text instead).
+    private func probe(
+        of registration: Registration, encryptionKeyOf keyId: String, _ passphrase: SecureBytes?, _ store: KeyStore
+    ) -> Result<DispatchTargetKeyProbe, DispatchTargetKeyProbe.Problem> {
+        guard let deviceId = registration.metadata.deviceId else {
+            return .failure(.init("no device id is recorded with the key"))
+        }
+        let decryptionKey: P256.KeyAgreement.PrivateKey?
+        do {
+            decryptionKey = try store.loadEncryptionKey(keyId, passphrase: passphrase, tpm: access.tpm)
+        } catch {
+            return .failure(.init("the encryption key could not be loaded: \(error)"))
+        }
+        return .success(
+            DispatchTargetKeyProbe(
+                server: registration.server, deviceId: deviceId, targetId: registration.targetId,
+                trust: registration.trust, decryptionKey: decryptionKey))
     }
 
     private static func bothKept(_ oldKeyId: String, _ newKeyId: String) -> String {

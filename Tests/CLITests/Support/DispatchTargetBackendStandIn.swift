@@ -117,5 +117,11 @@ final class DispatchTargetBackendStandIn: Sendable {
         base.withLock { [baseURL] in $0 = baseURL.absoluteString }
     }
 
+    /// Gives the target a key no client has, as another device's rotation would.
+    func replaceKeyWithAStrangersKey() throws {
+        let stranger = try P256.Signing.PrivateKey().publicKey
+        signatureKey.withLock { $0 = stranger }
+    }
+
     func stop() { server.stop() }
 }
