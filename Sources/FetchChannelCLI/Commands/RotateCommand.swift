@@ -97,20 +97,16 @@ struct RotateCommand: CLICommand {
         // the other refused) says which it holds. The new key's copy of the encryption key (or
         // the one it was given) decrypts: the PATCH named it.
         var accepted: (new: DispatchTargetKeyProbe.Acceptance, old: DispatchTargetKeyProbe.Acceptance)?
-        var unasked = "no device id is recorded with the key"
-        if registration.metadata.deviceId != nil {
-            let signatures = (
-                new: signature(ofKey: newKeyId, for: registration, passphrase: passphrase, in: store),
-                old: DispatchTargetKeyProbe.signature(with: oldKey, targetId: registration.targetId)
-            )
-            switch (
-                signatures.new, signatures.old, probe(of: registration, encryptionKeyOf: newKeyId, passphrase, store)
-            ) {
-            case (.success(let new), .success(let old), .success(let probe)):
-                accepted = (await probe.acceptance(signature: new), await probe.acceptance(signature: old))
-            case (.failure(let problem), _, _), (_, .failure(let problem), _), (_, _, .failure(let problem)):
-                unasked = problem.text
-            }
+        var unasked = ""
+        let signatures = (
+            new: signature(ofKey: newKeyId, for: registration, passphrase: passphrase, in: store),
+            old: DispatchTargetKeyProbe.signature(with: oldKey, targetId: registration.targetId)
+        )
+        switch (signatures.new, signatures.old, probe(of: registration, encryptionKeyOf: newKeyId, passphrase, store)) {
+        case (.success(let new), .success(let old), .success(let probe)):
+            accepted = (await probe.acceptance(signature: new), await probe.acceptance(signature: old))
+        case (.failure(let problem), _, _), (_, .failure(let problem), _), (_, _, .failure(let problem)):
+            unasked = problem.text
         }
         switch accepted {
         case (.accepted, .refused)?:
@@ -325,11 +321,11 @@ struct RotateCommand: CLICommand {
             trust: registration.trust)
     }
 
-    /// Why an answer does not confirm the rotation, as the start of a sentence.
+    /// Why a 2xx that names no target, or a server error, leaves the rotation unconfirmed, as the
+    /// start of a sentence.
     static func unconfirmed(_ answer: BackendHTTPClient.Answer, targetId: String) -> String {
         switch answer.status {
         case 200..<300: "the backend answered \(answer.summary), which does not confirm dispatch target \(targetId)"
-        case 300..<500: "the backend refused the old key's signature: \(answer.summary)"
         default: "the backend answered \(answer.summary); a server error can come after the change was made"
         }
     }
