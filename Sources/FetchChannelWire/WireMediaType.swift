@@ -15,32 +15,50 @@ public enum WireMediaType {
 
     /// `application/jose`, any case, parameters ignored.
     public static func isJOSE(_ contentType: String) -> Bool {
-        essence(of: contentType) == jose
+        guard let essence = asciiEssence(of: contentType) else { return unicodeEssence(of: contentType) == jose }
+        return matches(essence, jose)
     }
 
     /// `application/json` or `application/<anything>+json`, any case, parameters ignored.
     public static func isJSON(_ contentType: String) -> Bool {
-        let mediaType = essence(of: contentType)
-        if mediaType == json { return true }
-        guard mediaType.hasPrefix(applicationPrefix), mediaType.hasSuffix(jsonSuffix) else { return false }
-        return mediaType.count > applicationPrefix.count + jsonSuffix.count
+        guard let essence = asciiEssence(of: contentType) else {
+            let mediaType = unicodeEssence(of: contentType)
+            return mediaType == json
+                || (mediaType.hasPrefix(applicationPrefix) && mediaType.hasSuffix(jsonSuffix)
+                    && mediaType.count > applicationPrefix.count + jsonSuffix.count)
+        }
+        if matches(essence, json) { return true }
+        return essence.count > applicationPrefix.utf8.count + jsonSuffix.utf8.count
+            && matches(essence.prefix(applicationPrefix.utf8.count), applicationPrefix)
+            && matches(essence.suffix(jsonSuffix.utf8.count), jsonSuffix)
     }
 
     private static let applicationPrefix = "application/"
     private static let jsonSuffix = "+json"
 
-    /// The type/subtype before any parameter, trimmed of spaces and lowercased.
-    private static func essence(of contentType: String) -> String {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        // ASCII (every real value): the only ASCII characters in `.whitespaces` are space and tab,
-        // trimmed here without Foundation's CharacterSet, which costs microseconds per answer.
-        guard mediaType.utf8.allSatisfy({ $0 < 0x80 }) else {
-            return mediaType.trimmingCharacters(in: .whitespaces).lowercased()
-        }
+    /// The type/subtype before any parameter, trimmed of spaces and tabs, as bytes of the value;
+    /// nil when it is not ASCII. Every real value is ASCII and is matched here without a String
+    /// made or lowercased: this runs for every answer.
+    private static func asciiEssence(of contentType: String) -> Substring.UTF8View? {
+        let bytes = contentType.utf8
+        let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
         let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        let bytes = mediaType.utf8
-        guard let first = bytes.firstIndex(where: { !isBlank($0) }), let last = bytes.lastIndex(where: { !isBlank($0) })
-        else { return "" }
-        return String(mediaType[first...last]).lowercased()
+        let first = bytes[..<end].firstIndex { !isBlank($0) } ?? end
+        let last = bytes[first..<end].lastIndex { !isBlank($0) }.map { bytes.index(after: $0) } ?? first
+        let essence = bytes[first..<last]
+        return essence.allSatisfy({ $0 < 0x80 }) ? essence : nil
+    }
+
+    /// The bytes equal `lowercase` (a lowercase ASCII constant) with ASCII letters in any case.
+    private static func matches<Bytes: Collection<UInt8>>(_ bytes: Bytes, _ lowercase: String) -> Bool {
+        bytes.elementsEqual(lowercase.utf8) { byte, expected in
+            (byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte) == expected
+        }
+    }
+
+    /// The essence of a value that is not ASCII: trimmed of Unicode spaces, lowercased.
+    private static func unicodeEssence(of contentType: String) -> String {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased()
     }
 }

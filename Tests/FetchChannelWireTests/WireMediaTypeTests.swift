@@ -1,0 +1,31 @@
+import FetchChannelWire
+import Testing
+
+@Suite("Content-Type matching")
+struct WireMediaTypeTests {
+    @Test(
+        "JSON: application/json or application/…+json, any case, parameters and blanks ignored",
+        arguments: [
+            ("application/json", true), ("application/json;charset=UTF-8", true),
+            ("Application/JSON; charset=utf-8", true), (" \tapplication/json \t; q=1", true),
+            ("application/problem+json", true), ("APPLICATION/VND.X+JSON", true),
+            ("\u{A0}application/json", true),  // a value that is not ASCII: Unicode blanks trimmed
+            ("application/+json", false), ("application/jsonx", false), ("text/json", false),
+            ("application/jose", false), ("application/ json", false), ("", false), (";application/json", false),
+            ("application/jsön", false),
+        ])
+    func json(contentType: String, isJSON: Bool) {
+        #expect(WireMediaType.isJSON(contentType) == isJSON)
+    }
+
+    @Test(
+        "JOSE: application/jose, any case, parameters and blanks ignored",
+        arguments: [
+            ("application/jose", true), ("application/jose;charset=UTF-8", true), ("APPLICATION/Jose ;x=y", true),
+            ("\tapplication/jose", true), ("application/jose+json", false), ("application/josex", false),
+            ("application/json", false), ("", false), ("application/jos", false),
+        ])
+    func jose(contentType: String, isJOSE: Bool) {
+        #expect(WireMediaType.isJOSE(contentType) == isJOSE)
+    }
+}
