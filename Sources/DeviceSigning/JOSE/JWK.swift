@@ -49,18 +49,26 @@ public struct JWK: Sendable, Hashable, Codable {
         return #"{"crv":"\#(crv)","kty":"\#(kty)","use":\#(quoted),"x":"\#(x)","y":"\#(y)"}"#
     }
 
-    /// Parses and checks a public JWK (kty EC, crv P-256, 32-byte coordinates on the curve).
+    /// Parses and checks a public JWK (kty EC, crv P-256, 32-byte coordinates on the curve). A
+    /// private JWK's `d` is passed over without being read (``JWKReader``).
     public init<Bytes: DataProtocol>(jsonRepresentation: Bytes) throws {
-        let members = try JWK.members(of: jsonRepresentation)
-        guard let kty = members["kty"] as? String, let crv = members["crv"] as? String,
-            let x = members["x"] as? String, let y = members["y"] as? String
+        try self.init(members: try JWK.read(jsonRepresentation, decodingPrivateMember: false).members)
+    }
+
+    /// The public JWK of the members read from a JWK's text.
+    fileprivate init(members: [String: JSONValue]) throws {
+        guard case .string(let kty)? = members["kty"], case .string(let crv)? = members["crv"],
+            case .string(let x)? = members["x"], case .string(let y)? = members["y"]
         else {
             throw DeviceSigningError(.malformedEncoding, "A P-256 JWK needs string members kty, crv, x and y.")
         }
-        guard members["use"] == nil || members["use"] is String else {
-            throw DeviceSigningError(.malformedEncoding, "A JWK's use member must be a string.")
+        var use: String?
+        switch members["use"] {
+        case nil: use = nil
+        case .string(let text)?: use = text
+        default: throw DeviceSigningError(.malformedEncoding, "A JWK's use member must be a string.")
         }
-        self.init(kty: kty, crv: crv, x: x, y: y, use: members["use"] as? String)
+        self.init(kty: kty, crv: crv, x: x, y: y, use: use)
         _ = try publicKey()
     }
 
@@ -102,14 +110,32 @@ public struct JWK: Sendable, Hashable, Codable {
 
     static let maximumJSONBytes = 8 * 1024
 
-    static func members<Bytes: DataProtocol>(of json: Bytes) throws -> [String: Any] {
+    /// Reads a JWK's text: its members, `d`'s place holding an empty string, and its `d`,
+    /// decoded into `SecureBytes` when `decodingPrivateMember` (``JWKReader``).
+    static func read<Bytes: DataProtocol>(_ json: Bytes, decodingPrivateMember: Bool) throws -> (
+        members: [String: JSONValue], privateMember: JWKReader.PrivateMember
+    ) {
         guard json.count <= maximumJSONBytes else {
             throw DeviceSigningError(.inputTooLarge, "A JWK is at most \(maximumJSONBytes) bytes.")
         }
         // The text may be a private JWK: the copy made here is zeroed in place when done.
         var data = Data(json)
         defer { data.withUnsafeMutableBytes { secureZero($0) } }
-        return try JOSEJSON.members(of: data, subject: "The JWK", code: .malformedEncoding)
+        var reader = JWKReader(decodingPrivateMember: decodingPrivateMember)
+        try JOSEJSON.read(data, into: &reader, subject: "The JWK", code: .malformedEncoding)
+        guard let members = reader.members else {
+            throw JOSEJSON.notAnObject("The JWK", code: .malformedEncoding)
+        }
+        return (members, reader.privateMember)
+    }
+
+    /// Whether `json` is a JWK's JSON object without a top-level `d`: a public key. False for
+    /// a private JWK and for text that is not one JSON object. The `d` of a private JWK is not read.
+    public static func isPublicOnly<Bytes: DataProtocol>(_ json: Bytes) -> Bool {
+        guard let read = try? read(json, decodingPrivateMember: false), case .absent = read.privateMember else {
+            return false
+        }
+        return true
     }
 }
 
@@ -147,23 +173,24 @@ extension P256.Signing.PrivateKey {
         }
     }
 
-    /// A key from a private JWK (kty EC, crv P-256, d, and x/y that must match d).
-    /// Note: the JSON text is parsed into Swift strings (`StrictJSON.parse`), which are not zeroed;
-    /// this package's own copy of the text and the decoded `d` are.
+    /// A key from a private JWK (kty EC, crv P-256, d, and x/y that must match d). `d` is decoded
+    /// from the text straight into `SecureBytes` and is never a `String` (``JWKReader``); this
+    /// package's copy of the text is zeroed.
     public init<Bytes: DataProtocol>(jwkRepresentation: Bytes) throws {
-        let members = try JWK.members(of: jwkRepresentation)
-        guard let dText = members["d"] as? String else {
-            throw DeviceSigningError(.invalidKey, "The JWK has no private member d.")
+        let (members, privateMember) = try JWK.read(jwkRepresentation, decodingPrivateMember: true)
+        switch privateMember {
+        case .absent, .notString: throw DeviceSigningError(.invalidKey, "The JWK has no private member d.")
+        case .skipped, .notBase64URL, .decoded: break
         }
-        let publicJWK = try JWK(jsonRepresentation: jwkRepresentation)
-        guard var d = Base64.decode(dText, alphabet: .url) else {
+        let publicJWK = try JWK(members: members)
+        guard case .decoded(let scalar) = privateMember else {
             throw DeviceSigningError(.malformedEncoding, "JWK d must be base64url without padding.")
         }
-        defer { secureZero(&d) }
-        guard d.count == 32 else {
+        guard scalar.count == 32 else {
             throw DeviceSigningError(.invalidKey, "JWK d must decode to exactly 32 bytes.")
         }
-        let key = try P256.Signing.PrivateKey(rawRepresentation: d)
+        let key = try P256.Signing.PrivateKey(
+            backing: scalar.withUnsafeBytes { try P256Backend.privateKey(scalar: $0) })
         guard key.publicKey == (try publicJWK.publicKey()) else {
             throw DeviceSigningError(.invalidKey, "JWK x/y do not belong to d.")
         }

@@ -143,6 +143,12 @@ enum Base64 {
         return valid ? output : nil
     }
 
+    /// How many bytes `input` decodes to, or nil for a length no strict encoding has (its
+    /// characters are checked by the decoding).
+    static func decodedCount(of input: UnsafeRawBufferPointer, alphabet: Alphabet) -> Int? {
+        Layout(of: input, alphabet: alphabet)?.outputCount
+    }
+
     /// Decodes `input` straight into `output` (a coordinate into its place in a point): true when
     /// `input` is the strict encoding of exactly `output.count` bytes. On false, `output` holds
     /// whatever was decoded and is not to be used.

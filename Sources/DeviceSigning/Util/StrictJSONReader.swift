@@ -66,7 +66,11 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
                     continue
                 }
             case UInt8(ascii: "\""):
-                if Sink.readsValues {
+                if Sink.readsSecretStrings, sink.nextStringIsSecret {
+                    let scanned = try scanString()
+                    try sink.secretString(
+                        raw: UnsafeRawBufferPointer(rebasing: bytes[scanned.raw]), isEscaped: scanned.isEscaped)
+                } else if Sink.readsValues {
                     try sink.scalar(.string(try string()))
                 } else {
                     try skipString()

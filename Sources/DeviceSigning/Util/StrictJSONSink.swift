@@ -27,11 +27,24 @@ package protocol StrictJSONSink {
     /// Whether the reader keeps the last few long strings to hand out again when the text repeats
     /// them (``RepeatedStrings``); a sink whose long strings are unique saves the bookkeeping.
     static var remembersRepeatedStrings: Bool { get }
+
+    /// Whether some string values are secrets (a JWK's `d`) that the sink takes as their raw
+    /// bytes in the text (``secretString(raw:isEscaped:)``) rather than as a `String`, which could
+    /// never be zeroed. Only such a sink is asked ``nextStringIsSecret``.
+    static var readsSecretStrings: Bool { get }
+    /// Whether the string value about to be read is a secret.
+    var nextStringIsSecret: Bool { get }
+    /// A secret string value: its bytes between the quotes, unchecked (escapes are neither
+    /// undone nor checked; `isEscaped` says whether there are any). Valid only during the call.
+    mutating func secretString(raw: UnsafeRawBufferPointer, isEscaped: Bool) throws(StrictJSON.Violation)
 }
 
 extension StrictJSONSink {
     package static var readsASCIIMemberNames: Bool { false }
     package static var remembersRepeatedStrings: Bool { true }
+    package static var readsSecretStrings: Bool { false }
+    package var nextStringIsSecret: Bool { false }
+    package mutating func secretString(raw: UnsafeRawBufferPointer, isEscaped: Bool) throws(StrictJSON.Violation) {}
 
     package mutating func memberName(ascii name: UnsafeRawBufferPointer) throws(StrictJSON.Violation) {
         try memberName(String(decoding: name, as: UTF8.self))

@@ -4,19 +4,21 @@ import Foundation
 /// The key files `verify`, `encrypt` and `decrypt` are given (outside the key store).
 enum KeyFiles {
     /// A public key from a PEM `PUBLIC KEY` file or a JWK (a private JWK's public part is used).
+    /// The file may hold a private key by mistake: it is read as bytes, cleared when done, and
+    /// made a string only once it is known to hold no private key.
     static func readPublicKey(_ url: URL) throws -> P256.Signing.PublicKey {
-        let data = try BoundedInput.read(url, what: "a key file")
-        let text = String(decoding: data, as: UTF8.self)
+        var data = try BoundedInput.read(url, what: "a key file")
+        defer { data.resetBytes(in: 0..<data.count) }
         do {
-            if text.drop(while: \.isWhitespace).hasPrefix("{") {
+            if isJSONObject(data) {
                 return try JWK(jsonRepresentation: data).publicKey()
             }
-            if text.contains("PRIVATE KEY-----") {
+            if data.range(of: Data("PRIVATE KEY-----".utf8)) != nil {
                 throw CLIFailure(
                     .unreadableInput,
                     "\(url.path) holds a private key; give the public key ('fetchchannel key export KEYID' prints it)")
             }
-            return try P256.Signing.PublicKey(pemRepresentation: text)
+            return try P256.Signing.PublicKey(pemRepresentation: String(decoding: data, as: UTF8.self))
         } catch let error as DeviceSigningError {
             throw CLIFailure(
                 .unreadableInput, "\(url.path) is not a P-256 public key (PEM PUBLIC KEY or JWK): \(error.reason)")
@@ -61,16 +63,14 @@ extension KeyFiles {
     }
 
     /// A private key made by `make` from a JWK; a public JWK (no `d`) is refused as such, saying
-    /// what `needs` the private key. The key's own reading is the only one of a usable JWK: the
-    /// JSON is looked at again only once it has failed, since every reading leaves strings of
-    /// `d` that cannot be zeroed.
+    /// what `needs` the private key. Neither reading makes a string of `d` (`JWK.isPublicOnly`).
     static func privateKey<Key>(
         jwk contents: Data, in url: URL, needs: String, _ make: (Data) throws -> Key
     ) throws -> Key {
         do {
             return try make(contents)
         } catch let error as DeviceSigningError {
-            if let members = JSONOutput.parse(contents) as? [String: Any], members["d"] == nil {
+            if JWK.isPublicOnly(contents) {
                 throw CLIFailure(.unreadableInput, "\(url.path) holds a public JWK (no \"d\"); \(needs)")
             }
             throw error
