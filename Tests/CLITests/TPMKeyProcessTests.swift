@@ -235,6 +235,22 @@ extension CLISubprocessTests {
             #expect(result.err.contains("Error: ") && result.err.contains(tcti), "\(result.summary)")
         }
 
+        /// A TPM2OPENSSL_TCTI longer than the 1024 bytes tss2 takes is refused, saying so.
+        @Test func anOverLongTCTIVariableIsRefusedSayingSo() async throws {
+            guard Self.available else { return }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let tcti = "swtpm:host=127.0.0.1,port=1," + String(repeating: "x", count: 1000)
+            let result = try await sandbox.run(
+                ["key", "generate", "--tpm"] + sandbox.storeArguments, passphrase: nil,
+                extra: Self.modulesEnvironment.merging(["TPM2OPENSSL_TCTI": tcti]) { $1 })
+            #expect(result.status == 1 && result.out.isEmpty, "\(result.summary)")
+            #expect(
+                result.err.contains(
+                    "TPM2OPENSSL_TCTI is \(tcti.utf8.count) bytes; a TCTI configuration is at most 1024"),
+                "\(result.summary)")
+        }
+
         /// Without TPM2OPENSSL_TCTI, or with it empty, the TPM is the kernel's resource manager:
         /// never tss2's default search, whose last stop is a simulator on localhost:2321 that any
         /// local user could run and so be handed the key generated "in the TPM".

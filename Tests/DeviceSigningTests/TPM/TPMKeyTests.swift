@@ -213,4 +213,20 @@ import Testing
         let empty = TPMConfiguration(tcti: "")
         #expect(caught { _ = try P256.Signing.PrivateKey(generatingInTPM: empty) }?.code == .tpmUnavailable)
     }
+
+    /// tss2 and the shim's environment entry take at most 1024 bytes: a longer TCTI is refused with
+    /// a reason before any TPM is contacted, rather than cut short to another TCTI.
+    @Test func aTCTIOverTheLimitIsRefusedBeforeAnyTPMIsContacted() throws {
+        let port = try #require(SoftwareTPM.refusedPort())
+        let atLimit = "swtpm:host=127.0.0.1,port=\(port)," + String(repeating: "x", count: 1024)
+        let tooLong = TPMConfiguration(tcti: String(atLimit.prefix(1025)))
+        let refusal = caught { _ = try P256.Signing.PrivateKey(generatingInTPM: tooLong) }
+        #expect(refusal?.code == .tpmUnavailable)
+        #expect(refusal?.reason.contains("1 to 1024 bytes") == true, "\(String(describing: refusal))")
+        // At the limit the TCTI is taken, and the TPM it names (nothing listens there) is asked.
+        let atLimitRefusal = caught {
+            _ = try P256.Signing.PrivateKey(generatingInTPM: TPMConfiguration(tcti: String(atLimit.prefix(1024))))
+        }
+        #expect(atLimitRefusal?.reason.contains("1 to 1024 bytes") == false, "\(String(describing: atLimitRefusal))")
+    }
 }
