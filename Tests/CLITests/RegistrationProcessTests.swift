@@ -164,6 +164,17 @@ extension CLISubprocessTests {
             return keyId
         }
 
+        /// A new key of `sandbox` registered at `backend` as a key made before encryption keys
+        /// existed was: no encryption key in its entry, nor at the backend.
+        func registeredKeyWithoutEncryptionKey(
+            in sandbox: CLISandbox, at backend: DispatchTargetBackendStandIn
+        ) async throws -> String {
+            let keyId = try await registeredKey(in: sandbox, at: backend.baseURL)
+            try EncryptionKeyProcessTests.makeOldFormat(sandbox, keyId)
+            backend.forgetEncryptionKey()
+            return keyId
+        }
+
         func keyIds(_ sandbox: CLISandbox) async throws -> Set<String> {
             let listed = try #require(
                 try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments).json() as? [[String: Any]])
@@ -299,6 +310,54 @@ extension CLISubprocessTests {
             #expect((try again.json() as? [String: Any])?["newKeyId"] as? String == firstNewKeyId)
             #expect(try await keyIds(sandbox) == [firstNewKeyId], "no further key was made")
             #expect(try await keyJSON(sandbox, firstNewKeyId)["dispatchTargetId"] as? String == "target-1")
+        }
+
+        /// A key registered before encryption keys existed: its target has none, and the backend
+        /// answers its reads in JSON (JOSE is refused for it). Its rotation did not take effect:
+        /// the question signed with the old key asks for JSON, as its registration does, and the
+        /// answers say that the backend still holds the old key. Before, both questions asked for
+        /// JOSE, the old key's was refused (406) and the outcome was left unknown.
+        @Test func aRotationOfAKeyWithoutEncryptionKeyThatDidNotTakeEffectSaysSo() async throws {
+            let backend = try DispatchTargetBackendStandIn()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let oldKeyId = try await registeredKeyWithoutEncryptionKey(in: sandbox, at: backend)
+            backend.script.withLock { $0.patchStatusWithoutApplying = 500 }
+
+            let rotated = try await sandbox.run(["rotate", "--key", oldKeyId] + sandbox.storeArguments)
+            #expect(rotated.status == 1, "\(rotated.summary)")
+            #expect(rotated.err.contains("with the old key and refuses the new one"), "\(rotated.summary)")
+            let accepts = backend.readAccepts.withLock { $0 }
+            #expect(accepts.map { $0.hasPrefix("application/jose") } == [true, false], "\(accepts)")
+            let kept = try await keyIds(sandbox)
+            #expect(kept.count == 2 && kept.contains(oldKeyId), "\(kept)")
+        }
+
+        /// The same key's rotation took effect, but its answer and the questions were lost. The
+        /// next run asks about the first run's key with that key's encryption key (the PATCH gave
+        /// it to the backend), so a backend that insists on JOSE once a target has an encryption
+        /// key answers, and the rotation completes. Before, the leftover key's question asked for
+        /// JSON, as the old key's registration does, and was refused.
+        @Test func aLostRotationOfAKeyWithoutEncryptionKeyCompletesAtAJOSEOnlyBackend() async throws {
+            let backend = try DispatchTargetBackendStandIn()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let oldKeyId = try await registeredKeyWithoutEncryptionKey(in: sandbox, at: backend)
+            backend.script.withLock { $0 = .init(patchStatusAfterApplying: 500, readStatus: 503) }
+
+            let unknown = try await sandbox.run(["rotate", "--key", oldKeyId] + sandbox.storeArguments)
+            #expect(unknown.status == 1, "\(unknown.summary)")
+            let kept = try await keyIds(sandbox)
+            #expect(kept.count == 2 && kept.contains(oldKeyId), "\(kept)")
+            let firstNewKeyId = try #require(kept.subtracting([oldKeyId]).first)
+
+            backend.script.withLock { $0 = .init(insistsOnJOSE: true) }
+            let again = try await sandbox.run(["rotate", "--key", oldKeyId, "--json"] + sandbox.storeArguments)
+            #expect(again.status == 0, "\(again.summary)")
+            #expect((try? again.json() as? [String: Any])?["newKeyId"] as? String == firstNewKeyId, "\(again.summary)")
+            #expect(try await keyIds(sandbox) == [firstNewKeyId], "no further key was made")
         }
 
         /// The backend accepted the registration but the store could not record it (here the key

@@ -5,8 +5,11 @@ import Foundation
 
 /// Asks a backend whether it verifies a dispatch target's requests with a given key: a read of
 /// the device's pending operations (a GET that changes nothing) signed with that key, asking for
-/// the answer encrypted to the registration's encryption key when it has one, as `fetch` does
-/// (a redeem token never travels in plain text for a question). `rotate` asks when it cannot
+/// the answer encrypted to that key's encryption key when it has one, as `fetch` does for a
+/// registration with that key (a redeem token never travels in plain text for a question that a
+/// registration with that key would ask encrypted). Each key is asked with its own encryption key:
+/// a backend that holds the key also holds the encryption key given with it, and a key made before
+/// encryption keys existed has none (its registration is answered in JSON). `rotate` asks when it cannot
 /// tell from the backend's answer whether the new key was taken (no answer, a server error, an
 /// answer that names no target), because which key the backend holds decides which key the
 /// store must keep registered; it concludes only from a pair of answers (one key accepted, the
@@ -34,9 +37,6 @@ struct DispatchTargetKeyProbe: Sendable {
     let deviceId: String
     let targetId: String
     let trust: TLSTrust
-    /// The registration's encryption key: the answer is asked for as `application/jose`, and an
-    /// encrypted answer must decrypt with it. nil: asked for `application/json`.
-    let decryptionKey: P256.KeyAgreement.PrivateKey?
 
     /// The Device-Signature of a question asked with `key`, or why there is none. Made apart from
     /// asking, so that a caller can release a TPM key before it loads the decryption key (a TPM
@@ -53,8 +53,10 @@ struct DispatchTargetKeyProbe: Sendable {
         init(_ text: String) { self.text = text }
     }
 
-    /// Asks with a Device-Signature made by ``signature(with:targetId:)``.
-    func acceptance(signature: String) async -> Acceptance {
+    /// Asks with a Device-Signature made by ``signature(with:targetId:)``, for the answer encrypted
+    /// to `decryptionKey`'s public key (`application/jose`; the answer must decrypt with it), or,
+    /// with none, for `application/json`.
+    func acceptance(signature: String, decryptionKey: P256.KeyAgreement.PrivateKey?) async -> Acceptance {
         let url = server.appending(path: FetchPaths.default.pendingOperationsPath(deviceId: deviceId))
         let accept = decryptionKey == nil ? WireMediaType.json : WireMediaType.joseUTF8
         let answer: BackendHTTPClient.Answer
@@ -67,14 +69,16 @@ struct DispatchTargetKeyProbe: Sendable {
             return .unknown("\(error)")
         }
         // A 200 that is not a pending-operations answer concludes nothing: it may not be the backend.
-        if answer.status == 200, isOperationsAnswer(answer) { return .accepted }
+        if answer.status == 200, Self.isOperationsAnswer(answer, decryptionKey: decryptionKey) { return .accepted }
         if Self.isInvalidSignature(answer) { return .refused }
         return .unknown("the backend answered \(answer.summary)")
     }
 
     /// Whether `answer` is a pending-operations answer: an encrypted one must decrypt with the
     /// decryption key; a plain one (a target without an encryption key answers so) decodes as is.
-    private func isOperationsAnswer(_ answer: BackendHTTPClient.Answer) -> Bool {
+    private static func isOperationsAnswer(
+        _ answer: BackendHTTPClient.Answer, decryptionKey: P256.KeyAgreement.PrivateKey?
+    ) -> Bool {
         var body = answer.body
         if WireMediaType.isJOSE(answer.header(WireHeader.contentType) ?? "") {
             guard let decryptionKey, let plaintext = try? JWE.decrypt(compact: Array(answer.body), with: decryptionKey)

@@ -94,17 +94,22 @@ struct RotateCommand: CLICommand {
                     + " Delete the new key with 'fetchchannel key delete \(newKeyId)' if you do not retry.")
         }
         // 3c. Unknown: the backend is asked with each key; only a pair of answers (one accepted,
-        // the other refused) says which it holds. The new key's copy of the encryption key (or
-        // the one it was given) decrypts: the PATCH named it.
+        // the other refused) says which it holds. Each question asks for the answer encrypted to
+        // its key's encryption key: the new key's is the one the PATCH named; the old key's is its
+        // registration's (none for a key registered before encryption keys existed).
         var accepted: (new: DispatchTargetKeyProbe.Acceptance, old: DispatchTargetKeyProbe.Acceptance)?
         var unasked = ""
         let signatures = (
             new: signature(ofKey: newKeyId, for: registration, passphrase: passphrase, in: store),
             old: DispatchTargetKeyProbe.signature(with: oldKey, targetId: registration.targetId)
         )
-        switch (signatures.new, signatures.old, probe(of: registration, encryptionKeyOf: newKeyId, passphrase, store)) {
+        switch (signatures.new, signatures.old, probe(of: registration)) {
         case (.success(let new), .success(let old), .success(let probe)):
-            accepted = (await probe.acceptance(signature: new), await probe.acceptance(signature: old))
+            accepted = (
+                await acceptance(asking: probe, signature: new, encryptionKeyOf: newKeyId, passphrase, store),
+                await acceptance(
+                    asking: probe, signature: old, encryptionKeyOf: registration.oldKeyId, passphrase, store)
+            )
         case (.failure(let problem), _, _), (_, .failure(let problem), _), (_, _, .failure(let problem)):
             unasked = problem.text
         }
@@ -155,7 +160,8 @@ struct RotateCommand: CLICommand {
     /// rotation leaves its new key so). The backend is asked only when there is such a key, and
     /// about each of them only when it refuses the old key; when it refuses all of them, the
     /// registration cannot be rotated from here and nothing more is made. Each question is
-    /// signed before the decryption key is loaded, one key at a time.
+    /// signed before any decryption key is loaded, one key at a time, and asks for the answer
+    /// encrypted to its own key's encryption key (a backend that holds the key holds that one).
     private func earlierNewKey(
         of registration: Registration, oldKey: P256.Signing.PrivateKey, passphrase: SecureBytes?,
         in store: KeyStore
@@ -172,10 +178,10 @@ struct RotateCommand: CLICommand {
         let signatures = candidates.map { candidate in
             (candidate.keyId, signature(ofKey: candidate.keyId, for: registration, passphrase: passphrase, in: store))
         }
-        guard
-            case .success(let probe) = probe(
-                of: registration, encryptionKeyOf: registration.oldKeyId, passphrase, store),
-            await probe.acceptance(signature: oldSignature) == .refused
+        guard case .success(let probe) = probe(of: registration),
+            await acceptance(
+                asking: probe, signature: oldSignature, encryptionKeyOf: registration.oldKeyId, passphrase, store)
+                == .refused
         else { return nil }
         var unanswered: [String] = []
         for (keyId, signature) in signatures {
@@ -183,7 +189,9 @@ struct RotateCommand: CLICommand {
             case .failure(let problem):
                 unanswered.append("\(keyId) (\(problem.text))")
             case .success(let signature):
-                switch await probe.acceptance(signature: signature) {
+                switch await acceptance(
+                    asking: probe, signature: signature, encryptionKeyOf: keyId, passphrase, store)
+                {
                 case .accepted: return keyId
                 case .refused: continue
                 case .unknown(let why): unanswered.append("\(keyId) (\(why))")
@@ -222,25 +230,33 @@ struct RotateCommand: CLICommand {
         return DispatchTargetKeyProbe.signature(with: key, targetId: registration.targetId)
     }
 
-    /// Asks the backend about this registration's keys, decrypting with the encryption key of
-    /// `keyId` when it has one; fails without a recorded device id, or when that encryption key
-    /// cannot be loaded (the answer would be asked for in plain text instead).
-    private func probe(
-        of registration: Registration, encryptionKeyOf keyId: String, _ passphrase: SecureBytes?, _ store: KeyStore
-    ) -> Result<DispatchTargetKeyProbe, DispatchTargetKeyProbe.Problem> {
+    /// Asks the backend about this registration's keys; fails without a recorded device id.
+    private func probe(of registration: Registration) -> Result<DispatchTargetKeyProbe, DispatchTargetKeyProbe.Problem>
+    {
         guard let deviceId = registration.metadata.deviceId else {
             return .failure(.init("no device id is recorded with the key"))
-        }
-        let decryptionKey: P256.KeyAgreement.PrivateKey?
-        do {
-            decryptionKey = try store.loadEncryptionKey(keyId, passphrase: passphrase, tpm: access.tpm)
-        } catch {
-            return .failure(.init("the encryption key could not be loaded: \(error)"))
         }
         return .success(
             DispatchTargetKeyProbe(
                 server: registration.server, deviceId: deviceId, targetId: registration.targetId,
-                trust: registration.trust, decryptionKey: decryptionKey))
+                trust: registration.trust))
+    }
+
+    /// Whether the backend accepts `signature`, made with the stored key `keyId`, asking for the
+    /// answer encrypted to that key's encryption key (loaded for the question and released after),
+    /// or in JSON when it has none. Unknown when that encryption key cannot be loaded: the answer is
+    /// then not asked for in plain text instead.
+    private func acceptance(
+        asking probe: DispatchTargetKeyProbe, signature: String, encryptionKeyOf keyId: String,
+        _ passphrase: SecureBytes?, _ store: KeyStore
+    ) async -> DispatchTargetKeyProbe.Acceptance {
+        let decryptionKey: P256.KeyAgreement.PrivateKey?
+        do {
+            decryptionKey = try store.loadEncryptionKey(keyId, passphrase: passphrase, tpm: access.tpm)
+        } catch {
+            return .unknown("the encryption key of \(keyId) could not be loaded: \(error)")
+        }
+        return await probe.acceptance(signature: signature, decryptionKey: decryptionKey)
     }
 
     private static func bothKept(_ oldKeyId: String, _ newKeyId: String) -> String {

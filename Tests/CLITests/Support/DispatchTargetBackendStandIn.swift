@@ -6,14 +6,18 @@ import Foundation
 /// A backend stand-in with one dispatch target (`target-1`), for what the reference backend
 /// does not do: it verifies Device-Signatures as a backend does, applies a PATCH before answering
 /// it with whatever the test scripts (a server error, say: the client cannot tell whether the new
-/// key was taken), and answers the pending operations the test scripts, encrypted to the
-/// registered encryption key when the request accepts `application/jose`. `GET` of the pending operations answers to the key it holds,
-/// INVALID_SIGNATURE to another.
+/// key was taken), and answers the pending operations the test scripts. `GET` of the pending
+/// operations answers to the key it holds, INVALID_SIGNATURE to another; then, as the reference
+/// backend negotiates: encrypted to the target's encryption key when the request accepts
+/// `application/jose` and there is one, 406 when it accepts only that and there is none, plain
+/// JSON when it accepts `application/json` (unless scripted to insist on JOSE).
 final class DispatchTargetBackendStandIn: Sendable {
     /// What the PATCH and the pending-operations reads answer while scripted otherwise.
     struct Script: Sendable {
         /// The status a PATCH answers after it was applied (nil: 200 naming the target).
         var patchStatusAfterApplying: Int?
+        /// The status a PATCH answers without being applied (before `patchStatusAfterApplying`).
+        var patchStatusWithoutApplying: Int?
         /// The status every pending-operations read answers instead of being verified (nil: verified).
         var readStatus: Int?
         /// The operations a verified read answers, as JSON objects; `{base}` stands for the
@@ -22,6 +26,9 @@ final class DispatchTargetBackendStandIn: Sendable {
         /// Reads accept any signature that verifies with any key ever registered or rotated to
         /// here, as a lax backend (or a proxy's cache) might.
         var readsAcceptAnyKnownKey = false
+        /// A read that accepts only `application/json` is refused (406) once the target has an
+        /// encryption key, as a backend that makes JOSE mandatory would.
+        var insistsOnJOSE = false
     }
 
     static let targetId = "target-1"
@@ -96,8 +103,16 @@ final class DispatchTargetBackendStandIn: Sendable {
                 return json(201, #"{"id":"\#(Self.targetId)","extId":"ext-1"}"#)
             case "PATCH":
                 guard verified() else { return invalid }
+                if let status = script.withLock({ $0.patchStatusWithoutApplying }) {
+                    return json(status, #"{"errorCode":"INTERNAL","message":"scripted"}"#)
+                }
                 signatureKey.withLock { $0 = key(in: request.body) }
                 remember(key(in: request.body))
+                if let given = jwk("encryptionKey", in: request.body).flatMap({
+                    try? P256.KeyAgreement.PublicKey(jwk: $0)
+                }) {
+                    encryptionKey.withLock { $0 = given }
+                }
                 if let status = script.withLock({ $0.patchStatusAfterApplying }) {
                     return json(status, #"{"errorCode":"INTERNAL","message":"scripted"}"#)
                 }
@@ -108,13 +123,23 @@ final class DispatchTargetBackendStandIn: Sendable {
                 }
                 let accept = request.headers[WireHeader.accept] ?? ""
                 readAccepts.withLock { $0.append(accept) }
-                let lax = script.withLock { $0.readsAcceptAnyKnownKey }
-                return verified(byAnyKnownKey: lax)
-                    ? operations(encrypted: accept.hasPrefix(WireMediaType.jose)) : invalid
+                let (lax, insistsOnJOSE) = script.withLock { ($0.readsAcceptAnyKnownKey, $0.insistsOnJOSE) }
+                guard verified(byAnyKnownKey: lax) else { return invalid }
+                let hasEncryptionKey = encryptionKey.withLock { $0 != nil }
+                let asksJOSE = accept.hasPrefix(WireMediaType.jose)
+                guard asksJOSE ? hasEncryptionKey : !(insistsOnJOSE && hasEncryptionKey) else {
+                    return json(406, #"{"errorCode":"NOT_ACCEPTABLE","message":"scripted"}"#)
+                }
+                return operations(encrypted: asksJOSE)
             }
         }
         baseURL = try server.start().baseURL
         base.withLock { [baseURL] in $0 = baseURL.absoluteString }
+    }
+
+    /// Takes the target's encryption key away, as for a target registered before encryption keys existed.
+    func forgetEncryptionKey() {
+        encryptionKey.withLock { $0 = nil }
     }
 
     /// Gives the target a key no client has, as another device's rotation would.
