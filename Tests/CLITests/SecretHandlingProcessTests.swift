@@ -54,6 +54,34 @@ extension CLIOfflineProcessTests {
             #expect(status == 0 && terminal.contains("ENCRYPTED PRIVATE KEY"), "\(terminal)")
         }
 
+        /// `key export --private --no-encryption --json` writes the key without making a String of
+        /// it; its document is still the text `--json` makes of every export: `data` the PEM as a
+        /// string, the JWK as an object, the DER in base64, beside encrypted, format, keyId, private.
+        @Test(arguments: [("pem", false), ("jwk", false), ("der", false), ("pem", true), ("jwk", true)])
+        func anUnencryptedPrivateExportAsJSONHoldsTheExport(format: String, encryptionKey: Bool) async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let export =
+                ["key", "export", keyId, "--private", "--no-encryption", "--format", format]
+                + (encryptionKey ? ["--encryption"] : []) + sandbox.storeArguments
+            let plain = try await sandbox.run(export)
+            let json = try await sandbox.run(export + ["--json"])
+            #expect(plain.status == 0 && json.status == 0, "\(plain.summary) \(json.summary)")
+            let data: Any
+            switch format {
+            case "jwk": data = try JSONSerialization.jsonObject(with: plain.standardOutput)
+            case "der": data = plain.standardOutput.base64EncodedString()
+            default: data = plain.out
+            }
+            let document: [String: Any] = [
+                "data": data, "encrypted": false, "format": format, "keyId": keyId, "private": true,
+            ]
+            let expected = try JSONSerialization.data(
+                withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
+            #expect(json.standardOutput == expected + Data("\n".utf8), "\(json.summary)")
+        }
+
         @Test func aPrivateExportIntoAFileMakesItOwnerOnlyFirst() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -93,6 +93,16 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
         }
     }
 
+    /// The standard base64 (with padding) of these bytes, written straight into new secure
+    /// storage: for a secret that must be shown as text (a private DER in a JSON document).
+    package func base64Encoded() -> SecureBytes {
+        withUnsafeBytes { bytes in
+            SecureBytes(count: Base64.encodedCount(bytes.count, alphabet: .standard)) { output in
+                _ = Base64.encode(bytes, alphabet: .standard, into: output)
+            }
+        }
+    }
+
     /// Constant-time comparison of two secrets of the same length.
     public func constantTimeEquals(_ other: SecureBytes) -> Bool {
         guard count == other.count else { return false }

@@ -71,7 +71,9 @@ struct KeyExportCommand: CLICommand {
         var (bytes, encrypted) =
             isPrivate ? try privateBytes(of: keyId, in: store) : (try publicBytes(of: metadata), false)
         defer { secureZero(&bytes) }
-        if console.json {
+        if console.json, isPrivate, !encrypted {
+            try printUnencryptedPrivateJSON(bytes, keyId: keyId)
+        } else if console.json {
             let data: Any
             switch format {
             case .jwk: data = JSONOutput.parse(Data(bytes)) ?? NSNull()
@@ -85,6 +87,41 @@ struct KeyExportCommand: CLICommand {
             console.standardOutput.write(bytes: bytes)
         }
         return ExitCode.success
+    }
+
+    /// The `--json` document of an unencrypted private key: the text `printJSON` makes of it, but
+    /// without a `String` of the key, which could never be cleared. The other members are
+    /// serialized as usual; the key's JSON value is written from its bytes into the one buffer of
+    /// the document (its capacity reserved, so it never moves), first, as `data` sorts first.
+    private func printUnencryptedPrivateJSON(_ secret: [UInt8], keyId: String) throws {
+        let members = try JSONOutput.text([
+            "encrypted": false, "format": format.rawValue, "keyId": keyId, "private": true,
+        ])
+        let head = Array(#"{"data":"#.utf8)
+        let tail = Array(("," + members.dropFirst() + "\n").utf8)
+        let encodedDER = format == .der ? SecureBytes(secret).base64Encoded() : nil
+        let quote = UInt8(ascii: "\"")
+        var document: [UInt8] = []
+        defer { secureZero(&document) }
+        document.reserveCapacity(
+            head.count + secret.count * JSONEscape.longestEscape + (encodedDER?.count ?? 0) + 2 + tail.count)
+        document.append(contentsOf: head)
+        switch format {
+        case .jwk:  // the JWK's own compact JSON, without the line break of the plain export
+            var object = secret[...]
+            while object.last == UInt8(ascii: "\n") { object = object.dropLast() }
+            document.append(contentsOf: object)
+        case .pem:
+            document.append(quote)
+            for byte in secret { JSONEscape.appendEscaped(byte, to: &document) }
+            document.append(quote)
+        case .der:
+            document.append(quote)
+            encodedDER?.withUnsafeBytes { document.append(contentsOf: $0) }
+            document.append(quote)
+        }
+        document.append(contentsOf: tail)
+        console.standardOutput.write(bytes: document)
     }
 
     /// Refuses an encryption key the entry does not have, and a private key bound to a TPM.
