@@ -23,7 +23,7 @@ extension BackendRouter {
                 return BackendResponses.malformed(
                     "The body must be {\"offsetSeconds\": number} (at most ten years either way).")
             }
-            clock.offsetMillis = Int64((seconds * 1000).rounded())
+            setClockOffset(millis: Int64((seconds * 1000).rounded()))
             return BackendResponses.json(.ok, ["offsetSeconds": seconds])
         case ("POST", WirePaths.Emulator.faults):
             guard let body = BackendResponses.object(from: request) else {
@@ -64,6 +64,10 @@ extension BackendRouter {
         }
     }
 
+    /// The most bytes of JSON an operation's `data` takes: a real payload is a few hundred, and
+    /// the most operations the emulator keeps (``BackendState/maximumOperations``) must fit in memory.
+    static let maximumDataBytes = 16 * 1024
+
     /// Creates an operation for a device (control API and in-process control share this).
     func dispatch(_ body: [String: Any]) -> Result<StoredOperation, BackendResponses.Refusal> {
         guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
@@ -89,6 +93,14 @@ extension BackendRouter {
             return .failure(
                 BackendResponses.Refusal(
                     BackendResponses.malformed("operation must be registration, authentication or deregistration.")))
+        }
+        if let data = body["data"] {
+            let text = try? JSONSerialization.data(withJSONObject: data, options: [.fragmentsAllowed])
+            guard let text, text.count <= Self.maximumDataBytes else {
+                return .failure(
+                    BackendResponses.Refusal(
+                        BackendResponses.malformed("data must be JSON of at most \(Self.maximumDataBytes) bytes.")))
+            }
         }
         let data = body["data"].map(JSONObjectText.init(object:))
         let now = lastCreationMillis.withLock { last in

@@ -13,12 +13,18 @@ extension BackendRouter {
         }
     }
 
+    /// The most bytes of a registration's deviceId, username, name, target and dispatcher.
+    static let maximumTextBytes = 256
+
     func register(_ request: HTTPRequest) -> HTTPResponse {
         guard let body = BackendResponses.object(from: request) else {
             return BackendResponses.malformed("The body must be a JSON object.")
         }
-        guard let deviceId = body[WireMember.deviceId] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
-            return BackendResponses.malformed("deviceId must be a non-empty string of at most 256 bytes.")
+        guard let deviceId = body[WireMember.deviceId] as? String, !deviceId.isEmpty,
+            deviceId.utf8.count <= Self.maximumTextBytes
+        else {
+            return BackendResponses.malformed(
+                "deviceId must be a non-empty string of at most \(Self.maximumTextBytes) bytes.")
         }
         let key: P256.Signing.PublicKey
         switch Self.signatureKey(in: body) {
@@ -48,11 +54,20 @@ extension BackendRouter {
             case .failure(let refusal): return refusal.response
             }
         }
-        let optional = { (name: String) -> String in (body[name] as? String) ?? "" }
+        // The descriptive members: kept per target, so bounded like deviceId; absent or null is "".
+        var texts: [String: String] = [:]
+        for name in [WireMember.username, WireMember.name, WireMember.target, WireMember.dispatcher] {
+            switch body[name] {
+            case nil, is NSNull: texts[name] = ""
+            case let text as String where text.utf8.count <= Self.maximumTextBytes: texts[name] = text
+            default:
+                return BackendResponses.malformed("\(name) must be a string of at most \(Self.maximumTextBytes) bytes.")
+            }
+        }
         let record = DispatchTargetRecord(
             id: UUID().uuidString.lowercased(), extId: UUID().uuidString.lowercased(),
-            username: optional(WireMember.username), deviceId: deviceId, name: optional(WireMember.name),
-            target: optional(WireMember.target), dispatcher: optional(WireMember.dispatcher),
+            username: texts[WireMember.username] ?? "", deviceId: deviceId, name: texts[WireMember.name] ?? "",
+            target: texts[WireMember.target] ?? "", dispatcher: texts[WireMember.dispatcher] ?? "",
             signatureKey: key, encryptionKey: encryptionKey)
         switch state.register(record, by: .device(signedBy: signer)) {
         case .registered:

@@ -17,8 +17,18 @@ struct BackendRouter: Sendable {
     /// The server's base URL, known once it is bound (for the redeem URLs it hands out).
     let baseURL: Locked<String>
     /// The last creation time handed out: operations get strictly increasing times, so their order
-    /// is the dispatch order even within one millisecond.
+    /// is the dispatch order even within one millisecond. Reset when the clock is set
+    /// (``setClockOffset(millis:)``).
     let lastCreationMillis = Locked(Int64.min)
+
+    /// Sets the clock's offset. Operations dispatched after it get times of the clock as set:
+    /// moved back, the clock is not held at the latest time handed out before.
+    func setClockOffset(millis: Int64) {
+        lastCreationMillis.withLock { last in
+            clock.offsetMillis = millis
+            last = .min
+        }
+    }
 
     func handle(_ request: HTTPRequest) -> HTTPServerAction {
         guard HTTPAuthority.namesOnlyLoopback(request) else {

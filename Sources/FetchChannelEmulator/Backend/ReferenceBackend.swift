@@ -183,7 +183,7 @@ public final class ReferenceBackend: Sendable {
     /// The server clock's offset from the configured clock (positive: the server is ahead).
     public var clockOffsetMillis: Int64 {
         get { router.clock.offsetMillis }
-        set { router.clock.offsetMillis = newValue }
+        set { router.setClockOffset(millis: newValue) }
     }
 
     /// The server's current time (configured clock plus offset).

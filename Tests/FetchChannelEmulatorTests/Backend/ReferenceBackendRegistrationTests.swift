@@ -18,15 +18,40 @@ import Testing
     private func register(
         _ backend: ReferenceBackend, deviceId: String, key: P256.Signing.PublicKey,
         signedBy signer: DeviceSignatureSigner? = nil,
-        signature: String? = nil
+        signature: String? = nil, extra: [String: Any] = [:]
     ) async throws -> BackendClient.Answer {
         let jwkObject = try JSONSerialization.jsonObject(with: Data(key.jwk.jsonString.utf8))
         let jwk = try #require(jwkObject as? [String: String])
         let value = try signature ?? signer?.headerValue()
         let headers = value.map { [DeviceSignatureSigner.headerName: $0] } ?? [:]
         let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
-        let body: [String: Any] = ["deviceId": deviceId, "signatureKey": jwk]
+        let body = (["deviceId": deviceId, "signatureKey": jwk] as [String: Any]).merging(extra) { $1 }
         return try await BackendClient.send("POST", url, json: body, headers: headers)
+    }
+
+    /// Whatever a registration names is kept for as long as the target: username, name, target
+    /// and dispatcher are strings of at most 256 bytes (null or absent: empty), as deviceId is.
+    /// Before, any length was kept, and unsigned first registrations could fill the memory.
+    @Test(arguments: ["username", "name", "target", "dispatcher"])
+    func theDescriptiveMembersAreBounded(member: String) async throws {
+        let backend = try ReferenceBackend.start(.init(clock: ManualWallClock(millis: start)))
+        defer { backend.stop() }
+        let key = try P256.Signing.PrivateKey().publicKey
+        for (index, value) in [String(repeating: "a", count: 257), "1"].enumerated() {
+            let body: [String: Any] = [member: index == 0 ? value : 1]
+            let refused = try await register(backend, deviceId: "d-\(member)-\(index)", key: key, extra: body)
+            #expect(refused.status == 400, "\(member): \(refused.status)")
+            #expect(
+                (refused.json["message"] as? String)?.contains("\(member) must be a string of at most 256 bytes")
+                    == true,
+                "\(refused.json)")
+        }
+        let acceptedValues: [Any] = [String(repeating: "é", count: 128), NSNull()]
+        for (index, value) in acceptedValues.enumerated() {
+            let accepted = try await register(
+                backend, deviceId: "ok-\(member)-\(index)", key: key, extra: [member: value])
+            #expect(accepted.status == 201, "\(member): \(accepted.status)")
+        }
     }
 
     @Test func aFurtherDispatchTargetNeedsASignatureOfTheDevice() async throws {

@@ -294,6 +294,11 @@ import Testing
             ("POST", "_emulator/dispatch", ["deviceId": "x"]),
             ("POST", "_emulator/dispatch", ["deviceId": "x", "channel": "link", "lifetimeSeconds": -1]),
             ("POST", "_emulator/dispatch", ["deviceId": "x", "channel": "link", "operation": "payment"]),
+            // A payload over 16 KiB: each operation keeps its data, up to 200,000 operations.
+            (
+                "POST", "_emulator/dispatch",
+                ["deviceId": "x", "channel": "link", "data": String(repeating: "a", count: 16 * 1024)]
+            ),
             ("POST", "_emulator/clock", ["offsetSeconds": "ten"]),
         ]
         for (method, path, body) in cases {
@@ -308,6 +313,28 @@ import Testing
             try await BackendClient.send(
                 "POST", base.appendingPathComponent("nevisfido/token/redeem/payment"), json: ["token": "x"]
             ).status == 404)
+    }
+
+    /// Operations get strictly increasing creation times, but a clock set back is followed: an
+    /// operation dispatched after it is created at the clock's time and expires by it. Before, the
+    /// times stayed after the latest one handed out, an hour ahead here, and so did the expiry.
+    @Test func aClockSetBackIsFollowedByTheNextOperation() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        backend.clockOffsetMillis = 3_600_000
+        let ahead = try backend.dispatch(deviceId: "d", channel: "link")
+        #expect(ahead.creationTimeInEpochMillis == start + 3_600_000)
+        backend.clockOffsetMillis = 0
+        let now = try backend.dispatch(deviceId: "d", channel: "link", lifetimeSeconds: 1)
+        #expect(now.creationTimeInEpochMillis == start)
+        let next = try backend.dispatch(deviceId: "d", channel: "link")
+        #expect(next.creationTimeInEpochMillis == start + 1, "still strictly increasing within a millisecond")
+        // Through the control API too.
+        let set = try await BackendClient.send(
+            "POST", backend.baseURL.appendingPathComponent("_emulator/clock"), json: ["offsetSeconds": -60])
+        #expect(set.status == 200)
+        #expect(try backend.dispatch(deviceId: "d", channel: "link").creationTimeInEpochMillis == start - 60_000)
     }
 
     @Test func unknownChannelsAndDataAreServedAsDispatched() async throws {
