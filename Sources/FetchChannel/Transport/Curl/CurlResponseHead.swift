@@ -45,16 +45,23 @@ struct CurlResponseHead {
             if let status, !(100...199).contains(status) { isComplete = true }
             return
         }
+        // Values grow in place (`append` on the dictionary's own storage): a repeated field or a
+        // fold joined by copying the value so far cost time quadratic in the head's size, inside
+        // libcurl's callback, under the transport's lock (an answer of 100,000 `x:` lines: seconds).
         if let first = line.first, first == 0x20 || first == 0x09, let lastName {
             // An obsolete folded continuation (RFC 9112 §5.2): one space instead of the fold.
-            headers[lastName, default: ""] += " " + Self.text(Self.trimmed(line))
+            headers[lastName, default: ""].append(" ")
+            headers[lastName, default: ""].append(Self.text(Self.trimmed(line)))
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
         let name = Self.lowercasedText(line[..<colon])
         let value = Self.text(Self.trimmed(line[(colon + 1)...]))
-        if let earlier = headers.updateValue(value, forKey: name) {
-            headers[name] = earlier + ", " + value
+        if headers[name] == nil {
+            headers[name] = value
+        } else {
+            headers[name, default: ""].append(", ")
+            headers[name, default: ""].append(value)
         }
         lastName = name
     }
