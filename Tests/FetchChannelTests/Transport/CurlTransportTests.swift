@@ -250,6 +250,22 @@
             #expect(answer.header("content-type") == "application/json", "the whole head is kept")
         }
 
+        /// 204 and 304 have no body whatever their Content-Length says (a 304 states the length
+        /// of the representation it stands for): the answer is whole, not cut off at the cap.
+        @Test(arguments: [204, 304])
+        func aBodylessAnswerIsNotCutOffByItsContentLength(status: Int) async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write("HTTP/1.1 \(status) Whatever\r\nETag: \"e\"\r\nContent-Length: \(2 << 20)\r\n\r\n")
+                connection.waitForClose()
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            let answer = try #require(result.answer, "\(result)")
+            #expect(answer.status == status)
+            #expect(!answer.bodyWasCutOff && answer.body.isEmpty)
+        }
+
         @Test func aStreamedBodyStopsAtTheCap() async throws {
             let server = try RawTestServer { connection in
                 _ = connection.readRequest()

@@ -187,10 +187,14 @@
         }
 
         /// One header line (libcurl passes whole lines). At the end of the final head, a
-        /// Content-Length above the cap stops the transfer before any of the body is read.
+        /// Content-Length above the cap stops the transfer before any of the body is read; not for
+        /// an answer that has no body whatever its Content-Length (to HEAD, 204, 304: RFC 9110 §8.6).
         private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
             response.receive(line: bytes)
-            if response.isComplete, !isHead, let length = response.contentLength, length > HTTPAnswer.maximumBodyBytes {
+            let hasNoBody = isHead || response.status == 204 || response.status == 304
+            if response.isComplete, !hasNoBody, let length = response.contentLength,
+                length > HTTPAnswer.maximumBodyBytes
+            {
                 bodyWasCutOff = true
                 return 0
             }
