@@ -60,6 +60,23 @@ extension FetchClientTests {
         #expect(reason.contains(named), "\(reason)")
     }
 
+    /// Two redeem URLs that are one string to Swift (canonically equivalent: é precomposed, and
+    /// e with a combining accent) are two URLs, one inside the base path and one outside: each is
+    /// judged on its own bytes. Before, the second took the first one's verdict.
+    @Test func redeemURLsAreJudgedByTheirBytesNotAsEqualStrings() async throws {
+        let composed = "https://a.example/caf\u{E9}/redeem"
+        let decomposed = "https://a.example/cafe\u{301}/redeem"
+        #expect(composed == decomposed, "equal as Swift strings")
+        let answer =
+            #"{"operations":["# + Self.operation("inside", redeemUrl: composed) + ","
+            + Self.operation("outside", redeemUrl: decomposed, time: 2) + "]}"
+        let operations = try PendingOperationsDecoder.decode(Data(answer.utf8), server: "a")
+        let origin = try #require(URL(string: "https://a.example/caf%C3%A9").flatMap(BackendOrigin.init(url:)))
+        let (admitted, error) = RedeemOriginCheck.admitted(operations, origin: origin, server: "a")
+        #expect(admitted.map(\.token) == ["inside"])
+        #expect(error?.invalidResponse?.kind == .foreignRedeemUrl)
+    }
+
     @Test func oneErrorCountsEveryDroppedOperation() async throws {
         let foreign = [
             "https://evil.example/r", "https://evil.example/r", "https://a.example/x", "https://c.example/r",

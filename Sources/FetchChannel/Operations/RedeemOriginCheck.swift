@@ -17,12 +17,13 @@ enum RedeemOriginCheck {
     static func admitted(_ operations: [PendingOutOfBandOperation], origin: BackendOrigin?, server: String)
         -> (operations: [PendingOutOfBandOperation], error: PendingOutOfBandOperationsError?)
     {
-        // A backend's operations mostly share one redeem URL: each text is parsed and checked once.
-        var verdicts: [String: Bool] = [:]
+        // A backend's operations mostly share one redeem URL: each text is parsed and checked once,
+        // keyed by its bytes (two canonically equivalent texts can be two URLs).
+        var verdicts: [RedeemURLOrigins.ExactText: Bool] = [:]
         let inside = operations.map { operation in
-            let text = operation.payload.redeemData.redeemUrl
+            let text = RedeemURLOrigins.ExactText(text: operation.payload.redeemData.redeemUrl)
             if let known = verdicts[text] { return known }
-            let verdict = RedeemURLOrigins.origin(of: text).map { origin?.contains($0) ?? false } ?? false
+            let verdict = RedeemURLOrigins.origin(of: text.text).map { origin?.contains($0) ?? false } ?? false
             verdicts[text] = verdict
             return verdict
         }

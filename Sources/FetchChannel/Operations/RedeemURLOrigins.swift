@@ -26,8 +26,9 @@ enum RedeemURLOrigins {
     }
 
     /// A text compared by its UTF-8 bytes. Swift strings compare up to canonical equivalence, but
-    /// `URL(string:)` reads bytes: two spellings of one string may be two different URLs.
-    private struct ExactText: Hashable {
+    /// `URL(string:)` reads bytes: two spellings of one string may be two different URLs. The key
+    /// of every table of redeem URLs.
+    struct ExactText: Hashable {
         let text: String
 
         static func == (a: ExactText, b: ExactText) -> Bool {
