@@ -180,9 +180,13 @@ import Testing
             "128.0.0.1", "10.0.0.1", "126.255.255.255", "127.1", "127.0.0.1.example", "localhost.", "localhost.example",
             "foo.localhost",
             "::2", "::", "0.0.0.0", "::ffff:10.0.0.1", "example.com", "",
+            // A NUL (URL.host decodes %00) would cut the name short for inet_pton.
+            "127.0.0.1\u{0}.evil.example", "::1\u{0}x", "localhost\u{0}",
         ] {
             #expect(!TransportSecurity.isLoopback(host: host), "\(host)")
         }
+        let encodedNUL = URL(string: "http://127.0.0.1%00.evil.example/")
+        #expect(encodedNUL.flatMap(TransportSecurity.refusal(for:)) != nil, "\(String(describing: encodedNUL?.host))")
     }
 
     @Test func answersNormaliseHeaderNamesAndCutBodies() {

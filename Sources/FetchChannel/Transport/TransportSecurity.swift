@@ -38,6 +38,8 @@ package enum TransportSecurity {
 
     /// Whether `host` (as `URL.host` gives it; IPv6 with or without brackets) is a loopback address.
     package static func isLoopback(host: String) -> Bool {
+        // `URL.host` decodes `%00`; C would read the name only up to it ("127.0.0.1\0.evil.example").
+        guard !host.utf8.contains(0) else { return false }
         var name = host.lowercased()
         if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
         if name == "localhost" { return true }
