@@ -35,6 +35,8 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let path = components.percentEncodedPath
         guard !host.isEmpty, Self.isConfined(path) else { return nil }
+        // A port too large for an Int is read as none, which would be the default port.
+        if components.port == nil, let written = components.rangeOfPort, !written.isEmpty { return nil }
         self.scheme = scheme
         self.host = host
         self.port = components.port ?? defaultPort

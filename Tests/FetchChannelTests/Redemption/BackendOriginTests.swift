@@ -32,6 +32,8 @@ import Testing
         "https://user:secret@backend.example/x", "https://backend.example/a/../b", "https://backend.example/a/./b",
         "https://backend.example/a/%2e%2e/b", "https://backend.example/a/%2E%2e/b", "https://backend.example/a/%2e/b",
         "https://backend.example/..", "https://backend.example/a%2Fb", "https://backend.example/a%5Cb", "https:/x",
+        // A port too large for an Int: read as none, it would have been the default port.
+        "https://backend.example:18446744073709552059/x", "https://backend.example:99999999999999999999/x",
     ])
     func urlsThatCouldLeaveTheirPathOrNameNoHostHaveNoOrigin(text: String) throws {
         let url = try #require(URL(string: text))
