@@ -337,6 +337,21 @@ import Testing
         #expect(result.errors.map { $0.networkFailure?.kind } == [.invalidURL, .invalidURL])
     }
 
+    /// A path that does not start with `/` would run on from the host: `.evil.example/x` after
+    /// `https://backend.example` names another host, which would get the Device-Signature.
+    @Test func aPathThatIsNotAbsoluteIsAnInvalidURL() async {
+        let transport = FakeTransport { _ in Self.ok([]) }
+        let registrations = [".evil.example/x/{deviceId}", "@evil.example/{deviceId}", ":8443/{deviceId}"].map {
+            FetchRegistration(
+                server: URL(string: "https://backend.example")!, deviceId: "d", dispatchTargetId: "t", key: key,
+                paths: FetchPaths(pendingOperations: $0))
+        }
+        let result = await client(transport).pendingOutOfBandOperations(registrations)
+        #expect(transport.requests.isEmpty, "\(transport.requests.map(\.url))")
+        #expect(result.errors.map { $0.networkFailure?.kind } == [.invalidURL, .invalidURL, .invalidURL])
+        #expect(result.errors.allSatisfy { $0.message.contains("start with /") }, "\(result.errors.map(\.message))")
+    }
+
     @Test func loopbackHTTPAndAnyHTTPSAreSent() async {
         let transport = FakeTransport { _ in Self.ok([]) }
         let allowed = [

@@ -114,7 +114,9 @@ public final class FetchClient: Sendable {
             return .failure(
                 .networkError(
                     server: server,
-                    cause: NetworkFailure(.invalidURL, detail: "the server URL and path do not form a URL")))
+                    cause: NetworkFailure(
+                        .invalidURL,
+                        detail: "the server URL and path do not form a URL (the path must start with /)")))
         }
         if let refusal = TransportSecurity.refusal(for: url) {
             return .failure(.networkError(server: server, cause: refusal))

@@ -45,7 +45,9 @@ public struct FetchRegistration: Sendable {
             var name = server.absoluteString
             while name.hasSuffix("/") { name.removeLast() }
             serverName = name
-            pendingOperationsURL = URL(string: name + paths.pendingOperationsPath(deviceId: deviceId))
+            // Only an absolute path: one such as `.evil.example/x` would run on from the host.
+            let path = paths.pendingOperationsPath(deviceId: deviceId)
+            pendingOperationsURL = path.hasPrefix("/") ? URL(string: name + path) : nil
             origin = BackendOrigin(url: server)
         }
     }
@@ -87,7 +89,8 @@ public struct FetchRegistration: Sendable {
     /// a trailing `/`.
     public var serverName: String { derived.serverName }
 
-    /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL.
+    /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL or the
+    /// path does not start with `/`.
     public var pendingOperationsURL: URL? { derived.pendingOperationsURL }
 
     /// Where this backend's operations may be redeemed (``RedeemOriginCheck``); nil when `server`
