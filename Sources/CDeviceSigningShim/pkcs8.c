@@ -5,6 +5,7 @@
 #include <openssl/asn1.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/objects.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
@@ -93,6 +94,43 @@ int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass
     return 1;
 }
 
+/* The PrivateKeyInfo inside `enc`, decrypted into a buffer this shim owns and clears on every
+   path, or NULL. Not PKCS8_decrypt: OpenSSL 3.0 (PKCS12_pbe_crypt_ex) frees its plaintext buffer
+   without clearing it when the last block's padding is bad, so a damaged file opened with the
+   right passphrase left the blocks before it, the private key among them, in freed memory. The
+   plaintext must be exactly one PrivateKeyInfo. */
+static PKCS8_PRIV_KEY_INFO *dss_pkcs8_decrypt_info(const X509_SIG *enc, const uint8_t *pass, size_t pass_len) {
+    const X509_ALGOR *algorithm = NULL;
+    const ASN1_OCTET_STRING *ciphertext = NULL;
+    X509_SIG_get0(enc, &algorithm, &ciphertext);
+    if (algorithm == NULL || ciphertext == NULL || ciphertext->length <= 0 || pass_len > INT_MAX) return NULL;
+    /* At most the ciphertext plus one block: EVP_DecryptUpdate holds the last block back. */
+    size_t capacity = (size_t)ciphertext->length + EVP_MAX_BLOCK_LENGTH;
+    uint8_t *plaintext = OPENSSL_zalloc(capacity);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    PKCS8_PRIV_KEY_INFO *info = NULL;
+    int len = 0, final_len = 0;
+    /* EVP_PBE_CipherInit_ex takes the algorithm's parts as non-const; it only reads them. */
+    if (plaintext != NULL && ctx != NULL
+        && EVP_PBE_CipherInit_ex(algorithm->algorithm, (const char *)pass, (int)pass_len, algorithm->parameter,
+                                 ctx, 0, NULL, NULL) == 1
+        && EVP_DecryptUpdate(ctx, plaintext, &len, ciphertext->data, ciphertext->length) == 1
+        && len >= 0 && (size_t)len <= capacity - EVP_MAX_BLOCK_LENGTH
+        && EVP_DecryptFinal_ex(ctx, plaintext + len, &final_len) == 1
+        && final_len >= 0 && final_len <= EVP_MAX_BLOCK_LENGTH) {
+        const uint8_t *p = plaintext;
+        long total = (long)len + final_len;
+        info = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, total);
+        if (info != NULL && p != plaintext + total) {
+            PKCS8_PRIV_KEY_INFO_free(info);   /* clears its copy of the key */
+            info = NULL;
+        }
+    }
+    EVP_CIPHER_CTX_free(ctx);   /* clears the key schedule */
+    OPENSSL_clear_free(plaintext, capacity);
+    return info;
+}
+
 EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_t *pass,
                                 size_t pass_len, int *status, int *key_status) {
     int dummy, key_dummy;
@@ -114,7 +152,7 @@ EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_
         *status = check;
         return NULL;
     }
-    PKCS8_PRIV_KEY_INFO *p8 = PKCS8_decrypt(enc, (const char *)pass, (int)pass_len);
+    PKCS8_PRIV_KEY_INFO *p8 = dss_pkcs8_decrypt_info(enc, pass, pass_len);
     X509_SIG_free(enc);
     if (p8 == NULL) {
         *status = DSS_DECRYPT_FAILED;

@@ -52,6 +52,22 @@ import Testing
         }
     }
 
+    /// A damaged ciphertext opened with the right passphrase: a byte of the last block, or one of
+    /// the block before it that CBC carries into the last block's padding, spoils the padding. The shim decrypts into a buffer it clears on every path
+    /// (OpenSSL's PKCS8_decrypt left the decrypted blocks, the key among them, in freed memory
+    /// when the padding was bad); the outcome is the error of a failed decryption.
+    @Test(arguments: [1, 16, 17, 22])
+    func aDamagedCiphertextIsAFailedDecryption(offsetFromEnd: Int) throws {
+        let pem = try PrivateKey().encryptedPEMRepresentation(
+            passphrase: secret("pass"), kdf: KeyStoreFixtures.cheapKDF)
+        var der = try #require(TestPEM.der(pem))
+        der[der.count - offsetFromEnd] ^= 0x01  // inside the ciphertext, the last OCTET STRING
+        expectError(.wrongPassphrase) {
+            try PrivateKey(
+                encryptedPEM: TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: der), passphrase: secret("pass"))
+        }
+    }
+
     @Test func truncatedOrGarbageInputIsMalformed() throws {
         let pem = try PrivateKey().encryptedPEMRepresentation(
             passphrase: secret("pass"), kdf: KeyStoreFixtures.cheapKDF)
