@@ -137,6 +137,19 @@ import Testing
         }
     }
 
+    /// OpenSSL decodes an EC SubjectPublicKeyInfo whose point is the point at infinity (a BIT
+    /// STRING of one zero byte); it is an invalid key, not an OpenSSL failure.
+    @Test func aPublicKeyAtInfinityIsAnInvalidKey() {
+        let algorithm: [UInt8] = [
+            0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+            0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07,
+        ]
+        let infinity: [UInt8] = [0x30, 0x19] + algorithm + [0x03, 0x02, 0x00, 0x00]
+        #expect(throws: DeviceSigningError(.invalidKey, "")) {
+            try P256.Signing.PublicKey(derRepresentation: infinity)
+        }
+    }
+
     @Test func garbageEncodingsAreTypedErrors() {
         #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
             try P256.Signing.PrivateKey(derRepresentation: [0x30, 0x03, 0x02, 0x01, 0x01])
