@@ -53,7 +53,7 @@ final class TLSServerSession: HTTPByteStream {
     /// The server side of the handshake, until `deadline`.
     func accept(until deadline: ContinuousClock.Instant, stop: HTTPStopSignal) -> HandshakeOutcome {
         while true {
-            ERR_clear_error()
+            clearErrors()
             let result = SSL_accept(ssl)
             if result == 1 {
                 isEstablished = true
@@ -76,7 +76,7 @@ final class TLSServerSession: HTTPByteStream {
     ) -> HTTPSocket.ReceiveOutcome {
         guard !buffer.isEmpty else { return .failed(EINVAL) }
         while true {
-            ERR_clear_error()
+            clearErrors()
             var count = 0
             let result = buffer.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }
             if result == 1 { return .received(count) }
@@ -97,7 +97,7 @@ final class TLSServerSession: HTTPByteStream {
         guard !bytes.isEmpty else { return .sent }  // SSL_write_ex refuses an empty write.
         return bytes.withUnsafeBytes { raw in
             while true {
-                ERR_clear_error()
+                clearErrors()
                 var written = 0
                 // Without SSL_MODE_ENABLE_PARTIAL_WRITE success means every byte; a retry after
                 // WANT_WRITE passes the same buffer, as libssl requires.
@@ -127,7 +127,7 @@ final class TLSServerSession: HTTPByteStream {
     func sendCloseNotify(until deadline: ContinuousClock.Instant?, stop: HTTPStopSignal) {
         guard isEstablished && !isBroken && !isCloseNotifySent else { return }
         while true {
-            ERR_clear_error()
+            clearErrors()
             let result = SSL_shutdown(ssl)
             if result >= 0 {  // 0: ours is sent; 1: the client's arrived too.
                 isCloseNotifySent = true
@@ -141,6 +141,13 @@ final class TLSServerSession: HTTPByteStream {
     }
 
     // MARK: - Waiting
+
+    /// Before each libssl call: an empty error queue, and errno 0, so that an SSL_ERROR_SYSCALL
+    /// with no errno of its own (an end of stream) is not read as an earlier call's error.
+    private func clearErrors() {
+        ERR_clear_error()
+        errno = 0
+    }
 
     private enum Next {
         case retry
