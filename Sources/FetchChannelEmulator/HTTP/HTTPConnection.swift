@@ -70,7 +70,13 @@ struct HTTPConnection {
                 break
             }
 
-            if requestDeadline == nil && parser.hasStartedRequest {
+            // A request has begun once a byte of it is buffered; the empty lines a client may send
+            // before a request line, which the parser has consumed, begin none. Decided here, after
+            // the parser has read what arrived: a stray CRLF after an answer left the deadline of a
+            // request that never came, and a 408 no one asked for.
+            if !parser.hasStartedRequest {
+                requestDeadline = nil
+            } else if requestDeadline == nil {
                 requestDeadline = ContinuousClock.now + configuration.requestTimeout
             }
             if parser.isAwaitingBodyAfterExpectContinue && !sentContinue {
@@ -96,9 +102,6 @@ struct HTTPConnection {
             case .received(let count):
                 lastActivity = ContinuousClock.now
                 parser.append(readBuffer[0..<count])
-                if requestDeadline == nil {
-                    requestDeadline = ContinuousClock.now + configuration.requestTimeout
-                }
             case .timedOut:
                 if requestDeadline != nil {
                     answerError(

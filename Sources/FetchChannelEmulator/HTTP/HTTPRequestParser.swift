@@ -59,6 +59,10 @@ struct HTTPRequestParser {
     private var expectsContinue = false
     /// The unfinished request line already showed the space after its method.
     private var partialMethodEnded = false
+    /// Empty lines read since the last request (or the connection's start). RFC 9112 §2.2 asks a
+    /// server to ignore at least one before a request line; a stream of them is no request.
+    private var emptyLinesBeforeRequest = 0
+    static let maximumEmptyLinesBeforeRequest = 8
 
     init(limits: HTTPServer.Limits, peer: HTTPPeerAddress) {
         self.limits = limits
@@ -116,8 +120,13 @@ struct HTTPRequestParser {
                 }
                 partialMethodEnded = false
                 if line.isEmpty {
+                    emptyLinesBeforeRequest += 1
+                    guard emptyLinesBeforeRequest <= Self.maximumEmptyLinesBeforeRequest else {
+                        return fail(HTTPRequestParseError(400, "empty lines instead of a request line"))
+                    }
                     continue
                 }
+                emptyLinesBeforeRequest = 0
                 if let error = parseRequestLine(line) {
                     return fail(error)
                 }

@@ -20,6 +20,13 @@ extension HTTPServerTests {
             Case(name: "minimal GET", raw: "GET / HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
             Case(name: "HTTP/1.0 without Host", raw: "GET / HTTP/1.0\r\n\r\n", status: nil),
             Case(name: "leading empty line", raw: "\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
+            Case(
+                name: "eight leading empty lines",
+                raw: String(repeating: "\r\n", count: 8) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
+            // A stream of empty lines is no request: it would hold the connection without one.
+            Case(
+                name: "nine leading empty lines",
+                raw: String(repeating: "\r\n", count: 9) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n", status: 400),
             Case(name: "absolute-form", raw: "GET http://a:8/p?q HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
             Case(name: "OPTIONS *", raw: "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", status: nil),
             Case(

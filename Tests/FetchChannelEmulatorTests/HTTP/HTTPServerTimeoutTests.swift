@@ -49,6 +49,24 @@ extension HTTPServerTests {
             #expect(server.statistics.totalRequests == 1)
         }
 
+        /// An empty line after an answer is no request (RFC 9112 §2.2): the connection stays idle
+        /// and is closed silently at the idle timeout. Before, the empty line started a request's
+        /// deadline, and at its end the server wrote a 408 no one had asked for, which a client
+        /// reusing the connection would have read as the answer to its next request.
+        @Test func aStrayEmptyLineAfterAnAnswerIsNoRequest() throws {
+            let configuration = HTTPTestSupport.configuration(
+                idleTimeout: .milliseconds(600), requestTimeout: .milliseconds(150))
+            let (server, address) = try HTTPTestSupport.startServer(configuration)
+            defer { server.stop() }
+
+            let client = try RawHTTPClient(port: address.port)
+            try client.send(Array("GET /one HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+            #expect(try client.readResponse(timeout: .seconds(5)).status == 200)
+            try client.send(Array("\r\n".utf8))
+            let rest = try client.readUntilClose(timeout: .seconds(5))
+            #expect(rest.isEmpty, "\(String(decoding: rest, as: UTF8.self))")
+        }
+
         @Test func silentConnectionIsClosedWithoutAnswer() throws {
             let configuration = HTTPTestSupport.configuration(
                 idleTimeout: .milliseconds(200), requestTimeout: .milliseconds(200))
