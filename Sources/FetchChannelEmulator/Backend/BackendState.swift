@@ -139,7 +139,9 @@ final class BackendState: Sendable {
         }
     }
 
-    /// Drops operations that expired or were redeemed more than an hour ago (emulator time).
+    /// Drops operations that expired more than an hour ago (emulator time), with their redemption
+    /// counts. A redeemed operation is kept until then, so that a second redemption of its token
+    /// is still told that it was redeemed.
     private static func purge(_ storage: inout Storage, nowMillis: Int64) {
         let horizon = nowMillis - 3_600_000
         let stale = storage.operationsByToken.filter { $0.value.expiresAtMillis < horizon }.map(\.key)
@@ -147,6 +149,7 @@ final class BackendState: Sendable {
             if let deviceId = storage.operationsByToken.removeValue(forKey: token)?.deviceId {
                 storage.tokensByDevice[deviceId]?.removeAll { $0 == token }
             }
+            storage.statistics.redemptions[token] = nil
         }
     }
 
