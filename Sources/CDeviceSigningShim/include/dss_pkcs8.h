@@ -33,7 +33,10 @@ int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass
 /// dss_p256_key_from_pkcs8 reads it, without OpenSSL's decoders). Returns the key or NULL with
 /// *status set to one of DSS_DECRYPT_*; a PBKDF2 (or PBES1) iteration count outside 1...INT_MAX
 /// is DSS_DECRYPT_COST_OUT_OF_RANGE, and nothing is derived. With DSS_DECRYPT_NOT_A_KEY,
-/// *key_status (if not NULL) is the DSS_KEY_* reason.
+/// *key_status (if not NULL) is the DSS_KEY_* reason. The cost is bounded here only by what
+/// OpenSSL can hold (scrypt's is not bounded at all): the caller checks the KDF parameters against
+/// its own limits first (the Swift side reads them as PBES2Parameters), or a crafted file costs
+/// minutes of CPU. The plaintext is decrypted into a buffer cleared on every path.
 EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_t *pass,
                                 size_t pass_len, int *status, int *key_status);
 
