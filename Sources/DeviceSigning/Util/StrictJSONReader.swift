@@ -67,9 +67,11 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
                 }
             case UInt8(ascii: "\""):
                 if Sink.readsSecretStrings, sink.nextStringIsSecret {
-                    let scanned = try scanString()
-                    try sink.secretString(
-                        raw: UnsafeRawBufferPointer(rebasing: bytes[scanned.raw]), isEscaped: scanned.isEscaped)
+                    // Checked as every string is (escapes, surrogates, UTF-8), in place, never copied.
+                    let opening = position
+                    try skipString()
+                    let raw = UnsafeRawBufferPointer(rebasing: bytes[(opening + 1)..<(position - 1)])
+                    try sink.secretString(raw: raw, isEscaped: raw.contains(UInt8(ascii: "\\")))
                 } else if Sink.readsValues {
                     try sink.scalar(.string(try string()))
                 } else {

@@ -34,8 +34,8 @@ package protocol StrictJSONSink {
     static var readsSecretStrings: Bool { get }
     /// Whether the string value about to be read is a secret.
     var nextStringIsSecret: Bool { get }
-    /// A secret string value: its bytes between the quotes, unchecked (escapes are neither
-    /// undone nor checked; `isEscaped` says whether there are any). Valid only during the call.
+    /// A secret string value: its bytes between the quotes, checked as every JSON string is but
+    /// not unescaped (`isEscaped` says whether there are escapes). Valid only during the call.
     mutating func secretString(raw: UnsafeRawBufferPointer, isEscaped: Bool) throws(StrictJSON.Violation)
 }
 

@@ -56,6 +56,23 @@ import Testing
         }
     }
 
+    /// `d` is checked as JSON as every string is, although it is never made a string: a bad
+    /// escape, a lone surrogate or a byte that is not UTF-8 makes the text no JSON, for the
+    /// private reading and for the public one that passes over `d`.
+    @Test(arguments: [Array(#""\q""#.utf8), Array(#""\uD800""#.utf8), [0x22, 0x41, 0xFF, 0x41, 0x22]])
+    func aDThatIsNotAJSONStringMakesTheTextNoJSON(value: [UInt8]) throws {
+        let jwk = try privateJWK(try P256.Signing.PrivateKey())
+        let placeholder = "\"\(jwk.d)\""
+        let parts = jwk.text.components(separatedBy: placeholder)
+        try #require(parts.count == 2)
+        let text = Array(parts[0].utf8) + value + Array(parts[1].utf8)
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
+            try P256.Signing.PrivateKey(jwkRepresentation: text)
+        }
+        #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try JWK(jsonRepresentation: text) }
+        #expect(!JWK.isPublicOnly(text))
+    }
+
     @Test func aDuplicateOrNestedDIsNotTheKeysD() throws {
         let jwk = try privateJWK(try P256.Signing.PrivateKey())
         let twice = Array(jwk.text.replacingOccurrences(of: "{", with: "{\"d\":\"\(jwk.d)\",").utf8)
