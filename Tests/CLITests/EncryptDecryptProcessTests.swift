@@ -191,6 +191,22 @@ extension CLIOfflineProcessTests {
             #expect(decrypted.err.contains("on a curve other than P-256"), "\(decrypted.summary)")
         }
 
+        /// A key file without a PEM PUBLIC KEY block (here a private key in DER, given by mistake)
+        /// is refused as such, before its bytes are made text.
+        @Test func aPublicKeyFileWithoutAPEMPublicKeyIsRefused() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let der = try P256.KeyAgreement.PrivateKey().derRepresentation.withUnsafeBytes { Data($0) }
+            let file = sandbox.file("private.der")
+            try der.write(to: file)
+            let encrypted = try await sandbox.run(
+                ["encrypt", "--public-key", file.path], passphrase: nil, standardInput: Data("secret".utf8))
+            #expect(encrypted.status == 1 && encrypted.out.isEmpty, "\(encrypted.summary)")
+            #expect(
+                encrypted.err.contains("is not a P-256 public key (PEM PUBLIC KEY or JWK): it holds no PEM PUBLIC KEY"),
+                "\(encrypted.summary)")
+        }
+
         @Test func usageErrorsExit64() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

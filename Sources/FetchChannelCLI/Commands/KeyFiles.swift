@@ -18,6 +18,13 @@ enum KeyFiles {
                     .unreadableInput,
                     "\(url.path) holds a private key; give the public key ('fetchchannel key export KEYID' prints it)")
             }
+            // Only a PEM public key becomes text: a file without one (a private key in DER, say) is
+            // refused as it is.
+            guard hasPEMLabel("PUBLIC KEY", in: data) else {
+                throw CLIFailure(
+                    .unreadableInput,
+                    "\(url.path) is not a P-256 public key (PEM PUBLIC KEY or JWK): it holds no PEM PUBLIC KEY block")
+            }
             return try P256.Signing.PublicKey(pemRepresentation: String(decoding: data, as: UTF8.self))
         } catch let error as DeviceSigningError {
             throw CLIFailure(
