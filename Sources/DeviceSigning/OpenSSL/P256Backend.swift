@@ -85,13 +85,11 @@ enum P256Backend {
         }
         let notSPKI = DeviceSigningError(.malformedEncoding, "Not a DER SubjectPublicKeyInfo (or trailing bytes).")
         let key = try decodedKey(from: spki, orThrow: notSPKI) { dss_public_key_from_spki_der($0, $1) }
-        // Rebuild from the point so the same on-curve checks apply as to every other import. A key
-        // whose point cannot be read as 65 bytes holds none: OpenSSL decodes the point at infinity
-        // (a BIT STRING of one zero byte) without complaint.
-        guard let point = try? publicPoint(of: key) else {
-            OpenSSLErrorQueue.clear()
-            throw invalidPoint
-        }
+        // OpenSSL decodes the point at infinity without complaint: a subjectPublicKey BIT STRING of
+        // one zero byte, the last element of the whole SubjectPublicKeyInfo (its length exact).
+        if spki.count >= 4, Array(spki.suffix(4)) == [0x03, 0x02, 0x00, 0x00] { throw invalidPoint }
+        // Rebuild from the point so the same on-curve checks apply as to every other import.
+        let point = try publicPoint(of: key)
         return try point.withUnsafeBytes { try publicKey(point: $0, allowCompressed: false) }
     }
 
