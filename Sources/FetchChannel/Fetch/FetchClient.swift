@@ -116,7 +116,9 @@ public final class FetchClient: Sendable {
                     server: server,
                     cause: NetworkFailure(
                         .invalidURL,
-                        detail: "the server URL and path do not form a URL (the path must start with /)")))
+                        detail: registration.paths.pendingOperations.hasPrefix("/")
+                            ? "the server URL and path do not form a URL"
+                            : "the pending-operations path must start with /")))
         }
         if let refusal = TransportSecurity.refusal(for: url) {
             return .failure(.networkError(server: server, cause: refusal))
