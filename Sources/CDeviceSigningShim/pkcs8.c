@@ -98,8 +98,11 @@ int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass
    path, or NULL. Not PKCS8_decrypt: OpenSSL 3.0 (PKCS12_pbe_crypt_ex) frees its plaintext buffer
    without clearing it when the last block's padding is bad, so a damaged file opened with the
    right passphrase left the blocks before it, the private key among them, in freed memory. The
-   plaintext must be exactly one PrivateKeyInfo. */
-static PKCS8_PRIV_KEY_INFO *dss_pkcs8_decrypt_info(const X509_SIG *enc, const uint8_t *pass, size_t pass_len) {
+   plaintext must be exactly one PrivateKeyInfo: *trailing is set to 1 when it decrypted (the
+   passphrase was right) but bytes follow it. */
+static PKCS8_PRIV_KEY_INFO *dss_pkcs8_decrypt_info(const X509_SIG *enc, const uint8_t *pass, size_t pass_len,
+                                                   int *trailing) {
+    *trailing = 0;
     const X509_ALGOR *algorithm = NULL;
     const ASN1_OCTET_STRING *ciphertext = NULL;
     X509_SIG_get0(enc, &algorithm, &ciphertext);
@@ -124,6 +127,7 @@ static PKCS8_PRIV_KEY_INFO *dss_pkcs8_decrypt_info(const X509_SIG *enc, const ui
         if (info != NULL && p != plaintext + total) {
             PKCS8_PRIV_KEY_INFO_free(info);   /* clears its copy of the key */
             info = NULL;
+            *trailing = 1;
         }
     }
     EVP_CIPHER_CTX_free(ctx);   /* clears the key schedule */
@@ -152,10 +156,12 @@ EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_
         *status = check;
         return NULL;
     }
-    PKCS8_PRIV_KEY_INFO *p8 = dss_pkcs8_decrypt_info(enc, pass, pass_len);
+    int trailing = 0;
+    PKCS8_PRIV_KEY_INFO *p8 = dss_pkcs8_decrypt_info(enc, pass, pass_len, &trailing);
     X509_SIG_free(enc);
     if (p8 == NULL) {
-        *status = DSS_DECRYPT_FAILED;
+        /* Bytes after the key: it decrypted, so the passphrase was right; the content is no key. */
+        *status = trailing ? DSS_DECRYPT_NOT_A_KEY : DSS_DECRYPT_FAILED;
         return NULL;
     }
     EVP_PKEY *pkey = dss_p256_key_from_pkcs8(p8, key_status);
