@@ -65,8 +65,9 @@ extension BackendRouter {
     }
 
     /// The most bytes of JSON an operation's `data` takes: a real payload is a few hundred, and
-    /// the most operations the emulator keeps (``BackendState/maximumOperations``) must fit in memory.
-    static let maximumDataBytes = 16 * 1024
+    /// the emulator keeps up to ``BackendState/maximumOperations`` operations (800 MB of payloads
+    /// at most).
+    static let maximumDataBytes = 4 * 1024
 
     /// Creates an operation for a device (control API and in-process control share this).
     func dispatch(_ body: [String: Any]) -> Result<StoredOperation, BackendResponses.Refusal> {

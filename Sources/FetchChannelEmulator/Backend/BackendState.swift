@@ -116,13 +116,16 @@ final class BackendState: Sendable {
         }
     }
 
-    /// Operations for the device that are neither redeemed nor expired, oldest first.
+    /// Operations for the device that are neither redeemed nor expired, oldest first; of equal
+    /// creation times (possible once the clock was set back), the one dispatched first.
     func pendingOperations(for deviceId: String, nowMillis: Int64) -> [StoredOperation] {
         storage.withLock { storage in
-            (storage.tokensByDevice[deviceId] ?? [])
+            (storage.tokensByDevice[deviceId] ?? [])  // in dispatch order
                 .compactMap { storage.operationsByToken[$0] }
                 .filter { !$0.redeemed && $0.expiresAtMillis > nowMillis }
-                .sorted { $0.creationTimeMillis < $1.creationTimeMillis }
+                .enumerated()
+                .sorted { ($0.element.creationTimeMillis, $0.offset) < ($1.element.creationTimeMillis, $1.offset) }
+                .map(\.element)
         }
     }
 

@@ -294,10 +294,10 @@ import Testing
             ("POST", "_emulator/dispatch", ["deviceId": "x"]),
             ("POST", "_emulator/dispatch", ["deviceId": "x", "channel": "link", "lifetimeSeconds": -1]),
             ("POST", "_emulator/dispatch", ["deviceId": "x", "channel": "link", "operation": "payment"]),
-            // A payload over 16 KiB: each operation keeps its data, up to 200,000 operations.
+            // A payload over 4 KiB: each operation keeps its data, up to 200,000 operations.
             (
                 "POST", "_emulator/dispatch",
-                ["deviceId": "x", "channel": "link", "data": String(repeating: "a", count: 16 * 1024)]
+                ["deviceId": "x", "channel": "link", "data": String(repeating: "a", count: 4 * 1024)]
             ),
             ("POST", "_emulator/clock", ["offsetSeconds": "ten"]),
         ]
