@@ -127,7 +127,7 @@ struct RotateCommand: CLICommand {
                     + "holds the new key. Delete the new key only once the backend refused it for good.")
         default:
             let asked =
-                accepted.map { "The backend's answers did not tell (new key: \($0.new), old key: \($0.old))." }
+                accepted.map { "Asking the backend did not tell (new key: \($0.new), old key: \($0.old))." }
                 ?? "The backend could not be asked (\(unasked))."
             throw CLIFailure(
                 .backend,
