@@ -234,6 +234,50 @@
             #expect(server.counters.requests == 1, "only the transfer that was not cancelled was sent")
         }
 
+        /// epoll refusing a connection's socket (ENOMEM, `max_user_watches`) ends that transfer
+        /// alone: another backend's transfer, running meanwhile, gets its answer, and the loop takes
+        /// new transfers after. Told to libcurl, the refusal would abort every transfer.
+        @Test func aSocketEpollRefusesEndsOnlyItsOwnTransfer() async throws {
+            let gate = DispatchSemaphore(value: 0)
+            let slow = try RawTestServer { connection in
+                _ = connection.readRequest()
+                gate.wait()
+                connection.write(Self.okAnswer)
+                connection.waitForClose()
+            }
+            defer { slow.stop() }
+            let quick = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { quick.stop() }
+            let refusing = Locked(false)
+            let loop = try CurlMultiLoop.start(
+                name: "fetchchannel-curl-test",
+                epollWatch: { epoll, socket, what, isNew in
+                    refusing.withLock { $0 } ? -ENOMEM : CurlMultiState.systemEpollWatch(epoll, socket, what, isNew)
+                }
+            ).get()
+            defer { loop.shutdown() }
+            func send(_ port: Int) async throws -> TransportResult {
+                let transfer = try CurlTransfer.make(for: Self.request(Self.url(port))).get()
+                return await withCheckedContinuation { loop.submit(transfer, continuation: $0) }
+            }
+            let waiting = Task { try await send(slow.port) }
+            #expect(slow.waitUntil { $0.requests == 1 }, "the first transfer's request arrives")
+
+            refusing.withLock { $0 = true }
+            let refused = try await send(quick.port)
+            refusing.withLock { $0 = false }
+            #expect(refused.failureKind == .other, "\(refused)")
+            #expect(refused.failureDetail?.contains("epoll") == true, "\(refused)")
+
+            gate.signal()
+            let answered = try await waiting.value
+            #expect(answered.answer?.status == 200, "the other transfer is untouched: \(answered)")
+            let next = try await send(quick.port)
+            #expect(next.answer?.status == 200, "the loop goes on: \(next)")
+        }
+
         @Test func aBodyAnnouncedAboveTheCapIsNotRead() async throws {
             let server = try RawTestServer { connection in
                 _ = connection.readRequest()

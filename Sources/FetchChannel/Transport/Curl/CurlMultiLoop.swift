@@ -44,16 +44,18 @@
             longestSleepMilliseconds = Int32(clamping: CurlRequestOptions.timeoutMilliseconds(longestSleep))
         }
 
-        /// A running loop, or why there is none.
-        static func start(name: String, longestSleep: Duration = defaultLongestSleep)
-            -> Result<CurlMultiLoop, NetworkFailure>
-        {
+        /// A running loop, or why there is none. `epollWatch` adds or changes a socket in the
+        /// epoll set; a test hands in one that fails.
+        static func start(
+            name: String, longestSleep: Duration = defaultLongestSleep,
+            epollWatch: @escaping CurlMultiState.EpollWatch = CurlMultiState.systemEpollWatch
+        ) -> Result<CurlMultiLoop, NetworkFailure> {
             guard CurlGlobal.initialized else {
                 return .failure(
                     NetworkFailure(.other, detail: "libcurl could not be initialised (\(CurlGlobal.problem))"))
             }
             let state: CurlMultiState
-            switch CurlMultiState.make() {
+            switch CurlMultiState.make(epollWatch: epollWatch) {
             case .success(let made): state = made
             case .failure(let failure): return .failure(failure)
             }
@@ -154,6 +156,10 @@
     final class CurlMultiState {
         /// A continuation and its result, resumed by the loop after it let go of the lock.
         typealias Ended = (CheckedContinuation<TransportResult, Never>, TransportResult)
+        /// `fcc_epoll_watch`'s shape: (epoll set, socket, CURL_POLL_* value, is new) -> 0 or -errno.
+        typealias EpollWatch = @Sendable (Int32, curl_socket_t, Int32, Int32) -> Int32
+        /// The real one, for a test's stand-in to hand on to.
+        static let systemEpollWatch: EpollWatch = { fcc_epoll_watch($0, $1, $2, $3) }
 
         private struct Running {
             let transfer: CurlTransfer
@@ -175,15 +181,20 @@
         private var timerFiresAt: Int64?
         /// The sockets in the epoll set and what each is watched for, as libcurl last asked.
         private var watched: [curl_socket_t: Int32] = [:]
+        private let epollWatch: EpollWatch
+        /// Transfers whose socket epoll refused to watch, and its errno: each ends once the libcurl
+        /// call that asked for the watch has returned (``watch(_:what:for:)``).
+        private var unwatchable: [(easy: UnsafeMutableRawPointer, errno: Int32)] = []
         private var closed = false
 
-        private init(multi: UnsafeMutableRawPointer, events: CurlLoopEvents) {
+        private init(multi: UnsafeMutableRawPointer, events: CurlLoopEvents, epollWatch: @escaping EpollWatch) {
             self.multi = multi
             self.events = events
+            self.epollWatch = epollWatch
         }
 
         /// A multi handle with its descriptors and callbacks, or why not (nothing is left open).
-        static func make() -> Result<CurlMultiState, NetworkFailure> {
+        static func make(epollWatch: @escaping EpollWatch) -> Result<CurlMultiState, NetworkFailure> {
             let events: CurlLoopEvents
             switch CurlLoopEvents.open() {
             case .success(let opened): events = opened
@@ -193,7 +204,7 @@
                 events.close()
                 return .failure(NetworkFailure(.other, detail: "libcurl could not make a multi handle"))
             }
-            let state = CurlMultiState(multi: multi, events: events)
+            let state = CurlMultiState(multi: multi, events: events, epollWatch: epollWatch)
             if let failure = state.configure() {
                 _ = curl_multi_cleanup(multi)  // its code only reports a bad handle; nothing else to free
                 events.close()
@@ -291,6 +302,17 @@
             if acted != CURLM_OK {
                 failAll(NetworkFailure(.other, detail: "libcurl: \(CurlGlobal.text(of: acted))"))
             }
+            endUnwatchable()
+        }
+
+        /// Ends each transfer whose socket could not be watched: nothing would wake the loop for
+        /// it. Its connection is closed as it is taken out of the multi handle.
+        private func endUnwatchable() {
+            while !unwatchable.isEmpty {
+                let (easy, errno) = unwatchable.removeFirst()
+                let detail = "the transport could not watch the connection's socket (epoll, errno \(errno))"
+                finish(easy, with: .failure(NetworkFailure(.other, detail: detail)))
+            }
         }
 
         /// The results ready to be resumed, taken out.
@@ -342,24 +364,32 @@
 
         // MARK: libcurl's callbacks, inside the calls above
 
-        /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what`, or stop watching it. An epoll error
-        /// is returned to libcurl, which then fails the transfers on that socket.
+        /// CURLMOPT_SOCKETFUNCTION: watch `socket` for `what` for the transfer `easy`, or stop
+        /// watching it.
+        ///
+        /// An epoll error ends only that transfer, after the current libcurl call
+        /// (``endUnwatchable()``). It is not returned to libcurl: a callback's -1 makes libcurl
+        /// abort every transfer of the multi handle, those to other backends included.
         ///
         /// A removed socket leaves the set at once, even though libcurl removes a kept-alive
         /// connection's socket after every transfer and adds it again at the next: libcurl may
         /// close it next, and a closed descriptor whose number is reused cannot be taken out of
         /// an epoll set by that number while another process still holds the old socket (a child
         /// started meanwhile, say), which would wake the loop for nothing until that process ends.
-        func watch(_ socket: curl_socket_t, what: Int32) -> Int32 {
+        func watch(_ socket: curl_socket_t, what: Int32, for easy: UnsafeMutableRawPointer?) -> Int32 {
             guard what != CURL_POLL_REMOVE else {
                 watched[socket] = nil
-                return fcc_epoll_unwatch(events.epoll, socket) == 0 ? 0 : -1
+                // Only a socket already gone from the set fails so; libcurl closes it next anyway.
+                _ = fcc_epoll_unwatch(events.epoll, socket)
+                return 0
             }
             let known = watched[socket]
             if known == what { return 0 }
-            guard fcc_epoll_watch(events.epoll, socket, what, known == nil ? 1 : 0) == 0 else {
+            let code = epollWatch(events.epoll, socket, what, known == nil ? 1 : 0)
+            guard code == 0 else {
                 watched[socket] = nil
-                return -1
+                if let easy, running[easy] != nil { unwatchable.append((easy, -code)) }
+                return 0
             }
             watched[socket] = what
             return 0
