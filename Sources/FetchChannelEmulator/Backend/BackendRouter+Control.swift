@@ -40,7 +40,7 @@ extension BackendRouter {
                 endpoint: endpoint, kind: kind, seconds: (body["seconds"] as? NSNumber)?.doubleValue,
                 status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
             if let problem = fault.validationProblem() { return BackendResponses.malformed(problem) }
-            state.addFault(fault)
+            guard state.addFault(fault) else { return BackendResponses.malformed(Self.tooManyFaults) }
             return BackendResponses.json(.ok, [:])
         case ("DELETE", WirePaths.Emulator.faults):
             state.clearFaults()
@@ -63,6 +63,9 @@ extension BackendRouter {
             return BackendResponses.notFound
         }
     }
+
+    static let tooManyFaults =
+        "At most \(BackendState.maximumFaults) faults are kept; clear them (DELETE /_emulator/faults) first."
 
     /// The most bytes of JSON an operation's `data` takes: a real payload is a few hundred, and
     /// the emulator keeps up to ``BackendState/maximumOperations`` operations (800 MB of payloads

@@ -39,6 +39,9 @@ final class BackendState: Sendable {
     /// Bounds that keep a long-running emulator's memory flat.
     static let maximumTargets = 100_000
     static let maximumOperations = 200_000
+    /// Injected faults kept at most: each request scans them, and a script that adds faults in a
+    /// loop without clearing them must not grow the list without end.
+    static let maximumFaults = 1_000
 
     private let storage = Locked(Storage())
 
@@ -158,8 +161,13 @@ final class BackendState: Sendable {
 
     // MARK: Faults and counters
 
-    func addFault(_ fault: EmulatorFault) {
-        storage.withLock { $0.faults.append(fault) }
+    /// Adds `fault`; false when ``maximumFaults`` are kept already.
+    func addFault(_ fault: EmulatorFault) -> Bool {
+        storage.withLock { storage in
+            guard storage.faults.count < Self.maximumFaults else { return false }
+            storage.faults.append(fault)
+            return true
+        }
     }
 
     func clearFaults() {

@@ -5,7 +5,7 @@ public struct EmulatorError: CodedError {
     public struct Code: ErrorCode {
         public let rawValue: String
 
-        /// The emulator holds the most dispatch targets it keeps.
+        /// The emulator holds the most dispatch targets (or injected faults) it keeps.
         public static let capacityReached = Code(rawValue: "capacityReached")
         /// The dispatch was refused (a malformed argument, or too many operations): the reason is
         /// the answer the control API gives.

@@ -189,9 +189,14 @@ public final class ReferenceBackend: Sendable {
     /// The server's current time (configured clock plus offset).
     public var serverTimeMillis: Int64 { router.clock.nowMillis() }
 
+    /// Adds `fault` after those injected before (the first matching one applies). Throws
+    /// `invalidFault` for parameters its kind cannot use, and `capacityReached` when
+    /// 1,000 faults are kept already (``clearFaults()`` empties the list).
     public func injectFault(_ fault: EmulatorFault) throws {
         if let problem = fault.validationProblem() { throw EmulatorError(code: .invalidFault, reason: problem) }
-        router.state.addFault(fault)
+        guard router.state.addFault(fault) else {
+            throw EmulatorError(code: .capacityReached, reason: BackendRouter.tooManyFaults)
+        }
     }
 
     public func clearFaults() {

@@ -22,7 +22,10 @@ enum HTTPResponseSerializer {
 
     /// - Parameters:
     ///   - omitBody: true for an answer to HEAD: the head announces the length, no body follows.
-    ///   - contentLengthSurplus: announced bytes that will never be sent (`respondThenHang`).
+    ///   - contentLengthSurplus: announced bytes that will never be sent (`respondThenHang`). An
+    ///     answer that owes no body (to HEAD, or a 204 or 304) would be complete all the same, and
+    ///     the client's next request on the connection would go unread; its head is left
+    ///     unfinished instead, without the blank line that ends it.
     static func serialize(
         _ response: HTTPResponse,
         dateMillis: Int64,
@@ -54,10 +57,11 @@ enum HTTPResponseSerializer {
         case .close: head += "\(WireHeader.connection): close\r\n"
         case .keepAlive: head += "\(WireHeader.connection): keep-alive\r\n"
         }
-        head += "\r\n"
+        let owesBody = hasContent && !omitBody
+        if owesBody || contentLengthSurplus == 0 { head += "\r\n" }
 
         var bytes = Array(head.utf8)
-        if hasContent && !omitBody {
+        if owesBody {
             bytes.append(contentsOf: response.body)
         }
         return bytes

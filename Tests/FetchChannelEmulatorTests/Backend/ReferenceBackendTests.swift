@@ -201,6 +201,27 @@ import Testing
         #expect(backend.statistics.redemptions[operation.token] == 1)
     }
 
+    /// The fault list is bounded: the fault past the limit is refused, in process and over the
+    /// control API, until the list is cleared.
+    @Test func faultsAreKeptUpToTheirLimit() async throws {
+        let backend = try ReferenceBackend.start()
+        defer { backend.stop() }
+        let fault = EmulatorFault(endpoint: .operations, kind: .status, status: 503, count: 1)
+        for _ in 0..<BackendState.maximumFaults { try backend.injectFault(fault) }
+        #expect(throws: EmulatorError(code: .capacityReached, reason: "")) { try backend.injectFault(fault) }
+        let faults = backend.baseURL.appendingPathComponent("_emulator/faults")
+        let refused = try await BackendClient.send(
+            "POST", faults, json: ["endpoint": "operations", "kind": "status", "status": 503])
+        #expect(refused.status == 400)
+        #expect((refused.json["message"] as? String)?.contains("DELETE /_emulator/faults") == true)
+
+        #expect(try await BackendClient.send("DELETE", faults).status == 200)
+        try backend.injectFault(fault)
+        let accepted = try await BackendClient.send(
+            "POST", faults, json: ["endpoint": "operations", "kind": "status", "status": 503])
+        #expect(accepted.status == 200)
+    }
+
     @Test func controlAPIFaultsAndStatistics() async throws {
         let clock = ManualWallClock(millis: start)
         let backend = try ReferenceBackend.start(.init(clock: clock))

@@ -251,6 +251,16 @@ extension HTTPServerTests {
             let hang = HTTPResponseSerializer.serialize(
                 response, dateMillis: 0, omitBody: false, connection: .none, contentLengthSurplus: 1)
             #expect(String(decoding: hang, as: UTF8.self).contains("Content-Length: 3\r\n\r\nhi"))
+            // An answer that owes no body hangs in its head: complete, it would leave the next
+            // request on the connection unread.
+            for (status, omitBody) in [(200, true), (204, false), (304, false)] {
+                let bodyless = HTTPResponseSerializer.serialize(
+                    HTTPResponse(status: status, headers: ["X": "y"], body: status == 200 ? Array("hi".utf8) : []),
+                    dateMillis: 0, omitBody: omitBody, connection: .none, contentLengthSurplus: 1)
+                let text = String(decoding: bodyless, as: UTF8.self)
+                #expect(text.hasSuffix("X: y\r\n") || text.hasSuffix("Content-Length: 3\r\n"), "\(status): \(text)")
+                #expect(!text.contains("\r\n\r\n"), "\(status): \(text)")
+            }
 
             let interim = HTTPResponseSerializer.serialize(
                 HTTPResponse(status: 101), dateMillis: 0, omitBody: false, connection: .none)
