@@ -3,6 +3,7 @@ import DeviceSigning
 /// How a ``FetchClient`` fetches.
 public struct FetchClientConfiguration: Sendable, Hashable {
     /// Per request (each retry has its own): no complete answer by then is `networkError(timedOut)`.
+    /// At most one day: a longer one is cut to a day.
     public var requestTimeout: Duration
     /// `.report` (default, as the SDK) or `.compensate(maximumOffsetMillis:)`: see ``FetchClient``.
     public var clockSkewPolicy: ClockSkewPolicy

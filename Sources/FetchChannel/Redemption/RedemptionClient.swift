@@ -21,6 +21,7 @@ import Foundation
 /// against that backend's CA bundle and pins, as its fetch is (docs/ARCHITECTURE.md, "Transport
 /// and trust"); anything else against the system CAs.
 public final class RedemptionClient: Sendable {
+    /// Per request; at most one day: a longer one is cut to a day.
     public let requestTimeout: Duration
     /// The backends a redeem URL must be on; nil: no restriction (any https://, or http:// on loopback).
     public let registeredBackends: [BackendOrigin]?
