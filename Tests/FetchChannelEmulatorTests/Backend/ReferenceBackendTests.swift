@@ -201,6 +201,32 @@ import Testing
         #expect(backend.statistics.redemptions[operation.token] == 1)
     }
 
+    /// Once the clock was set, operations can share a creation time (the times handed out start
+    /// again from the clock): the pending list serves those in dispatch order.
+    @Test func operationsOfOneCreationTimeAreServedInDispatchOrder() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: clock)
+        var dispatched: [DispatchedOperation] = []
+        for round in 0..<2 {
+            if round == 1 { backend.clockOffsetMillis = 0 }
+            for _ in 0..<40 { dispatched.append(try backend.dispatch(deviceId: device.deviceId, channel: "link")) }
+        }
+        #expect(Set(dispatched.map(\.creationTimeInEpochMillis)).count == 40, "each creation time twice")
+        let expected = dispatched.enumerated()
+            .sorted {
+                ($0.element.creationTimeInEpochMillis, $0.offset) < ($1.element.creationTimeInEpochMillis, $1.offset)
+            }
+            .map(\.element.token)
+        let answer = try await BackendClient.fetch(backend, device)
+        let operations = try #require(answer.json["operations"] as? [[String: Any]])
+        let tokens = operations.map {
+            (($0["payload"] as? [String: Any])?["redeemData"] as? [String: Any])?["token"] as? String
+        }
+        #expect(tokens == expected)
+    }
+
     /// The fault list is bounded: the fault past the limit is refused, in process and over the
     /// control API, until the list is cleared.
     @Test func faultsAreKeptUpToTheirLimit() async throws {
