@@ -125,6 +125,32 @@ import Testing
         #expect(repeated.bodyExcerpt.hasPrefix("[redacted] [redacted] "))
     }
 
+    /// The backend chooses both the body and a redeem token: a pair built to make a naive search
+    /// slow (a MiB of `a`, a token of `a`s ending in `b`) is redacted in linear time. Searched as
+    /// a String, this pair took minutes.
+    @Test(.timeLimit(.minutes(1))) func redactingAHostileBodyTakesLinearTime() {
+        let body = [UInt8](repeating: UInt8(ascii: "a"), count: 1 << 20)
+        let token = String(repeating: "a", count: 4_095) + "b"
+        let info = HTTPErrorInfo(status: 410, body: body, redacting: [token])
+        #expect(info.bodyExcerpt == String(repeating: "a", count: 1_024))
+        #expect(info.bodyByteCount == 1 << 20)
+    }
+
+    @Test(arguments: [
+        ("aaa", "aa", "[r]a"),
+        ("abababab", "abab", "[r][r]"),
+        ("xxabcabd", "abcabd", "xx[r]"),
+        ("abcabd", "abcabe", "abcabd"),
+        ("tail-secret", "secret", "tail-[r]"),
+        ("", "secret", ""),
+        ("se", "secret", "se"),
+    ])
+    func occurrencesAreReplacedLeftmostFirstWithoutOverlap(text: String, pattern: String, expected: String) {
+        let replaced = HTTPErrorInfo.replacingOccurrences(
+            of: Array(pattern.utf8), in: Array(text.utf8), with: Array("[r]".utf8))
+        #expect(String(decoding: replaced, as: UTF8.self) == expected)
+    }
+
     // MARK: Paths and registrations
 
     @Test func pathsAreBuiltFromTheTemplateWithAnEncodedDeviceId() throws {

@@ -25,7 +25,9 @@ package struct JSONValueBuilder: StrictJSONSink {
 
     package mutating func beginObject() {
         isObject.append(true)
-        objects.append([String: JSONValue](minimumCapacity: 8))  // an operation's objects: no regrowth
+        // No storage reserved: an empty object allocates nothing, so a MiB of `[{},{},…]` stays a
+        // few MiB of values rather than a dictionary's buckets for each of 350,000 objects.
+        objects.append([:])
     }
 
     package mutating func beginArray() {

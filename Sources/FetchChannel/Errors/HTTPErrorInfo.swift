@@ -33,15 +33,15 @@ public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
         self.bodyByteCount = body.count
         // The whole body (the transport bounds it at 1 MiB) is redacted before the cut: redacting
         // only a window could let the tail of a partly cut secret slide into the excerpt.
-        // Without secrets a few bytes past the limit are enough (a scalar cut there decodes as
-        // U+FFFD beyond the limit, so it never reaches the excerpt).
-        var text =
-            secrets.isEmpty
-            ? String(decoding: body.prefix(Self.maximumExcerptBytes + 4), as: UTF8.self)
-            : String(decoding: body, as: UTF8.self)
-        for secret in Self.redactionTargets(secrets) {
-            text = text.replacingOccurrences(of: secret, with: Self.redactionMarker)
+        // A few bytes past the limit are enough to decode (a scalar cut there decodes as U+FFFD
+        // beyond the limit, so it never reaches the excerpt).
+        let targets = Self.redactionTargets(secrets)
+        var bytes = targets.isEmpty ? Array(body.prefix(Self.maximumExcerptBytes + 4)) : Array(body)
+        let marker = Array(Self.redactionMarker.utf8)
+        for target in targets {
+            bytes = Self.replacingOccurrences(of: Array(target.utf8), in: bytes, with: marker)
         }
+        let text = String(decoding: bytes.prefix(Self.maximumExcerptBytes + 4), as: UTF8.self)
         self.bodyExcerpt = Self.prefix(of: text, maximumUTF8Bytes: Self.maximumExcerptBytes)
     }
 
@@ -62,6 +62,38 @@ public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
             if parts.count == 3, parts[2].utf8.count >= 16 { targets.append(String(parts[2])) }
         }
         return targets.sorted { $0.utf8.count > $1.utf8.count }
+    }
+
+    /// `text` with each occurrence of `pattern`, leftmost first and not overlapping, replaced by
+    /// `marker`. Byte for byte, in time linear in `text` and `pattern` whatever they hold
+    /// (Knuth-Morris-Pratt): the body and a redeem token both come from the backend, and a
+    /// quadratic search would let a hostile pair hold the caller for minutes.
+    static func replacingOccurrences(of pattern: [UInt8], in text: [UInt8], with marker: [UInt8]) -> [UInt8] {
+        guard !pattern.isEmpty, text.count >= pattern.count else { return text }
+        // border[i]: the length of the longest proper prefix of pattern[...i] that also ends it.
+        var border = [Int](repeating: 0, count: pattern.count)
+        var length = 0
+        for index in 1..<pattern.count {
+            while length > 0, pattern[index] != pattern[length] { length = border[length - 1] }
+            if pattern[index] == pattern[length] { length += 1 }
+            border[index] = length
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(text.count)
+        var copied = 0
+        var matched = 0
+        for index in text.indices {
+            while matched > 0, text[index] != pattern[matched] { matched = border[matched - 1] }
+            if text[index] == pattern[matched] { matched += 1 }
+            guard matched == pattern.count else { continue }
+            output.append(contentsOf: text[copied..<(index + 1 - pattern.count)])
+            output.append(contentsOf: marker)
+            copied = index + 1
+            matched = 0
+        }
+        guard copied > 0 else { return text }
+        output.append(contentsOf: text[copied...])
+        return output
     }
 
     /// The longest prefix of `text` that is at most `limit` UTF-8 bytes and ends on a scalar boundary.
