@@ -60,6 +60,31 @@ import Testing
         }
     }
 
+    /// A token over 1 KiB or a redeem URL over 8 KiB spoils the answer; at the limits it is kept.
+    @Test func aTokenOrRedeemURLOverItsLimitSpoilsTheAnswer() throws {
+        func answer(token: String, redeemUrl: String) -> Data {
+            Data(
+                self.answer().replacingOccurrences(of: #""token":"t""#, with: #""token":"\#(token)""#)
+                    .replacingOccurrences(of: #""redeemUrl":"u""#, with: #""redeemUrl":"\#(redeemUrl)""#).utf8)
+        }
+        let token = String(repeating: "t", count: 1_024)
+        let url = "https://b/" + String(repeating: "u", count: 8_192 - 10)
+        let kept = try PendingOperationsDecoder.decode(answer(token: token, redeemUrl: url), server: "s")
+        #expect(kept.map(\.token) == [token])
+        for (body, words) in [
+            (answer(token: token + "t", redeemUrl: url), "operations[0].payload.redeemData.token is longer than 1024"),
+            (
+                answer(token: token, redeemUrl: url + "u"),
+                "operations[0].payload.redeemData.redeemUrl is longer than 8192"
+            ),
+        ] {
+            let error = #expect(throws: PendingOperationsDecoder.InvalidResponse.self) {
+                try PendingOperationsDecoder.decode(body, server: "s")
+            }
+            #expect(error?.reason.contains(words) == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func trailingBytesAndBadUTF8SpoilTheAnswer() {
         // Text after the object; a byte after it that is not UTF-8; U+FFFD (EF BF BD) made EF BF FF in `data`.
         let bodies: [[UInt8]] = [
@@ -209,6 +234,10 @@ private enum TreeAnswerCheck {
         let token = try string(redeemData, "token", in: redeemPath)
         guard !token.isEmpty else { throw InvalidResponse("\(redeemPath).token is empty.") }
         let redeemUrl = try string(redeemData, "redeemUrl", in: redeemPath)
+        if token.utf8.count > 1_024 { throw InvalidResponse("\(redeemPath).token is longer than 1024 bytes.") }
+        if redeemUrl.utf8.count > 8_192 {
+            throw InvalidResponse("\(redeemPath).redeemUrl is longer than 8192 bytes.")
+        }
         return PendingOutOfBandOperation(
             creationTimeInEpochMillis: creation, dispatchChannel: DispatchChannel(wireValue: channel),
             payload: .init(

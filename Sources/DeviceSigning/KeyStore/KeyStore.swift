@@ -96,7 +96,7 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         }
         let json = try record.encoded()
         try storage.withExclusiveLock {
-            guard !storage.exists(Self.metadataFile(keyId)) else {
+            guard try !storage.exists(Self.metadataFile(keyId)) else {
                 throw DeviceSigningError(
                     .keyAlreadyExists,
                     "Key \(keyId) is already in \(directory.path); update its metadata or delete it first.")
@@ -276,7 +276,7 @@ public final class KeyStore: Sendable, CustomStringConvertible {
             data = try storage.readFile(name).withUnsafeBytes { Data($0) }
         } catch let error as DeviceSigningError where error.code == .keyNotFound {
             // A key file without its record is an entry that lost its record: the file is named.
-            guard storage.exists(Self.privateKeyFile(keyId)) else { throw noSuchKey(keyId) }
+            guard try storage.exists(Self.privateKeyFile(keyId)) else { throw noSuchKey(keyId) }
             throw error
         }
         return try KeyMetadata.decode(data, expectedKeyId: keyId, file: storage.filePath(name))

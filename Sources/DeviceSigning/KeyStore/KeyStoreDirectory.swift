@@ -182,10 +182,14 @@ package final class KeyStoreDirectory: Sendable {
         return names
     }
 
-    /// Whether `name` exists (any type; symbolic links are not followed).
-    package func exists(_ name: String) -> Bool {
+    /// Whether `name` exists (any type; symbolic links are not followed). Only ENOENT is "no":
+    /// any other failure is thrown, so that a caller never writes over a file it could not see.
+    package func exists(_ name: String) throws -> Bool {
         var info = stat()
-        return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) != 0 else { return true }
+        let code = errno
+        guard code == ENOENT else { throw Self.failure("inspect \(filePath(name))", code) }
+        return false
     }
 
     // MARK: Writing (call inside `withExclusiveLock`)

@@ -38,12 +38,13 @@ struct OperationFields {
             throw Reader.InvalidResponse("\(redeemPath.appending("token").text) is empty.")
         }
         let redeemUrl = try Self.string(redeemUrl, "redeemUrl", in: redeemPath)
+        let redeemData = PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: redeemUrl)
+        if let problem = redeemData.sizeProblem(at: redeemPath.text) { throw Reader.InvalidResponse(problem) }
         return PendingOutOfBandOperation(
             creationTimeInEpochMillis: creation,
             dispatchChannel: DispatchChannel(wireValue: channel),
             payload: .init(
-                contentType: contentType, version: version,
-                redeemData: .init(token: token, redeemUrl: redeemUrl), data: Self.optional(data)),
+                contentType: contentType, version: version, redeemData: redeemData, data: Self.optional(data)),
             additionalInformation: Self.optional(additionalInformation),
             server: server
         )

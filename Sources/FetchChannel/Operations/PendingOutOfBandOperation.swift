@@ -11,6 +11,25 @@ public struct PendingOutOfBandOperation: Sendable, Hashable, Codable {
             self.token = token
             self.redeemUrl = redeemUrl
         }
+
+        /// The longest token accepted, in UTF-8 bytes. A real one is a few dozen; the bound keeps
+        /// what a backend sends from growing the redeemed-token file or the redaction of an answer.
+        public static let maximumTokenBytes = 1_024
+        /// The longest redeem URL accepted, in UTF-8 bytes.
+        public static let maximumRedeemURLBytes = 8_192
+
+        /// Why the token or the redeem URL is out of bounds (an empty token, or one of them longer
+        /// than its maximum); nil when both are within them. `path` names the object in the reason.
+        func sizeProblem(at path: String) -> String? {
+            if token.isEmpty { return "\(path).token is empty." }
+            if token.utf8.count > Self.maximumTokenBytes {
+                return "\(path).token is longer than \(Self.maximumTokenBytes) bytes."
+            }
+            if redeemUrl.utf8.count > Self.maximumRedeemURLBytes {
+                return "\(path).redeemUrl is longer than \(Self.maximumRedeemURLBytes) bytes."
+            }
+            return nil
+        }
     }
 
     public struct Payload: Sendable, Hashable, Codable {

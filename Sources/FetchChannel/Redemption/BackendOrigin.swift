@@ -24,7 +24,8 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
     public let origin: String
 
     /// Nil when `url` is not an `https`/`http` URL with a host, or has user info, or its path has
-    /// a `.`/`..` segment or an encoded separator (also percent-encoded, `%2e%2e`, `%2f`): such a
+    /// a `.`/`..` segment or an encoded separator (also percent-encoded, `%2e%2e`, `%2f`, or
+    /// followed by path parameters, `..;x`, which Java servlet containers resolve as `..`): such a
     /// URL could leave the base path once a server or the transport decodes and resolves it.
     public init?(url: URL) {
         guard let components = URLComponents(url: url.absoluteURL, resolvingAgainstBaseURL: false),
@@ -65,15 +66,16 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
 
     private static let defaultPorts = ["https": 443, "http": 80]
 
-    /// Whether no segment of `path` (percent-encoded) is `.` or `..` or hides a separator, once
-    /// decoded. A `%` not followed by two hex digits, or a segment that decodes to bytes that are
+    /// Whether no segment of `path` (percent-encoded) is `.` or `..` (before any `;` parameters)
+    /// or hides a separator, once decoded. A `%` not followed by two hex digits, or a segment that decodes to bytes that are
     /// not UTF-8, is refused, as `removingPercentEncoding` refuses them. Works on the UTF-8 bytes:
     /// every operation's redeem URL passes here on each fetch.
     private static func isConfined(_ path: String) -> Bool {
         path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).allSatisfy { segment in
             guard let decoded = percentDecoded(segment) else { return false }
             let dot = UInt8(ascii: ".")
-            return decoded != [dot] && decoded != [dot, dot]
+            let name = decoded.prefix { $0 != UInt8(ascii: ";") }
+            return !name.elementsEqual([dot]) && !name.elementsEqual([dot, dot])
                 && !decoded.contains(UInt8(ascii: "/")) && !decoded.contains(UInt8(ascii: "\\"))
         }
     }

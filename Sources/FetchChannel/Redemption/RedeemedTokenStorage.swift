@@ -43,11 +43,21 @@ final class RedeemedTokenStorage: Sendable {
 
     /// The identities in the file, oldest first; none when there is no file yet, and none from a
     /// version 1 file (its tokens name no origin: see ``RedeemedTokenFile``).
+    ///
+    /// A file larger than ``RedeemedTokenFile/maximumBytes``, or whose JSON repeats a member name,
+    /// is corrupt: no version of this package writes one.
     func load() throws(RedeemedTokenFileError) -> [RedemptionIdentity] {
-        guard directory.exists(file.fileName) else { return [] }
         do {
-            let bytes = try directory.readFile(file.fileName, maximumBytes: RedeemedTokenFile.maximumBytes)
+            let bytes: SecureBytes
+            do {
+                bytes = try directory.readFile(file.fileName, maximumBytes: RedeemedTokenFile.maximumBytes)
+            } catch let error as DeviceSigningError where error.code == .keyNotFound {
+                return []  // no file yet; any other failure to look is thrown
+            } catch let error as DeviceSigningError where error.code == .corruptKeyFile {
+                throw RedeemedTokenFileError(.corrupt, path: file.path, reason: error.reason + " " + Self.moveAway)
+            }
             let data = bytes.withUnsafeBytes { Data($0) }
+            try StrictJSON.requireUniqueMemberNames(data)
             let decoder = JSONDecoder()
             switch try decoder.decode(Version.self, from: data).version {
             case RedeemedTokenFile.currentVersion:
@@ -63,12 +73,10 @@ final class RedeemedTokenStorage: Sendable {
             }
         } catch let error as RedeemedTokenFileError {
             throw error
-        } catch is DecodingError {
+        } catch is DecodingError, is StrictJSON.Violation {
             throw RedeemedTokenFileError(
                 .corrupt, path: file.path,
-                reason:
-                    "the file is not a redeemed-token list written by this package. Move it away to start with an empty set (operations already redeemed are then refused by the backend as already redeemed)."
-            )
+                reason: "the file is not a redeemed-token list written by this package. " + Self.moveAway)
         } catch {
             throw Self.wrap(error, file)
         }
@@ -101,15 +109,36 @@ final class RedeemedTokenStorage: Sendable {
                 }
                 let known = Set(onDisk)
                 onDisk.append(contentsOf: redeemed.filter { !known.contains($0) })
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.withoutEscapingSlashes]
-                let data = try encoder.encode(Contents(redeemed: Array(onDisk.suffix(capacity))))
+                let data = try Self.encoded(Array(onDisk.suffix(capacity)))
                 try data.withUnsafeBytes { try directory.writeAtomically(file.fileName, contents: $0) }
             }
         } catch let error as RedeemedTokenFileError {
             throw error
         } catch {
             throw Self.wrap(error, file)
+        }
+    }
+
+    private static let moveAway =
+        "Move it away to start with an empty set (operations already redeemed are then refused by the backend as "
+        + "already redeemed)."
+
+    /// The file's contents for `identities` (oldest first): the newest of them that fit in
+    /// ``RedeemedTokenFile/maximumBytes``, so that the file always loads again. Tokens and redeem
+    /// URLs are bounded (``PendingOutOfBandOperation/RedeemData``), so only a capacity far above
+    /// the default can reach the limit.
+    static func encoded(
+        _ identities: [RedemptionIdentity], maximumBytes: Int = RedeemedTokenFile.maximumBytes
+    ) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        var kept = identities[...]
+        while true {
+            let data = try encoder.encode(Contents(redeemed: Array(kept)))
+            if data.count <= maximumBytes || kept.isEmpty { return data }
+            // The oldest go, about as many as the excess's share of the file, and at least one.
+            let excess = Double(data.count - maximumBytes) / Double(data.count)
+            kept = kept.dropFirst(Int((Double(kept.count) * excess).rounded(.up)) + 1)
         }
     }
 

@@ -126,6 +126,10 @@ public final class RedemptionClient: Sendable {
         trust: TLSTrust
     ) async -> Result<RedeemedOperation, RedemptionError> {
         let urlText = redeemData.redeemUrl
+        // Before anything else: a token from a push, link or QR code was never decoded here.
+        if let problem = redeemData.sizeProblem(at: "redeemData") {
+            return .failure(.unknown(url: String(urlText.prefix(256)), httpError: nil, reason: problem))
+        }
         guard let url = URL(string: urlText) else {
             return .failure(.networkError(url: urlText, cause: NetworkFailure(.invalidURL, detail: "not a URL")))
         }
@@ -175,6 +179,7 @@ public final class RedemptionClient: Sendable {
     ///    and the backend use 410; the body decides, whatever the 4xx/5xx) → `tokenAlreadyRedeemed` /
     ///    `tokenExpired`.
     /// 3. 2xx with a JSON content type and a JSON object body → success; otherwise `unknown`.
+    ///    Bodies are read as strictly as every other answer: a member name twice is not JSON.
     /// 4. Anything else → `unknown` with the status and excerpt.
     static func outcome(of result: TransportResult, url: String, token: String) -> Result<
         RedeemedOperation, RedemptionError
@@ -194,11 +199,13 @@ public final class RedemptionClient: Sendable {
                 ))
         }
         // A success is read whole (the transport stopped it at 1 MiB): its body is the operation.
-        // An error body is read only for its error code, so a large one is not parsed.
+        // An error body is read only for its error code, so a large one is not parsed. Strictly:
+        // with a member name twice (`errorCode`), which one counts is a parser's choice.
         let readLimit = (200...299).contains(answer.status) ? HTTPAnswer.maximumBodyBytes : 64 * 1_024
-        let object =
-            answer.body.count <= readLimit
-            ? try? JSONDecoder().decode([String: JSONValue].self, from: answer.body) : nil
+        var object: [String: JSONValue]?
+        if answer.body.count <= readLimit, case .object(let members)? = try? StrictJSON.parse(answer.body) {
+            object = members
+        }
         if answer.status >= 400, case .string(let errorCode)? = object?[WireErrorCode.Member.errorCode] {
             if errorCode == alreadyRedeemedErrorCode.rawValue {
                 return .failure(.tokenAlreadyRedeemed(url: url, httpError: info))

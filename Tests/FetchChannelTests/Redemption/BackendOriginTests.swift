@@ -32,6 +32,9 @@ import Testing
         "https://user:secret@backend.example/x", "https://backend.example/a/../b", "https://backend.example/a/./b",
         "https://backend.example/a/%2e%2e/b", "https://backend.example/a/%2E%2e/b", "https://backend.example/a/%2e/b",
         "https://backend.example/..", "https://backend.example/a%2Fb", "https://backend.example/a%5Cb", "https:/x",
+        // Path parameters after a dot segment: Java servlet containers resolve `..;x` as `..`.
+        "https://backend.example/a/..;/b", "https://backend.example/a/..;x=1/b", "https://backend.example/a/.;/b",
+        "https://backend.example/a/%2e%2e;/b", "https://backend.example/a/..%3B/b",
         // A port too large for an Int: read as none, it would have been the default port.
         "https://backend.example:18446744073709552059/x", "https://backend.example:99999999999999999999/x",
     ])
@@ -44,7 +47,7 @@ import Testing
         "https://backend.example/prefix", "https://backend.example/prefix/",
         "https://backend.example/prefix/nevisfido/token/redeem/authentication",
         "HTTPS://BACKEND.EXAMPLE:443/prefix/redeem", "https://backend.example/prefix/redeem?x=/../y#z",
-        "https://backend.example/prefix/a..b/.well-known",
+        "https://backend.example/prefix/a..b/.well-known", "https://backend.example/prefix/...;x/a;b",
     ])
     func urlsUnderTheBasePathAreInside(candidate: String) throws {
         #expect(try Self.contains("https://backend.example/prefix", candidate))

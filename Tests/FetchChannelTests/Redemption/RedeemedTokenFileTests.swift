@@ -151,6 +151,38 @@ extension Practices {
             }
         }
 
+        /// No version writes a member twice or a file over the limit: either is corrupt, so the
+        /// next write replaces it rather than failing for ever.
+        @Test func aRepeatedMemberOrAnOversizedFileIsCorrupt() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                let repeated = #"{"version":2,"redeemed":[],"redeemed":[{"origin":"https://a:443","token":"t"}]}"#
+                let oversized = Data(count: RedeemedTokenFile.maximumBytes + 1)
+                for contents in [Data(repeated.utf8), oversized] {
+                    #expect(Self.write(contents, to: file))
+                    let error = #expect(throws: RedeemedTokenFileError.self) {
+                        _ = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                    }
+                    #expect(error?.code == .corrupt, "\(String(describing: error))")
+                    #expect(error?.reason.contains("Move it away") == true)
+                }
+            }
+        }
+
+        /// The file never outgrows what loads: the newest identities that fit are written.
+        @Test func aWriteKeepsTheNewestIdentitiesThatFit() throws {
+            let identities = (0..<100).map { RedemptionIdentity(origin: "https://a.example:443", token: "token-\($0)") }
+            let whole = try RedeemedTokenStorage.encoded(identities)
+            let limit = whole.count / 2
+            let kept = try RedeemedTokenStorage.encoded(identities, maximumBytes: limit)
+            #expect(kept.count <= limit)
+            let text = String(decoding: kept, as: UTF8.self)
+            #expect(text.contains(#""token-99""#))
+            #expect(!text.contains(#""token-0""#))
+            #expect(try RedeemedTokenStorage.encoded(identities, maximumBytes: 10).count > 10, "empty at worst")
+        }
+
         @Test func aDirectoryOpenToOthersIsRefused() async throws {
             try await Practices.withTemporaryDirectory { directory in
                 try FileManager.default.createDirectory(

@@ -115,6 +115,39 @@ import Testing
         #expect(transport.requests.isEmpty)
     }
 
+    /// A token or redeem URL out of bounds (from a push, link or QR code: a fetched one is refused
+    /// by the decoder) is refused before any request: it would only grow the redeemed-token file
+    /// and the work of redacting the answer.
+    @Test func anEmptyOrOversizedTokenOrURLIsRefusedWithoutARequest() async {
+        let transport = FakeTransport { _ in .answer(HTTPAnswer(status: 200)) }
+        let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
+        typealias RedeemData = PendingOutOfBandOperation.RedeemData
+        let longToken = String(repeating: "t", count: RedeemData.maximumTokenBytes + 1)
+        let longURL = Self.url + "/" + String(repeating: "u", count: RedeemData.maximumRedeemURLBytes)
+        for (data, words) in [
+            (RedeemData(token: "", redeemUrl: Self.url), "token is empty"),
+            (RedeemData(token: longToken, redeemUrl: Self.url), "token is longer than 1024 bytes"),
+            (RedeemData(token: "t", redeemUrl: longURL), "redeemUrl is longer than 8192 bytes"),
+        ] {
+            let result = await client.redeem(data)
+            #expect(result.redemptionCode == "unknown")
+            guard case .failure(let error) = result else { continue }
+            #expect(error.message.contains(words), "\(error.message)")
+        }
+        #expect(transport.requests.isEmpty)
+        let atTheLimit = String(repeating: "t", count: RedeemData.maximumTokenBytes)
+        _ = await client.redeem(RedeemData(token: atTheLimit, redeemUrl: Self.url))
+        #expect(transport.requests.count == 1, "a token of exactly the limit is sent")
+    }
+
+    /// An error code given twice is not an answer to act on: which one a lenient parser keeps is
+    /// its choice, and one of them says "already redeemed".
+    @Test func anAnswerWithARepeatedMemberIsNotJSON() {
+        let repeated = #"{"errorCode":"TOKEN_EXPIRED","errorCode":"TOKEN_ALREADY_REDEEMED"}"#
+        #expect(outcome(410, repeated).redemptionCode == "unknown")
+        #expect(outcome(200, #"{"op":"Auth","op":"Reg"}"#).redemptionCode == "unknown")
+    }
+
     @Test(arguments: [
         "https://evil.example/prefix/redeem", "https://backend.example:8443/prefix/redeem",
         "http://backend.example/prefix/redeem",
