@@ -127,7 +127,7 @@ package enum FetchChannelCLI: Sendable {
         } catch let error as UsageError {
             return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
         } catch {
-            errors.line("Error: \(describe(error))")
+            errors.line("Error: \(PrintableText.of(describe(error)))")
             return ExitCode.failure
         }
         if context.standardOutput.hasFailed && status == ExitCode.success {

@@ -129,6 +129,15 @@ extension CLISubprocessTests {
                 #expect(output.status == 0 && !output.out.contains("s3cret"), "\(output.summary)")
             }
             #expect(backend.serverStatistics.totalRequests == requestsBefore + 1, "only the usable key asked")
+            // Refusals and notes that name the stored server show it without its password.
+            for named in [
+                ["register", "--server", "https://127.0.0.1:9", "--device-id", "w", "--key", withPassword],
+                ["rotate", "--key", withPassword], ["key", "delete", withPassword],
+            ] {
+                let output = try await sandbox.run(named + sandbox.storeArguments)
+                #expect(output.err.contains("127.0.0.1"), "the server is named: \(output.summary)")
+                #expect(!output.out.contains("s3cret") && !output.err.contains("s3cret"), "\(output.summary)")
+            }
         }
 
         @Test func redeemOnceThenAlreadyRedeemed() async throws {
@@ -152,6 +161,33 @@ extension CLISubprocessTests {
             #expect(second.err.hasPrefix("Error: This operation was already started"), "\(second.summary)")
             #expect(!second.err.contains(operation.token), "the token is not echoed")
             #expect(backend.statistics.redemptions[operation.token] == 1, "redeemed exactly once")
+        }
+
+        /// The redeem URL goes out as the backend wrote it (a query and all); and a key store that
+        /// does not read is an error, not a silent fall back to the system CAs in place of the CA
+        /// file and pins a registration may store.
+        @Test func redeemSendsTheURLAsGivenAndNeedsAReadableStore() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let operation = try backend.dispatch(deviceId: "phone", channel: "link")
+            _ = try await sandbox.generateKey()
+            let unreadable = URL(fileURLWithPath: sandbox.store).appendingPathComponent(
+                String(repeating: "A", count: 43) + ".json")
+            #expect(
+                FileManager.default.createFile(
+                    atPath: unreadable.path, contents: Data("garbage".utf8), attributes: [.posixPermissions: 0o600]))
+            let redeem = ["redeem", operation.token, "--redeem-url", operation.redeemURL + "?tenant=a"]
+
+            let refused = try await sandbox.run(redeem + sandbox.storeArguments, passphrase: nil)
+            #expect(refused.status == 1 && refused.err.contains(unreadable.lastPathComponent), "\(refused.summary)")
+            #expect(backend.statistics.redemptions[operation.token] == nil, "nothing was sent")
+
+            try FileManager.default.removeItem(at: unreadable)
+            let redeemed = try await sandbox.run(redeem + sandbox.storeArguments, passphrase: nil)
+            #expect(redeemed.status == 0, "\(redeemed.summary)")
+            #expect(backend.statistics.redemptions[operation.token] == 1)
         }
 
         @Test func nothingRegistered() async throws {

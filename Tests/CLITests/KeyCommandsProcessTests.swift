@@ -12,6 +12,21 @@ extension CLIOfflineProcessTests {
                 "no fetchchannel at \(CLIProcess.binary.path)")
         }
 
+        /// A record that no longer reads (it fails `key list` and every lookup) can still be deleted.
+        @Test func aKeyWhoseRecordDoesNotReadCanBeDeleted() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let store = URL(fileURLWithPath: sandbox.store)
+            try Data("garbage".utf8).write(to: store.appendingPathComponent(keyId + ".json"))
+            let listed = try await sandbox.run(["key", "list"] + sandbox.storeArguments)
+            #expect(listed.status == 1, "the store does not read: \(listed.summary)")
+
+            let deleted = try await sandbox.run(["key", "delete", keyId] + sandbox.storeArguments)
+            #expect(deleted.status == 0 && deleted.lines == [keyId], "\(deleted.summary)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store.path).filter { !$0.hasPrefix(".") } == [])
+        }
+
         @Test func generateListShowExportDelete() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -25,6 +25,17 @@ extension CLISubprocessTests {
             let skew = try await sandbox.run(["skew", "--server", "http://127.0.0.1:9", "--pin", "sha256//nope"])
             #expect(skew.status == 64, "\(skew.summary)")
 
+            // A CA file reached through a symbolic link (as system bundles and mounted secrets are)
+            // is a regular file: the command goes on to the network (nothing listens on port 9).
+            let link = sandbox.file("ca-link.pem")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: ca)
+            let linked = try await sandbox.run(["skew", "--server", "https://127.0.0.1:9", "--ca-file", link.path])
+            #expect(linked.status == 1 && !linked.err.contains("not a regular file"), "\(linked.summary)")
+            let fifo = sandbox.file("ca-fifo.pem")
+            #expect(mkfifo(fifo.path, 0o600) == 0)
+            let piped = try await sandbox.run(["skew", "--server", "https://127.0.0.1:9", "--ca-file", fifo.path])
+            #expect(piped.status == 64 && piped.err.contains("not a regular file"), "\(piped.summary)")
+
             let shown = try await sandbox.run(["key", "show", keyId, "--json"] + sandbox.storeArguments)
             let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")
             #expect(object["caFile"] is NSNull && (object["pins"] as? [String]) == [], "nothing stored: \(object)")

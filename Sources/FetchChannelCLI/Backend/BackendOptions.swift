@@ -37,10 +37,9 @@ struct BackendOptions: Sendable {
                 .invalidValue, "cannot read the CA file \(caFile); --ca-file needs a PEM file of CA certificates")
         }
         // libcurl opens it for every connection and would wait for ever on a FIFO without a writer.
-        if let caFile,
-            (try? FileManager.default.attributesOfItem(atPath: caFile)[.type]) as? FileAttributeType
-                != .typeRegular
-        {
+        // A symbolic link to a regular file is one (system bundles and mounted secrets are links).
+        var info = stat()
+        if let caFile, stat(caFile, &info) != 0 || info.st_mode & S_IFMT != S_IFREG {
             throw UsageError(
                 .invalidValue,
                 "the CA file \(caFile) is not a regular file; --ca-file needs a PEM file of CA certificates")

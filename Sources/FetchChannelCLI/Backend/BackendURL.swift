@@ -5,10 +5,14 @@ import Foundation
 /// for a loopback host only, by the fetch client's own rule (`TransportSecurity.isLoopback`). No
 /// user info, query or fragment, no dot segment or encoded separator in the path; the host is
 /// lower-cased, a default port and a trailing slash are dropped.
+///
+/// A redeem URL (`redeem --redeem-url`, `asGiven`) follows the same rules but may have a query
+/// and is kept exactly as written: it is the backend's URL for one operation, not a base to
+/// compare registrations by.
 struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     let url: URL
 
-    init(parsing text: String, option: String = "server") throws(UsageError) {
+    init(parsing text: String, option: String = "server", asGiven: Bool = false) throws(UsageError) {
         // Foundation would encode a stray '%' (`%zz` became `%25zz`): a URL other than the one given.
         guard Self.escapesAreWellFormed(text), let components = URLComponents(string: text),
             let scheme = components.scheme?.lowercased(), let host = components.host, !host.isEmpty
@@ -19,10 +23,11 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
                     + "https://backend.example (a '%' starts an escape of two hexadecimal digits)"
             )
         }
-        guard components.user == nil, components.password == nil, components.query == nil, components.fragment == nil
+        guard components.user == nil, components.password == nil, asGiven || components.query == nil,
+            components.fragment == nil
         else {
-            throw UsageError(
-                .invalidValue, "the --\(option) URL must not contain user information, a query or a fragment")
+            let parts = asGiven ? "user information or a fragment" : "user information, a query or a fragment"
+            throw UsageError(.invalidValue, "the --\(option) URL must not contain \(parts)")
         }
         if let port = components.port, !(1...65_535).contains(port) {
             throw UsageError(.invalidValue, "the --\(option) URL's port must be 1 to 65535, not \(port)")
@@ -41,6 +46,14 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             throw UsageError(
                 .invalidValue, "--\(option) must be an https:// URL (or http:// on loopback), not \(scheme)://")
         }
+        if asGiven {
+            guard let url = URL(string: text) else {
+                throw UsageError(.invalidValue, "invalid value '\(ArgumentParser.shown(text))' for '--\(option)'")
+            }
+            guard BackendOrigin(url: url) != nil else { throw Self.climbingPath(option) }
+            self.url = url
+            return
+        }
         // One spelling per backend, so that keys registered with it compare equal: the host in
         // lower case (as BackendOrigin compares it), no default port, no trailing slash.
         var normalized = components
@@ -53,13 +66,15 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         }
         // A path that could leave its prefix once decoded (`..`, `%2f`) has no origin to redeem
         // in: every fetched operation would be dropped.
-        guard BackendOrigin(url: url) != nil else {
-            throw UsageError(
-                .invalidValue,
-                "the --\(option) URL's path must not contain '.' or '..' segments, encoded separators (%2F, %5C) "
-                    + "or escapes that are not UTF-8")
-        }
+        guard BackendOrigin(url: url) != nil else { throw Self.climbingPath(option) }
         self.url = url
+    }
+
+    private static func climbingPath(_ option: String) -> UsageError {
+        UsageError(
+            .invalidValue,
+            "the --\(option) URL's path must not contain '.' or '..' segments, encoded separators (%2F, %5C) "
+                + "or escapes that are not UTF-8")
     }
 
     /// Whether every '%' of `text` starts an escape of two hexadecimal digits.
@@ -104,5 +119,10 @@ extension ValueParser where Value == BackendURL {
     /// A backend URL by `BackendURL`'s rules, refused with the option's name.
     static var backendURL: ValueParser<BackendURL> {
         ValueParser { text, option throws(UsageError) in try BackendURL(parsing: text, option: option) }
+    }
+
+    /// A redeem URL: a backend URL that may have a query, kept as given.
+    static var redeemURL: ValueParser<BackendURL> {
+        ValueParser { text, option throws(UsageError) in try BackendURL(parsing: text, option: option, asGiven: true) }
     }
 }

@@ -165,8 +165,9 @@ struct FetchCommand: CLICommand {
         } else if !shown.isEmpty {
             let rows = shown.map { operation in
                 [
-                    Self.timestamp(operation.creationTimeInEpochMillis), operation.dispatchChannel.wireValue,
-                    operation.server, String(operation.token.prefix(8)) + "…",
+                    Self.timestamp(operation.creationTimeInEpochMillis),
+                    PrintableText.of(operation.dispatchChannel.wireValue), operation.server,
+                    PrintableText.of(operation.token.prefix(8)) + "…",
                 ]
             }
             for line in Self.table(header: ["CREATED", "CHANNEL", "SERVER", "TOKEN"], rows: rows) {

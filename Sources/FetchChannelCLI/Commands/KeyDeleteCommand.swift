@@ -26,7 +26,8 @@ struct KeyDeleteCommand: CLICommand {
 
     func run() async throws -> Int32 {
         let store = try access.open(create: false)
-        let metadata = try store.metadata(keyId)
+        // Only for the note below: a record that no longer reads must still be deletable.
+        let metadata = try? store.metadata(keyId)
         try store.delete(keyId)
         if console.json {
             try console.printJSON(["keyId": keyId, "deleted": true])
@@ -34,10 +35,11 @@ struct KeyDeleteCommand: CLICommand {
             console.line(keyId)
         }
         console.note("Deleted key \(keyId) from \(store.directory.path).")
-        if let target = metadata.dispatchTargetId {
+        if let metadata, let target = metadata.dispatchTargetId {
+            let server = metadata.server.map { " on " + BackendURL.shown($0) } ?? ""
             console.note(
-                "note: it was registered as dispatch target \(target)\(metadata.server.map { " on " + $0 } ?? ""); "
-                    + "the backend still holds its public key.")
+                "note: it was registered as dispatch target \(target)\(server); the backend still holds its public key."
+            )
         }
         return ExitCode.success
     }

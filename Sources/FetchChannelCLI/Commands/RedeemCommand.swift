@@ -5,7 +5,8 @@ import Foundation
 /// `fetchchannel redeem`: the redemption client on the command line, for one token.
 struct RedeemCommand: CLICommand {
     static let redeemURL = Option(
-        "redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json').", required: true, .backendURL)
+        "redeem-url", "URL", help: "The operation's redeemUrl (from 'fetch --json'), sent as given.", required: true,
+        .redeemURL)
     static let timeout = CommonOptions.timeout(help: "Request timeout (default: 15).")
 
     static let spec = CommandSpec(
@@ -43,10 +44,11 @@ struct RedeemCommand: CLICommand {
                 object["redeemed"] = true
                 try console.printJSON(object)
             } else {
-                console.line("op: \(redeemed.op ?? "-")")
+                // The backend's text, without control characters (PrintableText).
+                console.line("op: \(redeemed.op.map(PrintableText.of) ?? "-")")
                 console.line("statusCode: \(redeemed.statusCode.map(String.init) ?? "-")")
                 console.line("lifetimeMillis: \(redeemed.lifetimeMillis.map(String.init) ?? "-")")
-                console.line("uafRequest: \(redeemed.uafRequest ?? "-")")
+                console.line("uafRequest: \(redeemed.uafRequest.map(PrintableText.of) ?? "-")")
             }
             console.note("Redeemed the token at \(url).")
             return ExitCode.success
@@ -61,11 +63,12 @@ struct RedeemCommand: CLICommand {
     }
 
     /// The trust stored with a registration whose backend holds the redeem URL (the operation
-    /// came from it); otherwise the system CAs.
+    /// came from it); otherwise (no such registration, or no key store) the system CAs. A store
+    /// that cannot be read is an error: its registrations may hold a CA file and pins that the
+    /// system CAs would silently replace.
     private func storedTrust() throws -> TLSTrust {
-        guard access.exists, let store = try? access.open(create: false), let records = try? store.list() else {
-            return .system
-        }
+        guard access.exists else { return .system }
+        let records = try access.open(create: false).list()
         let registration = records.first { record in
             record.dispatchTargetId != nil
                 && record.server.flatMap(URL.init(string:)).flatMap(BackendOrigin.init(url:))?.contains(url.url) == true

@@ -56,7 +56,7 @@ struct RegisterCommand: CLICommand {
             throw CLIFailure(
                 .keyStore,
                 "key \(keyId) is already registered as dispatch target \(existing)"
-                    + "\(metadata.server.map { " on " + $0 } ?? ""); generate a new key for another registration, "
+                    + "\(metadata.server.map { " on " + BackendURL.shown($0) } ?? ""); generate a new key for another registration, "
                     + "or 'rotate' to replace this one")
         }
         // A key made before encryption keys existed gets one now, stored before anything is sent.

@@ -275,7 +275,8 @@ struct RotateCommand: CLICommand {
         do {
             server = try BackendURL(parsing: serverText)
         } catch {
-            throw CLIFailure(.keyStore, "key \(oldKeyId) records an unusable server '\(serverText)': \(error)")
+            throw CLIFailure(
+                .keyStore, "key \(oldKeyId) records an unusable server '\(BackendURL.shown(serverText))': \(error)")
         }
         return Registration(
             metadata: metadata, targetId: targetId, server: server,

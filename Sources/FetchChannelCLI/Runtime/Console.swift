@@ -12,9 +12,10 @@ struct Console: Sendable {
         self.json = arguments[CommonOptions.json]
     }
 
-    /// Writes a diagnostic line to standard error.
+    /// Writes a diagnostic line to standard error, without control characters (``PrintableText``):
+    /// diagnostics carry backend text (error excerpts) and stored values.
     func note(_ text: String) {
-        standardError.line(text)
+        standardError.line(PrintableText.of(text))
     }
 
     /// Writes a line of data to standard output.
