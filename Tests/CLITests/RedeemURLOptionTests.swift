@@ -22,6 +22,13 @@ import Testing
         #expect(throws: UsageError.self) { try BackendURL(parsing: text, option: "redeem-url", asGiven: true) }
     }
 
+    @Test func aPortTooLargeForAnIntIsNamedAsThePort() {
+        let error = #expect(throws: UsageError.self) {
+            try BackendURL(parsing: "http://127.0.0.1:99999999999999999999/r", option: "redeem-url", asGiven: true)
+        }
+        #expect(error?.message.contains("port must be 1 to 65535") == true, "\(String(describing: error))")
+    }
+
     @Test func aServerURLIsStillNormalisedAndHasNoQuery() throws {
         #expect(
             try BackendURL(parsing: "https://Backend.example:443/prefix/").description

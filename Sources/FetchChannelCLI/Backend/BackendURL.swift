@@ -32,6 +32,9 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         if let port = components.port, !(1...65_535).contains(port) {
             throw UsageError(.invalidValue, "the --\(option) URL's port must be 1 to 65535, not \(port)")
         }
+        if components.port == nil, let written = components.rangeOfPort, !written.isEmpty {
+            throw UsageError(.invalidValue, "the --\(option) URL's port must be 1 to 65535")  // too large for an Int
+        }
         switch scheme {
         case "https":
             break
