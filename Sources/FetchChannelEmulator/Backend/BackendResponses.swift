@@ -71,9 +71,13 @@ enum BackendResponses {
             "A request body must be sent as \(WireHeader.contentType): \(WireMediaType.json).")
     }
 
-    /// Parses a JSON object body; nil for anything else.
+    /// Parses a JSON object body; nil for anything else, a member name twice included (at any
+    /// depth): with `deviceId` or `signatureKey` twice, which one counts would be a parser's choice,
+    /// and a proxy in front could read the other.
     static func object(from request: HTTPRequest) -> [String: Any]? {
-        guard !request.body.isEmpty else { return nil }
+        guard !request.body.isEmpty, (try? StrictJSON.requireUniqueMemberNames(request.body)) != nil else {
+            return nil
+        }
         return (try? JSONSerialization.jsonObject(with: request.bodyData)) as? [String: Any]
     }
 

@@ -87,6 +87,10 @@ extension BackendRouter {
     }
 
     func rotate(_ request: HTTPRequest, id: String) -> HTTPResponse {
+        // The key the signature is checked with, read first: the new key is stored only while it
+        // is still the target's key, so two rotations signed with one old key cannot both succeed
+        // (the second, checked before the first was stored, would overwrite its key).
+        let checkedKey = state.target(id)?.signatureKey
         let verified: VerifiedDeviceSignature
         switch verifiedSignature(request) {
         case .success(let signature): verified = signature
@@ -116,11 +120,15 @@ extension BackendRouter {
             case .failure(let refusal): return refusal.response
             }
         }
-        switch state.updateKeys(of: id, signatureKey: key, encryptionKey: encryptionKey) {
+        switch state.updateKeys(of: id, replacing: checkedKey, signatureKey: key, encryptionKey: encryptionKey) {
         case .updated:
             return BackendResponses.json(.ok, [WireMember.id: id])
         case .unknownTarget:
             return refuse(.rejected(.unknownDispatchTarget(id)))
+        case .signatureKeyChanged:
+            return refuse(.rejected(.invalidSignature))
+        case .sameAsEncryptionKey:
+            return BackendResponses.malformed("signatureKey must not be the encryptionKey; send a key of its own.")
         case .encryptionKeyChanged:
             return BackendResponses.malformed("encryptionKey is kept as registered; name it unchanged or omit it.")
         }

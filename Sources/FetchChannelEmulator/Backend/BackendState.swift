@@ -78,18 +78,33 @@ final class BackendState: Sendable {
         case unknownTarget
         /// The request named an encryption key other than the one the target holds.
         case encryptionKeyChanged
+        /// The signature key is no longer the one the request was checked with: another rotation
+        /// came first.
+        case signatureKeyChanged
+        /// The new signature key is the target's encryption key.
+        case sameAsEncryptionKey
     }
 
     /// A rotation: the new signature key, and the encryption key named with it (nil: none named).
     /// The encryption key is kept as registered; a target registered without one takes the one
     /// named, which is how a key made before encryption keys existed gains one at its rotation.
-    /// Checked and changed in one critical section, so two rotations cannot both add one.
+    /// Applied only while the target's signature key is still `checkedKey`, the one the request's
+    /// signature was checked with. Checked and changed in one critical section, so two rotations
+    /// cannot both add an encryption key, nor both replace one signature key.
     func updateKeys(
-        of id: String, signatureKey: P256.Signing.PublicKey,
+        of id: String, replacing checkedKey: P256.Signing.PublicKey?, signatureKey: P256.Signing.PublicKey,
         encryptionKey: P256.KeyAgreement.PublicKey?
     ) -> KeyUpdateOutcome {
         storage.withLock { storage in
             guard var record = storage.targets[id] else { return .unknownTarget }
+            guard record.signatureKey.x963Representation == checkedKey?.x963Representation else {
+                return .signatureKeyChanged
+            }
+            if let held = record.encryptionKey ?? encryptionKey,
+                held.x963Representation == signatureKey.x963Representation
+            {
+                return .sameAsEncryptionKey
+            }
             if let encryptionKey {
                 if let held = record.encryptionKey {
                     guard held.x963Representation == encryptionKey.x963Representation else {

@@ -172,6 +172,27 @@ import Testing
         #expect(Self.tokens(in: plaintext) == [operation.token])
     }
 
+    /// The two keys of a target are never one: a rotation may not make its encryption key the
+    /// signature key, named or not.
+    @Test func aRotationCannotMakeTheEncryptionKeyTheSignatureKey() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let (_, made) = try await register(backend, clock: clock) { _, encryption in
+            try Self.jwkObject(encryption.publicKey.jwk, use: "enc")
+        }
+        let device = try #require(made)
+        let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
+            .appendingPathComponent(device.device.dispatchTargetId)
+        let encryptionAsSigning = try Self.jwkObject(
+            P256.Signing.PublicKey(x963Representation: device.encryptionKey.publicKey.x963Representation).jwk)
+        let refused = try await BackendClient.send(
+            "PATCH", url, json: ["signatureKey": encryptionAsSigning],
+            headers: [DeviceSignatureSigner.headerName: try device.device.signer.headerValue()])
+        #expect(refused.status == 400 && refused.errorCode == "MALFORMED_REQUEST", "\(refused.status)")
+        #expect(try await fetch(backend, device.device, accept: "application/json").status == 200, "the key is kept")
+    }
+
     /// A target registered without an encryption key takes the one its rotation names; once it
     /// has one, a rotation may name only that one.
     @Test func aRotationGivesAnEncryptionKeyOnlyToATargetWithoutOne() async throws {

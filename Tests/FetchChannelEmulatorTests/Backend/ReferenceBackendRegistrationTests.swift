@@ -54,6 +54,74 @@ import Testing
         }
     }
 
+    /// A body that names a member twice is refused, at any depth: which `deviceId` or which
+    /// `signatureKey` counts would otherwise be a parser's choice.
+    @Test func aBodyWithAMemberTwiceIsMalformed() async throws {
+        let backend = try ReferenceBackend.start(.init(clock: ManualWallClock(millis: start)))
+        defer { backend.stop() }
+        let jwk = try P256.Signing.PrivateKey().publicKey.jwk.jsonString
+        let url = "/nevisfido/token/dispatch/targets"
+        for body in [
+            #"{"deviceId":"x1","deviceId":"x2","signatureKey":\#(jwk)}"#,
+            #"{"deviceId":"x1","signatureKey":\#(jwk),"signatureKey":\#(jwk)}"#,
+            #"{"deviceId":"x1","signatureKey":\#(jwk.dropLast()),"x":"1","x":"2"}}"#,
+        ] {
+            let answer = try await BackendClient.rawPost(
+                backend, url, body: body, headers: "Content-Type: application/json\r\n")
+            #expect(answer.status == 400, "\(body)")
+        }
+        #expect(backend.dispatchTargetIds(ofDevice: "x1").isEmpty && backend.dispatchTargetIds(ofDevice: "x2").isEmpty)
+    }
+
+    /// Rotations signed with one old key, sent at once: one of them replaces the key, the others
+    /// are refused. Before, each was checked against the old key before any was stored, all got
+    /// 200, and the last stored won, which could be an attacker's holding the old key.
+    @Test func concurrentRotationsWithOneOldKeyReplaceItOnce() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: clock)
+        let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
+            .appendingPathComponent(device.dispatchTargetId)
+        let newKeys = try (0..<8).map { _ in try P256.Signing.PrivateKey() }
+        let requests = try newKeys.map { key in
+            let jwk = try #require(
+                try JSONSerialization.jsonObject(with: Data(key.publicKey.jwk.jsonString.utf8)) as? [String: String])
+            return (jwk, try device.signer.headerValue())
+        }
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for (jwk, signature) in requests {
+                group.addTask {
+                    try await BackendClient.send(
+                        "PATCH", url, json: ["signatureKey": jwk],
+                        headers: [DeviceSignatureSigner.headerName: signature]
+                    ).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1, "\(statuses)")
+        #expect(statuses.filter { $0 == 401 }.count == 7, "\(statuses)")
+    }
+
+    /// The check the rotation above relies on: a key is replaced only while it is the one the
+    /// request was checked with.
+    @Test func keysAreReplacedOnlyWhileTheCheckedKeyIsCurrent() throws {
+        let state = BackendState()
+        let old = try P256.Signing.PrivateKey().publicKey
+        let record = DispatchTargetRecord(
+            id: "t1", extId: "e1", username: "", deviceId: "d", name: "", target: "", dispatcher: "",
+            signatureKey: old, encryptionKey: nil)
+        #expect(state.register(record, by: .device(signedBy: nil)) == .registered)
+        let first = try P256.Signing.PrivateKey().publicKey
+        let second = try P256.Signing.PrivateKey().publicKey
+        #expect(state.updateKeys(of: "t1", replacing: old, signatureKey: first, encryptionKey: nil) == .updated)
+        #expect(
+            state.updateKeys(of: "t1", replacing: old, signatureKey: second, encryptionKey: nil) == .signatureKeyChanged
+        )
+        #expect(state.target("t1")?.signatureKey.x963Representation == first.x963Representation)
+    }
+
     @Test func aFurtherDispatchTargetNeedsASignatureOfTheDevice() async throws {
         let clock = ManualWallClock(millis: start)
         let backend = try ReferenceBackend.start(.init(clock: clock))
