@@ -231,6 +231,27 @@ import Testing
         #expect(last.creationTimeInEpochMillis == Self.deviceMillis - 120_000 + 500)
     }
 
+    /// The device clock was set right after the estimate learnt it was 10 minutes behind: the
+    /// next fetch, signed with the stale estimate, is refused for its time, and the backend's own
+    /// measurement (not the estimate, whose samples still say 10 minutes) signs the retry. The
+    /// stale samples go, so the fetch after that is signed without an offset, in one request.
+    @Test func aStaleEstimateGivesWayToTheBackendsMeasurement() async throws {
+        let backend = try skewedBackend(600_000)
+        let transport = FakeTransport { backend.answer($0) }
+        let fetchClient = client(transport, policy: .compensate(maximumOffsetMillis: 3_600_000))
+        let learnt = await fetchClient.pendingOutOfBandOperations([registration(backend.base)])
+        #expect(learnt.errors.isEmpty && transport.requests.count == 2, "\(learnt.errors)")
+
+        backend.serverClock.advance(byMillis: -600_000)  // the device clock is right now
+        let corrected = await fetchClient.pendingOutOfBandOperations([registration(backend.base)])
+        #expect(corrected.errors.isEmpty, "\(corrected.errors)")
+        #expect(transport.requests.count == 4)
+        let next = await fetchClient.pendingOutOfBandOperations([registration(backend.base)])
+        #expect(next.errors.isEmpty && transport.requests.count == 5, "\(next.errors)")
+        let last = try Self.payload(try #require(transport.requests.last?.headers[DeviceSignatureSigner.headerName]))
+        #expect(abs(last.creationTimeInEpochMillis - Self.deviceMillis) <= 1_000, "signed about without an offset")
+    }
+
     /// A request already signed with the estimate is not off by it: a 401 that still comes back
     /// (here the backend knows another key) is `unauthorized`, not a clock to fix.
     @Test func aCompensatedRequestsRefusalIsNotBlamedOnTheClock() async throws {

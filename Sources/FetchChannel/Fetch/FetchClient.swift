@@ -168,6 +168,11 @@ public final class FetchClient: Sendable {
                 for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
                 isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
             guard case .retry(let newOffset) = decision, !Task.isCancelled else { return mapped }
+            if let estimate, newOffset != estimate {
+                // The backend's measurement contradicts the estimate (the device clock was set
+                // since its samples): they are stale, and the next fetch would be signed with them.
+                estimator.reset(server: server)
+            }
             offset = newOffset
             isRetry = true
         }

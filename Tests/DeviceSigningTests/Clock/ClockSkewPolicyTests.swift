@@ -57,6 +57,25 @@ import Testing
                 newEstimateMillis: nil, isRetry: false) == .surface(unknown))
     }
 
+    /// An estimate that would sign the retry as the failed request was signed (stale: the clock
+    /// was set right since its samples) gives way to the backend's measurement of this request.
+    @Test func compensateFallsBackToTheMeasurementWhenTheEstimateWouldNotChangeTheSignature() {
+        let measured = ClockSkew(server: "https://backend.example", measuredOffsetMillis: 40, toleranceMillis: 60_000)
+        #expect(
+            Self.compensate.decision(
+                for: .definite(measured), signedWithOffsetMillis: 600_000,
+                newEstimateMillis: 600_000, isRetry: false) == .retry(withOffsetMillis: 40))
+        #expect(
+            Self.compensate.decision(
+                for: .definite(measured), signedWithOffsetMillis: 600_000,
+                newEstimateMillis: 7_200_000, isRetry: false) == .surface(measured),
+            "an estimate beyond the maximum is surfaced whatever the measurement")
+        #expect(
+            Self.compensate.decision(
+                for: .definite(measured), signedWithOffsetMillis: 600_000,
+                newEstimateMillis: 600_000, isRetry: true) == .surface(measured))
+    }
+
     @Test func compensateNeedsTheOffsetToHaveChangedByMoreThanTheThreshold() {
         func decide(signedWith prior: Int64, threshold: Int64 = 1_000) -> ClockSkewDecision {
             Self.compensate.decision(
