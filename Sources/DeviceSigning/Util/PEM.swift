@@ -120,13 +120,20 @@ enum PEM {
                     offset += line.count
                 }
             }
-            guard var der = base64.withUnsafeBytes({ Base64.decode($0, alphabet: .standard) }) else {
+            // Decoded straight into zeroed-on-release memory: a body whose base64 fails the check
+            // at the end has been decoded all the same, and an array of it would be freed as it is.
+            var valid = false
+            let der = base64.withUnsafeBytes { encoded -> SecureBytes? in
+                guard let count = Base64.decodedCount(of: encoded, alphabet: .standard) else { return nil }
+                return SecureBytes(count: count) { valid = Base64.decode(encoded, alphabet: .standard, into: $0) }
+            }
+            guard let der, valid else {
                 throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) does not hold valid base64.")
             }
-            guard !der.isEmpty else {
+            guard der.count > 0 else {
                 throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) is empty.")
             }
-            return SecretDocument(label: label, der: SecureBytes(takingFrom: &der))
+            return SecretDocument(label: label, der: der)
         }
     }
 
