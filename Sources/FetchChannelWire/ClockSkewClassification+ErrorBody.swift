@@ -36,10 +36,14 @@ extension ClockSkewClassification {
             }
         }
 
-        /// The body's fields, or an empty body when it is too large or not a JSON object.
+        /// The body's fields, or an empty body when it is too large or not a JSON object. A member
+        /// name twice is not JSON here (the package's strict reader): with `errorCode` twice, which
+        /// one decides would be a parser's choice.
         static func parse(_ body: some Collection<UInt8>) -> ErrorBody {
-            guard !body.isEmpty, body.count <= maximumBytes,
-                let parsed = try? JSONDecoder().decode(ErrorBody.self, from: Data(body))
+            guard !body.isEmpty, body.count <= maximumBytes else { return ErrorBody() }
+            let data = Data(body)
+            guard (try? StrictJSON.requireUniqueMemberNames(data)) != nil,
+                let parsed = try? JSONDecoder().decode(ErrorBody.self, from: data)
             else { return ErrorBody() }
             return parsed
         }

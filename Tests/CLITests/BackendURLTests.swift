@@ -2,9 +2,10 @@ import Testing
 
 @testable import FetchChannelCLI
 
-/// `redeem --redeem-url`: a backend URL by the same rules, but kept exactly as the backend wrote
-/// it, a query included; `--server` stays normalised and without a query.
-@Suite struct RedeemURLOptionTests {
+/// Backend URLs on the command line: `--server` normalised and without a query; `redeem
+/// --redeem-url` by the same rules, but kept exactly as the backend wrote it, a query included;
+/// a stored URL shown without its user information, parsable or not.
+@Suite struct BackendURLTests {
     @Test(arguments: [
         "https://Backend.example:443/nevisfido/token/redeem/authentication/?tenant=a",
         "https://backend.example/r/",
@@ -34,5 +35,21 @@ import Testing
             try BackendURL(parsing: "https://Backend.example:443/prefix/").description
                 == "https://backend.example/prefix")
         #expect(throws: UsageError.self) { try BackendURL(parsing: "https://backend.example/?x=1") }
+    }
+
+    @Test(arguments: [
+        ("https://u:s3cret@backend.example/p", "https://backend.example/p"),
+        ("https://u:s3cret@ho st/p", "https://ho st/p"),
+        ("https://a@b:s3cret@ho st", "https://ho st"),
+        ("https://backend.example/p@q", "https://backend.example/p@q"),
+        ("not a URL", "not a URL"),
+    ])
+    func aStoredURLIsShownWithoutUserInformation(stored: String, shown: String) {
+        #expect(BackendURL.shown(stored) == shown)
+    }
+
+    @Test func aRefusedURLIsNamedWithoutItsPassword() {
+        let error = #expect(throws: UsageError.self) { try BackendURL(parsing: "https://u:s3cret@ho st/") }
+        #expect(error.map { !$0.message.contains("s3cret") } == true, "\(String(describing: error))")
     }
 }

@@ -27,6 +27,21 @@ extension CLIOfflineProcessTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: store.path).filter { !$0.hasPrefix(".") } == [])
         }
 
+        /// A store that cannot be looked at is an error, not "no store yet": here a path below a
+        /// regular file (ENOTDIR; root passes permission checks, so EACCES cannot be shown).
+        @Test func aStoreThatCannotBeLookedAtIsAnError() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let file = try sandbox.write("not-a-directory", "x")
+            let store = ["--store", file.appendingPathComponent("keys").path]
+            let listed = try await sandbox.run(["key", "list"] + store)
+            #expect(listed.status == 1 && listed.err.contains("cannot look for the key store"), "\(listed.summary)")
+            let redeemed = try await sandbox.run(
+                ["redeem", "t", "--redeem-url", "https://127.0.0.1:9/r"] + store, passphrase: nil)
+            #expect(
+                redeemed.status == 1 && redeemed.err.contains("cannot look for the key store"), "\(redeemed.summary)")
+        }
+
         @Test func generateListShowExportDelete() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -26,6 +26,15 @@ import Testing
         #expect(classify(401, body, estimate: 5_000, created: 1_700_000_090_000) == .definite(skew(-90_000)))
     }
 
+    /// An error body that names `errorCode` twice says nothing: Foundation kept the first, and a
+    /// 401 `INVALID_SIGNATURE` could be read as a clock skew (or the other way round).
+    @Test func aBodyWithAMemberTwiceIsNoErrorCode() {
+        let body = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","errorCode":"INVALID_SIGNATURE"}"#
+        #expect(classify(401, body, estimate: nil) == .notSkew)
+        let time = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":1,"serverTimeInEpochMillis":2}"#
+        #expect(classify(401, time, estimate: nil) == .notSkew)
+    }
+
     @Test func definiteFallsBackToTheEstimateThenToUnknown() {
         let withTime = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":1700000000000}"#
         #expect(classify(401, withTime, estimate: 5_000) == .definite(skew(5_000)))  // no creation time

@@ -1,3 +1,4 @@
+import DeviceSigning
 import FetchChannel
 import FetchChannelWire
 import Foundation
@@ -20,9 +21,11 @@ struct BackendHTTPClient: Sendable {
             self.headers = headers
         }
 
-        /// The body as a JSON object, if it is one.
+        /// The body as a JSON object, if it is one; with a member name twice (at any depth) it is
+        /// not (the package's strict reader): which one counts would be a parser's choice.
         var object: [String: Any]? {
-            (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
+            guard (try? StrictJSON.requireUniqueMemberNames(body)) != nil else { return nil }
+            return (try? JSONSerialization.jsonObject(with: body)) as? [String: Any]
         }
 
         /// The value of the header field `name` (any case), or nil.

@@ -19,7 +19,7 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         else {
             throw UsageError(
                 .invalidValue,
-                "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a URL such as "
+                "invalid value '\(ArgumentParser.shown(Self.shown(text)))' for '--\(option)': expected a URL such as "
                     + "https://backend.example (a '%' starts an escape of two hexadecimal digits)"
             )
         }
@@ -51,7 +51,8 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         }
         if asGiven {
             guard let url = URL(string: text) else {
-                throw UsageError(.invalidValue, "invalid value '\(ArgumentParser.shown(text))' for '--\(option)'")
+                throw UsageError(
+                    .invalidValue, "invalid value '\(ArgumentParser.shown(Self.shown(text)))' for '--\(option)'")
             }
             guard BackendOrigin(url: url) != nil else { throw Self.climbingPath(option) }
             self.url = url
@@ -65,7 +66,8 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         if normalized.port == (scheme == "https" ? 443 : 80) { normalized.port = nil }
         while normalized.path.hasSuffix("/") { normalized.path.removeLast() }
         guard let url = normalized.url else {
-            throw UsageError(.invalidValue, "invalid value '\(ArgumentParser.shown(text))' for '--\(option)'")
+            throw UsageError(
+                .invalidValue, "invalid value '\(ArgumentParser.shown(Self.shown(text)))' for '--\(option)'")
         }
         // A path that could leave its prefix once decoded (`..`, `%2f`) has no origin to redeem
         // in: every fetched operation would be dropped.
@@ -95,12 +97,20 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     /// A stored server URL as output shows it: without user info (a hand-edited record may hold a
     /// password; register never stores one).
     static func shown(_ stored: String) -> String {
-        guard var components = URLComponents(string: stored),
-            components.percentEncodedUser != nil || components.percentEncodedPassword != nil
-        else { return stored }
+        guard var components = URLComponents(string: stored) else { return withoutUserInformation(stored) }
+        guard components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return stored }
         components.percentEncodedUser = nil
         components.percentEncodedPassword = nil
         return components.string ?? "(a URL with user information)"
+    }
+
+    /// `text` without what a URL's authority holds before its last `@`: for text Foundation does
+    /// not parse as a URL (`https://u:pw@ho st/`), which may hold a password all the same.
+    private static func withoutUserInformation(_ text: String) -> String {
+        guard let start = text.range(of: "//")?.upperBound else { return text }
+        let authorityEnd = text[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
+        guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text }
+        return String(text[..<start]) + String(text[text.index(after: at)...])
     }
 
     /// The base URL followed by `path` (which starts with "/"), each segment given percent-encoded.

@@ -20,7 +20,8 @@ struct KeyListCommand: CLICommand {
 
     func run() async throws -> Int32 {
         let keys: [KeyMetadata]
-        if access.exists {
+        let exists = try access.exists()
+        if exists {
             keys = try access.open(create: false).list()
         } else {
             keys = []
@@ -36,7 +37,7 @@ struct KeyListCommand: CLICommand {
                 "\(metadata.keyId)  \(KeyDescription.created(metadata))  " + KeyDescription.registration(metadata)
                     + protection)
         }
-        if access.exists {
+        if exists {
             console.note("\(keys.count) key\(keys.count == 1 ? "" : "s") in \(access.directory.path).")
         }
         return ExitCode.success

@@ -43,7 +43,8 @@ struct KeyShowCommand: CLICommand {
             ("Files", files),
         ]
         for (name, value) in rows {
-            console.line(name + ":" + String(repeating: " ", count: 17 - name.count) + value)
+            // Stored values may come from a backend (the target id, the external id) or a hand edit.
+            console.line(name + ":" + String(repeating: " ", count: 17 - name.count) + PrintableText.of(value))
         }
         return ExitCode.success
     }

@@ -23,10 +23,21 @@ struct KeyStoreAccess: Sendable {
     }
 
     /// Whether the store directory exists (a fresh machine has none until a key is made).
-    var exists: Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory)
-            && isDirectory.boolValue
+    ///
+    /// Only "no such file" (ENOENT) is "no store": any other failure to look (a parent without
+    /// search permission, say) is thrown, so that no command takes an unreachable store for none.
+    func exists() throws -> Bool {
+        var info = stat()
+        guard lstat(directory.path, &info) == 0 else {
+            let code = errno
+            guard code == ENOENT else {
+                throw CLIFailure(
+                    .keyStore, "cannot look for the key store \(directory.path): \(String(cString: strerror(code)))")
+            }
+            return false
+        }
+        // Another kind of file there is refused when the store is opened, with its reason.
+        return true
     }
 
     /// The TPM of hardware-bound keys: the TCTI in this command's `TPM2OPENSSL_TCTI` unless empty,
@@ -38,7 +49,7 @@ struct KeyStoreAccess: Sendable {
 
     /// Opens the store; `create` makes the directory (mode 0700) when it is missing.
     func open(create: Bool) throws -> KeyStore {
-        if !create && !exists {
+        if !create, try !exists() {
             throw CLIFailure(
                 .keyStore,
                 "the key store \(directory.path) does not exist; create a key with 'fetchchannel key generate' or give --store DIR"
@@ -153,6 +164,6 @@ enum KeyDescription {
         var text = "dispatch target \(target)"
         if let server = metadata.server { text += " on \(BackendURL.shown(server))" }
         if let device = metadata.deviceId { text += " (device \(device))" }
-        return text
+        return PrintableText.of(text)
     }
 }

@@ -67,7 +67,7 @@ struct RedeemCommand: CLICommand {
     /// that cannot be read is an error: its registrations may hold a CA file and pins that the
     /// system CAs would silently replace.
     private func storedTrust() throws -> TLSTrust {
-        guard access.exists else { return .system }
+        guard try access.exists() else { return .system }
         let records = try access.open(create: false).list()
         let registration = records.first { record in
             record.dispatchTargetId != nil
