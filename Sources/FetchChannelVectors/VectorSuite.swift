@@ -50,13 +50,18 @@ public enum VectorSuite: Sendable {
         return checker.check(data)
     }
 
-    /// Checks every file in `directory`, sorted by name. Throws when the directory cannot be listed.
-    /// Subdirectories are reported as failed like any unknown entry.
+    /// Checks every file in `directory`, sorted by name, and every checker's file: one that is
+    /// missing is reported as failed (a directory with a file deleted, or the wrong directory,
+    /// must not pass). Throws when the directory cannot be listed. Subdirectories are reported as
+    /// failed like any unknown entry.
     public static func verify(directory: URL) throws -> [VectorFileReport] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        let present = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { !$0.hasPrefix(".") && !documentationFiles.contains($0) }
-            .sorted()
+        let names = Set(present).union(checkers.map(\.fileName)).sorted()
         return names.map { name in
+            guard present.contains(name) else {
+                return .unusable(name, "missing: \(directory.appendingPathComponent(name).path) does not exist")
+            }
             let url = directory.appendingPathComponent(name)
             guard checker(for: name) != nil else { return check(fileName: name, data: Data()) }
             guard let data = try? Data(contentsOf: url) else {

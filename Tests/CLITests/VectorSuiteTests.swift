@@ -114,6 +114,81 @@ import Testing
         #expect(report.failures.contains { $0.hasPrefix("rfc6979 case \(id):") }, "\(report.failures)")
     }
 
+    /// A directory without one of the files fails for it: deleting a file must not make a run pass.
+    @Test func aMissingFileFails() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vectors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for checker in VectorSuite.checkers where checker.fileName != JWSVectors.fileName {
+            try FileManager.default.copyItem(
+                at: PackageLocations.vectors.appendingPathComponent(checker.fileName),
+                to: directory.appendingPathComponent(checker.fileName))
+        }
+        let reports = try VectorSuite.verify(directory: directory)
+        let missing = try #require(reports.first { $0.file == JWSVectors.fileName })
+        #expect(!missing.passed && missing.failures.first?.hasPrefix("missing") == true, "\(missing.failures)")
+        #expect(reports.filter(\.passed).count == VectorSuite.checkers.count - 1)
+    }
+
+    /// The clock-skew table pins the client's own estimator window and retry threshold; an absurd
+    /// window is refused, not allocated.
+    @Test(arguments: [
+        ("samplesPerServer", 1_000_000_000_000_000), ("samplesPerServer", 3), ("retryThresholdMillis", 0),
+    ])
+    func clockSkewConstantsAreTheClients(member: String, value: Int) throws {
+        var file = try load(ClockSkewVectors.fileName)
+        file[member] = value
+        let report = try check(ClockSkewVectors.fileName, file)
+        #expect(!report.passed && report.failures.first?.contains("must be the client's") == true, "\(report.failures)")
+    }
+
+    @Test func jwsKnownAnswerAndHeaderAreRequired() throws {
+        var file = try load(JWSVectors.fileName)
+        var valid = try #require(file["valid"] as? [JSONObject])
+        valid[0]["expectedHeader"] = ["alg": "HS256"]
+        file["valid"] = valid
+        let changed = try check(JWSVectors.fileName, file)
+        #expect(
+            changed.failures.contains { $0.hasSuffix("the header differs from expectedHeader") }, "\(changed.failures)")
+        file["valid"] = [JSONObject]()
+        let empty = try check(JWSVectors.fileName, file)
+        #expect(empty.failures.contains { $0.contains("rfc7515-a3") }, "\(empty.failures)")
+        #expect(empty.failures.contains { $0.contains("0 valid cases") }, "\(empty.failures)")
+    }
+
+    @Test func rfc6979NonceChange() throws {
+        var file = try load(RFC6979Vectors.fileName)
+        var cases = try #require(file["cases"] as? [JSONObject])
+        let index = try #require(cases.firstIndex { $0["kHex"] != nil })
+        let id = try #require(cases[index]["id"] as? Int)
+        cases[index]["kHex"] = String(repeating: "0", count: 63) + "1"
+        file["cases"] = cases
+        let report = try check(RFC6979Vectors.fileName, file)
+        #expect(report.failures.contains("rfc6979 case \(id): r is not x(k·G) mod n for kHex"), "\(report.failures)")
+    }
+
+    @Test func jweKeyBitsMustBeWholeBytes() throws {
+        var file = try load(JWEVectors.fileName)
+        var appendix = try #require(file["rfc7518AppendixC"] as? JSONObject)
+        appendix["keyBits"] = 129
+        file["rfc7518AppendixC"] = appendix
+        let report = try check(JWEVectors.fileName, file)
+        #expect(report.failures.contains { $0.contains("keyBits 129") }, "\(report.failures)")
+    }
+
+    /// $WYCHEPROOF_DIR set to a path without the suites fails them, as --wycheproof would; only an
+    /// unset (or empty) variable skips them.
+    @Test func aWycheproofDirectoryThatIsNotThereFails() {
+        let missing = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "no-wycheproof-\(UUID().uuidString)")
+        let directory = WycheproofVectors.directory(environment: [WycheproofVectors.environmentVariable: missing.path])
+        #expect(directory?.path == missing.path)
+        let reports = WycheproofVectors.verify(directory: missing)
+        #expect(reports.count == WycheproofVectors.suites.count && reports.allSatisfy { !$0.passed })
+        #expect(WycheproofVectors.directory(environment: [WycheproofVectors.environmentVariable: ""]) == nil)
+        #expect(WycheproofVectors.directory(environment: [:]) == nil)
+    }
+
     @Test func wycheproofResultChange() throws {
         let suite = try #require(WycheproofVectors.suites.first)
         guard let directory = TestPaths.wycheproof else {

@@ -65,6 +65,18 @@ public enum ClockSkewVectors: VectorFileChecker {
     }
 
     public static func check(_ file: File, into report: inout VectorFileReport) {
+        // The table states the client's own window and threshold: one it does not use would
+        // pin another pipeline (and an absurd window would exhaust memory).
+        guard file.samplesPerServer == ClockSkewEstimator.defaultSamplesPerServer,
+            file.retryThresholdMillis == ClockSkewPolicy.defaultRetryThresholdMillis
+        else {
+            report.expect(
+                false,
+                "samplesPerServer and retryThresholdMillis must be the client's "
+                    + "(\(ClockSkewEstimator.defaultSamplesPerServer), \(ClockSkewPolicy.defaultRetryThresholdMillis)); "
+                    + "the file says \(file.samplesPerServer), \(file.retryThresholdMillis)")
+            return
+        }
         // The table is well formed.
         report.expect(atLeast: minimumRows, "rows", in: file.rows.count, of: "table")
         let ids = file.rows.map(\.id)
@@ -113,7 +125,7 @@ public enum ClockSkewVectors: VectorFileChecker {
         let classification = ClockSkewClassification.classify(
             status: input.status, body: Array(input.body.utf8), estimatedOffsetMillis: estimate,
             toleranceMillis: input.toleranceMillis, server: file.server,
-            requestCreationMillis: input.requestCreationMillis)
+            requestCreationMillis: input.requestCreationMillis, signedWithOffsetMillis: input.priorOffsetMillis)
         let kind: String
         switch classification {
         case .definite: kind = "definite"

@@ -112,6 +112,10 @@ public enum JWEVectors: VectorFileChecker {
                 report.fail("RFC 7518 Appendix C: apu, apv or derivedKey is not base64url")
                 return
             }
+            guard vector.keyBits > 0, vector.keyBits % 8 == 0 else {
+                report.fail("RFC 7518 Appendix C: keyBits \(vector.keyBits) is not a whole number of bytes")
+                return
+            }
             let derived = try ConcatKDF.deriveKey(
                 sharedSecret: z, algorithmID: vector.algorithmID,
                 partyUInfo: Array(apu), partyVInfo: Array(apv),

@@ -2,8 +2,8 @@ import DeviceSigning
 import Foundation
 
 /// `Vectors/rfc6979-p256.json`: RFC 6979 A.2.5 (P-256, SHA-256) signatures, verify-only. The
-/// RFC's public point must belong to its private scalar, and every case must verify (or not)
-/// as its `valid` says.
+/// RFC's public point must belong to its private scalar, every case must verify (or not) as its
+/// `valid` says, and a case that gives the RFC's nonce k must have r = x(k·G) mod n.
 public enum RFC6979Vectors: VectorFileChecker {
     public static let fileName = "rfc6979-p256.json"
     public static let summary = "RFC 6979 A.2.5 P-256 signatures (verify-only)"
@@ -21,6 +21,8 @@ public enum RFC6979Vectors: VectorFileChecker {
         public let rHex: String
         public let sHex: String
         public let valid: Bool
+        /// The RFC's nonce: r must be the x coordinate of k·G, reduced mod n.
+        public let kHex: String?
     }
 
     public static func check(_ file: File, into report: inout VectorFileReport) {
@@ -44,11 +46,37 @@ public enum RFC6979Vectors: VectorFileChecker {
                 report.fail("rfc6979 case \(testCase.id): rHex/sHex are not a 64-byte r||s signature")
                 return
             }
+            if let kHex = testCase.kHex {
+                report.expect(
+                    VectorDecoding.hex(kHex).flatMap(Self.nonceR) == r,
+                    "rfc6979 case \(testCase.id): r is not x(k·G) mod n for kHex")
+            }
             let verified = key.isValidSignature(signature, for: Array(testCase.message.utf8))
             report.expect(
                 verified == testCase.valid,
                 "rfc6979 case \(testCase.id): \(verified ? "verifies" : "does not verify") but valid is \(testCase.valid)"
             )
         }
+    }
+
+    /// The group order n of P-256, big-endian.
+    private static let order: [UInt8] =
+        VectorDecoding.hex("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551") ?? []
+
+    /// x(k·G) mod n as 32 big-endian bytes, or nil when k is not a valid scalar. k·G is k's public
+    /// key; x < p < 2n, so one subtraction of n at most reduces it.
+    static func nonceR(_ k: [UInt8]) -> [UInt8]? {
+        guard let point = try? P256.Signing.PrivateKey(rawRepresentation: k).publicKey.rawRepresentation else {
+            return nil
+        }
+        var x = Array(point.prefix(32))
+        guard x.count == 32, order.count == 32, !x.lexicographicallyPrecedes(order) else { return x }
+        var borrow = 0
+        for index in (0..<32).reversed() {
+            let difference = Int(x[index]) - Int(order[index]) - borrow
+            borrow = difference < 0 ? 1 : 0
+            x[index] = UInt8((difference + 256) % 256)
+        }
+        return x
     }
 }

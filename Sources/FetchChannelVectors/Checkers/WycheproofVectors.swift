@@ -92,14 +92,12 @@ public enum WycheproofVectors: Sendable {
     /// The variable that names the Wycheproof directory when no `--wycheproof DIR` is given.
     public static let environmentVariable = "WYCHEPROOF_DIR"
 
-    /// `$WYCHEPROOF_DIR` when it is set and names a directory; nil otherwise. Nothing else is
-    /// searched: a guessed location (beside the package, above a sandbox) would make a run depend
-    /// on whatever happens to lie there.
+    /// `$WYCHEPROOF_DIR` when it is set; nil otherwise. Set to a path without the suites (a typo),
+    /// it fails them as `--wycheproof` with that path would, rather than skip them in silence.
+    /// Nothing else is searched: a guessed location (beside the package, above a sandbox) would
+    /// make a run depend on whatever happens to lie there.
     public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL? {
         guard let path = environment[environmentVariable], !path.isEmpty else { return nil }
-        let url = URL(fileURLWithPath: path, isDirectory: true)
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
-            ? url : nil
+        return URL(fileURLWithPath: path, isDirectory: true)
     }
 }
