@@ -85,11 +85,18 @@ enum P256Backend {
         }
         let notSPKI = DeviceSigningError(.malformedEncoding, "Not a DER SubjectPublicKeyInfo (or trailing bytes).")
         let key = try decodedKey(from: spki, orThrow: notSPKI) { dss_public_key_from_spki_der($0, $1) }
-        // OpenSSL decodes the point at infinity without complaint: a subjectPublicKey BIT STRING of
-        // one zero byte, the last element of the whole SubjectPublicKeyInfo (its length exact).
-        if spki.count >= 4, Array(spki.suffix(4)) == [0x03, 0x02, 0x00, 0x00] { throw invalidPoint }
+        // OpenSSL decodes the point at infinity without complaint (a subjectPublicKey of one zero
+        // byte, in more than one BER spelling), and then has no point to give: a key decoded
+        // without a point is an invalid key. (Matching the encoding's last bytes instead also
+        // refused the valid keys whose y ends in the same bytes.)
+        let point: [UInt8]
+        do {
+            point = try publicPoint(of: key)
+        } catch {
+            OpenSSLErrorQueue.clear()
+            throw invalidPoint
+        }
         // Rebuild from the point so the same on-curve checks apply as to every other import.
-        let point = try publicPoint(of: key)
         return try point.withUnsafeBytes { try publicKey(point: $0, allowCompressed: false) }
     }
 

@@ -144,9 +144,12 @@ import Testing
             0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
             0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07,
         ]
-        let infinity: [UInt8] = [0x30, 0x19] + algorithm + [0x03, 0x02, 0x00, 0x00]
-        #expect(throws: DeviceSigningError(.invalidKey, "")) {
-            try P256.Signing.PublicKey(derRepresentation: infinity)
+        // The DER spelling, and one with seven unused bits that OpenSSL decodes the same way.
+        for last in [[0x03, 0x02, 0x00, 0x00], [0x03, 0x02, 0x07, 0x00]] as [[UInt8]] {
+            let infinity: [UInt8] = [0x30, 0x19] + algorithm + last
+            #expect(throws: DeviceSigningError(.invalidKey, "")) {
+                try P256.Signing.PublicKey(derRepresentation: infinity)
+            }
         }
     }
 
