@@ -80,6 +80,11 @@ enum BackendClient {
         return Answer(status: http.statusCode, headers: fields, body: data)
     }
 
+    /// Where a dispatch target is rotated (PATCH).
+    static func dispatchTargetURL(_ backend: ReferenceBackend, _ id: String) -> URL {
+        backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets").appendingPathComponent(id)
+    }
+
     static func fetch(_ backend: ReferenceBackend, _ device: TestDevice, signature: String? = nil) async throws
         -> Answer
     {

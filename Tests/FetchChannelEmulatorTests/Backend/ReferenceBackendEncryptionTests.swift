@@ -47,6 +47,15 @@ import Testing
         return (answer, EncryptingDevice(device: device, encryptionKey: encryptionKey))
     }
 
+    /// A device registered over HTTP with an encryption key (`"use":"enc"`).
+    private func registerEncrypting(_ backend: ReferenceBackend, clock: any WallClock) async throws -> EncryptingDevice
+    {
+        let (_, made) = try await register(backend, clock: clock) { _, encryption in
+            try Self.jwkObject(encryption.publicKey.jwk, use: "enc")
+        }
+        return try #require(made)
+    }
+
     private func fetch(
         _ backend: ReferenceBackend, _ device: TestDevice,
         accept: String?
@@ -149,13 +158,9 @@ import Testing
         let clock = ManualWallClock(millis: start)
         let backend = try ReferenceBackend.start(.init(clock: clock))
         defer { backend.stop() }
-        let (_, made) = try await register(backend, clock: clock) { _, encryption in
-            try Self.jwkObject(encryption.publicKey.jwk, use: "enc")
-        }
-        let device = try #require(made)
+        let device = try await registerEncrypting(backend, clock: clock)
         let newKey = try P256.Signing.PrivateKey()
-        let targets = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
-        let url = targets.appendingPathComponent(device.device.dispatchTargetId)
+        let url = BackendClient.dispatchTargetURL(backend, device.device.dispatchTargetId)
         let rotated = try await BackendClient.send(
             "PATCH", url, json: ["signatureKey": try Self.jwkObject(newKey.publicKey.jwk)],
             headers: [DeviceSignatureSigner.headerName: try device.device.signer.headerValue()])
@@ -178,12 +183,8 @@ import Testing
         let clock = ManualWallClock(millis: start)
         let backend = try ReferenceBackend.start(.init(clock: clock))
         defer { backend.stop() }
-        let (_, made) = try await register(backend, clock: clock) { _, encryption in
-            try Self.jwkObject(encryption.publicKey.jwk, use: "enc")
-        }
-        let device = try #require(made)
-        let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
-            .appendingPathComponent(device.device.dispatchTargetId)
+        let device = try await registerEncrypting(backend, clock: clock)
+        let url = BackendClient.dispatchTargetURL(backend, device.device.dispatchTargetId)
         let encryptionAsSigning = try Self.jwkObject(
             P256.Signing.PublicKey(x963Representation: device.encryptionKey.publicKey.x963Representation).jwk)
         let refused = try await BackendClient.send(

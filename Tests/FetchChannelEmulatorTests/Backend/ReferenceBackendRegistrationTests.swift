@@ -81,8 +81,7 @@ import Testing
         let backend = try ReferenceBackend.start(.init(clock: clock))
         defer { backend.stop() }
         let device = try TestDevice(backend: backend, clock: clock)
-        let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
-            .appendingPathComponent(device.dispatchTargetId)
+        let url = BackendClient.dispatchTargetURL(backend, device.dispatchTargetId)
         let newKeys = try (0..<8).map { _ in try P256.Signing.PrivateKey() }
         let requests = try newKeys.map { key in
             let jwk = try #require(
