@@ -8,8 +8,8 @@ import Foundation
 /// Any field of the wrong type, a missing required field (creation time, channel, payload,
 /// content type, version, token, redeem URL), an empty token, a token over 1 KiB or a redeem URL
 /// over 8 KiB (``PendingOutOfBandOperation/RedeemData``), non-JSON, a truncated body or a body
-/// above the size limit makes the whole answer invalid: a half-understood answer is not trusted. Unknown fields
-/// are ignored and unknown channels kept, so a newer backend keeps working.
+/// above the size limit makes the whole answer invalid: a half-understood answer is not trusted.
+/// Unknown fields are ignored and unknown channels kept, so a newer backend keeps working.
 public enum PendingOperationsDecoder {
     /// The largest answer accepted (1 MiB): a larger one is cut off by the transport and invalid.
     public static let maximumBodyBytes = 1 << 20

@@ -67,9 +67,9 @@ public struct BackendOrigin: Sendable, Hashable, CustomStringConvertible {
     private static let defaultPorts = ["https": 443, "http": 80]
 
     /// Whether no segment of `path` (percent-encoded) is `.` or `..` (before any `;` parameters)
-    /// or hides a separator, once decoded. A `%` not followed by two hex digits, or a segment that decodes to bytes that are
-    /// not UTF-8, is refused, as `removingPercentEncoding` refuses them. Works on the UTF-8 bytes:
-    /// every operation's redeem URL passes here on each fetch.
+    /// or hides a separator, once decoded. A `%` not followed by two hex digits, or a segment that
+    /// decodes to bytes that are not UTF-8, is refused, as `removingPercentEncoding` refuses them.
+    /// Works on the UTF-8 bytes: every operation's redeem URL passes here on each fetch.
     private static func isConfined(_ path: String) -> Bool {
         path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).allSatisfy { segment in
             guard let decoded = percentDecoded(segment) else { return false }

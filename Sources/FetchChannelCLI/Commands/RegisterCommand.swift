@@ -53,11 +53,11 @@ struct RegisterCommand: CLICommand {
         let (store, keyId) = try access.openKey(key)
         let metadata = try store.metadata(keyId)
         if let existing = metadata.dispatchTargetId {
+            let server = metadata.server.map { " on " + BackendURL.shown($0) } ?? ""
             throw CLIFailure(
                 .keyStore,
-                "key \(keyId) is already registered as dispatch target \(existing)"
-                    + "\(metadata.server.map { " on " + BackendURL.shown($0) } ?? ""); generate a new key for another registration, "
-                    + "or 'rotate' to replace this one")
+                "key \(keyId) is already registered as dispatch target \(existing)\(server); "
+                    + "generate a new key for another registration, or 'rotate' to replace this one")
         }
         // A key made before encryption keys existed gets one now, stored before anything is sent.
         let encryptionJWK =
