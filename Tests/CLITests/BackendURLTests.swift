@@ -41,6 +41,7 @@ import Testing
         ("https://u:s3cret@backend.example/p", "https://backend.example/p"),
         ("https://u:s3cret@ho st/p", "https://ho st/p"),
         ("https://a@b:s3cret@ho st", "https://ho st"),
+        ("https://u:p/w@ho st/", "https://ho st/"),
         ("https://backend.example/p@q", "https://backend.example/p@q"),
         ("not a URL", "not a URL"),
     ])

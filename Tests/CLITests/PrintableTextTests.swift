@@ -15,4 +15,9 @@ import Testing
     func controlCharactersAreReplaced(text: String, shown: String) {
         #expect(PrintableText.of(text) == shown)
     }
+
+    /// A value shown on one line loses its line feeds and tabs too: it cannot fake the next row.
+    @Test func aOneLineValueHasNoLineBreaks() {
+        #expect(PrintableText.oneLine("t1\nfake-key  2026-01-01\tx\u{1B}") == "t1?fake-key  2026-01-01?x?")
+    }
 }

@@ -252,6 +252,31 @@ import Testing
         #expect(abs(last.creationTimeInEpochMillis - Self.deviceMillis) <= 1_000, "signed about without an offset")
     }
 
+    /// One refusal from a node whose clock is off (its measurement 30 minutes ahead) makes a retry
+    /// signed with that measurement; refused in turn, it takes nothing from the estimate: the
+    /// samples are forgotten only once a retry signed with a measurement is accepted.
+    @Test func aRefusedMeasurementLeavesTheEstimateAlone() async throws {
+        let base = "https://a.example"
+        let estimator = ClockSkewEstimator()
+        for _ in 0..<5 { estimator.record(ClockSkewSample(offsetMillis: 0), for: base) }
+        @Sendable func skewAnswer(serverMillis: Int64) -> TransportResult {
+            let body = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":\#(serverMillis)}"#
+            return .answer(
+                HTTPAnswer(status: 401, headers: ["Content-Type": "application/json"], body: Data(body.utf8)))
+        }
+        // The first answer comes from the node that is off, the retry's from one that is right;
+        // neither has a Date, so neither adds a sample.
+        let answers = Locked([skewAnswer(serverMillis: Self.deviceMillis + 1_800_000)])
+        let offNode = FakeTransport { _ in
+            answers.withLock { $0.isEmpty ? nil : $0.removeFirst() } ?? skewAnswer(serverMillis: Self.deviceMillis)
+        }
+        let result = await client(offNode, policy: .compensate(maximumOffsetMillis: 3_600_000), estimator: estimator)
+            .pendingOutOfBandOperations([registration(base)])
+        #expect(result.errors.map(\.code) == ["clockSkewTooBig"])
+        #expect(offNode.requests.count == 2, "retried once, with the node's measurement")
+        #expect(estimator.estimatedOffsetMillis(for: base) == 0, "the five samples are kept")
+    }
+
     /// A request already signed with the estimate is not off by it: a 401 that still comes back
     /// (here the backend knows another key) is `unauthorized`, not a clock to fix.
     @Test func aCompensatedRequestsRefusalIsNotBlamedOnTheClock() async throws {

@@ -26,8 +26,11 @@ import Foundation
 /// - the first request is already signed with device time + the current estimate, when that
 ///   estimate is known, above the retry threshold and within the maximum;
 /// - a request that fails with clock skew is retried once, with a new request signed at device
-///   time + the new estimate, as ``ClockSkewPolicy/decision(for:signedWithOffsetMillis:newEstimateMillis:isRetry:thresholdMillis:)``
-///   decides (never twice; never when the offset did not move by more than the threshold).
+///   time + the new estimate, or the backend's measurement of the failed request when the
+///   estimate would sign it the same way, as ``ClockSkewPolicy/decision(for:signedWithOffsetMillis:newEstimateMillis:isRetry:thresholdMillis:)``
+///   decides (never twice; never when the offset did not move by more than the threshold);
+/// - when a retry signed with the measurement is accepted, the server's samples were stale (the
+///   device clock was set since): they are forgotten, and the accepted answer's is the first.
 ///
 /// Cancelling the calling task cancels every request; backends that had not answered report
 /// `networkError(cancelled)`.
@@ -133,6 +136,8 @@ public final class FetchClient: Sendable {
         let policy = configuration.clockSkewPolicy
         var offset = initialOffset(for: server)
         var isRetry = false
+        // The retry is signed with the backend's measurement, not the estimate.
+        var signedWithMeasurement = false
         while true {
             if Task.isCancelled {
                 return .failure(
@@ -167,12 +172,17 @@ public final class FetchClient: Sendable {
             let decision = policy.decision(
                 for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
                 isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
-            guard case .retry(let newOffset) = decision, !Task.isCancelled else { return mapped }
-            if let estimate, newOffset != estimate {
-                // The backend's measurement contradicts the estimate (the device clock was set
-                // since its samples): they are stale, and the next fetch would be signed with them.
+            if isRetry, signedWithMeasurement, classification.clockSkew == nil, case .answer(let answer) = result {
+                // Accepted with the backend's measurement where the estimate was refused: its
+                // samples are stale (the device clock was set since), and the next fetch would be
+                // signed with them. Only now, so that one refusal from a node that is off cannot
+                // wipe a good median by itself.
                 estimator.reset(server: server)
+                FetchErrorMapping.recordSample(
+                    of: answer, sentAtMillis: sent, receivedAtMillis: received, server: server, into: estimator)
             }
+            guard case .retry(let newOffset) = decision, !Task.isCancelled else { return mapped }
+            signedWithMeasurement = estimate.map { newOffset != $0 } ?? false
             offset = newOffset
             isRetry = true
         }

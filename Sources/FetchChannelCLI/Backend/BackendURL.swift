@@ -104,12 +104,14 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         return components.string ?? "(a URL with user information)"
     }
 
-    /// `text` without what a URL's authority holds before its last `@`: for text Foundation does
-    /// not parse as a URL (`https://u:pw@ho st/`), which may hold a password all the same.
+    /// `text` without what follows its `//` up to its last `@`: for text Foundation does not parse
+    /// as a URL (`https://u:p/w@ho st/`), which may hold a password all the same. Where the
+    /// authority ends cannot be told in such text, so everything that could be user information
+    /// goes, a part of the path at worst.
     private static func withoutUserInformation(_ text: String) -> String {
-        guard let start = text.range(of: "//")?.upperBound else { return text }
-        let authorityEnd = text[start...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? text.endIndex
-        guard let at = text[start..<authorityEnd].lastIndex(of: "@") else { return text }
+        guard let start = text.range(of: "//")?.upperBound, let at = text[start...].lastIndex(of: "@") else {
+            return text
+        }
         return String(text[..<start]) + String(text[text.index(after: at)...])
     }
 

@@ -166,8 +166,8 @@ struct FetchCommand: CLICommand {
             let rows = shown.map { operation in
                 [
                     Self.timestamp(operation.creationTimeInEpochMillis),
-                    PrintableText.of(operation.dispatchChannel.wireValue), operation.server,
-                    PrintableText.of(operation.token.prefix(8)) + "…",
+                    PrintableText.oneLine(operation.dispatchChannel.wireValue), operation.server,
+                    PrintableText.oneLine(operation.token.prefix(8)) + "…",
                 ]
             }
             for line in Self.table(header: ["CREATED", "CHANNEL", "SERVER", "TOKEN"], rows: rows) {

@@ -44,7 +44,7 @@ struct KeyShowCommand: CLICommand {
         ]
         for (name, value) in rows {
             // Stored values may come from a backend (the target id, the external id) or a hand edit.
-            console.line(name + ":" + String(repeating: " ", count: 17 - name.count) + PrintableText.of(value))
+            console.line(name + ":" + String(repeating: " ", count: 17 - name.count) + PrintableText.oneLine(value))
         }
         return ExitCode.success
     }

@@ -164,6 +164,6 @@ enum KeyDescription {
         var text = "dispatch target \(target)"
         if let server = metadata.server { text += " on \(BackendURL.shown(server))" }
         if let device = metadata.deviceId { text += " (device \(device))" }
-        return PrintableText.of(text)
+        return PrintableText.oneLine(text)
     }
 }

@@ -45,7 +45,7 @@ struct RedeemCommand: CLICommand {
                 try console.printJSON(object)
             } else {
                 // The backend's text, without control characters (PrintableText).
-                console.line("op: \(redeemed.op.map(PrintableText.of) ?? "-")")
+                console.line("op: \(redeemed.op.map(PrintableText.oneLine) ?? "-")")
                 console.line("statusCode: \(redeemed.statusCode.map(String.init) ?? "-")")
                 console.line("lifetimeMillis: \(redeemed.lifetimeMillis.map(String.init) ?? "-")")
                 console.line("uafRequest: \(redeemed.uafRequest.map(PrintableText.of) ?? "-")")

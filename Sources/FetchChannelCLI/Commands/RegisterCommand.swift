@@ -94,7 +94,7 @@ struct RegisterCommand: CLICommand {
                 "server": server.description, "deviceId": deviceId,
             ])
         } else {
-            console.line(targetId)
+            console.line(PrintableText.oneLine(targetId))  // checked by the signer already; shown safely all the same
         }
         console.note("Registered: dispatch target \(targetId) on \(server), stored with key \(keyId).")
         return ExitCode.success

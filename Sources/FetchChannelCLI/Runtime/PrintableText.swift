@@ -3,11 +3,21 @@
 /// token or an error body would otherwise recolour, move or retitle the user's terminal.
 enum PrintableText {
     static func of(_ text: some StringProtocol) -> String {
-        guard text.unicodeScalars.contains(where: isReplaced) else { return String(text) }
-        return String(String.UnicodeScalarView(text.unicodeScalars.map { isReplaced($0) ? "?" : $0 }))
+        replacing(text) { $0 != "\n" && $0 != "\t" }
     }
 
-    private static func isReplaced(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control && scalar != "\n" && scalar != "\t"
+    /// The same for a value shown on one line (a table cell, a field of `key show`): line feeds
+    /// and tabs become `?` too, so that a value cannot fake the rows after it.
+    static func oneLine(_ text: some StringProtocol) -> String {
+        replacing(text) { _ in true }
+    }
+
+    /// `text` with each control character for which `isReplaced` holds shown as `?`.
+    private static func replacing(_ text: some StringProtocol, _ isReplaced: (Unicode.Scalar) -> Bool) -> String {
+        func replaced(_ scalar: Unicode.Scalar) -> Bool {
+            scalar.properties.generalCategory == .control && isReplaced(scalar)
+        }
+        guard text.unicodeScalars.contains(where: replaced) else { return String(text) }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { replaced($0) ? "?" : $0 }))
     }
 }
