@@ -273,6 +273,16 @@ static EVP_PKEY *dss_key_from_whole_der(const uint8_t *der, size_t len,
     return pkey;
 }
 
+int dss_public_point_prefix(const EVP_PKEY *pkey) {
+    if (pkey == NULL) return -1;
+    uint8_t buf[DSS_P256_POINT_BYTES];
+    size_t len = 0;
+    if (EVP_PKEY_get_octet_string_param(pkey, OSSL_PKEY_PARAM_PUB_KEY, buf, sizeof buf, &len) != 1 || len == 0) {
+        return -1;
+    }
+    return buf[0];
+}
+
 EVP_PKEY *dss_public_key_from_spki_der(const uint8_t *der, size_t len) {
     return dss_key_from_whole_der(der, len, d2i_PUBKEY);
 }

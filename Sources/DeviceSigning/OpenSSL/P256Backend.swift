@@ -85,10 +85,15 @@ enum P256Backend {
         }
         let notSPKI = DeviceSigningError(.malformedEncoding, "Not a DER SubjectPublicKeyInfo (or trailing bytes).")
         let key = try decodedKey(from: spki, orThrow: notSPKI) { dss_public_key_from_spki_der($0, $1) }
-        // OpenSSL decodes the point at infinity without complaint (a subjectPublicKey of one zero
-        // byte, in more than one BER spelling), and then has no point to give: a key decoded
-        // without a point is an invalid key. (Matching the encoding's last bytes instead also
-        // refused the valid keys whose y ends in the same bytes.)
+        // OpenSSL decodes a point in hybrid form (06/07) and the point at infinity (00, in more than
+        // one BER spelling) without complaint. Both are refused, as every other import refuses
+        // them, by the form the point was decoded in. (Matching the encoding's last bytes instead
+        // also refused the valid keys whose y ends in the same bytes.)
+        guard [0x02, 0x03, 0x04].contains(dss_public_point_prefix(key.pointer)) else {
+            OpenSSLErrorQueue.clear()
+            throw invalidPoint
+        }
+        // A decoded key without a point to give is invalid all the same.
         let point: [UInt8]
         do {
             point = try publicPoint(of: key)

@@ -153,6 +153,18 @@ import Testing
         }
     }
 
+    /// The point of a DER public key in hybrid form (06/07: the uncompressed point with y's parity
+    /// in the prefix) decodes in OpenSSL; like every other import, this one refuses it.
+    @Test func aPublicKeyInHybridFormIsAnInvalidKey() throws {
+        let key = try P256.Signing.PrivateKey().publicKey
+        var der = [UInt8](key.derRepresentation)
+        let prefixOffset = der.count - 65
+        #expect(der[prefixOffset] == 0x04)
+        der[prefixOffset] = 0x06 | (der[der.count - 1] & 1)
+        #expect(throws: DeviceSigningError(.invalidKey, "")) { try P256.Signing.PublicKey(derRepresentation: der) }
+        #expect(try P256.Signing.PublicKey(derRepresentation: key.derRepresentation) == key, "the uncompressed form")
+    }
+
     @Test func garbageEncodingsAreTypedErrors() {
         #expect(throws: DeviceSigningError(.malformedEncoding, "")) {
             try P256.Signing.PrivateKey(derRepresentation: [0x30, 0x03, 0x02, 0x01, 0x01])
