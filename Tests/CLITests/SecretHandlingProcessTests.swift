@@ -25,9 +25,17 @@ extension CLIOfflineProcessTests {
             let output = try FileHandle(forWritingTo: transcript)
             process.standardOutput = output
             process.standardError = output
-            try process.run()
+            // Woken by the exit itself, not by polling.
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                process.terminationHandler = { _ in continuation.resume() }
+                do {
+                    try process.run()
+                } catch {
+                    process.terminationHandler = nil
+                    continuation.resume(throwing: error)
+                }
+            }
             try? output.close()
-            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
             return (process.terminationStatus, (try? String(contentsOf: transcript, encoding: .utf8)) ?? "")
         }
 
