@@ -45,8 +45,8 @@ int dss_p256_has_private(const EVP_PKEY *pkey);
 /// Writes the 65-byte uncompressed public point. Returns 1 on success.
 int dss_p256_public_point(const EVP_PKEY *pkey, uint8_t *out, size_t out_len);
 
-/* The first byte of the key's public point as it was decoded (02/03 compressed, 04 uncompressed,
- * 06/07 hybrid, 00 the point at infinity), or -1 when the key has no EC point to give. */
+/// The first byte of the key's public point as it was decoded (02/03 compressed, 04 uncompressed,
+/// 06/07 hybrid, 00 the point at infinity), or -1 when the key has no EC point to give.
 int dss_public_point_prefix(const EVP_PKEY *pkey);
 
 /// Writes the 32-byte private scalar. Returns 1 on success. The caller zeroes out.

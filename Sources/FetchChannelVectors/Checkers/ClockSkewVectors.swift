@@ -70,8 +70,7 @@ public enum ClockSkewVectors: VectorFileChecker {
         guard file.samplesPerServer == ClockSkewEstimator.defaultSamplesPerServer,
             file.retryThresholdMillis == ClockSkewPolicy.defaultRetryThresholdMillis
         else {
-            report.expect(
-                false,
+            report.fail(
                 "samplesPerServer and retryThresholdMillis must be the client's "
                     + "(\(ClockSkewEstimator.defaultSamplesPerServer), \(ClockSkewPolicy.defaultRetryThresholdMillis)); "
                     + "the file says \(file.samplesPerServer), \(file.retryThresholdMillis)")
