@@ -10,11 +10,17 @@ import DeviceSigning
 /// 2. No registration: nothing is fetched (``TriggerOutcome/noRegistration``).
 /// 3. A fetch under way: the trigger waits for it and shares its result (single flight).
 /// 4. The last fetch returned less than ``throttleWindowMillis`` ago: its cached result.
-/// 5. Otherwise a fetch. Its operations are filtered by the ``policy`` and by the pipeline
+/// 5. An `.incoming` operation is being started: nothing is fetched
+///    (``TriggerOutcome/incomingUnderWay``).
+/// 6. Otherwise a fetch. Its operations are filtered by the ``policy`` and by the pipeline
 ///    (operations whose ``RedemptionIdentity`` is redeemed or in progress are left out); local
 ///    notifications whose token is no longer pending are cancelled; and, unless turned off, the
-///    latest eligible operation is started through the pipeline. The fetch has already dropped
+///    latest eligible operation is started through the pipeline, unless a redemption is already
+///    under way there (``RedemptionPipeline/redeemIfIdle(_:)``). The fetch has already dropped
 ///    every operation whose redeem URL is not on the backend that returned it.
+///
+/// The snapshot a joined or throttled trigger gets is the fetch's own: its ``FetchSnapshot/chosen``
+/// may have been started since. Starting it again through the pipeline is safe (a duplicate).
 ///
 /// Time comes from the injected clock, so tests and simulations move it without sleeping.
 public actor FetchCoordinator {
@@ -35,6 +41,8 @@ public actor FetchCoordinator {
     private let clock: any WallClock
     private var inFlight: Task<FetchSnapshot, Never>?
     private var lastFetch: FetchSnapshot?
+    /// `.incoming` triggers whose operation the pipeline is redeeming now.
+    private var incomingUnderWay = 0
     /// How the triggers were decided so far.
     public private(set) var statistics = FetchCoordinatorStatistics()
 
@@ -61,6 +69,8 @@ public actor FetchCoordinator {
     public func handle(_ trigger: FetchTrigger) async -> TriggerOutcome {
         if case .incoming(_, let payload) = trigger {
             statistics.incomingRedeemedDirectly += 1
+            incomingUnderWay += 1
+            defer { incomingUnderWay -= 1 }
             return .incomingRedeemedDirectly(await pipeline.redeem(payload))
         }
         guard await fetcher.hasRegistration() else {
@@ -77,6 +87,10 @@ public actor FetchCoordinator {
             statistics.throttled += 1
             return .throttled(lastFetch)
         }
+        if incomingUnderWay > 0 {
+            statistics.incomingUnderWay += 1
+            return .incomingUnderWay
+        }
         statistics.fetched += 1
         let sequence = statistics.fetched
         let task = Task { await self.fetchAndSettle(sequence: sequence) }
@@ -91,14 +105,18 @@ public actor FetchCoordinator {
     public var isFetching: Bool { inFlight != nil }
 
     private func isWithinThrottleWindow(_ snapshot: FetchSnapshot) -> Bool {
-        let elapsed = clock.nowMillis() - snapshot.completedAtMillis
-        // A clock that went back is not a reason to stop fetching until it catches up.
-        return elapsed >= 0 && elapsed < throttleWindowMillis
+        let (elapsed, overflow) = clock.nowMillis().subtractingReportingOverflow(snapshot.completedAtMillis)
+        // A clock that went back (or jumped by more than an Int64 holds) is not a reason to stop
+        // fetching until it catches up.
+        return !overflow && elapsed >= 0 && elapsed < throttleWindowMillis
     }
 
     /// One fetch and what follows from it; the result becomes the cached one as the in-flight
     /// task ends, in one step, so a trigger always finds one or the other.
     private func fetchAndSettle(sequence: Int) async -> FetchSnapshot {
+        // Only notifications that were there before the request can be contradicted by its answer.
+        // Read, not compared by time: the clock may be set back while the fetch is under way.
+        let notificationsBefore = await notifications?.current() ?? []
         let startedAt = clock.nowMillis()
         let result = await fetcher.fetch()
         let completedAt = clock.nowMillis()
@@ -106,12 +124,11 @@ public actor FetchCoordinator {
         var cancelled: [LocalNotification] = []
         if let notifications {
             let stale = NotificationReconciliation.stale(
-                await notifications.current(), operations: result.operations,
-                failedServers: result.errors.map(\.server),
-                fetchStartedAtMillis: startedAt)
+                notificationsBefore, operations: result.operations, failedServers: result.errors.map(\.server))
             if !stale.isEmpty {
-                await notifications.cancel(identifiers: stale.map(\.identifier))
-                cancelled = stale
+                let stillThere = Set(await notifications.current())
+                cancelled = stale.filter(stillThere.contains)
+                if !cancelled.isEmpty { await notifications.cancel(identifiers: cancelled.map(\.identifier)) }
             }
         }
 
@@ -119,7 +136,7 @@ public actor FetchCoordinator {
         let eligible = OperationSelection.eligible(result.operations, policy: policy, states: states)
         var started: RedemptionReport?
         if startsChosenOperation, let chosen = eligible.last {
-            started = await pipeline.redeem(chosen)
+            started = await pipeline.redeemIfIdle(chosen)
         }
 
         let snapshot = FetchSnapshot(

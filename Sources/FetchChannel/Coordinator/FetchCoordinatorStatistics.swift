@@ -7,9 +7,12 @@ public struct FetchCoordinatorStatistics: Sendable, Hashable, Codable {
     public var throttled = 0
     public var noRegistration = 0
     public var incomingRedeemedDirectly = 0
+    public var incomingUnderWay = 0
 
     public init() {}
 
     /// Every trigger decided so far.
-    public var decided: Int { fetched + joinedInFlight + throttled + noRegistration + incomingRedeemedDirectly }
+    public var decided: Int {
+        fetched + joinedInFlight + throttled + noRegistration + incomingRedeemedDirectly + incomingUnderWay
+    }
 }

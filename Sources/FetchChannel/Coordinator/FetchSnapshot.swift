@@ -16,8 +16,8 @@ public struct FetchSnapshot: Sendable, Hashable {
     /// The operations the policy admits that were neither redeemed nor in progress when the fetch
     /// returned, creation time ascending.
     public let eligible: [PendingOutOfBandOperation]
-    /// What the pipeline did with ``chosen`` (nil when nothing was eligible or the coordinator
-    /// does not start operations itself).
+    /// What the pipeline did with ``chosen`` (nil when nothing was eligible, another redemption
+    /// was under way in the pipeline, or the coordinator does not start operations itself).
     public let started: RedemptionReport?
     /// The local notifications this fetch cancelled because their token is no longer pending.
     public let cancelledNotifications: [LocalNotification]

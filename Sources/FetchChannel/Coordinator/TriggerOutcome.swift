@@ -10,10 +10,13 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
     case noRegistration
     /// A push, link or QR code carried the operation: it went straight to the pipeline; nothing fetched.
     case incomingRedeemedDirectly(RedemptionReport)
+    /// A push, link or QR code is starting an operation now: nothing fetched, so that a fetch does
+    /// not compete with it.
+    case incomingUnderWay
 
     /// Why, in one word: stable, for logs and tests.
     public enum Reason: String, Sendable, Hashable, CaseIterable {
-        case fetched, joinedInFlight, throttled, noRegistration, incomingRedeemedDirectly
+        case fetched, joinedInFlight, throttled, noRegistration, incomingRedeemedDirectly, incomingUnderWay
     }
 
     public var reason: Reason {
@@ -23,6 +26,7 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
         case .throttled: .throttled
         case .noRegistration: .noRegistration
         case .incomingRedeemedDirectly: .incomingRedeemedDirectly
+        case .incomingUnderWay: .incomingUnderWay
         }
     }
 
@@ -30,7 +34,7 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
     public var snapshot: FetchSnapshot? {
         switch self {
         case .fetched(let snapshot), .joinedInFlight(let snapshot), .throttled(let snapshot): snapshot
-        case .noRegistration, .incomingRedeemedDirectly: nil
+        case .noRegistration, .incomingRedeemedDirectly, .incomingUnderWay: nil
         }
     }
 
@@ -44,7 +48,7 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .fetched(let snapshot), .joinedInFlight(let snapshot), .throttled(let snapshot):
             "\(reason.rawValue)(fetch #\(snapshot.sequence))"
-        case .noRegistration:
+        case .noRegistration, .incomingUnderWay:
             reason.rawValue
         case .incomingRedeemedDirectly(let report):
             "\(reason.rawValue)(\(report))"

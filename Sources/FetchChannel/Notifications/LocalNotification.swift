@@ -7,8 +7,9 @@ public struct LocalNotification: Sendable, Hashable {
     /// The backend the operation came from (its base URL as operations and errors name it), when
     /// known. A notification without one is cancelled only after a fetch in which no backend failed.
     public let server: String?
-    /// When it was posted (milliseconds since the epoch, the coordinator's clock). A fetch only
-    /// cancels notifications posted before it started: an older answer cannot speak for a newer push.
+    /// When it was posted (milliseconds since the epoch), for the app. A fetch only cancels
+    /// notifications that were there before its request; it tells them by reading the list then,
+    /// not by this time, which moves when the clock is set.
     public let postedAtMillis: Int64
 
     public init(identifier: String, token: String, server: String? = nil, postedAtMillis: Int64) {

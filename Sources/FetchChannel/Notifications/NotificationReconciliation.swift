@@ -2,22 +2,21 @@
 /// no longer hold (redeemed elsewhere, expired, withdrawn).
 ///
 /// Only what the fetch can vouch for is cancelled. A notification is stale when all hold:
+/// - it was there before the fetch's request was sent (the caller passes only those: a newer push
+///   is not contradicted by an older answer);
 /// - its token is not among the fetched operations (all of them, whatever the channel policy);
-/// - it was posted before the fetch started (a newer push is not contradicted by an older answer);
 /// - its backend answered: its `server` is not among the failed ones, or — when it names no
 ///   server — no backend failed. A failure that names no server keeps every notification.
 public enum NotificationReconciliation {
     public static func stale(
-        _ notifications: [LocalNotification], operations: [PendingOutOfBandOperation],
-        failedServers: [String?], fetchStartedAtMillis: Int64
+        _ notificationsBeforeFetch: [LocalNotification], operations: [PendingOutOfBandOperation],
+        failedServers: [String?]
     ) -> [LocalNotification] {
         if failedServers.contains(where: { $0 == nil }) { return [] }
         let pending = Set(operations.map(\.token))
         let failed = Set(failedServers.compactMap { $0 })
-        return notifications.filter { notification in
-            guard !pending.contains(notification.token), notification.postedAtMillis <= fetchStartedAtMillis else {
-                return false
-            }
+        return notificationsBeforeFetch.filter { notification in
+            guard !pending.contains(notification.token) else { return false }
             if let server = notification.server { return !failed.contains(server) }
             return failed.isEmpty
         }

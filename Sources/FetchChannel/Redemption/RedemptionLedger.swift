@@ -18,6 +18,8 @@ package struct RedemptionLedger<Key: Hashable & Sendable>: Sendable {
     /// The redeemed keys in the order they were redeemed; once full, `ring[oldest]` is the oldest.
     private var ring: [Key] = []
     private var oldest = 0
+    /// How many keys are `.inProgress`: kept as they change, so that asking costs nothing.
+    package private(set) var inProgressCount = 0
 
     package init(capacity: Int, redeemedOldestFirst: [Key] = []) {
         precondition(capacity >= 1, "RedemptionLedger needs a capacity of at least 1")
@@ -39,7 +41,9 @@ package struct RedemptionLedger<Key: Hashable & Sendable>: Sendable {
     /// it had: `.unseen` means the caller now owns it and must call ``finish(_:with:)``; anything
     /// else means it is a duplicate and nothing changed.
     package mutating func begin(_ key: Key) -> RedemptionState {
-        Self.advance(&states[key, default: .unseen])  // one lookup: read, and insert if absent
+        let previous = Self.advance(&states[key, default: .unseen])  // one lookup: read, and insert if absent
+        if previous == .unseen { inProgressCount += 1 }
+        return previous
     }
 
     /// Ends the redemption `begin` started and returns the key's state now: `.redeemed` or `.unseen`.
@@ -52,11 +56,13 @@ package struct RedemptionLedger<Key: Hashable & Sendable>: Sendable {
         case .success, .failure(.tokenAlreadyRedeemed):
             let previous = states.updateValue(.redeemed, forKey: key)
             precondition(previous == .inProgress, "finish(\(key)) without a matching begin")
+            inProgressCount -= 1
             remember(key)
             return .redeemed
         case .failure(.tokenExpired), .failure(.networkError), .failure(.unknown):
             let previous = states.removeValue(forKey: key)
             precondition(previous == .inProgress, "finish(\(key)) without a matching begin")
+            inProgressCount -= 1
             return .unseen
         }
     }

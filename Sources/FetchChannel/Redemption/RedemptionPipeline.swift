@@ -65,15 +65,35 @@ public actor RedemptionPipeline {
         let identity = payload.redeemData.identity
         let previous = ledger.begin(identity)
         guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
-        // In progress now: any delivery of `identity` that reaches the actor during this await is a duplicate.
-        let outcome = await redeemer.redeem(payload)
-        if ledger.finish(identity, with: outcome) == .redeemed { persist(identity) }
-        return RedemptionReport(identity, settledWith: outcome)
+        return await settle(payload, identity: identity)
     }
 
     /// Redeems a fetched operation: the pipeline redeems its payload.
     public func redeem(_ operation: PendingOutOfBandOperation) async -> RedemptionReport {
         await redeem(operation.payload)
+    }
+
+    /// Redeems `operation` only when no redemption at all is under way; nil (nothing done) when
+    /// one is. A fetch starts its chosen operation this way, so that it never competes with an
+    /// operation a push, link or QR code (or the app) is already starting. Decided and begun in
+    /// one step on the actor.
+    public func redeemIfIdle(_ operation: PendingOutOfBandOperation) async -> RedemptionReport? {
+        guard ledger.inProgressCount == 0 else { return nil }
+        let identity = operation.identity
+        let previous = ledger.begin(identity)
+        guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
+        return await settle(operation.payload, identity: identity)
+    }
+
+    /// Sends the request for `identity`, which ``RedemptionLedger/begin(_:)`` has just marked in
+    /// progress, and records its outcome.
+    private func settle(_ payload: PendingOutOfBandOperation.Payload, identity: RedemptionIdentity) async
+        -> RedemptionReport
+    {
+        // In progress now: any delivery of `identity` that reaches the actor during this await is a duplicate.
+        let outcome = await redeemer.redeem(payload)
+        if ledger.finish(identity, with: outcome) == .redeemed { persist(identity) }
+        return RedemptionReport(identity, settledWith: outcome)
     }
 
     /// Where `identity` stands.

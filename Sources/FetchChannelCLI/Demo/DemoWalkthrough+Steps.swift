@@ -64,16 +64,18 @@ extension DemoWalkthrough {
         let payload = PendingOutOfBandOperation.Payload(
             contentType: WireMediaType.json, version: "1",
             redeemData: .init(token: push.token, redeemUrl: push.redeemURL))
-        async let fetched = starter.handle(.foreground)
-        async let pushed = starter.handle(.incoming(.pushNotification, payload))
-        let (fetchOutcome, pushOutcome) = await (fetched, pushed)
+        // The fetch first: a push that is already being redeemed keeps a fetch from starting.
+        let fetched = Task { await starter.handle(.foreground) }
+        while await starter.statistics.fetched == 0 { await Task.yield() }
+        let pushOutcome = await starter.handle(.incoming(.pushNotification, payload))
+        let fetchOutcome = await fetched.value
         step(
             8,
             "A push for \(Self.short(push.token)) arrived while a fetch was returning it (one pipeline, "
                 + "(origin, token) = identity):")
         say("   push  -> \(pushOutcome.incomingReport.map { "\($0.code) \(Self.short($0.token))" } ?? "-")")
         let started = fetchOutcome.snapshot?.started.map { "\($0.code) \(Self.short($0.token))" }
-        say("   fetch -> \(started ?? "started nothing: the token was already in progress or redeemed")")
+        say("   fetch -> \(started ?? "started nothing: the push was already redeeming it")")
         say("   The backend redeemed it \(healthy.statistics.redemptions[push.token] ?? 0) time(s).")
     }
 

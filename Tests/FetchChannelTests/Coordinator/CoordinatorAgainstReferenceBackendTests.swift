@@ -28,12 +28,15 @@ extension Practices {
                 return await group.reduce(into: []) { $0.append($1) }
             }
             let counters = device.backend.statistics
-            #expect(counters.requests(to: .operations) == 1)
+            // A fetch trigger that meets the push's redemption under way fetches nothing; every
+            // other one shares the one fetch or gets its cached result.
+            let requests = counters.requests(to: .operations)
+            #expect(requests <= 1)
             let snapshots = outcomes.compactMap(\.snapshot)
-            #expect(snapshots.count == 667)
-            #expect(Set(snapshots).count == 1, "every caller gets the same result")
-            #expect(snapshots.first?.errors == [])
-            #expect(outcomes.filter { $0.reason == .fetched }.count == 1)
+            #expect(snapshots.count + outcomes.filter { $0 == .incomingUnderWay }.count == 667)
+            #expect(Set(snapshots).count == requests, "every caller gets the same result")
+            #expect(snapshots.allSatisfy { $0.errors.isEmpty })
+            #expect(outcomes.filter { $0.reason == .fetched }.count == requests)
             // The pushed operation, delivered 333 times and also fetched, is redeemed once.
             #expect(counters.redemptions[pushed.redeemData.token] == 1)
             #expect(counters.requests(to: .redeem) == 1)

@@ -137,7 +137,10 @@ extension Practices {
             #expect(redeemer.totalCalls == 1 && redeemer.calls(chosen) == 1)
         }
 
-        @Test func reconciliationCancelsExactlyTheStaleNotifications() async throws {
+        /// The push that arrives during the fetch is kept, also when the clock was set back
+        /// meanwhile so that it reads as posted before the fetch started.
+        @Test(arguments: [Int64(10), -60_000])
+        func reconciliationCancelsExactlyTheStaleNotifications(clockStepDuringFetch: Int64) async throws {
             let clock = ManualWallClock(millis: Self.start)
             let notifications = InMemoryLocalNotifications(clock: clock)
             let down = "https://down.example"
@@ -151,7 +154,7 @@ extension Practices {
             let coordinator = coordinator(fetcher, notifications: notifications, clock: clock)
             let fetch = Task { await coordinator.handle(.foreground) }
             await fetcher.waitForHeld()
-            clock.advance(byMillis: 10)
+            clock.advance(byMillis: clockStepDuringFetch)
             let newer = notifications.post(token: "newer-push", server: Practices.server)  // after the fetch started
             fetcher.releaseAll()
             let snapshot = try #require(await fetch.value.snapshot)
@@ -163,13 +166,89 @@ extension Practices {
             fetcher.set(operations: [
                 Practices.operation("pending", created: 1), Practices.operation("newer-push", created: 2),
             ])
-            clock.advance(byMillis: FetchCoordinator.defaultThrottleWindowMillis)
+            clock.advance(byMillis: max(0, -clockStepDuringFetch) + FetchCoordinator.defaultThrottleWindowMillis)
             let second = Task { await coordinator.handle(.userAction) }
             await fetcher.waitForHeld()
             fetcher.releaseAll()
             #expect(
                 try #require(await second.value.snapshot).cancelledNotifications == [staleNoServer, onFailedBackend])
             #expect(notifications.shown == [pending, newer])
+        }
+
+        /// A stale notification the app removed itself while the fetch was under way is not
+        /// reported as cancelled by the fetch.
+        @Test func aNotificationRemovedDuringTheFetchIsNotReportedCancelled() async throws {
+            let clock = ManualWallClock(millis: Self.start)
+            let notifications = InMemoryLocalNotifications(clock: clock)
+            let gone = notifications.post(token: "gone", server: Practices.server)
+            let stale = notifications.post(token: "stale", server: Practices.server)
+            let fetcher = ScriptedFetcher(gated: true)
+            let coordinator = coordinator(fetcher, notifications: notifications, clock: clock)
+            let fetch = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            await notifications.cancel(identifiers: [gone.identifier])  // the person dismissed it
+            fetcher.releaseAll()
+            #expect(try #require(await fetch.value.snapshot).cancelledNotifications == [stale])
+            #expect(notifications.cancelled == [gone, stale])
+        }
+
+        /// While a push's operation is being redeemed, a foreground trigger does not fetch: the
+        /// fetch could start an older operation beside it. Once it is done, the next one fetches.
+        @Test func noFetchWhileAnIncomingOperationIsBeingStarted() async throws {
+            let fetcher = ScriptedFetcher(operations: [Practices.operation("W", created: 1)])
+            let redeemer = GatedRedeemer()
+            let coordinator = coordinator(
+                fetcher, redeemer: redeemer, startsChosenOperation: false, clock: ManualWallClock(millis: Self.start))
+            let push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
+            await redeemer.waitForWaiting(1)
+            #expect(await coordinator.handle(.foreground) == .incomingUnderWay)
+            #expect(await coordinator.handle(.userAction) == .incomingUnderWay)
+            #expect(fetcher.calls == 0)
+            #expect(await coordinator.statistics.incomingUnderWay == 2)
+            redeemer.resolve("T", succeed: true)
+            #expect(await push.value.incomingReport?.code == "redeemed")
+            let outcome = await coordinator.handle(.foreground)
+            #expect(outcome.reason == .fetched && fetcher.calls == 1)
+            #expect(await coordinator.statistics.decided == 4)
+        }
+
+        /// A push arrives while a fetch is under way; the fetch returns an older operation beside
+        /// the push's. The fetch starts nothing: one operation at a time.
+        @Test func aFetchStartsNothingWhileAPushedOperationIsBeingRedeemed() async throws {
+            let fetcher = ScriptedFetcher(
+                gated: true, operations: [Practices.operation("W", created: 1), Practices.operation("T", created: 2)])
+            let redeemer = GatedRedeemer()
+            let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
+            let fetch = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            let push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
+            await redeemer.waitForWaiting(1)
+            fetcher.releaseAll()
+            // The fetch returns, or (wrongly) starts W; either ends this wait.
+            #expect(
+                await Practices.eventually { await !coordinator.isFetching || redeemer.waitingTokens.contains("W") })
+            #expect(!redeemer.waitingTokens.contains("W"), "the fetch started W beside the pushed T")
+            redeemer.resolve("W", succeed: true)  // frees a W started wrongly, so the test ends either way
+            let snapshot = try #require(await fetch.value.snapshot)
+            #expect(snapshot.eligible.map(\.token) == ["W"])
+            #expect(snapshot.started == nil)
+            redeemer.resolve("T", succeed: true)
+            #expect(await push.value.incomingReport?.code == "redeemed")
+            #expect(redeemer.calls("W") == 0 && redeemer.calls("T") == 1)
+            #expect(redeemer.violations.isEmpty)
+        }
+
+        /// The throttle's arithmetic never traps, whatever an injected clock reads.
+        @Test func clockReadingsAtTheEndsOfInt64DoNotTrap() async {
+            let clock = ManualWallClock(millis: .max)
+            let fetcher = ScriptedFetcher()
+            let coordinator = coordinator(fetcher, clock: clock)
+            #expect(await coordinator.handle(.foreground).reason == .fetched)
+            clock.set(millis: .min)
+            #expect(await coordinator.handle(.foreground).reason == .fetched)
+            clock.set(millis: .max)
+            #expect(await coordinator.handle(.foreground).reason == .fetched)
+            #expect(fetcher.calls == 3)
         }
 
         @Test func theResultKeepsTheBackendErrors() async throws {
@@ -202,11 +281,14 @@ extension Practices {
                 }
                 return await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(fetcher.calls == 1)
+            // A fetch trigger that meets a push's redemption under way fetches nothing; at most
+            // one fetch in all, shared or cached by every other fetch trigger.
+            #expect(fetcher.calls <= 1)
             let snapshots = outcomes.compactMap(\.snapshot)
-            #expect(snapshots.count == 667)
-            #expect(Set(snapshots).count == 1)
-            #expect(outcomes.filter { $0.reason == .fetched }.count == 1)
+            let refused = outcomes.filter { $0 == .incomingUnderWay }.count
+            #expect(snapshots.count + refused == 667)
+            #expect(Set(snapshots).count == fetcher.calls)
+            #expect(outcomes.filter { $0.reason == .fetched }.count == fetcher.calls)
             #expect(redeemer.calls("t") == 1)
             #expect(await coordinator.statistics.decided == 1_000)
         }

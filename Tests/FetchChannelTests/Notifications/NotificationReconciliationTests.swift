@@ -22,29 +22,22 @@ extension Practices {
                 Practices.operation("never-notified", created: 3),
             ]
             let stale = NotificationReconciliation.stale(
-                notifications, operations: operations, failedServers: [], fetchStartedAtMillis: 100)
+                notifications, operations: operations, failedServers: [])
             #expect(stale.map(\.token) == ["redeemed-elsewhere", "expired"])
         }
 
         @Test func aFailedBackendKeepsItsNotificationsAndThoseOfUnknownOrigin() {
             let notifications = [note("a"), note("b", server: Self.other), note("c", server: nil)]
             let stale = NotificationReconciliation.stale(
-                notifications, operations: [], failedServers: [Self.other], fetchStartedAtMillis: 100)
+                notifications, operations: [], failedServers: [Self.other])
             #expect(stale.map(\.token) == ["a"])
         }
 
         @Test func aFailureThatNamesNoServerKeepsEverything() {
             let stale = NotificationReconciliation.stale(
                 [note("a"), note("b", server: nil)], operations: [],
-                failedServers: [nil], fetchStartedAtMillis: 100)
+                failedServers: [nil])
             #expect(stale.isEmpty)
-        }
-
-        @Test func aNotificationPostedAfterTheFetchStartedIsKept() {
-            let stale = NotificationReconciliation.stale(
-                [note("old", at: 99), note("same", at: 100), note("new", at: 101)],
-                operations: [], failedServers: [], fetchStartedAtMillis: 100)
-            #expect(stale.map(\.token) == ["old", "same"])
         }
 
         @Test func inMemoryNotificationsCancelByIdentifierAndKeepAHistory() async {
