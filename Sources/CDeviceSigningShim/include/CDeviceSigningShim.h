@@ -11,4 +11,5 @@
 #include "dss_tls.h"
 #include "dss_base64.h"
 #include "dss_random.h"
+#include "dss_descriptors.h"
 #endif

@@ -51,6 +51,7 @@ enum HTTPPoll {
         let remaining = ContinuousClock.now.duration(to: deadline)
         guard remaining > .zero else { return 0 }
         let (seconds, attoseconds) = remaining.components
+        guard seconds < Int64(Int32.max / 1000) else { return .max }  // also keeps `seconds * 1000` from overflowing
         let millis = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int32(clamping: millis)
     }

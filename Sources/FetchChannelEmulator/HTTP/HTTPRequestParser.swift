@@ -42,6 +42,10 @@ struct HTTPRequestParser {
     let peer: HTTPPeerAddress
 
     private var buffer: [UInt8] = []
+    /// The buffer capacity kept between requests; a larger one is given back.
+    static let keptCapacity = 64 * 1024
+    /// The bytes the buffer holds allocated (for tests).
+    var bufferCapacity: Int { buffer.capacity }
     /// Index of the first byte not consumed yet.
     private var start = 0
     /// Bytes after `start` already searched for LF without finding one.
@@ -390,7 +394,12 @@ struct HTTPRequestParser {
         headerBytes = 0
         expectsContinue = false
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
+            buffer.removeAll(keepingCapacity: buffer.capacity <= Self.keptCapacity)
+            start = 0
+        } else if buffer.capacity > Self.keptCapacity && buffer.count - start <= Self.keptCapacity {
+            // A little more followed a large request (a pipelined start, a stray CRLF): keep only
+            // that, so an idle connection does not hold the large request's buffer.
+            buffer = Array(buffer[start...])
             start = 0
         }
         return request

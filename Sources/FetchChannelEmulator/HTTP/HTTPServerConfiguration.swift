@@ -71,14 +71,18 @@ extension HTTPServer {
             try require((0...65_535).contains(port), "port \(port) is outside 0...65535")
             try require(maxConnections >= 1, "maxConnections must be at least 1")
             try require(listenBacklog >= 1, "listenBacklog must be at least 1")
-            try require(limits.maxRequestLineLength >= 16, "maxRequestLineLength must be at least 16")
-            try require(limits.maxHeaderCount >= 1, "maxHeaderCount must be at least 1")
-            try require(limits.maxHeaderBytes >= 64, "maxHeaderBytes must be at least 64")
-            try require(limits.maxBodyBytes >= 0, "maxBodyBytes must not be negative")
-            try require(idleTimeout > .zero, "idleTimeout must be positive")
-            try require(requestTimeout > .zero, "requestTimeout must be positive")
-            try require(writeTimeout > .zero, "writeTimeout must be positive")
-            try require(lingerTimeout >= .zero, "lingerTimeout must not be negative")
+            // The upper bounds keep the parser's and the deadlines' arithmetic far from overflow.
+            let gibibyte = 1 << 30
+            try require((16...gibibyte).contains(limits.maxRequestLineLength), "maxRequestLineLength must be 16...2^30")
+            try require((1...1 << 20).contains(limits.maxHeaderCount), "maxHeaderCount must be 1...2^20")
+            try require((64...gibibyte).contains(limits.maxHeaderBytes), "maxHeaderBytes must be 64...2^30")
+            try require((0...gibibyte).contains(limits.maxBodyBytes), "maxBodyBytes must be 0...2^30")
+            let day = Duration.seconds(86_400)
+            try require(idleTimeout > .zero && idleTimeout <= day, "idleTimeout must be positive, at most a day")
+            try require(
+                requestTimeout > .zero && requestTimeout <= day, "requestTimeout must be positive, at most a day")
+            try require(writeTimeout > .zero && writeTimeout <= day, "writeTimeout must be positive, at most a day")
+            try require(lingerTimeout >= .zero && lingerTimeout <= day, "lingerTimeout must be 0...a day")
             try require(threadStackSize >= 64 * 1024, "threadStackSize must be at least 64 KiB")
         }
     }

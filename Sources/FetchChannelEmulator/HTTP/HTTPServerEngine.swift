@@ -1,3 +1,4 @@
+internal import CDeviceSigningShim
 import DeviceSigning
 import Dispatch
 import Glibc
@@ -205,7 +206,9 @@ final class HTTPServerEngine: Sendable {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener.fd, $0, &length) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    dss_accept_cloexec_nonblocking(listener.fd, $0, &length)
+                }
             }
             guard fd >= 0 else {
                 switch errno {
@@ -217,11 +220,8 @@ final class HTTPServerEngine: Sendable {
                     return true  // EAGAIN: the backlog is empty.
                 }
             }
+            // Close-on-exec and non-blocking from the start (see dss_socket.h).
             let socket = HTTPSocket(adopting: fd)
-            guard HTTPSocket.setCloseOnExecAndNonBlocking(fd) else {
-                socket.close()
-                continue
-            }
             // Answers are written in one send; without TCP_NODELAY a pipelining client could
             // still meet Nagle's delay. Failure only costs latency.
             if !HTTPSocket.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1) {

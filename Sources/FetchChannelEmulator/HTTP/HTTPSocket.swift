@@ -169,16 +169,6 @@ struct HTTPSocket: ~Copyable, HTTPByteStream {
         }
     }
 
-    /// FD_CLOEXEC so children of the process never inherit server sockets, O_NONBLOCK so that all
-    /// waiting happens in poll() with deadlines. Returns false with errno set on failure.
-    static func setCloseOnExecAndNonBlocking(_ fd: Int32) -> Bool {
-        let descriptorFlags = fcntl(fd, F_GETFD)
-        guard descriptorFlags >= 0, fcntl(fd, F_SETFD, descriptorFlags | FD_CLOEXEC) == 0 else { return false }
-        let statusFlags = fcntl(fd, F_GETFL)
-        guard statusFlags >= 0, fcntl(fd, F_SETFL, statusFlags | O_NONBLOCK) == 0 else { return false }
-        return true
-    }
-
     /// Sets an integer socket option; false with errno set on failure.
     static func setOption(_ fd: Int32, level: Int32, name: Int32, value: Int32) -> Bool {
         var value = value
@@ -189,7 +179,9 @@ struct HTTPSocket: ~Copyable, HTTPByteStream {
 extension HTTPSocket {
     /// A listening socket on `address:port` (0 = ephemeral), non-blocking, close-on-exec, SO_REUSEADDR.
     static func listen(on address: HTTPIPAddress, port: UInt16, backlog: Int) throws(HTTPServerError) -> HTTPSocket {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            address.family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else {
             throw HTTPServerError(.socketFailed, "socket() failed", errno: errno)
         }
@@ -202,9 +194,6 @@ extension HTTPSocket {
             guard setOption(fd, level: Int32(IPPROTO_IPV6), name: IPV6_V6ONLY, value: 1) else {
                 throw HTTPServerError(.socketFailed, "setsockopt(IPV6_V6ONLY) failed", errno: errno)
             }
-        }
-        guard setCloseOnExecAndNonBlocking(fd) else {
-            throw HTTPServerError(.socketFailed, "fcntl() on the listening socket failed", errno: errno)
         }
         let bound = address.withSocketAddress(port: port) { Glibc.bind(fd, $0, $1) }
         guard bound == 0 else {

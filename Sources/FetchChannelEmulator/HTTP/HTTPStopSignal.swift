@@ -1,3 +1,4 @@
+internal import CDeviceSigningShim
 import Glibc
 import Synchronization
 
@@ -15,20 +16,12 @@ final class HTTPStopSignal: Sendable {
 
     init() throws(HTTPServerError) {
         var descriptors: [Int32] = [-1, -1]
-        guard pipe(&descriptors) == 0 else {
+        // Set up as the listener: not inherited by child processes, never blocks the writer.
+        guard dss_pipe_cloexec_nonblocking(&descriptors) == 0 else {
             throw HTTPServerError(.socketFailed, "cannot create the stop pipe", errno: errno)
         }
         readFD = descriptors[0]
         writeFD = descriptors[1]
-        // Set up as the listener: not inherited by child processes, never blocks the writer.
-        for descriptor in descriptors {
-            guard HTTPSocket.setCloseOnExecAndNonBlocking(descriptor) else {
-                let code = errno
-                HTTPSocket.closeDescriptor(readFD)
-                HTTPSocket.closeDescriptor(writeFD)
-                throw HTTPServerError(.socketFailed, "cannot configure the stop pipe", errno: code)
-            }
-        }
     }
 
     /// Cheap check between requests, without a system call.

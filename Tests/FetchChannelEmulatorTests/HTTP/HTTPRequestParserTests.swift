@@ -173,6 +173,26 @@ extension HTTPServerTests {
             #expect(parser.hasStartedRequest)
         }
 
+        /// A large body followed by a stray CRLF in the same read: the idle connection keeps the
+        /// two bytes, not the body's buffer.
+        @Test func aLargeRequestsBufferIsNotKeptAfterIt() {
+            let limits = HTTPServer.Limits(maxBodyBytes: 1 << 20)
+            var parser = HTTPRequestParser(limits: limits, peer: HTTPPeerAddress(host: "127.0.0.1", port: 1))
+            let body = [UInt8](repeating: 0x61, count: 1 << 20)
+            parser.append(
+                Array("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body + [13, 10])
+            guard case .request(let request) = parser.next() else {
+                Issue.record("not parsed")
+                return
+            }
+            #expect(request.body.count == body.count)
+            #expect(parser.bufferCapacity <= HTTPRequestParser.keptCapacity)
+            guard case .needMore = parser.next() else {
+                Issue.record("the stray CRLF is not a request")
+                return
+            }
+        }
+
         @Test func headerValueBytesThatAreNotUTF8SurviveAsLatin1() {
             var parser = HTTPRequestParser(limits: Self.limits, peer: HTTPPeerAddress(host: "127.0.0.1", port: 1))
             parser.append(Array("GET / HTTP/1.1\r\nHost: a\r\nX: ".utf8) + [0xE9, 0xFF] + Array("\r\n\r\n".utf8))

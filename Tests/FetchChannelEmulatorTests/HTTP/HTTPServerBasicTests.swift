@@ -90,6 +90,54 @@ extension HTTPServerTests {
             #expect(server.statistics.totalRequests == 2)
         }
 
+        /// The server's side of a connection is close-on-exec and non-blocking from accept on, so
+        /// a child process never inherits it and no read can block past its deadline.
+        @Test func anAcceptedConnectionIsCloseOnExecAndNonBlocking() throws {
+            let (server, address) = try HTTPTestSupport.startServer()
+            defer { server.stop() }
+            let client = try RawHTTPClient(port: address.port)
+            #expect(try client.roundTrip(HTTPTestSupport.get("/kept")).status == 200)
+            let clientPort = try #require(Self.localPort(of: client.fd))
+            let accepted = Self.descriptors(withPeerPort: clientPort)
+            #expect(accepted.count == 1, "the server's side of the connection: \(accepted)")
+            for fd in accepted {
+                #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(fd) is close-on-exec")
+                #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0, "descriptor \(fd) is non-blocking")
+            }
+        }
+
+        /// The stop pipe is made close-on-exec and non-blocking in one call (pipe2).
+        @Test func theStopPipeIsCloseOnExecAndNonBlocking() throws {
+            let signal = try HTTPStopSignal()
+            for fd in [signal.readFD, signal.writeFD] {
+                #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(fd) is close-on-exec")
+                #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0, "descriptor \(fd) is non-blocking")
+            }
+        }
+
+        private static func localPort(of fd: Int32) -> Int? {
+            var address = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            return named == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
+        }
+
+        /// This process's IPv4 sockets whose peer port is `port`.
+        private static func descriptors(withPeerPort port: Int) -> [Int32] {
+            let limit = Int32(clamping: min(max(sysconf(Int32(_SC_OPEN_MAX)), 1_024), 65_536))
+            return (0..<limit).filter { fd in
+                var address = sockaddr_in()
+                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let named = withUnsafeMutablePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+                }
+                return named == 0 && address.sin_family == sa_family_t(AF_INET)
+                    && Int(UInt16(bigEndian: address.sin_port)) == port
+            }
+        }
+
         @Test func pipelinedRequestsAreAnsweredInOrder() throws {
             let (server, address) = try HTTPTestSupport.startServer()
             defer { server.stop() }
@@ -246,6 +294,17 @@ extension HTTPServerTests {
 
             let badPort = HTTPServer(configuration: .init(port: 70_000)) { _ in .closeWithoutAnswer }
             #expect(throws: HTTPServerError(.invalidConfiguration)) { try badPort.start() }
+
+            // Values whose arithmetic would overflow (a "never" timeout, an unlimited line) are refused.
+            let forever = HTTPServer(configuration: .init(idleTimeout: .seconds(Int64.max))) { _ in .closeWithoutAnswer
+            }
+            #expect(throws: HTTPServerError(.invalidConfiguration)) { try forever.start() }
+            let unlimited = HTTPServer(configuration: .init(limits: .init(maxRequestLineLength: .max))) { _ in
+                .closeWithoutAnswer
+            }
+            #expect(throws: HTTPServerError(.invalidConfiguration)) { try unlimited.start() }
+            #expect(HTTPPoll.millisecondsUntil(ContinuousClock.now + .seconds(Int64.max / 100)) == .max)
+            #expect(HTTPPoll.millisecondsUntil(ContinuousClock.now + .seconds(3_000_000)) == .max)
 
             let allowed = HTTPServer(configuration: .init(host: "0.0.0.0", allowNonLoopback: true)) { _ in
                 .respond(HTTPResponse(status: 200))
