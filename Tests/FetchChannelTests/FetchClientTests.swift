@@ -374,6 +374,22 @@ import Testing
         #expect(result.errors.allSatisfy { $0.message.contains("https://") })
     }
 
+    /// A password in a registration's URL is neither sent nor shown: the server is named without
+    /// it and the request is refused (libcurl would send it as a Basic authorization).
+    @Test func aServerURLWithUserInformationIsRefusedAndNotShown() async throws {
+        let transport = FakeTransport { _ in Self.ok([]) }
+        let result = await client(transport).pendingOutOfBandOperations([
+            registration("https://device:s3cret@backend.example/prefix"),
+            registration("https://device@backend.example"),
+        ])
+        #expect(transport.requests.isEmpty)
+        #expect(result.errors.map(\.server) == ["https://backend.example/prefix", "https://backend.example"])
+        #expect(result.errors.allSatisfy { $0.networkFailure?.kind == .invalidURL })
+        for error in result.errors {
+            #expect(!"\(error) \(error.message)".contains("s3cret") && !error.message.contains("device@"), "\(error)")
+        }
+    }
+
     @Test func otherSchemesAreInvalidURLs() async {
         let transport = FakeTransport { _ in Self.ok([]) }
         let result = await client(transport).pendingOutOfBandOperations([

@@ -44,7 +44,8 @@ public struct FetchRegistration: Sendable {
         init(server: URL, deviceId: String, paths: FetchPaths) {
             var name = server.absoluteString
             while name.hasSuffix("/") { name.removeLast() }
-            serverName = name
+            // The name shows no password; the URL keeps what was given, for the transport to refuse.
+            serverName = URLUserInformation.removed(from: name)
             // Only an absolute path: one such as `.evil.example/x` would run on from the host.
             let path = paths.pendingOperationsPath(deviceId: deviceId)
             pendingOperationsURL = path.hasPrefix("/") ? URL(string: name + path) : nil
@@ -86,7 +87,7 @@ public struct FetchRegistration: Sendable {
     }
 
     /// The base URL as errors, operations and the clock-skew estimator name it: as given, without
-    /// a trailing `/`.
+    /// a trailing `/` and without user information (``URLUserInformation``).
     public var serverName: String { derived.serverName }
 
     /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL or the

@@ -4,6 +4,9 @@ import Foundation
 public struct HTTPAnswer: Sendable, Hashable {
     /// The largest body kept (1 MiB); the transport stops reading after it and sets ``bodyWasCutOff``.
     public static let maximumBodyBytes = PendingOperationsDecoder.maximumBodyBytes
+    /// The largest answer head read (64 KiB, interim heads included): a backend's answers carry a
+    /// few short fields. A longer head is refused as not HTTP.
+    public static let maximumHeadBytes = 64 * 1024
 
     public let status: Int
     /// Header fields with lowercased names (HTTP field names are case-insensitive); a repeated

@@ -6,7 +6,8 @@ import Foundation
     import Darwin
 #endif
 
-/// Which URLs a device request may go to: HTTPS anywhere, plain HTTP only to loopback.
+/// Which URLs a device request may go to: HTTPS anywhere, plain HTTP only to loopback; no user
+/// information in either.
 ///
 /// A Device-Signature (and a redeem token) in clear text could be read and replayed by anyone on
 /// the path, so `http://` is refused before any connection unless the host is a loopback address:
@@ -18,12 +19,20 @@ import Foundation
 /// check uses it too.
 package enum TransportSecurity {
     /// Nil when a request to `url` may be sent; otherwise why not (`insecureTransport` or `invalidURL`).
+    /// A URL with user information is refused too (``URLUserInformation``).
     package static func refusal(for url: URL) -> NetworkFailure? {
+        let shown = URLUserInformation.removed(from: url.absoluteString)
+        guard !URLUserInformation.isPresent(in: url) else {
+            return NetworkFailure(
+                .invalidURL,
+                detail: "\(shown) is given with a user name or password, which would be sent to the backend; "
+                    + "the device authenticates by its signature alone")
+        }
         guard let scheme = url.scheme?.lowercased() else {
-            return NetworkFailure(.invalidURL, detail: "\(url.absoluteString) has no scheme")
+            return NetworkFailure(.invalidURL, detail: "\(shown) has no scheme")
         }
         guard let host = url.host, !host.isEmpty else {
-            return NetworkFailure(.invalidURL, detail: "\(url.absoluteString) has no host")
+            return NetworkFailure(.invalidURL, detail: "\(shown) has no host")
         }
         switch scheme {
         case "https":

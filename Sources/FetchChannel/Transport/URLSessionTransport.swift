@@ -25,6 +25,7 @@ final class URLSessionTransport: HTTPTransport {
         configuration.httpShouldSetCookies = false
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCredentialStorage = nil
+        configuration.connectionProxyDictionary = [:]  // no proxy, as the libcurl transport (CurlRequestOptions)
         delegate = Delegate()
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
@@ -45,6 +46,12 @@ final class URLSessionTransport: HTTPTransport {
                     .tlsUntrustedCertificate,
                     detail: "this platform's transport (URLSession) "
                         + "cannot check \(request.trust); only the system CAs"))
+        }
+        // The header rules of the libcurl transport: a token name, no CR, LF or NUL in a value.
+        do {
+            _ = try CurlHeaderLines.lines(for: request.headers, hasBody: request.body != nil)
+        } catch {
+            return .failure(error)
         }
         var urlRequest = URLRequest(
             url: request.url, cachePolicy: .reloadIgnoringLocalCacheData,

@@ -97,22 +97,7 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     /// A stored server URL as output shows it: without user info (a hand-edited record may hold a
     /// password; register never stores one).
     static func shown(_ stored: String) -> String {
-        guard var components = URLComponents(string: stored) else { return withoutUserInformation(stored) }
-        guard components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return stored }
-        components.percentEncodedUser = nil
-        components.percentEncodedPassword = nil
-        return components.string ?? "(a URL with user information)"
-    }
-
-    /// `text` without what follows its `//` up to its last `@`: for text Foundation does not parse
-    /// as a URL (`https://u:p/w@ho st/`), which may hold a password all the same. Where the
-    /// authority ends cannot be told in such text, so everything that could be user information
-    /// goes, a part of the path at worst.
-    private static func withoutUserInformation(_ text: String) -> String {
-        guard let start = text.range(of: "//")?.upperBound, let at = text[start...].lastIndex(of: "@") else {
-            return text
-        }
-        return String(text[..<start]) + String(text[text.index(after: at)...])
+        URLUserInformation.removed(from: stored)
     }
 
     /// The base URL followed by `path` (which starts with "/"), each segment given percent-encoded.

@@ -60,6 +60,20 @@
             #expect(throws: NetworkFailure.self) { try CurlHeaderLines.lines(for: headers, hasBody: false) }
         }
 
+        /// The URLSession transport (where libcurl is not built) refuses the same fields, before
+        /// any connection: the request goes to a port nothing listens on, which would fail otherwise.
+        @Test func theURLSessionTransportRefusesTheSameHeaderFields() async throws {
+            let url = try #require(URL(string: "http://127.0.0.1:1/"))
+            let request = TransportRequest(
+                method: "GET", url: url, headers: ["Name": "v\r\nInjected: 1"], body: nil, timeout: .seconds(5))
+            let result = await URLSessionTransport().send(request)
+            guard case .failure(let failure) = result else {
+                Issue.record("sent: \(result)")
+                return
+            }
+            #expect(failure.kind == .other && failure.detail.contains("CR, LF or NUL"), "\(failure)")
+        }
+
         @Test func timeoutsAreWholeMillisecondsRoundedUpAndNeverZero() {
             #expect(CurlRequestOptions.timeoutMilliseconds(.milliseconds(300)) == 300)
             #expect(CurlRequestOptions.timeoutMilliseconds(.microseconds(300_001)) == 301)

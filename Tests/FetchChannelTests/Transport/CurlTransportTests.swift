@@ -341,6 +341,65 @@
             #expect(answer.body.count == HTTPAnswer.maximumBodyBytes)
         }
 
+        /// libcurl would decompress a gzip transfer coding on the server's word alone; no answer
+        /// here is asked for compressed, so it is refused before its body is read.
+        @Test func aCompressedTransferCodingIsRefused() async throws {
+            // `{"ok":true}` gzipped, sent as one chunk.
+            let gzip: [UInt8] = [
+                0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0xFF, 0xAB, 0x56, 0xCA, 0xCF, 0x56, 0xB2,
+                0x2A, 0x29, 0x2A, 0x4D, 0xAD, 0x05, 0x00, 0x90, 0x5F, 0xD4, 0xA7, 0x0B, 0x00, 0x00, 0x00,
+            ]
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                        + String(gzip.count, radix: 16) + "\r\n")
+                connection.write(gzip)
+                connection.write("\r\n0\r\n\r\n")
+                connection.waitForClose()
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            guard case .notHTTP(let detail) = result else {
+                Issue.record("a gzip transfer coding was read: \(result)")
+                return
+            }
+            #expect(detail.contains("transfer coding"))
+        }
+
+        /// A head of 100,000 bytes (libcurl itself allows 300 KiB) is refused as not HTTP, not
+        /// reported as a lost connection.
+        @Test func anAnswerHeadOverTheLimitIsRefused() async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                let filler = String(repeating: "X-Filler: \(String(repeating: "f", count: 40))\r\n", count: 2_000)
+                connection.write("HTTP/1.1 200 OK\r\n" + filler + "Content-Length: 2\r\n\r\nok")
+                connection.waitForClose()
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            guard case .notHTTP(let detail) = result else {
+                Issue.record("a 100 KB head was read: \(result)")
+                return
+            }
+            #expect(detail.contains("\(HTTPAnswer.maximumHeadBytes) bytes"))
+        }
+
+        /// A user name and password in the URL would go to the backend as a Basic authorization;
+        /// the request is refused before any connection, and the refusal does not show the password.
+        @Test func aURLWithUserInformationIsRefused() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            for text in ["http://user:s3cret@127.0.0.1:\(server.port)/", "http://user@127.0.0.1:\(server.port)/"] {
+                let result = await transport.send(Self.request(try #require(URL(string: text))))
+                #expect(result.failureKind == .invalidURL, "\(text): \(result)")
+                #expect(!"\(result)".contains("s3cret") && !"\(result)".contains("user@"), "\(result)")
+            }
+            #expect(server.counters.accepted == 0)
+        }
+
         @Test func aRedirectIsReturnedNotFollowed() async throws {
             let elsewhere = try RawTestServer { connection in
                 while connection.readRequest() != nil { connection.write(Self.okAnswer) }

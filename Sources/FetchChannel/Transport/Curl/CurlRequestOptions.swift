@@ -10,7 +10,10 @@
     /// - No proxy, whatever `http_proxy`/`https_proxy`/`ALL_PROXY` say (CURLOPT_PROXY ""): a proxy
     ///   for plain http to loopback would see the Device-Signature, and an https proxy is a party the
     ///   backend's trust does not cover.
-    /// - No cookies (no cookie engine is started), no `.netrc`, no content decoding.
+    /// - No cookies (no cookie engine is started), no `.netrc`, no content decoding; no user name
+    ///   or password from the URL (CURLOPT_DISALLOW_USERNAME_IN_URL; ``TransportSecurity`` refuses
+    ///   such a URL first). A transfer coding other than `chunked` and an answer head over
+    ///   ``HTTPAnswer/maximumHeadBytes`` are refused as not HTTP (``CurlTransfer``).
     /// - TLS 1.2 or later; peer and host verification always on (CURLOPT_SSL_VERIFYPEER 1,
     ///   CURLOPT_SSL_VERIFYHOST 2); the anchors and pins of the request's ``TLSTrust``.
     /// - HTTP/1.1 only: the version every endpoint here is tested with.
@@ -29,6 +32,7 @@
             try transfer.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
             try transfer.set(CURLOPT_FOLLOWLOCATION, 0)
             try transfer.set(CURLOPT_PROXY, "")
+            try transfer.set(CURLOPT_DISALLOW_USERNAME_IN_URL, 1)
             try transfer.set(CURLOPT_NOSIGNAL, 1)
             try transfer.set(CURLOPT_QUICK_EXIT, 1)
             try transfer.set(CURLOPT_TIMEOUT_MS, timeoutMilliseconds(request.timeout))

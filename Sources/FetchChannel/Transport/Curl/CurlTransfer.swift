@@ -29,6 +29,10 @@
         private var response = CurlResponseHead()
         private var body = Data()
         private var bodyWasCutOff = false
+        /// Bytes of the answer's heads so far, interim ones included.
+        private var headBytes = 0
+        /// Why the answer's head was refused, which stopped the transfer; nil when it was not.
+        private var headRefusal: String?
         /// How often libcurl was about to send the request (CURLOPT_PREREQFUNCTION).
         private var sendAttempts = 0
         /// Set, under the loop's lock, by a cancellation: also one that came before the transfer
@@ -186,15 +190,28 @@
             return 0
         }
 
-        /// One header line (libcurl passes whole lines). At the end of the final head, a
-        /// Content-Length above the cap stops the transfer before any of the body is read; not for
-        /// an answer that has no body whatever its Content-Length (to HEAD, 204, 304: RFC 9110 §8.6).
+        /// One header line (libcurl passes whole lines). Returning 0 stops the transfer:
+        /// - heads longer than ``HTTPAnswer/maximumHeadBytes`` in all are refused;
+        /// - at the end of the final head, a transfer coding other than `chunked` is refused:
+        ///   libcurl would decompress a gzip or deflate one on the server's word alone, and no
+        ///   answer here is ever asked for compressed;
+        /// - at the end of the final head, a Content-Length above the cap stops the transfer before
+        ///   any of the body is read; not for an answer that has no body whatever its
+        ///   Content-Length (to HEAD, 204, 304: RFC 9110 §8.6).
         private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
+            headBytes += bytes.count
+            guard headBytes <= HTTPAnswer.maximumHeadBytes else {
+                headRefusal = "the answer's head is longer than \(HTTPAnswer.maximumHeadBytes) bytes"
+                return 0
+            }
             response.receive(line: bytes)
+            guard response.isComplete else { return bytes.count }
+            if let coding = response.headers["transfer-encoding"], coding.lowercased() != "chunked" {
+                headRefusal = "the answer is sent in a transfer coding other than chunked alone"
+                return 0
+            }
             let hasNoBody = isHead || response.status == 204 || response.status == 304
-            if response.isComplete, !hasNoBody, let length = response.contentLength,
-                length > HTTPAnswer.maximumBodyBytes
-            {
+            if !hasNoBody, let length = response.contentLength, length > HTTPAnswer.maximumBodyBytes {
                 bodyWasCutOff = true
                 return 0
             }
@@ -213,6 +230,7 @@
 
         /// What the transfer came to, given libcurl's code for it.
         func result(for code: CURLcode) -> TransportResult {
+            if let headRefusal { return .notHTTP(headRefusal) }
             if let status = response.status, bodyWasCutOff || code == CURLE_OK {
                 return .answer(
                     HTTPAnswer(

@@ -1,0 +1,37 @@
+import Foundation
+
+/// User information in a URL (`https://user:password@host/`): never sent, never shown.
+///
+/// The device authenticates by its signature; a user name and password in a backend URL would be
+/// sent by libcurl as an `Authorization: Basic` header on every request, and would appear in every
+/// error that names the backend. The transport refuses such a URL (``TransportSecurity``), and
+/// every text that shows one shows it through ``removed(from:)``.
+package enum URLUserInformation {
+    /// Whether `url` carries a user name or password (an empty one too: `https://@host/`).
+    package static func isPresent(in url: URL) -> Bool {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url.user != nil || url.password != nil
+        }
+        return components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+    }
+
+    /// `text` (a URL) without its user information, for messages and names.
+    package static func removed(from text: String) -> String {
+        guard var components = URLComponents(string: text) else { return withoutAuthorityPrefix(text) }
+        guard components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return text }
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        return components.string ?? "(a URL with user information)"
+    }
+
+    /// `text` without what follows its `//` up to its last `@`: for text Foundation does not parse
+    /// as a URL (`https://u:p/w@ho st/`), which may hold a password all the same. Where the
+    /// authority ends cannot be told in such text, so everything that could be user information
+    /// goes, a part of the path at worst.
+    private static func withoutAuthorityPrefix(_ text: String) -> String {
+        guard let start = text.range(of: "//")?.upperBound, let at = text[start...].lastIndex(of: "@") else {
+            return text
+        }
+        return String(text[..<start]) + String(text[text.index(after: at)...])
+    }
+}
