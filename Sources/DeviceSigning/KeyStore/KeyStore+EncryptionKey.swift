@@ -1,6 +1,6 @@
 /// Each entry's encryption key: the P-256 key (ECDH-ES) the backend encrypts the entry's
 /// operations answers to, kept in `<keyId>.enc.pem` beside the signing key and protected the same
-/// way (docs/ARCHITECTURE.md, "Key store" and "Encrypted answers").
+/// way (docs/ARCHITECTURE.md, "Invariants", key store, and "Encrypted answers").
 extension KeyStore {
     /// The encryption key of `keyId`, or nil when the entry has none yet (made before encryption
     /// keys existed; see `addEncryptionKey`). Needs the passphrase of the signing key and throws

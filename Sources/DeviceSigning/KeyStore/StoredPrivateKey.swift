@@ -1,6 +1,6 @@
 /// A private key as the key store writes it to a file, with the words its record uses for the
 /// protection: one rule for the signing key and the encryption key of an entry, so both are
-/// always protected the same way (docs/ARCHITECTURE.md, "Key store").
+/// always protected the same way (docs/ARCHITECTURE.md, "Invariants", key store).
 struct StoredPrivateKey {
     /// The file's text: `TSS2 PRIVATE KEY`, `ENCRYPTED PRIVATE KEY` or (only when allowed) `PRIVATE KEY`.
     let pem: SecureBytes

@@ -4,7 +4,7 @@ struct DemoCommand: CLICommand {
         path: ["demo"],
         abstract: "Walk through the fetch channel against in-process reference backends on loopback.",
         discussion:
-            "Starts three reference backends on ephemeral loopback ports (a healthy one, one whose clock is 7 min 12 s ahead, one that is down), creates a key in a temporary store, registers it, dispatches push, QR-code and link operations, and shows the fetch practices: a foreground fetch, a throttled user action, the two channel policies, a push redeemed once while a fetch returns it, a failed redemption released and retried, clock skew and a network error in a partial result. Needs nothing configured; removes its temporary store; takes a few seconds."
+            "Starts four reference backends on ephemeral loopback ports (a healthy one over HTTPS with its CA and pin trusted, one whose clock is 7 min 12 s ahead, one that is down, one over HTTPS whose key is not the pinned one), creates a key in a temporary store, registers it, dispatches push, QR-code and link operations, and shows the fetch practices: a foreground fetch, a throttled user action, the two channel policies, a push redeemed once while a fetch returns it, a failed redemption released and retried, clock skew, a network error and a pin mismatch in a partial result, and a TPM-bound key when a software TPM (swtpm) is installed. Needs nothing configured; removes its temporary store; takes well under a second after the build."
     )
 
     let output: OutputChannel

@@ -220,7 +220,7 @@ final class HTTPServerEngine: Sendable {
                     return true  // EAGAIN: the backlog is empty.
                 }
             }
-            // Close-on-exec and non-blocking from the start (see dss_socket.h).
+            // Close-on-exec and non-blocking from the start (see dss_descriptors.h).
             let socket = HTTPSocket(adopting: fd)
             // Answers are written in one send; without TCP_NODELAY a pipelining client could
             // still meet Nagle's delay. Failure only costs latency.
