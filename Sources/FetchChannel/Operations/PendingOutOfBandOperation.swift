@@ -19,14 +19,15 @@ public struct PendingOutOfBandOperation: Sendable, Hashable, Codable {
         public static let maximumRedeemURLBytes = 8_192
 
         /// Why the token or the redeem URL is out of bounds (an empty token, or one of them longer
-        /// than its maximum); nil when both are within them. `path` names the object in the reason.
-        func sizeProblem(at path: String) -> String? {
-            if token.isEmpty { return "\(path).token is empty." }
+        /// than its maximum); nil when both are within them. `path` names the object in the reason,
+        /// and is made only for one: it runs for every fetched operation.
+        func sizeProblem(at path: @autoclosure () -> String) -> String? {
+            if token.isEmpty { return "\(path()).token is empty." }
             if token.utf8.count > Self.maximumTokenBytes {
-                return "\(path).token is longer than \(Self.maximumTokenBytes) bytes."
+                return "\(path()).token is longer than \(Self.maximumTokenBytes) bytes."
             }
             if redeemUrl.utf8.count > Self.maximumRedeemURLBytes {
-                return "\(path).redeemUrl is longer than \(Self.maximumRedeemURLBytes) bytes."
+                return "\(path()).redeemUrl is longer than \(Self.maximumRedeemURLBytes) bytes."
             }
             return nil
         }
