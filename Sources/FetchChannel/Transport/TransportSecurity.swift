@@ -21,18 +21,19 @@ package enum TransportSecurity {
     /// Nil when a request to `url` may be sent; otherwise why not (`insecureTransport` or `invalidURL`).
     /// A URL with user information is refused too (``URLUserInformation``).
     package static func refusal(for url: URL) -> NetworkFailure? {
-        let shown = URLUserInformation.removed(from: url.absoluteString)
+        // The URL as a refusal shows it; made only for a refusal (this runs for every request).
+        func shown() -> String { URLUserInformation.removed(from: url.absoluteString) }
         guard !URLUserInformation.isPresent(in: url) else {
             return NetworkFailure(
                 .invalidURL,
-                detail: "\(shown) is given with a user name or password, which would be sent to the backend; "
+                detail: "\(shown()) is given with a user name or password, which would be sent to the backend; "
                     + "the device authenticates by its signature alone")
         }
         guard let scheme = url.scheme?.lowercased() else {
-            return NetworkFailure(.invalidURL, detail: "\(shown) has no scheme")
+            return NetworkFailure(.invalidURL, detail: "\(shown()) has no scheme")
         }
         guard let host = url.host, !host.isEmpty else {
-            return NetworkFailure(.invalidURL, detail: "\(shown) has no host")
+            return NetworkFailure(.invalidURL, detail: "\(shown()) has no host")
         }
         switch scheme {
         case "https":

@@ -7,16 +7,15 @@ import Foundation
 /// error that names the backend. The transport refuses such a URL (``TransportSecurity``), and
 /// every text that shows one shows it through ``removed(from:)``.
 package enum URLUserInformation {
-    /// Whether `url` carries a user name or password (an empty one too: `https://@host/`).
+    /// Whether `url` carries a user name or password (an empty one too: `https://@host/`). Asked
+    /// for every request: the URL's own parse answers it, no second one.
     package static func isPresent(in url: URL) -> Bool {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
-            return url.user != nil || url.password != nil
-        }
-        return components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+        url.user != nil || url.password != nil
     }
 
     /// `text` (a URL) without its user information, for messages and names.
     package static func removed(from text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "@")) else { return text }  // none without an @
         guard var components = URLComponents(string: text) else { return withoutAuthorityPrefix(text) }
         guard components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return text }
         components.percentEncodedUser = nil
