@@ -374,8 +374,8 @@ import Testing
         #expect(result.errors.allSatisfy { $0.message.contains("https://") })
     }
 
-    /// A password in a registration's URL is neither sent nor shown: the server is named without
-    /// it and the request is refused (libcurl would send it as a Basic authorization).
+    /// A password in a registration's URL is neither sent nor shown: the server is named with
+    /// `***` for it and the request is refused (libcurl would send it as a Basic authorization).
     @Test func aServerURLWithUserInformationIsRefusedAndNotShown() async throws {
         let transport = FakeTransport { _ in Self.ok([]) }
         let result = await client(transport).pendingOutOfBandOperations([
@@ -383,7 +383,8 @@ import Testing
             registration("https://device@backend.example"),
         ])
         #expect(transport.requests.isEmpty)
-        #expect(result.errors.map(\.server) == ["https://backend.example/prefix", "https://backend.example"])
+        // Masked, not removed: the name stays apart from the same backend registered without them.
+        #expect(result.errors.map(\.server) == ["https://***@backend.example/prefix", "https://***@backend.example"])
         #expect(result.errors.allSatisfy { $0.networkFailure?.kind == .invalidURL })
         for error in result.errors {
             #expect(!"\(error) \(error.message)".contains("s3cret") && !error.message.contains("device@"), "\(error)")

@@ -111,6 +111,27 @@ public actor FetchCoordinator {
         return !overflow && elapsed >= 0 && elapsed < throttleWindowMillis
     }
 
+    /// The notifications of `current` that are `stale`, as far as cancelling by identifier can
+    /// reach them: one is matched by identifier, token and server (a platform may stamp its
+    /// posting time anew on each read), and an identifier that also names a notification that is
+    /// not stale (posted again, for a newer push) is left alone.
+    private static func stillStale(_ stale: [LocalNotification], in current: [LocalNotification]) -> [LocalNotification]
+    {
+        struct Key: Hashable {
+            let identifier: String
+            let token: String
+            let server: String?
+            init(_ notification: LocalNotification) {
+                identifier = notification.identifier
+                token = notification.token
+                server = notification.server
+            }
+        }
+        let staleKeys = Set(stale.map(Key.init))
+        let kept = Set(current.filter { !staleKeys.contains(Key($0)) }.map(\.identifier))
+        return current.filter { staleKeys.contains(Key($0)) && !kept.contains($0.identifier) }
+    }
+
     /// One fetch and what follows from it; the result becomes the cached one as the in-flight
     /// task ends, in one step, so a trigger always finds one or the other.
     private func fetchAndSettle(sequence: Int) async -> FetchSnapshot {
@@ -126,9 +147,10 @@ public actor FetchCoordinator {
             let stale = NotificationReconciliation.stale(
                 notificationsBefore, operations: result.operations, failedServers: result.errors.map(\.server))
             if !stale.isEmpty {
-                let stillThere = Set(await notifications.current())
-                cancelled = stale.filter(stillThere.contains)
-                if !cancelled.isEmpty { await notifications.cancel(identifiers: cancelled.map(\.identifier)) }
+                cancelled = Self.stillStale(stale, in: await notifications.current())
+                if !cancelled.isEmpty {
+                    await notifications.cancel(identifiers: Array(Set(cancelled.map(\.identifier))))
+                }
             }
         }
 

@@ -11,6 +11,22 @@ public struct FetchCoordinatorStatistics: Sendable, Hashable, Codable {
 
     public init() {}
 
+    private enum CodingKeys: String, CodingKey {
+        case fetched, joinedInFlight, throttled, noRegistration, incomingRedeemedDirectly, incomingUnderWay
+    }
+
+    /// A count missing from the encoding (one saved before that count existed) reads as 0.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func count(_ key: CodingKeys) throws -> Int { try container.decodeIfPresent(Int.self, forKey: key) ?? 0 }
+        fetched = try count(.fetched)
+        joinedInFlight = try count(.joinedInFlight)
+        throttled = try count(.throttled)
+        noRegistration = try count(.noRegistration)
+        incomingRedeemedDirectly = try count(.incomingRedeemedDirectly)
+        incomingUnderWay = try count(.incomingUnderWay)
+    }
+
     /// Every trigger decided so far.
     public var decided: Int {
         fetched + joinedInFlight + throttled + noRegistration + incomingRedeemedDirectly + incomingUnderWay

@@ -11,7 +11,8 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
     /// A push, link or QR code carried the operation: it went straight to the pipeline; nothing fetched.
     case incomingRedeemedDirectly(RedemptionReport)
     /// A push, link or QR code is starting an operation now: nothing fetched, so that a fetch does
-    /// not compete with it.
+    /// not compete with it. The trigger is not kept for later: the person is in that operation's
+    /// flow, and the next trigger fetches.
     case incomingUnderWay
 
     /// Why, in one word: stable, for logs and tests.

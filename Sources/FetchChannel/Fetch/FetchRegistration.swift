@@ -45,7 +45,7 @@ public struct FetchRegistration: Sendable {
             var name = server.absoluteString
             while name.hasSuffix("/") { name.removeLast() }
             // The name shows no password; the URL keeps what was given, for the transport to refuse.
-            serverName = URLUserInformation.removed(from: name)
+            serverName = URLUserInformation.masked(name)
             // Only an absolute path: one such as `.evil.example/x` would run on from the host.
             let path = paths.pendingOperationsPath(deviceId: deviceId)
             pendingOperationsURL = path.hasPrefix("/") ? URL(string: name + path) : nil
@@ -87,7 +87,7 @@ public struct FetchRegistration: Sendable {
     }
 
     /// The base URL as errors, operations and the clock-skew estimator name it: as given, without
-    /// a trailing `/` and without user information (``URLUserInformation``).
+    /// a trailing `/`, user information shown as `***` (``URLUserInformation``).
     public var serverName: String { derived.serverName }
 
     /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL or the

@@ -23,6 +23,14 @@ package enum URLUserInformation {
         return components.string ?? "(a URL with user information)"
     }
 
+    /// `text` with its user information replaced by `***`: a name for a backend that shows no
+    /// secret and is still not the name of the same URL given without user information.
+    package static func masked(_ text: String) -> String {
+        let shown = removed(from: text)
+        guard shown != text, let start = shown.range(of: "//")?.upperBound else { return shown }
+        return String(shown[..<start]) + "***@" + String(shown[start...])
+    }
+
     /// `text` without what follows its `//` up to its last `@`: for text Foundation does not parse
     /// as a URL (`https://u:p/w@ho st/`), which may hold a password all the same. Where the
     /// authority ends cannot be told in such text, so everything that could be user information

@@ -66,7 +66,7 @@ extension DemoWalkthrough {
             redeemData: .init(token: push.token, redeemUrl: push.redeemURL))
         // The fetch first: a push that is already being redeemed keeps a fetch from starting.
         let fetched = Task { await starter.handle(.foreground) }
-        while await starter.statistics.fetched == 0 { await Task.yield() }
+        while await starter.statistics.decided == 0 { await Task.yield() }
         let pushOutcome = await starter.handle(.incoming(.pushNotification, payload))
         let fetchOutcome = await fetched.value
         step(

@@ -367,6 +367,18 @@
             #expect(detail.contains("transfer coding"))
         }
 
+        /// An answer without a body may name any transfer coding (RFC 9112 §6.1): it is read.
+        @Test func aBodilessAnswerWithATransferCodingIsRead() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil {
+                    connection.write("HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")
+                }
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            #expect(result.answer?.status == 304, "\(result)")
+        }
+
         /// A head of 100,000 bytes (libcurl itself allows 300 KiB) is refused as not HTTP, not
         /// reported as a lost connection.
         @Test func anAnswerHeadOverTheLimitIsRefused() async throws {

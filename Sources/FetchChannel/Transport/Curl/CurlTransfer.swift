@@ -191,27 +191,30 @@
         }
 
         /// One header line (libcurl passes whole lines). Returning 0 stops the transfer:
-        /// - heads longer than ``HTTPAnswer/maximumHeadBytes`` in all are refused;
-        /// - at the end of the final head, a transfer coding other than `chunked` is refused:
-        ///   libcurl would decompress a gzip or deflate one on the server's word alone, and no
-        ///   answer here is ever asked for compressed;
+        /// - header fields longer than ``HTTPAnswer/maximumHeadBytes`` in all (interim heads and
+        ///   trailers included) are refused;
+        /// - at the end of the final head of an answer with a body, a transfer coding other than
+        ///   `chunked` is refused: libcurl would decompress a gzip or deflate one on the server's
+        ///   word alone, and no answer here is ever asked for compressed;
         /// - at the end of the final head, a Content-Length above the cap stops the transfer before
         ///   any of the body is read; not for an answer that has no body whatever its
         ///   Content-Length (to HEAD, 204, 304: RFC 9110 §8.6).
         private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Int {
-            headBytes += bytes.count
+            headBytes += bytes.count  // trailers (after a chunked body) count too
             guard headBytes <= HTTPAnswer.maximumHeadBytes else {
-                headRefusal = "the answer's head is longer than \(HTTPAnswer.maximumHeadBytes) bytes"
+                headRefusal = "the answer's header fields are longer than \(HTTPAnswer.maximumHeadBytes) bytes"
                 return 0
             }
+            let headHadEnded = response.isComplete
             response.receive(line: bytes)
-            guard response.isComplete else { return bytes.count }
+            guard response.isComplete, !headHadEnded else { return bytes.count }  // decided once, at its end
+            let hasNoBody = isHead || response.status == 204 || response.status == 304
+            guard !hasNoBody else { return bytes.count }
             if let coding = response.headers["transfer-encoding"], coding.lowercased() != "chunked" {
                 headRefusal = "the answer is sent in a transfer coding other than chunked alone"
                 return 0
             }
-            let hasNoBody = isHead || response.status == 204 || response.status == 304
-            if !hasNoBody, let length = response.contentLength, length > HTTPAnswer.maximumBodyBytes {
+            if let length = response.contentLength, length > HTTPAnswer.maximumBodyBytes {
                 bodyWasCutOff = true
                 return 0
             }
