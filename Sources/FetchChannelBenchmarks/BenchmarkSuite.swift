@@ -12,6 +12,12 @@ package enum BenchmarkSuite: Sendable {
     ]
 
     package struct Options: Sendable {
+        /// The values each setting may take: both commands refuse others before any row runs
+        /// (an infinite time would trap in the slicing arithmetic).
+        package static let secondsRange = 0.01...3_600.0
+        package static let signaturesRange = 1...100_000_000
+        package static let emulatorRequestsRange = 1_000...100_000_000
+
         /// Measuring time of the rate rows.
         package var seconds: Double
         /// Signatures made for the signing resident-memory row.

@@ -73,28 +73,36 @@ enum ClientCPUBenchmark {
         let plain = median(.plain)
         let tls = median(.tls)
         let jwe = median(.jwe)
-        let tlsRatio = plain.client > 0 ? tls.client / plain.client : 0
+        let tlsRatio = plain.client > 0 && tls.client > 0 ? (tls.client / plain.client * 1000).rounded() / 1000 : nil
         return [
             BenchmarkRow(
                 name: "fetch-client-cpu", value: plain.client.rounded(),
                 unit: "µs CPU per fetch of 20 operations: \(parts(plain, decoding: "decoding"))"
                     + " (baseline: a C libcurl client's CPU per request of the same answer)",
                 baseline: plain.libcurl.rounded(), ratio: ratio(plain), target: "<= 200 µs",
-                met: plain.client <= 200),
+                met: Self.isWithinTarget(plain)),
             BenchmarkRow(
                 name: "fetch-client-cpu-tls", value: tls.client.rounded(),
                 unit: "µs CPU per fetch of 20 operations over HTTPS, connection kept alive: "
                     + "\(parts(tls, decoding: "decoding")); the C libcurl client over HTTPS "
                     + "\(Int(tls.libcurl.rounded())) (baseline: fetch-client-cpu)",
-                baseline: plain.client.rounded(), ratio: (tlsRatio * 1000).rounded() / 1000, target: "<= 1.3",
-                met: tlsRatio <= 1.3),
+                baseline: plain.client.rounded(), ratio: tlsRatio, target: "<= 1.3",
+                met: tlsRatio.map { $0 <= 1.3 } ?? false),
             BenchmarkRow(
                 name: "fetch-client-cpu-jwe", value: jwe.client.rounded(),
                 unit: "µs CPU per fetch of 20 operations answered as application/jose (ECDH-ES, A256GCM): "
                     + "\(parts(jwe, decoding: "decryption and decoding"))"
                     + " (baseline: a C libcurl client's CPU per request of the answer as plain JSON)",
-                baseline: jwe.libcurl.rounded(), ratio: ratio(jwe), target: "<= 200 µs", met: jwe.client <= 200),
+                baseline: jwe.libcurl.rounded(), ratio: ratio(jwe), target: "<= 200 µs",
+                met: Self.isWithinTarget(jwe)),
         ]
+    }
+
+    /// Whether the client's CPU per fetch, as printed, is within the 200 µs target. Nothing left
+    /// after the backend's CPU came off means the count went wrong (a short run, a thread that
+    /// ended in the window), not a free client: not met.
+    private static func isWithinTarget(_ round: Round) -> Bool {
+        round.client > 0 && round.client.rounded() <= 200
     }
 
     /// The client's CPU per fetch over the libcurl baseline's per request, to three places.

@@ -14,20 +14,25 @@ var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--seconds":
-        guard let value = arguments.popFirst().flatMap(Double.init), value > 0 else {
-            FileHandle.standardError.write(Data("Error: --seconds needs a positive number\n".utf8))
+        guard let value = arguments.popFirst().flatMap(Double.init), BenchmarkSuite.Options.secondsRange.contains(value)
+        else {
+            FileHandle.standardError.write(Data("Error: --seconds needs a number of seconds in 0.01...3600\n".utf8))
             exit(64)
         }
         seconds = value
     case "--signatures":
-        guard let value = arguments.popFirst().flatMap(Int.init), value > 0 else {
-            FileHandle.standardError.write(Data("Error: --signatures needs a positive integer\n".utf8))
+        guard let value = arguments.popFirst().flatMap(Int.init), BenchmarkSuite.Options.signaturesRange.contains(value)
+        else {
+            FileHandle.standardError.write(Data("Error: --signatures needs an integer in 1...100000000\n".utf8))
             exit(64)
         }
         signatures = value
     case "--emulator-requests":
-        guard let value = arguments.popFirst().flatMap(Int.init), value >= 1_000 else {
-            FileHandle.standardError.write(Data("Error: --emulator-requests needs an integer of at least 1000\n".utf8))
+        guard let value = arguments.popFirst().flatMap(Int.init),
+            BenchmarkSuite.Options.emulatorRequestsRange.contains(value)
+        else {
+            FileHandle.standardError.write(
+                Data("Error: --emulator-requests needs an integer in 1000...100000000\n".utf8))
             exit(64)
         }
         emulatorRequests = value

@@ -4,14 +4,18 @@ import Foundation
 /// `fetchchannel bench`: every benchmark row in one run (the same rows as `fetchchannel-bench`).
 struct BenchCommand: CLICommand {
     static let seconds = Option(
-        "seconds", "S", help: "Measuring time for the rate rows (default: 4).", .decimal(in: 0.01...3600))
+        "seconds", "S", help: "Measuring time for the rate rows (default: 4).",
+        .decimal(in: BenchmarkSuite.Options.secondsRange))
     static let signatures = Option(
         "signatures", "N", help: "Signatures for the signing resident-memory row (default: 1000000).",
-        .integer(in: 1...100_000_000))
+        .integer(in: Self.wide(BenchmarkSuite.Options.signaturesRange)))
     static let emulatorRequests = Option(
         "emulator-requests", "N",
         help: "Requests for the emulator's resident-memory row, at least 1000 (default: derived from --seconds).",
-        .integer(in: 1_000...100_000_000))
+        .integer(in: Self.wide(BenchmarkSuite.Options.emulatorRequestsRange)))
+    private static func wide(_ range: ClosedRange<Int>) -> ClosedRange<Int64> {
+        Int64(range.lowerBound)...Int64(range.upperBound)
+    }
     static let rows = Option(
         "rows", "NAME,…", help: "Only these rows (default: all). Rows measured together run together.",
         ValueParser { list, option throws(UsageError) in

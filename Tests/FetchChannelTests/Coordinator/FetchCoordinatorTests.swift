@@ -1,4 +1,5 @@
 import DeviceSigning
+import Foundation
 import Testing
 
 @testable import FetchChannel
@@ -276,6 +277,16 @@ extension Practices {
             clock.set(millis: .max)
             #expect(await coordinator.handle(.foreground).reason == .fetched)
             #expect(fetcher.calls == 3)
+        }
+
+        /// Statistics saved before a count existed still decode; the missing count is 0.
+        @Test func statisticsWithoutACountDecodeWithZero() throws {
+            let decoded = try JSONDecoder().decode(
+                FetchCoordinatorStatistics.self, from: Data(#"{"fetched":2,"throttled":1}"#.utf8))
+            var expected = FetchCoordinatorStatistics()
+            expected.fetched = 2
+            expected.throttled = 1
+            #expect(decoded == expected)
         }
 
         @Test func theResultKeepsTheBackendErrors() async throws {
