@@ -151,9 +151,12 @@ swift_sources() {
 # Fails with a clear message when a tool the build or the seeds need is missing.
 require_tools() {
     local tool
-    for tool in swiftc clang python3 sha256sum; do
+    ((BASH_VERSINFO[0] >= 4)) || fail "bash 4 or later is needed (mapfile); this is bash $BASH_VERSION"
+    for tool in swiftc clang python3 sha256sum flock nproc; do
         command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not on PATH (needed to build and seed the fuzz targets)"
     done
+    # Without it key-import loses its encrypted and converted seeds: say so, do not fail.
+    command -v openssl >/dev/null 2>&1 || echo "fuzz.sh: note: no openssl command; key-import seeds are fewer" >&2
 }
 
 build_shim() {
