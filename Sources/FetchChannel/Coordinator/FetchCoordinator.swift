@@ -149,7 +149,9 @@ public actor FetchCoordinator {
             if !stale.isEmpty {
                 cancelled = Self.stillStale(stale, in: await notifications.current())
                 if !cancelled.isEmpty {
-                    await notifications.cancel(identifiers: Array(Set(cancelled.map(\.identifier))))
+                    var named = Set<String>()  // each identifier once, in the list's order
+                    await notifications.cancel(
+                        identifiers: cancelled.map(\.identifier).filter { named.insert($0).inserted })
                 }
             }
         }
