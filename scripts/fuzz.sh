@@ -26,6 +26,11 @@
 # FUZZ_TIMEOUT (default 10) the per-input timeout; FUZZ_ARGS extra libFuzzer flags; FUZZ_JOBS
 # (default: the number of cores) how many targets a smoke run fuzzes at a time.
 set -euo pipefail
+# mapfile, and "${array[@]}" of an empty array under set -u, need bash 4.4.
+if ((BASH_VERSINFO[0] < 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] < 4))); then
+    echo "fuzz.sh: error: bash 4.4 or later is needed; this is bash $BASH_VERSION" >&2
+    exit 1
+fi
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ_SRC="$ROOT/scripts/fuzz"
@@ -148,10 +153,11 @@ swift_sources() {
     find "$1" -name '*.swift' | LC_ALL=C sort
 }
 
-# Fails with a clear message when a tool the build or the seeds need is missing.
+# Fails with a clear message when a tool the build or the seeds need is missing. Every build
+# command carries its own `|| fail`: a function run on the left of `||` (run_target ... || exit 1)
+# runs with `set -e` off, and a failed compile would otherwise leave old objects and a fresh stamp.
 require_tools() {
     local tool
-    ((BASH_VERSINFO[0] >= 4)) || fail "bash 4 or later is needed (mapfile); this is bash $BASH_VERSION"
     for tool in swiftc clang python3 sha256sum flock nproc; do
         command -v "$tool" >/dev/null 2>&1 || fail "'$tool' is not on PATH (needed to build and seed the fuzz targets)"
     done
@@ -173,7 +179,7 @@ build_shim() {
     local file
     for file in "${sources[@]}"; do
         [[ "$file" == *.c ]] || continue
-        clang "${C_FLAGS[@]}" -c "$file" -o "$out/$(basename "$file" .c).o"
+        clang "${C_FLAGS[@]}" -c "$file" -o "$out/$(basename "$file" .c).o" || fail "compiling $file failed"
     done
     # The module map SwiftPM would generate for the C target's include/ folder.
     cat >"$OUT/modules/CDeviceSigningShim/module.modulemap" <<EOF
@@ -203,7 +209,7 @@ build_module() {
     mkdir -p "$OUT/obj" "$OUT/modules"
     swiftc "${SWIFT_FLAGS[@]}" -module-name "$name" -wmo \
         -emit-module -emit-module-path "$OUT/modules/$name.swiftmodule" \
-        -c -o "$OUT/obj/$name.o" "${sources[@]}"
+        -c -o "$OUT/obj/$name.o" "${sources[@]}" || fail "compiling $name failed"
     echo "$stamp" >"$OUT/obj/$name.o.stamp"
 }
 
@@ -234,7 +240,7 @@ build_target_locked() {
     echo "== fuzz: linking fuzz-$target" >&2
     mkdir -p "$OUT/bin"
     swiftc "${SWIFT_FLAGS[@]}" -module-name "Fuzz_${target//-/_}" \
-        -use-ld=lld "${sources[@]}" "${objects[@]}" -lssl -lcrypto -lcurl -o "$binary"
+        -use-ld=lld "${sources[@]}" "${objects[@]}" -lssl -lcrypto -lcurl -o "$binary" || fail "linking fuzz-$target failed"
     echo "$stamp" >"$binary.stamp"
 }
 

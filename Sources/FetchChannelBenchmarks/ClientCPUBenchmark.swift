@@ -102,7 +102,7 @@ enum ClientCPUBenchmark {
     /// after the backend's CPU came off means the count went wrong (a short run, a thread that
     /// ended in the window), not a free client: not met.
     private static func isWithinTarget(_ round: Round) -> Bool {
-        round.client > 0 && round.client.rounded() <= 200
+        round.client.rounded() > 0 && round.client.rounded() <= 200
     }
 
     /// The client's CPU per fetch over the libcurl baseline's per request, to three places.

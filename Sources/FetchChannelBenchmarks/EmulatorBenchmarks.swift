@@ -85,19 +85,19 @@ package enum EmulatorBenchmarks {
                 name: "emulator-fetches", value: rate.rounded(),
                 unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
                 baseline: baseline.rounded(), ratio: baseline > 0 ? ((rate / baseline) * 1000).rounded() / 1000 : nil,
-                target: ">= 5000/s", met: rate >= 5_000 && measured.failures == 0),
+                target: ">= 5000/s", met: rate.rounded() >= 5_000 && measured.failures == 0),
             BenchmarkRow(
                 name: "emulator-latency-p50", value: (p50 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
                 target: "-", met: true),
             BenchmarkRow(
                 name: "emulator-latency-p99", value: (p99 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
-                target: "< 20 ms", met: p99 < 20),
+                target: "< 20 ms", met: (p99 * 100).rounded() / 100 < 20),
             BenchmarkRow(
                 name: "emulator-resident-growth", value: (growth * 100).rounded() / 100,
                 unit: "MiB over requests \(warmup)...\(residentTotal)"
                     + (residentFailures > 0 ? " (\(residentFailures) failed)" : ""),
                 baseline: Double(before / 1_048_576), ratio: nil,
-                target: "< 16 MiB", met: growth < 16 && residentFailures == 0),
+                target: "< 16 MiB", met: (growth * 100).rounded() / 100 < 16 && residentFailures == 0),
         ]
     }
 

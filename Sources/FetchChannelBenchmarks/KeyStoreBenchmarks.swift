@@ -25,6 +25,6 @@ package enum KeyStoreBenchmarks {
         return BenchmarkRow(
             name: "keystore-load", value: (milliseconds * 10).rounded() / 10,
             unit: "ms per load (\(kdf), AES-256-CBC)", baseline: nil, ratio: nil,
-            target: "< 1000 ms", met: milliseconds < 1000)
+            target: "< 1000 ms", met: (milliseconds * 10).rounded() / 10 < 1000)
     }
 }

@@ -28,12 +28,12 @@ enum TPMSigningBenchmark {
             guard failures == 0 else {
                 throw BenchmarkError("\(failures) signatures failed during the \(name) benchmark")
             }
-            let ratio = softwareRate > 0 ? tpmRate / softwareRate : 0
+            let ratio = softwareRate > 0 ? (tpmRate / softwareRate * 1000).rounded() / 1000 : nil
             return BenchmarkRow(
                 name: name, value: tpmRate.rounded(),
                 unit: "signatures/s through the tpm2 provider "
                     + "and swtpm (baseline: in-process software signs/s)",
-                baseline: softwareRate.rounded(), ratio: (ratio * 1000).rounded() / 1000,
+                baseline: softwareRate.rounded(), ratio: ratio,
                 target: "reported", met: true)
         }
         return BenchmarkRow(

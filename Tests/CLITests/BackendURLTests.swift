@@ -16,8 +16,9 @@ import Testing
     }
 
     @Test(arguments: [
-        "https://user:pw@backend.example/r", "https://backend.example/r#fragment", "http://backend.example/r",
-        "https://backend.example/a/../r", "https://backend.example/a/..;/r", "ftp://backend.example/r",
+        "https://user:pw@backend.example/r", "https://%E9@backend.example/r", "https://backend.example/r#fragment",
+        "http://backend.example/r", "https://backend.example/a/../r", "https://backend.example/a/..;/r",
+        "ftp://backend.example/r",
     ])
     func aRedeemURLFollowsTheBackendRules(text: String) {
         #expect(throws: UsageError.self) { try BackendURL(parsing: text, option: "redeem-url", asGiven: true) }

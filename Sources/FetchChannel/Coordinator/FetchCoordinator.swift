@@ -129,7 +129,10 @@ public actor FetchCoordinator {
         }
         let staleKeys = Set(stale.map(Key.init))
         let kept = Set(current.filter { !staleKeys.contains(Key($0)) }.map(\.identifier))
-        return current.filter { staleKeys.contains(Key($0)) && !kept.contains($0.identifier) }
+        var listed = Set<Key>()  // a notification the platform lists twice is reported once
+        return current.filter {
+            staleKeys.contains(Key($0)) && !kept.contains($0.identifier) && listed.insert(Key($0)).inserted
+        }
     }
 
     /// One fetch and what follows from it; the result becomes the cached one as the in-flight

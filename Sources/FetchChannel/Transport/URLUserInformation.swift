@@ -8,9 +8,10 @@ import Foundation
 /// every text that shows one shows it through ``removed(from:)``.
 package enum URLUserInformation {
     /// Whether `url` carries a user name or password (an empty one too: `https://@host/`). Asked
-    /// for every request: the URL's own parse answers it, no second one.
+    /// for every request: the URL's own parse answers it, no second one. Percent-encoded, as
+    /// written: decoded, a name that is not UTF-8 (`%E9`) would read as none.
     package static func isPresent(in url: URL) -> Bool {
-        url.user != nil || url.password != nil
+        url.user(percentEncoded: true) != nil || url.password(percentEncoded: true) != nil
     }
 
     /// `text` (a URL) without its user information, for messages and names.

@@ -23,7 +23,9 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
                     + "https://backend.example (a '%' starts an escape of two hexadecimal digits)"
             )
         }
-        guard components.user == nil, components.password == nil, asGiven || components.query == nil,
+        // Encoded, as written: decoded, a name that is not UTF-8 (`%E9`) would read as none.
+        guard components.percentEncodedUser == nil, components.percentEncodedPassword == nil,
+            asGiven || components.query == nil,
             components.fragment == nil
         else {
             let parts = asGiven ? "user information or a fragment" : "user information, a query or a fragment"

@@ -404,7 +404,11 @@
                 while connection.readRequest() != nil { connection.write(Self.okAnswer) }
             }
             defer { server.stop() }
-            for text in ["http://user:s3cret@127.0.0.1:\(server.port)/", "http://user@127.0.0.1:\(server.port)/"] {
+            // %E9 is no UTF-8: decoded, the name would read as none.
+            for text in [
+                "http://user:s3cret@127.0.0.1:\(server.port)/", "http://user@127.0.0.1:\(server.port)/",
+                "http://%E9@127.0.0.1:\(server.port)/",
+            ] {
                 let result = await transport.send(Self.request(try #require(URL(string: text))))
                 #expect(result.failureKind == .invalidURL, "\(text): \(result)")
                 #expect(!"\(result)".contains("s3cret") && !"\(result)".contains("user@"), "\(result)")
