@@ -97,8 +97,8 @@ extension HTTPServerTests {
             defer { server.stop() }
             let client = try RawHTTPClient(port: address.port)
             #expect(try client.roundTrip(HTTPTestSupport.get("/kept")).status == 200)
-            let clientPort = try #require(Self.localPort(of: client.fd))
-            let accepted = Self.descriptors(withPeerPort: clientPort)
+            let clientPort = try #require(LoopbackSockets.localPort(of: client.fd))
+            let accepted = LoopbackSockets.descriptors(withPeerPort: clientPort)
             #expect(accepted.count == 1, "the server's side of the connection: \(accepted)")
             for fd in accepted {
                 #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(fd) is close-on-exec")
@@ -112,29 +112,6 @@ extension HTTPServerTests {
             for fd in [signal.readFD, signal.writeFD] {
                 #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(fd) is close-on-exec")
                 #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0, "descriptor \(fd) is non-blocking")
-            }
-        }
-
-        private static func localPort(of fd: Int32) -> Int? {
-            var address = sockaddr_in()
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let named = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-            }
-            return named == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
-        }
-
-        /// This process's IPv4 sockets whose peer port is `port`.
-        private static func descriptors(withPeerPort port: Int) -> [Int32] {
-            let limit = Int32(clamping: min(max(sysconf(Int32(_SC_OPEN_MAX)), 1_024), 65_536))
-            return (0..<limit).filter { fd in
-                var address = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                let named = withUnsafeMutablePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
-                }
-                return named == 0 && address.sin_family == sa_family_t(AF_INET)
-                    && Int(UInt16(bigEndian: address.sin_port)) == port
             }
         }
 

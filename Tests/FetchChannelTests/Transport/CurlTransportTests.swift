@@ -85,26 +85,10 @@
             let port = try #require(backend.baseURL.port)
             let result = await transport.send(Self.request(backend.baseURL.appendingPathComponent("_emulator/stats")))
             #expect(result.answer?.status == 200, "\(result)")
-            let connections = Self.descriptors(connectedToLoopbackPort: port)
+            let connections = LoopbackSockets.descriptors(withPeerPort: port)
             #expect(connections.count == 1, "the kept-alive connection is open: \(connections)")
             for fd in connections {
                 #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0, "descriptor \(fd) is close-on-exec")
-            }
-        }
-
-        /// This process's sockets whose peer is 127.0.0.1:`port` (the backend's accepted sockets
-        /// have the client's port as their peer, so only client sockets match).
-        static func descriptors(connectedToLoopbackPort port: Int) -> [Int32] {
-            let limit = Int32(clamping: min(max(sysconf(Int32(_SC_OPEN_MAX)), 1_024), 65_536))
-            return (0..<limit).filter { fd in
-                var address = sockaddr_in()
-                var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-                let named = withUnsafeMutablePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
-                }
-                return named == 0 && address.sin_family == sa_family_t(AF_INET)
-                    && UInt16(bigEndian: address.sin_port) == UInt16(port)
-                    && address.sin_addr.s_addr == in_addr_t(0x7F00_0001).bigEndian
             }
         }
 
