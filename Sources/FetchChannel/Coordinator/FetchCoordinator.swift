@@ -159,8 +159,12 @@ public actor FetchCoordinator {
             }
         }
 
-        let states = await pipeline.states(of: result.operations.map(\.identity))
-        let eligible = OperationSelection.eligible(result.operations, policy: policy, states: states)
+        let identities = result.operations.map(\.identity)
+        let states = await pipeline.states(of: identities)
+        // An operation the backend called expired is not chosen again, even while a backend lists it.
+        let expired = await pipeline.expired(among: identities)
+        let eligible = OperationSelection.eligible(
+            result.operations.filter { !expired.contains($0.identity) }, policy: policy, states: states)
         var started: RedemptionReport?
         if startsChosenOperation, let chosen = eligible.last {
             started = await pipeline.redeemIfIdle(chosen)

@@ -14,7 +14,7 @@ public struct FetchSnapshot: Sendable, Hashable {
     /// The coordinator's policy.
     public let policy: ChannelPolicy
     /// The operations the policy admits that were neither redeemed nor in progress when the fetch
-    /// returned, creation time ascending.
+    /// returned, and that the backend had not called expired, creation time ascending.
     public let eligible: [PendingOutOfBandOperation]
     /// What the pipeline did with ``chosen`` (nil when nothing was eligible, another redemption
     /// was under way in the pipeline, or the coordinator does not start operations itself).

@@ -12,7 +12,8 @@
 /// - otherwise it is marked in progress *before* the request, so a concurrent delivery of the same
 ///   operation is a duplicate;
 /// - success -> redeemed; `tokenAlreadyRedeemed` -> redeemed (and reported so); `tokenExpired`
-///   -> dropped and reported; any other failure (network — a redeem URL outside the registered
+///   -> dropped and reported, and remembered (the newest ``expiredCapacity``): a later delivery of
+///   it is reported expired again without a request, and a fetch does not choose it; any other failure (network — a redeem URL outside the registered
 ///   backends included —, 5xx, unknown) -> released, so the person can try again. An identity
 ///   never stays in progress after its request returned.
 ///
@@ -34,6 +35,11 @@ public actor RedemptionPipeline {
     public private(set) var persistenceFailure: RedeemedTokenFileError?
     /// Identities redeemed since the last successful write of the file (at most ``capacity``).
     private var unsaved: [RedemptionIdentity] = []
+    /// How many expired identities are remembered.
+    public static let expiredCapacity = 1_000
+    /// The identities the backend called expired, with its answer; `expiredOrder` oldest first.
+    private var expired: [RedemptionIdentity: RedemptionError] = [:]
+    private var expiredOrder: [RedemptionIdentity] = []
 
     /// A pipeline that keeps its redeemed set in memory only.
     public init(redeemer: any OperationRedeeming, capacity: Int = RedemptionPipeline.defaultCapacity) {
@@ -63,6 +69,7 @@ public actor RedemptionPipeline {
     /// Redeems the operation `payload` describes, unless its identity is redeemed or in progress.
     public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionReport {
         let identity = payload.redeemData.identity
+        if let error = expired[identity] { return .expired(identity: identity, error: error) }
         let previous = ledger.begin(identity)
         guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
         return await settle(payload, identity: identity)
@@ -80,6 +87,7 @@ public actor RedemptionPipeline {
     public func redeemIfIdle(_ operation: PendingOutOfBandOperation) async -> RedemptionReport? {
         guard ledger.inProgressCount == 0 else { return nil }
         let identity = operation.identity
+        if let error = expired[identity] { return .expired(identity: identity, error: error) }
         let previous = ledger.begin(identity)
         guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
         return await settle(operation.payload, identity: identity)
@@ -93,7 +101,21 @@ public actor RedemptionPipeline {
         // In progress now: any delivery of `identity` that reaches the actor during this await is a duplicate.
         let outcome = await redeemer.redeem(payload)
         if ledger.finish(identity, with: outcome) == .redeemed { persist(identity) }
+        if case .failure(let error) = outcome, case .tokenExpired = error { rememberExpired(identity, error) }
         return RedemptionReport(identity, settledWith: outcome)
+    }
+
+    /// Which of `identities` the backend called expired (remembered ones).
+    public func expired(among identities: [RedemptionIdentity]) -> Set<RedemptionIdentity> {
+        Set(identities.filter { expired[$0] != nil })
+    }
+
+    private func rememberExpired(_ identity: RedemptionIdentity, _ error: RedemptionError) {
+        guard expired.updateValue(error, forKey: identity) == nil else { return }
+        expiredOrder.append(identity)
+        if expiredOrder.count > Self.expiredCapacity {
+            expired.removeValue(forKey: expiredOrder.removeFirst())
+        }
     }
 
     /// Where `identity` stands.

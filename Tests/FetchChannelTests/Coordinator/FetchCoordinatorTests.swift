@@ -266,6 +266,26 @@ extension Practices {
             #expect(redeemer.violations.isEmpty)
         }
 
+        /// A backend that still lists an operation it called expired: the next fetch starts the
+        /// older one instead of trying the expired one again.
+        @Test func anOperationTheBackendCalledExpiredIsNotChosenAgain() async throws {
+            let clock = ManualWallClock(millis: Self.start)
+            let fetcher = ScriptedFetcher(operations: [
+                Practices.operation("older", created: 1), Practices.operation("expired", created: 2),
+            ])
+            let redeemer = ImmediateRedeemer { token, _ in
+                token == "expired" ? .failure(Practices.expired) : .success(Practices.answer)
+            }
+            let coordinator = coordinator(fetcher, redeemer: redeemer, clock: clock)
+            let first = try #require(await coordinator.handle(.foreground).snapshot)
+            #expect(first.started?.code == "expired")
+            clock.advance(byMillis: FetchCoordinator.defaultThrottleWindowMillis)
+            let second = try #require(await coordinator.handle(.foreground).snapshot)
+            #expect(second.eligible.map(\.token) == ["older"])
+            #expect(second.started?.code == "redeemed" && second.started?.token == "older")
+            #expect(redeemer.calls("expired") == 1)
+        }
+
         /// The throttle's arithmetic never traps, whatever an injected clock reads.
         @Test func clockReadingsAtTheEndsOfInt64DoNotTrap() async {
             let clock = ManualWallClock(millis: .max)

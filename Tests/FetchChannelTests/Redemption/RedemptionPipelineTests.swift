@@ -88,6 +88,10 @@ extension Practices {
             #expect(await pipeline.state(of: .onBackend("t1")) == .unseen)
             #expect(await pipeline.redeemedCount == 0)
             #expect(await pipeline.inProgressTokens.isEmpty)
+            // The backend's last word: a later delivery is reported so again, without a request.
+            #expect(await pipeline.redeem(Practices.payload("t1")) == report)
+            #expect(redeemer.calls("t1") == 1)
+            #expect(await pipeline.expired(among: [.onBackend("t1"), .onBackend("t2")]) == [.onBackend("t1")])
         }
 
         @Test func aCancelledCallerReleasesItsTokenInsteadOfLeavingItInProgress() async {
