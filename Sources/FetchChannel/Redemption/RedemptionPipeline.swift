@@ -69,9 +69,7 @@ public actor RedemptionPipeline {
     /// Redeems the operation `payload` describes, unless its identity is redeemed or in progress.
     public func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionReport {
         let identity = payload.redeemData.identity
-        if let error = expired[identity] { return .expired(identity: identity, error: error) }
-        let previous = ledger.begin(identity)
-        guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
+        if let report = begin(identity) { return report }
         return await settle(payload, identity: identity)
     }
 
@@ -86,11 +84,17 @@ public actor RedemptionPipeline {
     /// one step on the actor.
     public func redeemIfIdle(_ operation: PendingOutOfBandOperation) async -> RedemptionReport? {
         guard ledger.inProgressCount == 0 else { return nil }
-        let identity = operation.identity
+        if let report = begin(operation.identity) { return report }
+        return await settle(operation.payload, identity: operation.identity)
+    }
+
+    /// Marks `identity` in progress and returns nil, or returns why it is not redeemed now
+    /// (remembered as expired, or redeemed or in progress already). Synchronous, so the check and
+    /// the mark happen in one step on the actor.
+    private func begin(_ identity: RedemptionIdentity) -> RedemptionReport? {
         if let error = expired[identity] { return .expired(identity: identity, error: error) }
         let previous = ledger.begin(identity)
-        guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
-        return await settle(operation.payload, identity: identity)
+        return previous == .unseen ? nil : .duplicate(identity: identity, state: previous)
     }
 
     /// Sends the request for `identity`, which ``RedemptionLedger/begin(_:)`` has just marked in
