@@ -8,7 +8,10 @@ import DeviceSigning
 /// 1. `.incoming`: the operation goes straight to the ``pipeline``; nothing is fetched (no
 ///    registration is needed either: a registration QR code is how a device gets one).
 /// 2. No registration: nothing is fetched (``TriggerOutcome/noRegistration``).
-/// 3. A fetch under way: the trigger waits for it and shares its result (single flight).
+/// 3. A fetch under way: the trigger waits for it and shares its result (single flight); unless
+///    the trigger comes from inside that fetch (the ``notifications`` or the pipeline's redeemer
+///    calling back on the fetch's own task), which cannot wait for itself
+///    (``TriggerOutcome/insideFetch``).
 /// 4. The last fetch returned less than ``throttleWindowMillis`` ago: its cached result.
 /// 5. An `.incoming` operation is being started: nothing is fetched
 ///    (``TriggerOutcome/incomingUnderWay``).
@@ -40,6 +43,9 @@ public actor FetchCoordinator {
     private let notifications: (any LocalNotifications)?
     private let clock: any WallClock
     private var inFlight: Task<FetchSnapshot, Never>?
+    /// The coordinators whose fetch the current task is part of (its task and the tasks it
+    /// starts inherit it): a trigger from there must not wait for that fetch.
+    @TaskLocal private static var fetchesOfThisTask: Set<ObjectIdentifier> = []
     private var lastFetch: FetchSnapshot?
     /// `.incoming` triggers whose operation the pipeline is redeeming now.
     private var incomingUnderWay = 0
@@ -80,6 +86,10 @@ public actor FetchCoordinator {
         // Decided without a suspension from here until the task is stored: two triggers that both
         // passed the registration check cannot both start a fetch.
         if let inFlight {
+            guard !Self.fetchesOfThisTask.contains(ObjectIdentifier(self)) else {
+                statistics.insideFetch += 1
+                return .insideFetch
+            }
             statistics.joinedInFlight += 1
             return .joinedInFlight(await inFlight.value)
         }
@@ -93,7 +103,10 @@ public actor FetchCoordinator {
         }
         statistics.fetched += 1
         let sequence = statistics.fetched
-        let task = Task { await self.fetchAndSettle(sequence: sequence) }
+        let marked = Self.fetchesOfThisTask.union([ObjectIdentifier(self)])
+        let task = Task {
+            await Self.$fetchesOfThisTask.withValue(marked) { await self.fetchAndSettle(sequence: sequence) }
+        }
         inFlight = task
         return .fetched(await task.value)
     }

@@ -8,11 +8,13 @@ public struct FetchCoordinatorStatistics: Sendable, Hashable, Codable {
     public var noRegistration = 0
     public var incomingRedeemedDirectly = 0
     public var incomingUnderWay = 0
+    public var insideFetch = 0
 
     public init() {}
 
     private enum CodingKeys: String, CodingKey {
         case fetched, joinedInFlight, throttled, noRegistration, incomingRedeemedDirectly, incomingUnderWay
+        case insideFetch
     }
 
     /// A count missing from the encoding (one saved before that count existed) reads as 0.
@@ -25,10 +27,12 @@ public struct FetchCoordinatorStatistics: Sendable, Hashable, Codable {
         noRegistration = try count(.noRegistration)
         incomingRedeemedDirectly = try count(.incomingRedeemedDirectly)
         incomingUnderWay = try count(.incomingUnderWay)
+        insideFetch = try count(.insideFetch)
     }
 
     /// Every trigger decided so far.
     public var decided: Int {
         fetched + joinedInFlight + throttled + noRegistration + incomingRedeemedDirectly + incomingUnderWay
+            + insideFetch
     }
 }

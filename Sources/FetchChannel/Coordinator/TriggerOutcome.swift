@@ -14,10 +14,15 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
     /// not compete with it. The trigger is not kept for later: the person is in that operation's
     /// flow, and the next trigger fetches.
     case incomingUnderWay
+    /// The trigger came from inside the fetch under way (the local notifications or the
+    /// pipeline's redeemer calling back while that fetch waits for them): waiting for the fetch
+    /// would wait for itself, so nothing is fetched; that fetch's result is the caller's own.
+    case insideFetch
 
     /// Why, in one word: stable, for logs and tests.
     public enum Reason: String, Sendable, Hashable, CaseIterable {
         case fetched, joinedInFlight, throttled, noRegistration, incomingRedeemedDirectly, incomingUnderWay
+        case insideFetch
     }
 
     public var reason: Reason {
@@ -28,6 +33,7 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
         case .noRegistration: .noRegistration
         case .incomingRedeemedDirectly: .incomingRedeemedDirectly
         case .incomingUnderWay: .incomingUnderWay
+        case .insideFetch: .insideFetch
         }
     }
 
@@ -35,7 +41,7 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
     public var snapshot: FetchSnapshot? {
         switch self {
         case .fetched(let snapshot), .joinedInFlight(let snapshot), .throttled(let snapshot): snapshot
-        case .noRegistration, .incomingRedeemedDirectly, .incomingUnderWay: nil
+        case .noRegistration, .incomingRedeemedDirectly, .incomingUnderWay, .insideFetch: nil
         }
     }
 
@@ -49,7 +55,7 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .fetched(let snapshot), .joinedInFlight(let snapshot), .throttled(let snapshot):
             "\(reason.rawValue)(fetch #\(snapshot.sequence))"
-        case .noRegistration, .incomingUnderWay:
+        case .noRegistration, .incomingUnderWay, .insideFetch:
             reason.rawValue
         case .incomingRedeemedDirectly(let report):
             "\(reason.rawValue)(\(report))"

@@ -299,6 +299,37 @@ extension Practices {
             #expect(fetcher.calls == 3)
         }
 
+        /// An app's adapter that triggers the coordinator from inside the fetch (its redeemer
+        /// while the fetch starts the chosen operation, or its notifications while the fetch reads
+        /// them) gets `insideFetch` at once; waiting for the fetch would wait for itself.
+        @Test(arguments: [CallingBack.Adapter.redeemer, .notifications])
+        func aTriggerFromInsideTheFetchDoesNotWaitForItself(adapter: CallingBack.Adapter) async throws {
+            let fetcher = ScriptedFetcher(operations: [Practices.operation("T", created: 1)])
+            let callingBack = CallingBack(adapter)
+            let coordinator = coordinator(
+                fetcher, redeemer: callingBack, notifications: callingBack, clock: ManualWallClock(millis: Self.start))
+            callingBack.coordinator.withLock { $0 = coordinator }
+            let finished = Locked(false)
+            let fetch = Task {
+                let outcome = await coordinator.handle(.foreground)
+                finished.withLock { $0 = true }
+                return outcome
+            }
+            // Polled without the coordinator: a trigger that waits for its own fetch also holds
+            // the actor, and nothing would come back from it.
+            let ended = await Practices.eventually { finished.withLock { $0 } }
+            #expect(ended, "the fetch waits for a trigger that waits for the fetch")
+            guard ended else { return }
+            let snapshot = try #require(await fetch.value.snapshot)
+            #expect(snapshot.started?.code == "redeemed")
+            #expect(callingBack.outcomes == [.insideFetch])
+            #expect(await coordinator.statistics.insideFetch == 1)
+            #expect(await coordinator.statistics.decided == 2)
+            #expect(fetcher.calls == 1)
+            // Outside the fetch, a trigger is decided as usual.
+            #expect(await coordinator.handle(.foreground).reason == .throttled)
+        }
+
         /// Statistics saved before a count existed still decode; the missing count is 0.
         @Test func statisticsWithoutACountDecodeWithZero() throws {
             let decoded = try JSONDecoder().decode(
@@ -411,4 +442,41 @@ private final class RestampingNotifications: LocalNotifications {
     func cancel(identifiers: [String]) async {
         cancelled.withLock { $0.append(contentsOf: identifiers) }
     }
+}
+
+/// An app's adapter (redeemer and notifications) that triggers the coordinator once, from inside
+/// the call the coordinator's fetch makes to it, and records what that trigger got.
+final class CallingBack: OperationRedeeming, LocalNotifications {
+    enum Adapter: Sendable, CustomTestStringConvertible {
+        case redeemer, notifications
+        var testDescription: String { self == .redeemer ? "the redeemer" : "the notifications" }
+    }
+
+    let adapter: Adapter
+    let coordinator = Locked<FetchCoordinator?>(nil)
+    private let recorded = Locked<[TriggerOutcome]>([])
+
+    init(_ adapter: Adapter) {
+        self.adapter = adapter
+    }
+
+    var outcomes: [TriggerOutcome] { recorded.withLock { $0 } }
+
+    private func callBack(as caller: Adapter) async {
+        guard caller == adapter, outcomes.isEmpty, let coordinator = coordinator.withLock({ $0 }) else { return }
+        let outcome = await coordinator.handle(.userAction)
+        recorded.withLock { $0.append(outcome) }
+    }
+
+    func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionResult {
+        await callBack(as: .redeemer)
+        return .success(Practices.answer)
+    }
+
+    func current() async -> [LocalNotification] {
+        await callBack(as: .notifications)
+        return []
+    }
+
+    func cancel(identifiers: [String]) async {}
 }
