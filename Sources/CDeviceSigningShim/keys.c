@@ -179,10 +179,20 @@ EVP_PKEY *dss_p256_peer_key_new(void) {
 /* The point is checked as dss_p256_point_is_valid checks it, by the decoding itself: the key's
  * EC_KEY_oct2key runs EC_POINT_oct2point, which refuses a coordinate of p or more and (through
  * EC_POINT_set_affine_coordinates) a point off the curve; 0x04 || x || y cannot encode infinity.
- * One decoding instead of a check and then a decoding into the key the derive uses. */
-int dss_p256_peer_key_set_point(EVP_PKEY *peer, const uint8_t *point, size_t point_len) {
-    if (peer == NULL || point == NULL || point_len != DSS_P256_POINT_BYTES || point[0] != 0x04) return 0;
-    return EVP_PKEY_set1_encoded_public_key(peer, point, point_len) == 1;
+ * One decoding instead of a check and then a decoding into the key the derive uses.
+ *
+ * A refused point can stay in the key (EC_POINT_set_affine_coordinates stores the coordinates
+ * before it checks the curve), and a derive does not check its peer again: so the key is freed
+ * here, and no caller can hand it to a derive (an invalid-curve attack on the recipient key). */
+int dss_p256_peer_key_set_point(EVP_PKEY **peer, const uint8_t *point, size_t point_len) {
+    if (peer == NULL || *peer == NULL) return 0;
+    if (point != NULL && point_len == DSS_P256_POINT_BYTES && point[0] == 0x04
+        && EVP_PKEY_set1_encoded_public_key(*peer, point, point_len) == 1) {
+        return 1;
+    }
+    EVP_PKEY_free(*peer);
+    *peer = NULL;
+    return 0;
 }
 
 int dss_p256_is_p256(const EVP_PKEY *pkey) {

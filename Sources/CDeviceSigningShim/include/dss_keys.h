@@ -31,10 +31,10 @@ EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int
 /// another with dss_p256_peer_key_set_point (a JWE's epk): no key is built per peer. NULL on failure.
 EVP_PKEY *dss_p256_peer_key_new(void);
 
-/// Decodes point (65 bytes, 0x04 || x || y) into peer, replacing its point; 1 if it is a valid
-/// P-256 point (coordinates below p, on the curve; this encoding is never infinity), else 0, and
-/// peer's point is then unusable: the caller frees peer.
-int dss_p256_peer_key_set_point(EVP_PKEY *peer, const uint8_t *point, size_t point_len);
+/// Decodes point (65 bytes, 0x04 || x || y) into *peer, replacing its point; 1 if it is a valid
+/// P-256 point (coordinates below p, on the curve; this encoding is never infinity). Otherwise 0,
+/// and *peer is freed and set to NULL: a refused point may still be in the key.
+int dss_p256_peer_key_set_point(EVP_PKEY **peer, const uint8_t *point, size_t point_len);
 
 /// 1 if pkey is an EC key on P-256 (prime256v1), else 0.
 int dss_p256_is_p256(const EVP_PKEY *pkey);

@@ -23,13 +23,15 @@ final class PeerPublicKey: @unchecked Sendable, Hashable {
             throw DeviceSigningError(
                 .invalidKey, "A P-256 public point is \(bytes) bytes uncompressed; got \(point.count).")
         }
-        guard let key = Self.pool.withLock({ $0.popLast()?.pointer }) ?? dss_p256_peer_key_new() else {
+        var decoded = Self.pool.withLock({ $0.popLast()?.pointer }) ?? dss_p256_peer_key_new()
+        guard decoded != nil else {
             throw OpenSSLErrorQueue.error(.openSSLFailure, "Could not allocate a P-256 public key.")
         }
-        let valid = point.withUnsafeBufferPointer { dss_p256_peer_key_set_point(key, $0.baseAddress, $0.count) == 1 }
-        guard valid else {
-            // A failed decoding may leave part of the point behind: the key is not reused.
-            EVP_PKEY_free(key)
+        // A refused point may stay in the key: the shim frees it then, and leaves nil.
+        let valid = point.withUnsafeBufferPointer {
+            dss_p256_peer_key_set_point(&decoded, $0.baseAddress, $0.count) == 1
+        }
+        guard valid, let key = decoded else {
             OpenSSLErrorQueue.clear()
             throw P256Backend.invalidPoint
         }
