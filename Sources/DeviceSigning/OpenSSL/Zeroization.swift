@@ -1,4 +1,5 @@
 internal import CDeviceSigningShim
+import Foundation
 
 /// Overwrites memory with zeros in a way the compiler may not optimise away (OPENSSL_cleanse).
 package func secureZero(_ buffer: UnsafeMutableRawBufferPointer) {
@@ -12,4 +13,22 @@ package func secureZero(_ buffer: UnsafeMutableRawBufferPointer) {
 /// cleared instead of the original.
 package func secureZero(_ bytes: inout [UInt8]) {
     bytes.withUnsafeMutableBytes { secureZero($0) }
+}
+
+/// A `Data` that takes over `buffer` (from `UnsafeMutableRawPointer.allocate`; its first `count`
+/// bytes are the contents) without a copy, and zeroes all `capacity` bytes when it is released,
+/// before freeing them: for a secret handed on as `Data` (a decrypted answer). `releaseObserver`
+/// is a test's look at the buffer after it was zeroed.
+package func zeroingData(
+    adopting buffer: UnsafeMutableRawPointer, capacity: Int, count: Int,
+    releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil
+) -> Data {
+    Data(
+        bytesNoCopy: buffer, count: count,
+        deallocator: .custom { pointer, _ in
+            let whole = UnsafeMutableRawBufferPointer(start: pointer, count: capacity)
+            secureZero(whole)
+            releaseObserver?(UnsafeRawBufferPointer(whole))
+            pointer.deallocate()
+        })
 }

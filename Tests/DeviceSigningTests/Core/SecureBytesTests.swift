@@ -23,6 +23,23 @@ import Testing
 
     /// A filler that throws (a key file that shrank while being read) must not free the storage
     /// twice: the object is released and its deinit alone zeroes and frees it.
+    /// A decrypted answer handed on as `Data`: its whole buffer, padding beyond the contents
+    /// included, is zero when it is freed.
+    @Test func zeroingDataClearsItsWholeBufferOnRelease() {
+        let observed = Locked<[UInt8]?>(nil)
+        do {
+            let capacity = 48
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+            buffer.initializeMemory(as: UInt8.self, repeating: 0xA5, count: capacity)
+            let data = zeroingData(adopting: buffer, capacity: capacity, count: 32) { released in
+                observed.withLock { $0 = Array(released) }
+            }
+            #expect(data == Data(repeating: 0xA5, count: 32))
+            #expect(observed.withLock { $0 } == nil)
+        }
+        #expect(observed.withLock { $0 } == [UInt8](repeating: 0, count: 48))
+    }
+
     @Test func aThrowingInitializerFreesTheStorageOnce() {
         struct Shrank: Error {}
         for _ in 0..<100 {

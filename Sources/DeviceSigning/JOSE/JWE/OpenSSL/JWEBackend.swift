@@ -162,7 +162,8 @@ enum JWEBackend {
             buffer.deallocate()
             return nil
         }
-        return Data(bytesNoCopy: buffer, count: written, deallocator: .custom { pointer, _ in pointer.deallocate() })
+        // The plaintext (the operations and their redeem tokens) is zeroed when the Data goes.
+        return zeroingData(adopting: buffer, capacity: capacity, count: written)
     }
 
     /// AES-GCM with a 12-byte IV and a 16-byte tag.
