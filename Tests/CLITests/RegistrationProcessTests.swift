@@ -66,6 +66,40 @@ extension CLISubprocessTests {
             #expect(backend.statistics.requests(to: .targets) == requestsBefore)
         }
 
+        /// Two registers of one key at once: the backend registers both, but only the first to
+        /// finish is recorded; the other says which dispatch target it left on the backend.
+        @Test func concurrentRegistersOfOneKeyRecordOne() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            // Slow answers, so that both commands pass the "already registered?" check first.
+            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 1.5, count: 2))
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let server = backend.baseURL.absoluteString
+            let runs = try await withThrowingTaskGroup(of: CLIResult.self) { group in
+                for device in ["device-a", "device-b"] {
+                    group.addTask {
+                        try await sandbox.run(
+                            ["register", "--server", server, "--device-id", device, "--key", keyId, "--json"]
+                                + sandbox.storeArguments)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let succeeded = runs.filter { $0.status == 0 }
+            #expect(succeeded.count == 1, "\(runs.map(\.summary))")
+            let winner = try #require(succeeded.first)
+            let recorded = try #require(try winner.json() as? [String: Any])
+            #expect(
+                try await keyJSON(sandbox, keyId)["dispatchTargetId"] as? String == recorded["dispatchTargetId"]
+                    as? String)
+            let loser = try #require(runs.first { $0.status != 0 })
+            #expect(loser.status == 1, "\(loser.summary)")
+            #expect(
+                loser.err.contains("already registered") || loser.err.contains("finished first"), "\(loser.summary)")
+        }
+
         @Test func rotateReplacesTheKeyOnlyAfterTheBackendAccepted() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }

@@ -73,6 +73,11 @@ struct RegisterCommand: CLICommand {
         let (targetId, extId) = try await send(body, headers: headers)
         do {
             try store.updateMetadata(keyId) { record in
+                // Checked again under the store's lock: another register of this key may have
+                // finished while this one waited for the backend.
+                if let recorded = record.dispatchTargetId {
+                    throw RegisteredMeanwhile(dispatchTargetId: recorded)
+                }
                 record.dispatchTargetId = targetId
                 record.server = server.description
                 record.deviceId = deviceId
@@ -98,6 +103,14 @@ struct RegisterCommand: CLICommand {
         }
         console.note("Registered: dispatch target \(targetId) on \(server), stored with key \(keyId).")
         return ExitCode.success
+    }
+
+    /// The key was registered by another command while this one waited for the backend.
+    private struct RegisteredMeanwhile: Error, CustomStringConvertible {
+        let dispatchTargetId: String
+        var description: String {
+            "another register of this key finished first and recorded dispatch target \(dispatchTargetId)"
+        }
     }
 
     /// The Device-Signature header of a sibling key (another key of the store registered for the
