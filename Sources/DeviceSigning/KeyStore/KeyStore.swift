@@ -39,7 +39,8 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     /// Opens the store in `directory`, creating it (and missing parents) with mode 0700 when
     /// `createIfMissing`. Throws `.insecureKeyFile` for a directory that is not the user's own
     /// or is open to group or others, and `.fileSystem` when it cannot be opened. Temporary
-    /// files of interrupted writes are removed.
+    /// files of interrupted writes are removed, unless a writer holds the lock now: opening
+    /// never waits for one.
     public init(directory: URL, createIfMissing: Bool = true) throws {
         guard directory.isFileURL else {
             throw DeviceSigningError(.fileSystem, "The key store directory must be a file URL; got \(directory).")

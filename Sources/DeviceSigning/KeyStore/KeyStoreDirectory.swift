@@ -259,9 +259,25 @@ package final class KeyStoreDirectory: Sendable {
         }
     }
 
-    /// Removes the temporary files of writes that never finished (the writer crashed).
+    /// Runs `body` holding the store's write lock if no writer holds it now; nil (without
+    /// running `body`) if one does.
+    private func withExclusiveLockIfFree<R>(_ body: () throws -> R) throws -> R? {
+        guard writers.try() else { return nil }
+        defer { writers.unlock() }
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EWOULDBLOCK { return nil }
+            guard errno == EINTR else { throw Self.failure("lock \(path)", errno) }
+        }
+        defer { flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+
+    /// Removes the temporary files of writes that never finished (the writer crashed). Only
+    /// when no writer holds the lock: a writer's temporary files are its own, and a reader that
+    /// opens the store does not wait for a writer (one stopped in its write, or on a stalled
+    /// disk, would hold every command); the next opening of the store removes them.
     package func removeStaleTemporaryFiles() throws {
-        try withExclusiveLock {
+        _ = try withExclusiveLockIfFree {
             var removed = false
             for name in try entries() where name.hasPrefix(Self.temporaryPrefix) {
                 // A non-file under that name (unlink fails) is left alone: it is not ours.

@@ -98,6 +98,34 @@ extension KeyStoreTests {
         }
     }
 
+    /// A writer that holds the lock (stopped in its write, or on a stalled disk) does not hold
+    /// up a command that only opens the store: its temporary files are left for a later opening.
+    @Test func openingDoesNotWaitForAWriterThatHoldsTheLock() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            try plant("a write under way", at: directory.appendingPathComponent(".tmp-0123456789abcdef"))
+            let writer = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            try #require(writer >= 0)
+            defer { close(writer) }
+            try #require(flock(writer, LOCK_EX) == 0)
+            let opened = DispatchSemaphore(value: 0)
+            let listed = Locked<[String]?>(nil)
+            Thread {
+                listed.withLock { $0 = (try? KeyStore(directory: directory).list())?.map(\.keyId) }
+                opened.signal()
+            }.start()
+            // A deadline for the failure only: a store that waits for the lock never signals.
+            let returned = opened.wait(timeout: .now() + 30) == .success
+            #expect(returned, "opening the store waited for the writer's lock")
+            flock(writer, LOCK_UN)
+            if !returned { opened.wait() }
+            #expect(listed.withLock { $0 } == [keyId])
+            #expect(try names(in: directory).contains(".tmp-0123456789abcdef"))
+            _ = try KeyStore(directory: directory)  // the lock is free now: the file goes
+            #expect(!(try names(in: directory).contains(".tmp-0123456789abcdef")))
+        }
+    }
+
     @Test func deleteRemovesBothFiles() throws {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
