@@ -59,13 +59,14 @@ extension PBES2Parameters {
         guard pbes2.isAtEnd else { throw Self.malformed("unexpected fields in the PBES2 parameters") }
 
         let kdfOID = try kdfAlgorithm.readElement()
+        var keyLength: Int?
         var kdfParameters = try kdfAlgorithm.read(.sequence)
         guard kdfAlgorithm.isAtEnd else { throw Self.malformed("unexpected fields after the KDF parameters") }
         if kdfOID == Self.pbkdf2OID {
             _ = try kdfParameters.readElement()  // salt: OCTET STRING (or an AlgorithmIdentifier)
             let iterations = try kdfParameters.readInteger()
             // The optional keyLength.
-            if kdfParameters.peekTag == DERReader.Tag.integer.rawValue { _ = try kdfParameters.readInteger() }
+            if kdfParameters.peekTag == DERReader.Tag.integer.rawValue { keyLength = try kdfParameters.readInteger() }
             var prf = "SHA-1"
             if !kdfParameters.isAtEnd {
                 var prfAlgorithm = try kdfParameters.read(.sequence)
@@ -93,7 +94,7 @@ extension PBES2Parameters {
             let n = try kdfParameters.readInteger()
             let r = try kdfParameters.readInteger()
             let p = try kdfParameters.readInteger()
-            if !kdfParameters.isAtEnd { _ = try kdfParameters.readInteger() }  // keyLength
+            if !kdfParameters.isAtEnd { keyLength = try kdfParameters.readInteger() }
             guard kdfParameters.isAtEnd else { throw Self.malformed("unexpected fields in the scrypt parameters") }
             try KeyDerivation.checkScrypt(n: n, r: r, p: p, overLimit: .inputTooLarge)
             kdf = .scrypt(n: n, r: r, p: p)
@@ -114,6 +115,11 @@ extension PBES2Parameters {
             throw DeviceSigningError(
                 .malformedEncoding,
                 "The key is encrypted with a cipher other than AES-CBC or DES-EDE3-CBC. \(Self.reencryptHint)")
+        }
+        // A key length the cipher does not take fails inside the decryption too.
+        let keyBytes = ["AES-128-CBC": 16, "AES-192-CBC": 24][cipher] ?? (cipher == "DES-EDE3-CBC" ? 24 : 32)
+        if let keyLength, keyLength != keyBytes {
+            throw Self.malformed("the KDF's key length is \(keyLength) bytes; \(cipher) takes \(keyBytes)")
         }
         // The IV is one block of the cipher: OpenSSL would refuse another length only inside the
         // decryption, where its failure reads as a wrong passphrase.

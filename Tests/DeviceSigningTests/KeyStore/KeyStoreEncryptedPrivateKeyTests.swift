@@ -203,6 +203,40 @@ import Testing
         #expect(error?.reason.contains("openssl pkcs8 -topk8") == true, "says how to re-encrypt the file")
     }
 
+    /// A key length in the KDF's parameters that is not the cipher's: OpenSSL fails inside the
+    /// decryption, which would read as a wrong passphrase; the header check calls it malformed.
+    @Test(arguments: [KeyDerivation.pbkdf2SHA256(iterations: 100_000), .default])
+    func aKeyLengthOtherThanTheCiphersIsMalformed(kdf: KeyDerivation) throws {
+        let pem = try PrivateKey().encryptedPEMRepresentation(passphrase: secret("pass"), kdf: kdf)
+        let der = try #require(TestPEM.der(pem))
+        // What follows the salt: PBKDF2's 100,000 iterations, or scrypt's N = 16384, r = 8, p = 1.
+        let afterSalt: [UInt8] =
+            kdf == .default
+            ? [0x02, 0x02, 0x40, 0x00, 0x02, 0x01, 0x08, 0x02, 0x01, 0x01] : [0x02, 0x03, 0x01, 0x86, 0xA0]
+        let original = try der.withUnsafeBytes { try PBES2Parameters(der: $0) }
+        let right = try #require(Self.withKeyLength(32, in: der, after: afterSalt))
+        #expect(try right.withUnsafeBytes { try PBES2Parameters(der: $0) } == original)
+        let wrong = try #require(Self.withKeyLength(16, in: der, after: afterSalt))
+        let error = expectError(.malformedEncoding) { _ = try wrong.withUnsafeBytes { try PBES2Parameters(der: $0) } }
+        #expect(
+            error?.reason.contains("key length is 16 bytes; AES-256-CBC takes 32") == true,
+            "\(String(describing: error))")
+        expectError(.malformedEncoding) {
+            try PrivateKey(
+                encryptedPEM: TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: wrong), passphrase: secret("pass"))
+        }
+    }
+
+    /// `der` with a keyLength INTEGER after the KDF parameters `afterSalt`, made room for by
+    /// taking 3 bytes off the 16-byte salt before them (the lengths around stay the same).
+    static func withKeyLength(_ keyLength: UInt8, in der: [UInt8], after afterSalt: [UInt8]) -> [UInt8]? {
+        guard let start = der.indices.first(where: { der[$0...].starts(with: afterSalt) }), start >= 18,
+            der[start - 18] == 0x04, der[start - 17] == 0x10
+        else { return nil }
+        return Array(der[..<(start - 18)]) + [0x04, 0x0D] + der[(start - 16)..<(start - 3)] + afterSalt
+            + [0x02, 0x01, keyLength] + der[(start + afterSalt.count)...]
+    }
+
     @Test func headersOfOpenSSLGenpkeyFilesAreRead() throws {
         let header = try #require(TestPEM.der(KeyStoreFixtures.p384Encrypted)).withUnsafeBytes {
             try PBES2Parameters(der: $0)
