@@ -14,7 +14,7 @@ extension KeyStore {
         guard let expected = record.encryptionJWK else { return nil }
         let name = Self.encryptionKeyFile(keyId)
         let key = P256.KeyAgreement.PrivateKey(
-            try readPrivateKey(name, passphrase: passphrase, tpm: tpm, hardwareBound: record.isHardwareBound))
+            try readPrivateKey(name, passphrase: passphrase, tpm: tpm, record: record))
         guard key.publicKey.jwkThumbprint == expected.thumbprint else {
             throw DeviceSigningError(
                 .corruptKeyFile,

@@ -170,7 +170,7 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         let key: P256.Signing.PrivateKey
         do {
             key = try readPrivateKey(
-                Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm, hardwareBound: record?.isHardwareBound)
+                Self.privateKeyFile(keyId), passphrase: passphrase, tpm: tpm, record: record)
         } catch let error as DeviceSigningError where error.code == .keyNotFound && record == nil {
             throw noSuchKey(keyId)
         }
@@ -186,17 +186,22 @@ public final class KeyStore: Sendable, CustomStringConvertible {
 
     /// The private key in the store's file `name`, with the errors of `load` naming the file.
     ///
-    /// `hardwareBound` is what the entry's record says (nil: no record); the file must agree
-    /// (`.corruptKeyFile` otherwise). The record is what `list`, `show` and export go by: a record edited to say
-    /// TPM on top of a software key must not be used as a hardware-bound key.
+    /// `record` is the entry's (nil: none); the file must agree with it, TPM-bound or not and
+    /// encrypted or not (`.corruptKeyFile` otherwise). The record is what `list`, `show` and
+    /// export go by: a record edited to say TPM on top of a software key must not be used as a
+    /// hardware-bound key, and an unencrypted file under a record that says encrypted would leave
+    /// the passphrase unasked, and every key made from then on (a rotation's, an encryption key)
+    /// unencrypted.
     func readPrivateKey(
         _ name: String, passphrase: SecureBytes?,
-        tpm: TPMConfiguration, hardwareBound: Bool?
+        tpm: TPMConfiguration, record: KeyMetadata?
     ) throws -> P256.Signing.PrivateKey {
+        let hardwareBound = record?.isHardwareBound
         let text = try storage.readFile(name)
         let key: P256.Signing.PrivateKey
         do {
-            key = try P256.Signing.PrivateKey(storedPEM: text, passphrase: passphrase, tpm: tpm)
+            key = try P256.Signing.PrivateKey(
+                storedPEM: text, passphrase: passphrase, tpm: tpm, mustBeEncrypted: record?.needsPassphrase == true)
         } catch let error as DeviceSigningError {
             let damaged = error.code == .malformedEncoding || error.code == .invalidKey
             throw DeviceSigningError(

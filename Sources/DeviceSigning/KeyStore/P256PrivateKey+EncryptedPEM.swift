@@ -31,8 +31,9 @@ extension P256.Signing.PrivateKey {
 
     /// A key from any private-key PEM this package reads, given as secret text: PKCS#8
     /// `ENCRYPTED PRIVATE KEY` (needs `passphrase`), `PRIVATE KEY` or SEC1 `EC PRIVATE KEY`
-    /// (`passphrase` unused).
-    init(privateKeyPEM text: SecureBytes, passphrase: SecureBytes?) throws {
+    /// (`passphrase` unused). With `mustBeEncrypted` (a key store's file whose record says it is
+    /// encrypted), an unencrypted key is `.malformedEncoding`: the file was replaced.
+    init(privateKeyPEM text: SecureBytes, passphrase: SecureBytes?, mustBeEncrypted: Bool = false) throws {
         let document = try PEM.decodeSecret(text)
         switch document.label {
         case Self.encryptedPEMLabel:
@@ -42,6 +43,11 @@ extension P256.Signing.PrivateKey {
             }
             self = try document.der.withUnsafeBytes { try EncryptedPrivateKey.decrypt(der: $0, passphrase: passphrase) }
         case "PRIVATE KEY", "EC PRIVATE KEY":
+            guard !mustBeEncrypted else {
+                throw DeviceSigningError(
+                    .malformedEncoding,
+                    "The key is not encrypted, but its record says it is; the file was replaced.")
+            }
             self = try document.der.withUnsafeBytes { try Self(derRepresentation: $0) }
         case "RSA PRIVATE KEY", "DSA PRIVATE KEY", "OPENSSH PRIVATE KEY":
             throw DeviceSigningError(

@@ -126,6 +126,36 @@ extension KeyStoreTests {
         }
     }
 
+    /// An encrypted entry whose file was swapped for the same key unencrypted: refused, not
+    /// opened without the passphrase (`show` would still say encrypted, and every key made from
+    /// it, a rotation's or an encryption key, would be stored unencrypted).
+    @Test func anUnencryptedFileUnderAnEncryptedRecordIsCorrupt() throws {
+        try withStore { store, directory in
+            let (key, keyId) = try saveKey(in: store)
+            _ = try store.addEncryptionKey(keyId, passphrase: secret("pass"))
+            let encryptionKey = try #require(try store.loadEncryptionKey(keyId, passphrase: secret("pass")))
+            for (file, pem) in [
+                (KeyStore.privateKeyFile(keyId), try key.pemRepresentation),
+                (KeyStore.encryptionKeyFile(keyId), try encryptionKey.pemRepresentation),
+            ] {
+                let original = try Data(contentsOf: directory.appendingPathComponent(file))
+                try plant(
+                    pem.withUnsafeBytes { String(decoding: $0, as: UTF8.self) },
+                    at: directory.appendingPathComponent(file))
+                let error = expectError(.corruptKeyFile) {
+                    if file.hasSuffix(".enc.pem") {
+                        _ = try store.loadEncryptionKey(keyId, passphrase: nil)
+                    } else {
+                        _ = try store.load(keyId, passphrase: nil)
+                    }
+                }
+                #expect(error?.reason.contains("record says it is") == true, "\(String(describing: error))")
+                try original.write(to: directory.appendingPathComponent(file))
+            }
+            #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
+        }
+    }
+
     @Test func deleteRemovesBothFiles() throws {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
