@@ -167,7 +167,8 @@ public enum FetchErrorMapping {
 
     /// A 2xx answer to a request that asked for `application/jose`: decrypted with `key`, then
     /// decoded like a JSON answer. An answer that is not a JWE, or does not decrypt, is
-    /// `invalidResponse` of kind `undecryptable`; nothing of it is used.
+    /// `invalidResponse` of kind `undecryptable`; nothing of it is used. A key whose TPM cannot be
+    /// used now is `deviceProtectionError`, as for signing.
     private static func decrypt(_ answer: HTTPAnswer, with key: P256.KeyAgreement.PrivateKey, server: String)
         -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
     {
@@ -190,6 +191,9 @@ public enum FetchErrorMapping {
         let plaintext: Data
         do {
             plaintext = try JWE.decrypt(compact: body[start..<max(start, end)], with: key)
+        } catch let error as DeviceSigningError where error.code.isTPMFailure {
+            // The registration's key could not be used: the device's problem, not the answer's.
+            return .failure(.deviceProtectionError(server: server, reason: FetchClient.reason(error)))
         } catch {
             return undecryptable(
                 "The answer does not decrypt with this registration's encryption key: "

@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// Reads the files and standard input a command is given (keys, JWS, passphrases) with a bound:
@@ -15,10 +16,11 @@ enum BoundedInput {
             throw CLIFailure(.unreadableInput, "cannot read \(url.path): \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        guard let data = read(descriptor, maximumBytes: maximumBytes) else {
+        guard var data = read(descriptor, maximumBytes: maximumBytes) else {
             throw CLIFailure(.unreadableInput, "cannot read \(url.path): \(String(cString: strerror(errno)))")
         }
         guard data.count <= maximumBytes else {
+            data.withUnsafeMutableBytes { secureZero($0) }  // it may hold a secret all the same
             throw CLIFailure(
                 .unreadableInput, "\(url.path) is larger than \(maximumBytes / 1024) KiB; it is not \(what)")
         }
@@ -41,7 +43,8 @@ enum BoundedInput {
         return descriptor
     }
 
-    /// Up to `maximumBytes + 1` bytes from `descriptor` (until end of file); nil on a read error.
+    /// Up to `maximumBytes + 1` bytes from `descriptor` (until end of file); nil on a read error,
+    /// with errno kept and what was read so far zeroed (a passphrase or key file is a secret).
     static func read(_ descriptor: Int32, maximumBytes: Int) -> Data? {
         var data = Data(count: maximumBytes + 1)
         var length = 0
@@ -56,7 +59,12 @@ enum BoundedInput {
             }
             return false
         }
-        guard !failed else { return nil }
+        guard !failed else {
+            let saved = errno
+            data.withUnsafeMutableBytes { secureZero($0) }
+            errno = saved
+            return nil
+        }
         data.count = length
         return data
     }

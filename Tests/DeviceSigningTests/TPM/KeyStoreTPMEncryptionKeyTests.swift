@@ -48,6 +48,26 @@ import Testing
         #expect(outcome.decrypted == message)
     }
 
+    /// A TPM that stopped answering makes decryption fail with the TPM's error, not as a JWE
+    /// that does not decrypt: the backend's answer is not to blame (the fetch client reports a
+    /// `deviceProtectionError`).
+    @Test func aStoppedTPMIsTheTPMsErrorNotAnUndecryptableJWE() async throws {
+        guard SoftwareTPM.available(for: "TPM encryption key") else { return }
+        let codes = try await onOwnThread { () throws -> [DeviceSigningError.Code?] in
+            let tpm = try SoftwareTPM()
+            let key = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm.configuration())
+            let jwe = try JWE.encrypt(Array("{}".utf8), to: key.publicKey)
+            _ = try JWE.decrypt(jwe, with: key)
+            tpm.stop()
+            let altered = String(jwe.dropLast(2)) + (jwe.hasSuffix("AA") ? "BA" : "AA")
+            return [
+                caughtCode { _ = try JWE.decrypt(jwe, with: key) },
+                caughtCode { _ = try JWE.decrypt(altered, with: key) },
+            ]
+        }
+        #expect(codes == [.tpmUnavailable, .tpmUnavailable])
+    }
+
     /// The encryption key of a TPM-bound entry is made in the TPM that holds its signing key: a
     /// configuration that reaches another TPM is refused before anything is made or written.
     @Test func anotherTPMCannotGiveAnEntryItsEncryptionKey() async throws {

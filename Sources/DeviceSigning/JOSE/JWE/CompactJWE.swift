@@ -138,18 +138,34 @@ public struct CompactJWE: Sendable {
     }
 
     /// Agrees on the key with `key` and the header's `epk`, derives or unwraps the content key,
-    /// checks the tag and decrypts. Every failure is `.decryptionFailed`, with one reason.
+    /// checks the tag and decrypts. Every failure of the JWE is `.decryptionFailed`, with one
+    /// reason. A key in a TPM that cannot be used now throws the TPM's own error
+    /// (`.tpmUnavailable`, `.tpmKeyForeign`, `.tpmRefused`): the device's key failed, not the
+    /// JWE, and the agreement comes before anything of the JWE but its `epk`, which was checked
+    /// when it was parsed, so it tells nothing about the rest.
     public func plaintext(with key: P256.KeyAgreement.PrivateKey) throws -> Data {
+        let sharedSecret: SecureBytes
         do {
-            let sharedSecret = try key.sharedSecretFromKeyAgreement(withPeer: header.epkKey)
+            sharedSecret = try key.sharedSecretFromKeyAgreement(withPeer: header.epkKey)
+        } catch let error as DeviceSigningError where error.code.isTPMFailure {
+            OpenSSLErrorQueue.clear()
+            throw error
+        } catch {
+            OpenSSLErrorQueue.clear()
+            throw Self.decryptionFailed
+        }
+        do {
             let contentKey = try self.contentKey(sharedSecret: sharedSecret)
             return try header.enc.open(key: contentKey, iv: iv, aad: aad, ciphertext: ciphertext, tag: tag)
         } catch {
             // Which step failed must not show, not even in the OpenSSL error queue.
             OpenSSLErrorQueue.clear()
-            throw DeviceSigningError(.decryptionFailed, "The JWE does not decrypt with this key (or was altered).")
+            throw Self.decryptionFailed
         }
     }
+
+    private static let decryptionFailed = DeviceSigningError(
+        .decryptionFailed, "The JWE does not decrypt with this key (or was altered).")
 
     private func contentKey(sharedSecret: SecureBytes) throws -> SecureBytes {
         let (apu, apv) = (header.apu, header.apv)

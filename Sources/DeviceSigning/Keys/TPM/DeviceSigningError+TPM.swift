@@ -10,6 +10,10 @@ extension DeviceSigningError.Code {
     /// The TPM answered, but refused the operation (the reason gives its response code in words,
     /// for example that it has no room for another loaded key).
     public static let tpmRefused = DeviceSigningError.Code("tpmRefused")
+    /// Whether this is one of the codes of a TPM that cannot be used or refused an operation
+    /// (`tpmUnavailable`, `tpmKeyForeign`, `tpmRefused`).
+    public var isTPMFailure: Bool { self == .tpmUnavailable || self == .tpmKeyForeign || self == .tpmRefused }
+
     /// An export of private key material from a key whose private half never leaves its TPM.
     public static let keyNotExportable = DeviceSigningError.Code("keyNotExportable")
 }
