@@ -73,7 +73,7 @@ struct JWKReader: StrictJSONSink {
             privateMember = .notBase64URL
         } else if let count = Base64.decodedCount(of: raw, alphabet: .url) {
             var valid = false
-            let scalar = SecureBytes(count: count) { valid = Base64.decode(raw, alphabet: .url, into: $0) }
+            let scalar = SecureBytes(count: count) { valid = Base64.decodeSecret(raw, alphabet: .url, into: $0) }
             privateMember = valid ? .decoded(scalar) : .notBase64URL
         } else {
             privateMember = .notBase64URL

@@ -161,6 +161,72 @@ enum Base64 {
         return decode(input, layout, alphabet, vectorized: true, into: output)
     }
 
+    /// Decodes a secret (a private JWK's `d`, an unencrypted private key's PEM body) into
+    /// `output`, with the result of `decode(_:alphabet:into:)`, but without tables: the decoders
+    /// above read tables at offsets chosen by the characters, so the cache lines they touch
+    /// follow the secret. Here each character's value is computed with the same instructions
+    /// whatever it is; only the length and the padding, which are public, choose a path.
+    static func decodeSecret(
+        _ input: UnsafeRawBufferPointer, alphabet: Alphabet, into output: UnsafeMutableRawBufferPointer
+    ) -> Bool {
+        guard let layout = Layout(of: input, alphabet: alphabet), layout.outputCount == output.count else {
+            return false
+        }
+        let symbols: (UInt32, UInt32) = alphabet == .standard ? (0x2B, 0x2F) : (0x2D, 0x5F)  // + / or - _
+        var invalid: UInt32 = 0  // bit 8 of any character's value: outside the alphabet
+        var written = 0
+        var index = 0
+        while index < layout.whole {
+            let values = (
+                secretValue(input[index], symbols), secretValue(input[index + 1], symbols),
+                secretValue(input[index + 2], symbols), secretValue(input[index + 3], symbols)
+            )
+            invalid |= values.0 | values.1 | values.2 | values.3
+            let word =
+                (values.0 & 63) << 18 | (values.1 & 63) << 12 | (values.2 & 63) << 6 | (values.3 & 63)
+            output[written] = UInt8(truncatingIfNeeded: word >> 16)
+            output[written + 1] = UInt8(truncatingIfNeeded: word >> 8)
+            output[written + 2] = UInt8(truncatingIfNeeded: word)
+            written += 3
+            index += 4
+        }
+        if layout.tail > 0 {
+            let a = secretValue(input[index], symbols)
+            let b = secretValue(input[index + 1], symbols)
+            let c = layout.tail == 3 ? secretValue(input[index + 2], symbols) : 0
+            invalid |= a | b | c
+            let word = (a & 63) << 18 | (b & 63) << 12 | (c & 63) << 6
+            output[written] = UInt8(truncatingIfNeeded: word >> 16)
+            if layout.tail == 3 { output[written + 1] = UInt8(truncatingIfNeeded: word >> 8) }
+            // Leftover bits must be zero; bit 31 of 0 - leftover says whether they are not.
+            let leftover = layout.tail == 3 ? word & 0xFF : word & 0xFFFF
+            invalid |= ((0 &- leftover) >> 31) << 8
+        }
+        return invalid & 0x100 == 0
+    }
+
+    /// The value (0...63) of the character `byte`, with bit 8 set when it is outside the
+    /// alphabet whose two symbols are `symbols`: masks from wrapping subtractions, no branch.
+    @inline(__always)
+    private static func secretValue(_ byte: UInt8, _ symbols: (UInt32, UInt32)) -> UInt32 {
+        let x = UInt32(byte)
+        let upper = inRange(x, 0x41, 0x5A)
+        let lower = inRange(x, 0x61, 0x7A)
+        let digit = inRange(x, 0x30, 0x39)
+        let first = inRange(x, symbols.0, symbols.0)
+        let second = inRange(x, symbols.1, symbols.1)
+        let value =
+            (upper & (x &- 0x41)) | (lower & (x &- 0x47)) | (digit & (x &+ 4)) | (first & 62) | (second & 63)
+        return value | (~(upper | lower | digit | first | second) & 0x100)
+    }
+
+    /// All ones when `low <= x <= high` (all three below 2^31), else zero: a subtraction that
+    /// wraps sets bit 31.
+    @inline(__always)
+    private static func inRange(_ x: UInt32, _ low: UInt32, _ high: UInt32) -> UInt32 {
+        (((x &- low) | (high &- x)) >> 31) &- 1
+    }
+
     /// Where the characters of an encoding are: `whole` of them in groups of four, then a `tail`
     /// of 0, 2 or 3 (0, 1 or 2 more bytes); nil for a length no strict encoding has.
     private struct Layout {

@@ -125,7 +125,7 @@ enum PEM {
             var valid = false
             let der = base64.withUnsafeBytes { encoded -> SecureBytes? in
                 guard let count = Base64.decodedCount(of: encoded, alphabet: .standard) else { return nil }
-                return SecureBytes(count: count) { valid = Base64.decode(encoded, alphabet: .standard, into: $0) }
+                return SecureBytes(count: count) { valid = Base64.decodeSecret(encoded, alphabet: .standard, into: $0) }
             }
             guard let der, valid else {
                 throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) does not hold valid base64.")

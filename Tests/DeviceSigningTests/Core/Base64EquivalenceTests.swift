@@ -43,14 +43,27 @@ import Testing
         return bits == 0 ? output : nil
     }
 
-    /// The decoder's result, which must be the same with and without the AVX2 blocks.
+    /// The decoder's result, which must be the same with and without the AVX2 blocks, and from
+    /// the table-free decoder of secrets.
     static func decode(
         _ text: [UInt8], _ alphabet: Base64.Alphabet, sourceLocation: SourceLocation = #_sourceLocation
     ) -> [UInt8]? {
         let vectorized = text.withUnsafeBytes { Base64.decode($0, alphabet: alphabet) }
         let portable = text.withUnsafeBytes { Base64.decode($0, alphabet: alphabet, vectorized: false) }
         #expect(vectorized == portable, "\(text.count) characters", sourceLocation: sourceLocation)
+        #expect(
+            secret(text, alphabet) == vectorized, "secret, \(text.count) characters", sourceLocation: sourceLocation)
         return vectorized
+    }
+
+    /// `Base64.decodeSecret` into a buffer of the decoded length; nil when it refuses.
+    static func secret(_ text: [UInt8], _ alphabet: Base64.Alphabet) -> [UInt8]? {
+        text.withUnsafeBytes { input -> [UInt8]? in
+            guard let count = Base64.decodedCount(of: input, alphabet: alphabet) else { return nil }
+            var output = [UInt8](repeating: 0, count: count)
+            let valid = output.withUnsafeMutableBytes { Base64.decodeSecret(input, alphabet: alphabet, into: $0) }
+            return valid ? output : nil
+        }
     }
 
     static func randomBytes(_ count: Int, _ random: inout SplitMix64) -> [UInt8] {
