@@ -10,8 +10,9 @@ import DeviceSigning
 /// 2. No registration: nothing is fetched (``TriggerOutcome/noRegistration``).
 /// 3. A fetch under way: the trigger waits for it and shares its result (single flight); unless
 ///    the trigger comes from inside that fetch (the ``notifications`` or the pipeline's redeemer
-///    calling back on the fetch's own task), which cannot wait for itself
-///    (``TriggerOutcome/insideFetch``).
+///    calling back on the fetch's own task, or on a task it started that is not detached), which
+///    cannot wait for itself (``TriggerOutcome/insideFetch``). A detached task, or another
+///    thread, that the fetch waits for must not wait for the fetch in turn.
 /// 4. The last fetch returned less than ``throttleWindowMillis`` ago: its cached result.
 /// 5. An `.incoming` operation is being started: nothing is fetched
 ///    (``TriggerOutcome/incomingUnderWay``).
@@ -43,9 +44,16 @@ public actor FetchCoordinator {
     private let notifications: (any LocalNotifications)?
     private let clock: any WallClock
     private var inFlight: Task<FetchSnapshot, Never>?
-    /// The coordinators whose fetch the current task is part of (its task and the tasks it
-    /// starts inherit it): a trigger from there must not wait for that fetch.
-    @TaskLocal private static var fetchesOfThisTask: Set<ObjectIdentifier> = []
+    /// The mark of the fetch under way, whose task carries it.
+    private var inFlightMark: FetchMark?
+    /// The marks of the fetches the current task is part of (a fetch's task and the tasks it
+    /// starts inherit them): a trigger from there must not wait for that fetch. A task that
+    /// outlives its fetch keeps a mark no later fetch has, and so joins those as any caller.
+    @TaskLocal private static var fetchesOfThisTask: [FetchMark] = []
+
+    /// One fetch's identity: an object, held by the marks that name it, so that it cannot be
+    /// mistaken for another fetch's.
+    private final class FetchMark: Sendable {}
     private var lastFetch: FetchSnapshot?
     /// `.incoming` triggers whose operation the pipeline is redeeming now.
     private var incomingUnderWay = 0
@@ -86,7 +94,7 @@ public actor FetchCoordinator {
         // Decided without a suspension from here until the task is stored: two triggers that both
         // passed the registration check cannot both start a fetch.
         if let inFlight {
-            guard !Self.fetchesOfThisTask.contains(ObjectIdentifier(self)) else {
+            guard !Self.fetchesOfThisTask.contains(where: { $0 === inFlightMark }) else {
                 statistics.insideFetch += 1
                 return .insideFetch
             }
@@ -103,11 +111,13 @@ public actor FetchCoordinator {
         }
         statistics.fetched += 1
         let sequence = statistics.fetched
-        let marked = Self.fetchesOfThisTask.union([ObjectIdentifier(self)])
+        let mark = FetchMark()
+        let marks = Self.fetchesOfThisTask + [mark]
         let task = Task {
-            await Self.$fetchesOfThisTask.withValue(marked) { await self.fetchAndSettle(sequence: sequence) }
+            await Self.$fetchesOfThisTask.withValue(marks) { await self.fetchAndSettle(sequence: sequence) }
         }
         inFlight = task
+        inFlightMark = mark
         return .fetched(await task.value)
     }
 
@@ -189,6 +199,7 @@ public actor FetchCoordinator {
             eligible: eligible, started: started, cancelledNotifications: cancelled)
         lastFetch = snapshot
         inFlight = nil
+        inFlightMark = nil
         return snapshot
     }
 }

@@ -15,8 +15,9 @@ public enum TriggerOutcome: Sendable, Hashable, CustomStringConvertible {
     /// flow, and the next trigger fetches.
     case incomingUnderWay
     /// The trigger came from inside the fetch under way (the local notifications or the
-    /// pipeline's redeemer calling back while that fetch waits for them): waiting for the fetch
-    /// would wait for itself, so nothing is fetched; that fetch's result is the caller's own.
+    /// pipeline's redeemer calling back while that fetch waits for them, on its task or one it
+    /// started): waiting for the fetch would wait for itself, so nothing is fetched; that
+    /// fetch's result is the caller's own.
     case insideFetch
 
     /// Why, in one word: stable, for logs and tests.

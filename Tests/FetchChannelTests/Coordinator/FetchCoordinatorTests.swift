@@ -330,6 +330,30 @@ extension Practices {
             #expect(await coordinator.handle(.foreground).reason == .throttled)
         }
 
+        /// A task that an adapter started inside one fetch, and that outlives it, is not inside
+        /// the next fetch: its trigger then joins that fetch as anyone's does.
+        @Test func aTaskStartedInsideAFetchJoinsALaterFetch() async throws {
+            let clock = ManualWallClock(millis: Self.start)
+            let fetcher = ScriptedFetcher(gated: true)
+            let notifications = LaterTrigger()
+            let coordinator = coordinator(fetcher, notifications: notifications, clock: clock)
+            notifications.coordinator.withLock { $0 = coordinator }
+            let first = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            fetcher.releaseAll()
+            #expect(await first.value.reason == .fetched)
+            clock.advance(byMillis: FetchCoordinator.defaultThrottleWindowMillis)
+            let second = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            notifications.release()  // the task started in the first fetch triggers now
+            #expect(await Practices.eventually { await coordinator.statistics.decided == 3 })
+            fetcher.releaseAll()
+            let snapshot = try #require(await second.value.snapshot)
+            #expect(await Practices.eventually { notifications.outcome != nil })
+            #expect(notifications.outcome == .joinedInFlight(snapshot))
+            #expect(await coordinator.statistics.insideFetch == 0)
+        }
+
         /// Statistics saved before a count existed still decode; the missing count is 0.
         @Test func statisticsWithoutACountDecodeWithZero() throws {
             let decoded = try JSONDecoder().decode(
@@ -475,6 +499,58 @@ final class CallingBack: OperationRedeeming, LocalNotifications {
 
     func current() async -> [LocalNotification] {
         await callBack(as: .notifications)
+        return []
+    }
+
+    func cancel(identifiers: [String]) async {}
+}
+
+/// Notifications whose first read starts a task (which inherits the fetch's task-locals) that
+/// triggers the coordinator once ``release()`` is called, and records what it got.
+final class LaterTrigger: LocalNotifications {
+    private struct State {
+        var started = false
+        var released = false
+        var waiting: CheckedContinuation<Void, Never>?
+        var outcome: TriggerOutcome?
+    }
+
+    let coordinator = Locked<FetchCoordinator?>(nil)
+    private let state = Locked(State())
+
+    var outcome: TriggerOutcome? { state.withLock { $0.outcome } }
+
+    func release() {
+        let waiting = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.released = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        waiting?.resume()
+    }
+
+    private func released() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if !state.released { state.waiting = continuation }
+                return state.released
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func current() async -> [LocalNotification] {
+        let start = state.withLock { state in
+            defer { state.started = true }
+            return !state.started
+        }
+        if start, let coordinator = coordinator.withLock({ $0 }) {
+            Task {
+                await released()
+                let outcome = await coordinator.handle(.userAction)
+                state.withLock { $0.outcome = outcome }
+            }
+        }
         return []
     }
 
