@@ -74,8 +74,9 @@ struct RegisterCommand: CLICommand {
         do {
             try store.updateMetadata(keyId) { record in
                 // Checked again under the store's lock: another register of this key may have
-                // finished while this one waited for the backend.
-                if let recorded = record.dispatchTargetId {
+                // finished while this one waited for the backend (with the same answer, if the
+                // backend gives one key one dispatch target: then there is nothing to undo).
+                if let recorded = record.dispatchTargetId, recorded != targetId {
                     throw RegisteredMeanwhile(dispatchTargetId: recorded)
                 }
                 record.dispatchTargetId = targetId
@@ -109,7 +110,8 @@ struct RegisterCommand: CLICommand {
     private struct RegisteredMeanwhile: Error, CustomStringConvertible {
         let dispatchTargetId: String
         var description: String {
-            "another register of this key finished first and recorded dispatch target \(dispatchTargetId)"
+            "another register of this key finished first and recorded dispatch target \(dispatchTargetId), "
+                + "which the key keeps"
         }
     }
 
