@@ -16,9 +16,10 @@ package func secureZero(_ bytes: inout [UInt8]) {
 }
 
 /// A `Data` that takes over `buffer` (from `UnsafeMutableRawPointer.allocate`; its first `count`
-/// bytes are the contents) without a copy, and zeroes all `capacity` bytes when it is released,
-/// before freeing them: for a secret handed on as `Data` (a decrypted answer). `releaseObserver`
-/// is a test's look at the buffer after it was zeroed.
+/// bytes are the contents), and zeroes all `capacity` bytes before it frees them: for a secret
+/// handed on as `Data` (a decrypted answer). Foundation may keep contents of a few bytes in the
+/// `Data` value itself and release the buffer at once (zeroed then); copies a caller makes are
+/// the caller's. `releaseObserver` is a test's look at the buffer after it was zeroed.
 package func zeroingData(
     adopting buffer: UnsafeMutableRawPointer, capacity: Int, count: Int,
     releaseObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil

@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 #if canImport(Glibc)
@@ -51,10 +52,12 @@ package struct CLIContext: Sendable {
             standardInputIsTerminal: isTerminal,
             readStandardInput: { maximumBytes in
                 // A closed or unreadable standard input (`<&-`, a directory) is an error, not empty input.
-                guard let data = BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) else {
+                guard var data = BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) else {
                     throw CLIFailure(
                         .unreadableInput, "cannot read standard input: \(String(cString: strerror(errno)))")
                 }
+                // The copy is the caller's; this buffer (a plaintext to encrypt, say) goes now.
+                defer { data.withUnsafeMutableBytes { secureZero($0) } }
                 return Array(data)
             },
             passphrasePrompt: prompt)

@@ -21,8 +21,6 @@ import Testing
         #expect(released.allSatisfy { $0 == 0 })
     }
 
-    /// A filler that throws (a key file that shrank while being read) must not free the storage
-    /// twice: the object is released and its deinit alone zeroes and frees it.
     /// A decrypted answer handed on as `Data`: its whole buffer, padding beyond the contents
     /// included, is zero when it is freed.
     @Test func zeroingDataClearsItsWholeBufferOnRelease() {
@@ -40,6 +38,8 @@ import Testing
         #expect(observed.withLock { $0 } == [UInt8](repeating: 0, count: 48))
     }
 
+    /// A filler that throws (a key file that shrank while being read) must not free the storage
+    /// twice: the object is released and its deinit alone zeroes and frees it.
     @Test func aThrowingInitializerFreesTheStorageOnce() {
         struct Shrank: Error {}
         for _ in 0..<100 {
