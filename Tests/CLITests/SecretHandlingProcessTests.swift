@@ -185,7 +185,17 @@ extension CLIOfflineProcessTests {
             #expect(verified.status == 1, "\(verified.summary)")
             let fromFIFO = try await sandbox.run(
                 ["key", "export", keyId, "--private", "--passphrase-file", fifo.path] + store, passphrase: nil)
-            #expect(fromFIFO.status == 1 && fromFIFO.err.contains("is empty"), "\(fromFIFO.summary)")
+            #expect(fromFIFO.status == 1 && fromFIFO.err.contains("is not a regular file"), "\(fromFIFO.summary)")
+            // Nor a device or a directory: the advice to chmod them would do harm.
+            for notAFile in ["/dev/null", sandbox.root.path] {
+                let refused = try await sandbox.run(
+                    ["key", "export", keyId, "--private", "--passphrase-file", notAFile] + store, passphrase: nil)
+                #expect(refused.status == 1 && refused.err.contains("is not a regular file"), "\(refused.summary)")
+                #expect(!refused.err.contains("chmod"), "\(refused.summary)")
+            }
+            let empty = try await sandbox.run(
+                ["key", "export", keyId, "--private", "--passphrase-file="] + store, passphrase: nil)
+            #expect(empty.status == 64 && empty.err.contains("non-empty"), "\(empty.summary)")
             let registered = try await sandbox.run(
                 [
                     "register", "--server", "https://127.0.0.1:9", "--device-id", "d", "--ca-file", fifo.path, "--key",

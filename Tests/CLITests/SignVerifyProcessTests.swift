@@ -102,6 +102,31 @@ extension CLIOfflineProcessTests {
             #expect(missingJWS.status == 64 && missingJWS.err.contains("missing argument JWS"))
         }
 
+        /// `verify --json` embeds the payload as JSON only when it has one reading: with a duplicate
+        /// member name JSONSerialization would keep one value and drop the other, so the payload
+        /// is shown as its text.
+        @Test func aPayloadWithADuplicateMemberIsShownAsItsText() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let key = try P256.Signing.PrivateKey()
+            let publicKey = try sandbox.write("public.pem", key.publicKey.pemRepresentation)
+            let header = Array(#"{"alg":"ES256","typ":"JWT"}"#.utf8)
+            for (payload, expected) in [
+                (#"{"dispatchTargetId":"A","dispatchTargetId":"B"}"#, nil),
+                (#"{"dispatchTargetId":"A"}"#, ["dispatchTargetId": "A"]),
+            ] {
+                let jws = try CompactJWS.sign(header: header, payload: Array(payload.utf8), with: key)
+                let verified = try await sandbox.run(["verify", "--json", "--public-key", publicKey.path, jws])
+                #expect(verified.status == 0, "\(verified.summary)")
+                let object = try #require(try verified.json() as? [String: Any])
+                if let expected {
+                    #expect(object["payload"] as? [String: String] == expected, "\(verified.summary)")
+                } else {
+                    #expect(object["payload"] as? String == payload, "\(verified.summary)")
+                }
+            }
+        }
+
         @Test func signRefusesBadInputs() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
@@ -119,6 +144,11 @@ extension CLIOfflineProcessTests {
             #expect(badTime.status == 64 && badTime.err.contains("'--at'"), "\(badTime.summary)")
             let controlTarget = try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "t\u{1}"] + store)
             #expect(controlTarget.status == 64, "\(controlTarget.summary)")
+            // Known from the arguments alone: refused before the key is opened.
+            let beforeTheKey = try await sandbox.run(
+                ["sign", "--key", keyId, "--dispatch-target", "t\u{1}"] + store, passphrase: "not the passphrase")
+            #expect(
+                beforeTheKey.status == 64 && beforeTheKey.err.contains("--dispatch-target"), "\(beforeTheKey.summary)")
             let noKey = try await sandbox.run(["sign", "--dispatch-target", "t"] + store)
             #expect(noKey.status == 64 && noKey.err.contains("missing option '--key KEYID'"))
 

@@ -16,7 +16,7 @@ public enum DeviceSignatureLimits {
     public static let maximumPayloadJSONBytes = 4 * 1024
 
     /// Why `id` is not a valid dispatch target id, or nil if it is one.
-    static func dispatchTargetIdProblem(_ id: String) -> String? {
+    package static func dispatchTargetIdProblem(_ id: String) -> String? {
         let length = id.utf16.count
         if length == 0 { return "The dispatch target id is empty." }
         if length > maximumDispatchTargetIdLength {
@@ -31,7 +31,7 @@ public enum DeviceSignatureLimits {
     }
 
     /// Why `id` is not a valid request id, or nil if it is one.
-    static func requestIdProblem(_ id: String) -> String? {
+    package static func requestIdProblem(_ id: String) -> String? {
         let length = id.utf16.count
         if length == 0 { return "The request id is empty." }
         if length > maximumRequestIdLength {

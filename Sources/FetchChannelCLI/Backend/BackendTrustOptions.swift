@@ -8,7 +8,8 @@ import Foundation
 enum BackendTrustOptions {
     static let caFile = Option(
         "ca-file", "FILE",
-        help: "A PEM bundle of the private CA(s) the backend's certificate must chain to, instead of the system CAs.")
+        help: "A PEM bundle of the private CA(s) the backend's certificate must chain to, instead of the system CAs.",
+        .nonEmpty)
     static let pin = Option(
         "pin", "sha256//BASE64",
         help: "An SPKI pin the backend's certificate must also match (repeatable; any one matches).",

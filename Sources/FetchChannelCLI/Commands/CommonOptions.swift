@@ -4,11 +4,11 @@ enum CommonOptions {
     static let store = Option(
         "store", "DIR",
         help: "The key store directory (default: $XDG_DATA_HOME/fetchchannel/keys, "
-            + "else ~/.local/share/fetchchannel/keys).")
+            + "else ~/.local/share/fetchchannel/keys).", .nonEmpty)
     static let passphraseFile = Option(
         "passphrase-file", "FILE",
         help: "Read the passphrase from FILE (its first line). Otherwise FETCHCHANNEL_PASSPHRASE is used, else a "
-            + "prompt when standard input is a terminal. Never on the command line.")
+            + "prompt when standard input is a terminal. Never on the command line.", .nonEmpty)
     /// `--timeout-seconds S` of the commands that talk to a backend (default: 15).
     static func timeout(help: String) -> Option<Duration> {
         Option(

@@ -58,10 +58,18 @@ struct CompactCheck {
         self.argument = arguments.positionals[0]
     }
 
-    /// The result of `check` on the compact serialization, or nil once its refusal (input too
-    /// large, or a `DeviceSigningError` of `check`) is reported. Other errors propagate.
+    /// The result of `check` on the compact serialization, or nil once its refusal (standard
+    /// input unreadable or too large, or a `DeviceSigningError` of `check`) is reported. Other
+    /// errors propagate.
     func run<Value>(_ check: (String) throws -> Value) throws -> Value? {
-        guard let compact = try read() else {
+        let input: String?
+        do {
+            input = try read()
+        } catch let failure as CLIFailure {
+            refuse(failure)
+            return nil
+        }
+        guard let compact = input else {
             report(
                 code: DeviceSigningError.Code.inputTooLarge.rawValue,
                 reason:
@@ -82,7 +90,13 @@ struct CompactCheck {
     /// bytes on standard output.
     func report(_ passed: Passed) throws -> Int32 {
         if console.json {
-            let value: Any = JSONOutput.parse(passed.content) ?? String(decoding: passed.content, as: UTF8.self)
+            // Embedded as JSON only when it has one reading: with a duplicate member name (which a
+            // strict reader refuses) JSONSerialization would keep one of the values and drop the
+            // other, so such content is shown as the text it is.
+            let unambiguous = (try? StrictJSON.requireUniqueMemberNames(passed.content)) != nil
+            let value: Any =
+                (unambiguous ? JSONOutput.parse(passed.content) : nil)
+                ?? String(decoding: passed.content, as: UTF8.self)
             try console.printJSON([serialization.verdict: true, "header": passed.header, serialization.content: value])
         } else {
             console.standardOutput.write(bytes: passed.bytes)
@@ -90,10 +104,11 @@ struct CompactCheck {
         return ExitCode.success
     }
 
-    /// Reports a key file that cannot be used (unreadable, another curve, the wrong half of a
-    /// pair): `--json` still prints `{<verdict>: false, "code", "reason"}`, so that a program
-    /// reading standard output gets its answer; standard error says `Error: <message>`.
-    func refuseKeyFile(_ failure: CLIFailure) {
+    /// Reports an input that cannot be used (a key file unreadable, of another curve or the
+    /// wrong half of a pair; standard input unreadable): `--json` still prints
+    /// `{<verdict>: false, "code", "reason"}`, so that a program reading standard output gets
+    /// its answer; standard error says `Error: <message>`.
+    func refuse(_ failure: CLIFailure) {
         if console.json,
             let text = try? JSONOutput.text(
                 [serialization.verdict: false, "code": failure.code.rawValue, "reason": failure.message])

@@ -34,7 +34,7 @@ extension CompactCheckCommand {
         do {
             key = try Key(readingKeyFile: check.keyFile)
         } catch let failure as CLIFailure {
-            check.refuseKeyFile(failure)
+            check.refuse(failure)
             return ExitCode.failure
         }
         guard let passed = try check.run({ try Self.open($0, with: key) }) else { return ExitCode.failure }

@@ -5,7 +5,8 @@ import Foundation
 /// encrypted answers (docs/ARCHITECTURE.md, "Encrypted answers").
 struct DecryptCommand: CompactCheckCommand {
     static let keyFile = Option(
-        "private-key", "FILE", help: "The recipient's private key: PEM or a private JWK.", required: true)
+        "private-key", "FILE", help: "The recipient's private key: PEM or a private JWK.", required: true,
+        .nonEmpty)
 
     static let serialization = CompactCheck.Serialization.jwe
 

@@ -9,7 +9,8 @@ struct EncryptCommand: CLICommand {
     static let encryptionNames = JWE.ContentEncryption.allCases.map(\.rawValue).joined(separator: ", ")
 
     static let publicKey = Option(
-        "public-key", "FILE", help: "The recipient's public key: PEM (PUBLIC KEY) or a JWK.", required: true)
+        "public-key", "FILE", help: "The recipient's public key: PEM (PUBLIC KEY) or a JWK.", required: true,
+        .nonEmpty)
     static let algorithm = Option(
         "alg", "A", help: "Key management: \(algorithmNames) (default: ECDH-ES).", ValueParser<JWE.Algorithm>.cases)
     static let encryption = Option(

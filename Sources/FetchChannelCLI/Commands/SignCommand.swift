@@ -46,6 +46,13 @@ struct SignCommand: CLICommand {
         access = try KeyStoreAccess(arguments, context: context)
         key = try arguments.required(Self.key)
         dispatchTarget = try arguments[Self.dispatchTarget]
+        // Usage errors the arguments alone reveal, before the store is opened or a key decrypted.
+        if let dispatchTarget, let problem = DeviceSignatureLimits.dispatchTargetIdProblem(dispatchTarget) {
+            throw UsageError(.invalidValue, "invalid value for '--dispatch-target': \(problem)")
+        }
+        if let problem = DeviceSignatureLimits.requestIdProblem(requestId) {
+            throw UsageError(.invalidValue, "invalid value for '--request-id': \(problem)")
+        }
     }
 
     func run() async throws -> Int32 {

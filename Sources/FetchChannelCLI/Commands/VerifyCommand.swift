@@ -4,7 +4,7 @@ import Foundation
 /// `fetchchannel verify`: checks a compact ES256 JWS (such as a Device-Signature) with a public key.
 struct VerifyCommand: CompactCheckCommand {
     static let keyFile = Option(
-        "public-key", "FILE", help: "The public key: PEM (PUBLIC KEY) or a JWK.", required: true)
+        "public-key", "FILE", help: "The public key: PEM (PUBLIC KEY) or a JWK.", required: true, .nonEmpty)
 
     static let serialization = CompactCheck.Serialization.jws
 

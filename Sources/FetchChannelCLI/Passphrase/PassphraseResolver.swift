@@ -106,12 +106,19 @@ struct PassphraseResolver {
         }
     }
 
-    /// Refuses a passphrase file that is not owned by this user or that group or others may use.
+    /// Refuses a passphrase file that is not a regular file, not owned by this user, or that
+    /// group or others may use. The file type first: the advice to chmod a device or a
+    /// directory (the home directory, /dev/null) would do harm.
     static func checkPrivate(_ descriptor: Int32, path: String) throws {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {
             throw CLIFailure(
                 .passphrase, "cannot read the passphrase file \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw CLIFailure(
+                .passphrase,
+                "the passphrase file \(path) is not a regular file; put the passphrase in a file of its own")
         }
         guard status.st_uid == geteuid() else {
             throw CLIFailure(
