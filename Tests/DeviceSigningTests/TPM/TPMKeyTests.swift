@@ -153,6 +153,33 @@ import Testing
         #expect(refusal.reason.contains("belongs to another TPM"), "\(refusal.reason)")
     }
 
+    /// A key file whose public area the TPM library cannot decode (an authPolicy longer than a
+    /// digest) is the file's fault: malformed, not an unavailable TPM, and the connection that
+    /// the other keys of that TPM share stays usable.
+    @Test func aDamagedKeyFileIsMalformedAndLeavesTheConnectionUsable() async throws {
+        guard SoftwareTPM.available(for: "damaged TPM key file") else { return }
+        let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Bool) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            _ = try key.signature(for: Self.message)
+            let document = try PEM.decode(
+                try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration()).tss2PEMRepresentation)
+            var der = Array(document.der)
+            // TPMT_PUBLIC: type ECC (0x0023), nameAlg SHA-256 (0x000B), 4 bytes of attributes, then
+            // the authPolicy's size, 0 for these keys: 200 now, with no bytes behind it.
+            let eccSHA256: [UInt8] = [0x00, 0x23, 0x00, 0x0B]
+            let start = try #require(der.indices.first { der[$0...].starts(with: eccSHA256) })
+            try #require(der[start + 8] == 0 && der[start + 9] == 0)
+            der[start + 9] = 200
+            let damaged = PEM.encode(label: document.label, der: der)
+            let error = caught { _ = try P256.Signing.PrivateKey(tss2PEM: damaged, tpm: tpm.configuration()) }
+            return (error, (try? key.signature(for: Self.message)) != nil)
+        }
+        #expect(outcome.0?.code == .malformedEncoding, "\(String(describing: outcome.0))")
+        #expect(outcome.1, "the other key of that TPM no longer signs")
+    }
+
     @Test func stoppedTPMGivesATypedErrorNamingTheTCTI() async throws {
         guard SoftwareTPM.available(for: "stopped TPM") else { return }
         let outcome = try await onOwnThread { () throws -> (String, DeviceSigningError?, DeviceSigningError?) in

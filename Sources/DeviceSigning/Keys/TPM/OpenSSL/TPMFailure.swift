@@ -7,7 +7,9 @@ internal import CDeviceSigningShim
 /// tpm2-openssl reports a TSS2 return code in its error data; its layer tells the cases apart:
 /// the transport (TCTI), resource manager, driver and ESAPI layers mean the TPM could not be used
 /// at all; the TPM layer means it answered and refused. TPM_RC_INTEGRITY on loading means the
-/// key blob was not made under this TPM's storage seed.
+/// key blob was not made under this TPM's storage seed. While a key is loaded, the marshalling
+/// layer (and ESAPI's bad-value code) means the key file holds what cannot be encoded for the
+/// TPM: the file's fault, which must not mark the connection that other keys share as failed.
 enum TPMFailure {
     /// A TSS2 return code (TSS2_RC): the layer is in bits 16-23.
     struct ReturnCode: Hashable, CustomStringConvertible {
@@ -17,6 +19,9 @@ enum TPMFailure {
         var isFromTPM: Bool { layer == 0 }
         /// TPM_RC_INTEGRITY: a format-one code (bit 7) with error number 0x1F.
         var isIntegrityFailure: Bool { isFromTPM && value & 0x80 != 0 && value & 0x3F == 0x1F }
+        /// The marshalling layer (9), or ESAPI's TSS2_ESYS_RC_BAD_VALUE (0x7000B): a value the
+        /// library could not encode or decode.
+        var isBadValue: Bool { layer == 9 || value == 0x7_000B }
         /// TPM_RC_OBJECT_MEMORY (0x902): no room for another loaded object.
         var isObjectMemoryFull: Bool { isFromTPM && value & 0xFFF == 0x902 }
         var description: String { "0x" + String(value, radix: 16, uppercase: true) }
@@ -61,6 +66,12 @@ enum TPMFailure {
                 openSSLErrors: queue.texts)
         }
         let words = queue.words(code)
+        if loadingKey && code.isBadValue {
+            return DeviceSigningError(
+                .malformedEncoding,
+                "The TPM key file cannot be loaded (\(words)): it is damaged, or uses a form this package does "
+                    + "not support.", openSSLErrors: queue.texts)
+        }
         if !code.isFromTPM {
             return DeviceSigningError(
                 .tpmUnavailable,
