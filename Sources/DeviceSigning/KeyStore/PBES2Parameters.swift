@@ -117,7 +117,12 @@ extension PBES2Parameters {
                 "The key is encrypted with a cipher other than AES-CBC or DES-EDE3-CBC. \(Self.reencryptHint)")
         }
         // A key length the cipher does not take fails inside the decryption too.
-        let keyBytes = ["AES-128-CBC": 16, "AES-192-CBC": 24][cipher] ?? (cipher == "DES-EDE3-CBC" ? 24 : 32)
+        let keyBytes =
+            switch cipher {
+            case "AES-128-CBC": 16
+            case "AES-256-CBC": 32
+            default: 24  // AES-192-CBC, DES-EDE3-CBC
+            }
         if let keyLength, keyLength != keyBytes {
             throw Self.malformed("the KDF's key length is \(keyLength) bytes; \(cipher) takes \(keyBytes)")
         }

@@ -50,10 +50,6 @@ public actor FetchCoordinator {
     /// starts inherit them): a trigger from there must not wait for that fetch. A task that
     /// outlives its fetch keeps a mark no later fetch has, and so joins those as any caller.
     @TaskLocal private static var fetchesOfThisTask: [FetchMark] = []
-
-    /// One fetch's identity: an object, held by the marks that name it, so that it cannot be
-    /// mistaken for another fetch's.
-    private final class FetchMark: Sendable {}
     private var lastFetch: FetchSnapshot?
     /// `.incoming` triggers whose operation the pipeline is redeeming now.
     private var incomingUnderWay = 0
@@ -120,6 +116,10 @@ public actor FetchCoordinator {
         inFlightMark = mark
         return .fetched(await task.value)
     }
+
+    /// One fetch's identity: an object, held by the marks that name it, so that it cannot be
+    /// mistaken for another fetch's.
+    private final class FetchMark: Sendable {}
 
     /// The last completed fetch, if any.
     public var latestFetch: FetchSnapshot? { lastFetch }
