@@ -130,7 +130,8 @@ package enum FetchChannelCLI: Sendable {
             errors.line("Error: \(PrintableText.of(describe(error)))")
             return ExitCode.failure
         }
-        if context.standardOutput.hasFailed && status == ExitCode.success {
+        if context.standardOutput.hasFailed {
+            // Whatever the command decided (a partial fetch, say), what it printed was lost.
             errors.line("Error: cannot write to standard output")
             return ExitCode.failure
         }

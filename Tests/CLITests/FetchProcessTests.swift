@@ -60,6 +60,11 @@ extension CLISubprocessTests {
                 network["server"] as? String == gone.baseURL.absoluteString
                     && network["networkKind"] as? String == "connectionRefused")
 
+            // A partial result whose document cannot be written is a failure that says so.
+            let lost = try await sandbox.run(
+                ["fetch", "--json"] + sandbox.storeArguments, standardOutputPath: "/dev/full")
+            #expect(lost.status == 1 && lost.err.contains("cannot write to standard output"), "\(lost.summary)")
+
             // The same as a table, errors on standard error.
             let text = try await sandbox.run(["fetch"] + sandbox.storeArguments)
             #expect(text.status == 2)
@@ -182,6 +187,10 @@ extension CLISubprocessTests {
 
             let refused = try await sandbox.run(redeem + sandbox.storeArguments, passphrase: nil)
             #expect(refused.status == 1 && refused.err.contains(unreadable.lastPathComponent), "\(refused.summary)")
+            let refusedJSON = try await sandbox.run(redeem + ["--json"] + sandbox.storeArguments, passphrase: nil)
+            let refusal = try #require(try refusedJSON.json() as? [String: Any], "\(refusedJSON.summary)")
+            #expect(refusedJSON.status == 1 && refusal["redeemed"] as? Bool == false, "\(refusedJSON.summary)")
+            #expect(refusal["code"] is String && refusal["message"] is String, "\(refusedJSON.summary)")
             #expect(backend.statistics.redemptions[operation.token] == nil, "nothing was sent")
 
             try FileManager.default.removeItem(at: unreadable)

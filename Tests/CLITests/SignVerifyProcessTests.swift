@@ -98,6 +98,12 @@ extension CLIOfflineProcessTests {
             #expect(missingKeyJSON.status == 1)
             #expect(refusal["valid"] as? Bool == false && refusal["code"] as? String == "unreadableInput")
             #expect(missingKeyJSON.err.hasPrefix("Error: "), "\(missingKeyJSON.summary)")
+            // Standard input that cannot be read (a directory) still gets the refusal object.
+            let unreadable = try await sandbox.run(
+                ["verify", "--json", "--public-key", ownKey.path, "-"], standardInputPath: sandbox.root.path)
+            let unread = try #require(try unreadable.json() as? [String: Any], "\(unreadable.summary)")
+            #expect(unreadable.status == 1 && unread["valid"] as? Bool == false, "\(unreadable.summary)")
+            #expect(unread["code"] as? String == "unreadableInput", "\(unreadable.summary)")
             let missingJWS = try await sandbox.run(["verify", "--public-key", ownKey.path])
             #expect(missingJWS.status == 64 && missingJWS.err.contains("missing argument JWS"))
         }

@@ -37,7 +37,19 @@ struct RedeemCommand: CLICommand {
     func run() async throws -> Int32 {
         let client = RedemptionClient(requestTimeout: timeout)
         let redeemData = PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description)
-        switch await client.redeem(redeemData, trust: backend.trustGiven ? backend.trust : try storedTrust()) {
+        let trust: TLSTrust
+        do {
+            trust = backend.trustGiven ? backend.trust : try storedTrust()
+        } catch {
+            // Nothing was sent; --json still answers on standard output.
+            if console.json {
+                let code =
+                    (error as? CLIFailure)?.code.rawValue ?? (error as? DeviceSigningError)?.code.rawValue ?? "keyStore"
+                try console.printJSON(["redeemed": false, "code": code, "message": FetchChannelCLI.describe(error)])
+            }
+            throw error
+        }
+        switch await client.redeem(redeemData, trust: trust) {
         case .success(let redeemed):
             if console.json {
                 var object = (try JSONOutput.tree(redeemed.body) as? [String: Any]) ?? [:]

@@ -86,9 +86,11 @@ final class CLIProcess: @unchecked Sendable {
     let errorURL: URL
     private let scratch: URL
 
+    /// `standardOutputPath` and `standardInputPath` name a file the child's stream opens instead
+    /// (`/dev/full`, a directory): then its output is not captured, or `standardInput` not used.
     init(
         _ arguments: [String], environment: [String: String], standardInput: Data? = nil,
-        currentDirectory: URL? = nil
+        currentDirectory: URL? = nil, standardOutputPath: String? = nil, standardInputPath: String? = nil
     ) throws {
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cli-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -101,8 +103,17 @@ final class CLIProcess: @unchecked Sendable {
         process.environment = environment
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        if let standardOutputPath {
+            let descriptor = open(standardOutputPath, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
+            process.standardOutput = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        }
         process.standardError = try FileHandle(forWritingTo: errorURL)
-        if let standardInput {
+        if let standardInputPath {
+            let descriptor = open(standardInputPath, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw CocoaError(.fileReadUnknown) }
+            process.standardInput = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        } else if let standardInput {
             let inputURL = scratch.appendingPathComponent("stdin")
             _ = FileManager.default.createFile(atPath: inputURL.path, contents: standardInput)
             process.standardInput = try FileHandle(forReadingFrom: inputURL)
@@ -188,11 +199,13 @@ struct CLISandbox: Sendable {
     /// `timeout` seconds.
     func run(
         _ arguments: [String], passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:],
-        standardInput: Data? = nil, currentDirectory: URL? = nil, timeout: Double = 60
+        standardInput: Data? = nil, currentDirectory: URL? = nil, timeout: Double = 60,
+        standardOutputPath: String? = nil, standardInputPath: String? = nil
     ) async throws -> CLIResult {
         try await CLIProcess(
             arguments, environment: environment(passphrase: passphrase, extra: extra),
-            standardInput: standardInput, currentDirectory: currentDirectory
+            standardInput: standardInput, currentDirectory: currentDirectory,
+            standardOutputPath: standardOutputPath, standardInputPath: standardInputPath
         ).runToCompletion(timeout: timeout)
     }
 
