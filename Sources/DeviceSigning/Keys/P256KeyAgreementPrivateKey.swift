@@ -21,9 +21,6 @@ extension P256.KeyAgreement {
         /// Whether the private half is held by a TPM (and so is never exportable).
         public var isHardwareBound: Bool { key.isHardwareBound }
 
-        /// The owned OpenSSL key, for the key agreement.
-        var backing: EVPKey { key.backing }
-
         /// The matching public key.
         public var publicKey: PublicKey { PublicKey(key.publicKey) }
 
@@ -103,8 +100,8 @@ extension P256.KeyAgreement {
         /// point, SEC 1 §3.3.1). Secret: feed it to a KDF, never use it as a key directly.
         public func sharedSecretFromKeyAgreement(with publicKeyShare: PublicKey) throws -> SecureBytes {
             // A TPM key derives in its own library context, on its session's worker.
-            if isHardwareBound { return try backing.sharedSecret(with: publicKeyShare.backing) }
-            return try JWEBackend.sharedSecret(privateKey: backing, publicKey: publicKeyShare.backing)
+            if isHardwareBound { return try key.usableBacking().sharedSecret(with: publicKeyShare.backing) }
+            return try JWEBackend.sharedSecret(privateKey: key.softwareBacking(), publicKey: publicKeyShare.backing)
         }
 
         /// The same with a JWE's `epk`, decoded and checked when its header was parsed.
@@ -112,7 +109,7 @@ extension P256.KeyAgreement {
             if isHardwareBound {
                 return try sharedSecretFromKeyAgreement(with: PublicKey(x963Representation: peer.point))
             }
-            return try JWEBackend.sharedSecret(privateKey: backing, peer: peer)
+            return try JWEBackend.sharedSecret(privateKey: key.softwareBacking(), peer: peer)
         }
 
         public var description: String { "P256.KeyAgreement.PrivateKey(keyId: \(publicKey.jwkThumbprint))" }

@@ -7,16 +7,54 @@ extension P256.Signing {
     /// Exports of secret material return `SecureBytes`, zeroed when released. The description
     /// shows the key id (the public key's JWK thumbprint) and nothing secret.
     public struct PrivateKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
-        let backing: EVPKey
+        private let storage: Storage
         /// The matching public key (computed once).
         public let publicKey: PublicKey
 
+        /// A software key's OpenSSL key, or a TPM key's handle, which loads it again when its
+        /// connection failed.
+        private enum Storage: Sendable {
+            case software(EVPKey)
+            case tpm(TPMKeyHandle)
+        }
+
         init(backing: EVPKey) throws {
+            try self.init(storage: .software(backing), backing: backing)
+        }
+
+        /// A key held by a TPM, `loaded` on a session of its handle's (call on that session's worker).
+        init(tpm handle: TPMKeyHandle, loaded: EVPKey) throws {
+            try self.init(storage: .tpm(handle), backing: loaded)
+        }
+
+        private init(storage: Storage, backing: EVPKey) throws {
             guard backing.isPrivate else {
                 throw DeviceSigningError(.invalidKey, "The key holds no private scalar.")
             }
-            self.backing = backing
+            self.storage = storage
             self.publicKey = try PublicKey(backing: P256Backend.publicOnly(backing))
+        }
+
+        /// The OpenSSL key of a software key, for exports and software ECDH; `.keyNotExportable`
+        /// for a TPM key, whose private half never leaves the TPM.
+        func softwareBacking() throws -> EVPKey {
+            switch storage {
+            case .software(let key): return key
+            case .tpm: throw EVPKey.notExportable
+            }
+        }
+
+        /// The OpenSSL key for an operation: a TPM key whose connection failed is loaded again.
+        func usableBacking() throws -> EVPKey {
+            switch storage {
+            case .software(let key): key
+            case .tpm(let handle): try handle.usable()
+            }
+        }
+
+        /// The handle of a TPM key; nil for a software key.
+        var tpmHandle: TPMKeyHandle? {
+            if case .tpm(let handle) = storage { handle } else { nil }
         }
 
         /// Generates a new random key.
@@ -78,7 +116,7 @@ extension P256.Signing {
 
         /// The 32-byte private scalar.
         public var rawRepresentation: SecureBytes {
-            get throws { try P256Backend.privateScalar(of: backing) }
+            get throws { try P256Backend.privateScalar(of: softwareBacking()) }
         }
 
         /// 0x04 || x || y || d (97 bytes).
@@ -97,7 +135,7 @@ extension P256.Signing {
 
         /// PKCS#8 PrivateKeyInfo DER (unencrypted).
         public var derRepresentation: SecureBytes {
-            get throws { try P256Backend.pkcs8DER(of: backing) }
+            get throws { try P256Backend.pkcs8DER(of: softwareBacking()) }
         }
 
         /// PKCS#8 PEM (`PRIVATE KEY`, unencrypted). The text is returned as bytes so it can be zeroed.
@@ -126,7 +164,7 @@ extension P256.Signing {
                 }
                 var raw = Data(count: P256Backend.rawSignatureBytes)
                 try raw.withUnsafeMutableBytes {
-                    try backing.signDigest(UnsafeRawBufferPointer(digestBuffer), into: $0)
+                    try usableBacking().signDigest(UnsafeRawBufferPointer(digestBuffer), into: $0)
                 }
                 return ECDSASignature(validatedRaw: raw)
             }

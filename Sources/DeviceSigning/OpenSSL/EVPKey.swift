@@ -129,14 +129,14 @@ final class EVPKey: @unchecked Sendable {
 
     /// Throws `.keyNotExportable` for a key whose private half never leaves its TPM.
     func requireExportable() throws {
-        guard session == nil else {
-            throw DeviceSigningError(
-                .keyNotExportable,
-                "The private key is held by a TPM 2.0 and never leaves it, "
-                    + "so it cannot be exported; only its public key can. To use this identity elsewhere, generate and "
-                    + "register a new key there.")
-        }
+        guard session == nil else { throw Self.notExportable }
     }
+
+    static let notExportable = DeviceSigningError(
+        .keyNotExportable,
+        "The private key is held by a TPM 2.0 and never leaves it, "
+            + "so it cannot be exported; only its public key can. To use this identity elsewhere, generate and "
+            + "register a new key there.")
 
     /// A TPM key and its contexts on their way to being freed on the worker. @unchecked: handed
     /// from the key's deinit to the worker, and used by that one job only.

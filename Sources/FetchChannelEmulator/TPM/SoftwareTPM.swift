@@ -105,6 +105,11 @@ package final class SoftwareTPM: @unchecked Sendable {
         kill(process.processIdentifier, SIGSTOP)
     }
 
+    /// Lets a paused swtpm go on (SIGCONT): it answers what it was sent meanwhile.
+    package func resume() {
+        kill(process.processIdentifier, SIGCONT)
+    }
+
     /// A loopback port nothing listens on (bound, read back and closed): connecting is refused.
     package static func refusedPort() -> UInt16? {
         guard let (fd, port) = bindLoopback(port: 0) else { return nil }

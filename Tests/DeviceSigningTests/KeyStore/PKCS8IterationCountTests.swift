@@ -106,7 +106,7 @@ import Testing
         var output: UnsafeMutablePointer<UInt8>?
         var length = 0
         let status = dss_pkcs8_encrypt_der(
-            key.backing.pointer, passphrase, passphrase.count, DSS_KDF_PBKDF2_SHA256,
+            try key.softwareBacking().pointer, passphrase, passphrase.count, DSS_KDF_PBKDF2_SHA256,
             cost, 0, 0, &output, &length)
         if let output {
             let written = Array(UnsafeBufferPointer(start: output, count: length))

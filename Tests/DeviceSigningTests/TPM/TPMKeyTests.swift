@@ -110,8 +110,8 @@ import Testing
             defer { tpm.stop() }
             let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
             let peer = try P256.Signing.PrivateKey()
-            let inTPM = try key.backing.sharedSecret(with: peer.publicKey.backing)
-            let inSoftware = try peer.backing.sharedSecret(with: key.publicKey.backing)
+            let inTPM = try key.usableBacking().sharedSecret(with: peer.publicKey.backing)
+            let inSoftware = try peer.softwareBacking().sharedSecret(with: key.publicKey.backing)
             return (inTPM.withUnsafeBytes { Data($0) }, inSoftware.withUnsafeBytes { Data($0) })
         }
         #expect(outcome.0.count == 32)
@@ -211,6 +211,46 @@ import Testing
         #expect(error.code == .tpmUnavailable)
         #expect(error.reason.contains("did not answer within"), "\(error.reason)")
         #expect(error.reason.contains(outcome.0))
+    }
+
+    @Test func aSigningKeyWorksAgainOnceItsTPMAnswersAgain() async throws {
+        guard SoftwareTPM.available(for: "TPM reconnection") else { return }
+        let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Bool, Bool) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration(timeout: .seconds(2)))
+            tpm.pause()
+            let failure = caught { _ = try key.signature(for: Self.message) }
+            tpm.resume()
+            let signature = try key.signature(for: Self.message)
+            let again = try key.signature(for: Self.message)
+            return (
+                failure, key.publicKey.isValidSignature(signature, for: Self.message),
+                key.publicKey.isValidSignature(again, for: Self.message)
+            )
+        }
+        #expect(outcome.0?.code == .tpmUnavailable, "the operation that met the stopped TPM fails")
+        #expect(outcome.1, "the first signature after the TPM answers again is valid")
+        #expect(outcome.2)
+    }
+
+    @Test func anEncryptionKeyWorksAgainOnceItsTPMAnswersAgain() async throws {
+        guard SoftwareTPM.available(for: "TPM reconnection") else { return }
+        let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Data, Data) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm.configuration(timeout: .seconds(2)))
+            let peer = try P256.KeyAgreement.PrivateKey()
+            tpm.pause()
+            let failure = caught { _ = try key.sharedSecretFromKeyAgreement(with: peer.publicKey) }
+            tpm.resume()
+            let inTPM = try key.sharedSecretFromKeyAgreement(with: peer.publicKey)
+            let inSoftware = try peer.sharedSecretFromKeyAgreement(with: key.publicKey)
+            return (failure, inTPM.withUnsafeBytes { Data($0) }, inSoftware.withUnsafeBytes { Data($0) })
+        }
+        #expect(outcome.0?.code == .tpmUnavailable, "the agreement that met the stopped TPM fails")
+        #expect(outcome.1.count == 32)
+        #expect(outcome.1 == outcome.2, "the agreement after the TPM answers again is right")
     }
 
     @Test func noTPMAtTheTCTIIsUnavailableNamingIt() async throws {

@@ -15,7 +15,7 @@ enum EncryptedPrivateKey {
 
     /// DER EncryptedPrivateKeyInfo of `key` under `passphrase`. The output is not secret.
     static func encrypt(_ key: P256.Signing.PrivateKey, passphrase: SecureBytes, kdf: KeyDerivation) throws -> [UInt8] {
-        try key.backing.requireExportable()
+        let backing = try key.softwareBacking()
         try kdf.validate()
         try check(passphrase)
         let (kdfID, cost, r, p): (Int32, Int, Int, Int) =
@@ -35,7 +35,7 @@ enum EncryptedPrivateKey {
         var length = 0
         let status = passphrase.withUnsafeBytes { pass in
             dss_pkcs8_encrypt_der(
-                key.backing.pointer, pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count,
+                backing.pointer, pass.baseAddress?.assumingMemoryBound(to: UInt8.self), pass.count,
                 kdfID, UInt64(cost), UInt64(r), UInt64(p), &output, &length)
         }
         guard status == 1, let output else {

@@ -33,24 +33,24 @@ extension P256.Signing.PrivateKey {
         // A key whose private half was made outside a TPM is refused before any TPM is asked.
         try TSS2KeyProvenance.check(der: document.der)
         // Only the one checked block reaches OpenSSL.
-        let text = Array(PEM.encode(label: Self.tss2PEMLabel, der: document.der).utf8)
-        self = try TPMSession.open(tpm).loadKey(pem: text)
+        let text = SecureBytes(PEM.encode(label: Self.tss2PEMLabel, der: document.der).utf8)
+        self = try TPMSession.open(tpm).key(fromKeyFile: text)
     }
 
     /// Whether the private half is held by a TPM (and so is never exportable).
-    public var isHardwareBound: Bool { backing.session != nil }
+    public var isHardwareBound: Bool { tpmHandle != nil }
 
     /// The key's `TSS2 PRIVATE KEY` PEM: the key blob the TPM wrapped under its own storage key.
     /// It is useless without that TPM, yet is kept like any key file. Throws `.invalidKey` for a
     /// software key.
     public var tss2PEMRepresentation: String {
         get throws {
-            guard let session = backing.session else {
+            guard let handle = tpmHandle else {
                 throw DeviceSigningError(
                     .invalidKey,
                     "This is a software key; only a TPM key has a \(Self.tss2PEMLabel) form.")
             }
-            return try session.pem(of: backing)
+            return handle.keyFile.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
         }
     }
 

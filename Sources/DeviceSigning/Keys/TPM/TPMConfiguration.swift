@@ -30,7 +30,7 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
     public var tcti: String?
     /// The longest wait for one TPM operation, connecting included. A TPM that does not answer in
     /// time makes the operation fail with `.tpmUnavailable` instead of blocking its caller; the
-    /// connection is then not used again (load the key again to reconnect).
+    /// connection is then not used again (the key's next operation opens a new one).
     public var timeout: Duration
 
     public init(tcti: String? = nil, timeout: Duration = .seconds(30)) {

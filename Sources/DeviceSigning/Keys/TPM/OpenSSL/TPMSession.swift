@@ -72,48 +72,59 @@ final class TPMSession: @unchecked Sendable {
         return session
     }
 
-    /// A new P-256 key pair generated in the TPM.
+    /// A new P-256 key pair generated in the TPM, with its key file (to load it again).
     func generateKey() throws -> P256.Signing.PrivateKey {
         try worker.perform("generate a P-256 key") { [self] in
             guard let pointer = dss_tpm_generate_p256(library) else {
                 throw TPMFailure.error("generate a P-256 key", target: target)
             }
-            return try P256.Signing.PrivateKey(backing: EVPKey(takingOwnershipOf: pointer, in: self))
-        }
-    }
-
-    /// The key of a `TSS2 PRIVATE KEY` PEM (text checked by the caller), loaded into the TPM.
-    func loadKey(pem: [UInt8]) throws -> P256.Signing.PrivateKey {
-        try worker.perform("load the key") { [self] in
-            var status: Int32 = DSS_TPM_LOAD_FAILED
-            guard let pointer = dss_tpm_load_pem(library, pem, pem.count, &status) else {
-                if status == DSS_TPM_LOAD_NOT_TPM {
-                    OpenSSLErrorQueue.clear()
-                    throw DeviceSigningError(.malformedEncoding, "The key file does not hold a TPM key.")
-                }
-                let error = TPMFailure.error("load the key", target: target, loadingKey: true)
-                guard error.code != .openSSLFailure else {
-                    throw DeviceSigningError(
-                        .malformedEncoding,
-                        "The TSS2 PRIVATE KEY is not one the tpm2 provider "
-                            + "can read (truncated or garbled).", openSSLErrors: error.openSSLErrors)
-                }
-                throw error
-            }
-            return try P256.Signing.PrivateKey(backing: EVPKey(takingOwnershipOf: pointer, in: self))
-        }
-    }
-
-    /// The `TSS2 PRIVATE KEY` PEM of one of this session's keys.
-    func pem(of key: EVPKey) throws -> String {
-        try worker.perform("write the key file") { [self] in
+            let key = try EVPKey(takingOwnershipOf: pointer, in: self)
             var output: UnsafeMutablePointer<UInt8>?
             var length = 0
             guard dss_tpm_key_pem(key.pointer, &output, &length) == 1, let output else {
                 throw TPMFailure.error("write the key file", target: target)
             }
             defer { dss_free_clear(output, length) }
-            return String(decoding: UnsafeBufferPointer(start: output, count: length), as: UTF8.self)
+            let keyFile = SecureBytes(UnsafeBufferPointer(start: output, count: length))
+            return try P256.Signing.PrivateKey(
+                tpm: TPMKeyHandle(configuration: configuration, keyFile: keyFile, loaded: key), loaded: key)
         }
+    }
+
+    /// The key of a `TSS2 PRIVATE KEY` PEM (text checked by the caller), loaded into the TPM.
+    func key(fromKeyFile keyFile: SecureBytes) throws -> P256.Signing.PrivateKey {
+        try worker.perform("load the key") { [self] in
+            let key = try loadHere(keyFile)
+            return try P256.Signing.PrivateKey(
+                tpm: TPMKeyHandle(configuration: configuration, keyFile: keyFile, loaded: key), loaded: key)
+        }
+    }
+
+    /// The same key loaded again (``TPMKeyHandle``).
+    func loadKey(keyFile: SecureBytes) throws -> EVPKey {
+        try worker.perform("load the key") { [self] in try loadHere(keyFile) }
+    }
+
+    /// Loads `keyFile` on the worker.
+    private func loadHere(_ keyFile: SecureBytes) throws -> EVPKey {
+        var status: Int32 = DSS_TPM_LOAD_FAILED
+        let loaded = keyFile.withUnsafeBytes { text in
+            dss_tpm_load_pem(library, text.baseAddress?.assumingMemoryBound(to: UInt8.self), text.count, &status)
+        }
+        guard let pointer = loaded else {
+            if status == DSS_TPM_LOAD_NOT_TPM {
+                OpenSSLErrorQueue.clear()
+                throw DeviceSigningError(.malformedEncoding, "The key file does not hold a TPM key.")
+            }
+            let error = TPMFailure.error("load the key", target: target, loadingKey: true)
+            guard error.code != .openSSLFailure else {
+                throw DeviceSigningError(
+                    .malformedEncoding,
+                    "The TSS2 PRIVATE KEY is not one the tpm2 provider "
+                        + "can read (truncated or garbled).", openSSLErrors: error.openSSLErrors)
+            }
+            throw error
+        }
+        return try EVPKey(takingOwnershipOf: pointer, in: self)
     }
 }

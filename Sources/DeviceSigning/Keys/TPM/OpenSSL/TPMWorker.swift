@@ -10,7 +10,7 @@ import Dispatch
 /// deadline. When the deadline passes, or the connection fails (after which ESAPI refuses every
 /// further command), the worker is marked failed: later operations fail at once with the first
 /// reason, and a blocked operation, if it ever returns, only releases what it holds. Nothing is
-/// retried; loading the key again opens a new connection.
+/// retried here; a key's next operation loads it again on a new connection (``TPMKeyHandle``).
 final class TPMWorker: Sendable {
     /// Which TPM, in words for error messages.
     let target: String
@@ -18,6 +18,8 @@ final class TPMWorker: Sendable {
     private let timeoutSeconds: Double
     private let queue = DispatchQueue(label: "DeviceSigning.TPMWorker")
     private let failure = Locked<DeviceSigningError?>(nil)
+    /// Jobs whose caller stopped waiting and that have not returned: the queue is stuck behind them.
+    private let overdue = Locked(0)
     /// Marks the queue, so that work already on it runs inline instead of waiting for itself.
     private static let onWorker = DispatchSpecificKey<Bool>()
 
@@ -39,25 +41,46 @@ final class TPMWorker: Sendable {
             throw DeviceSigningError(
                 .tpmUnavailable,
                 "Could not \(action): the connection to the TPM failed "
-                    + "earlier (\(earlier.reason)) Load the key again to reconnect.",
+                    + "earlier (\(earlier.reason)) The key's next operation opens a new connection.",
                 openSSLErrors: earlier.openSSLErrors)
         }
+        return try wait(action, body)
+    }
+
+    /// Runs `body` on the worker and waits for it within the timeout, failed or not.
+    private func wait<T: Sendable>(_ action: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
         // The queued block hands `body` and its result over through boxes it empties, so that the
         // last reference to a TPM object is never dropped on the worker after the caller went on:
         // a process that exits right after would free the key while OpenSSL cleans up at exit.
         let job = Locked<(@Sendable () throws -> T)?>(body)
-        let outcome = Locked<Result<T, any Error>?>(nil)
+        let state = Locked(JobState<T>.pending)
         let finished = DispatchSemaphore(value: 0)
-        queue.async {
-            outcome.withLock { $0 = Self.run(job) }
+        queue.async { [overdue] in
+            let result = Self.run(job)
+            state.withLock { state in
+                if case .abandoned = state {
+                    overdue.withLock { $0 -= 1 }
+                } else {
+                    state = .done(result)
+                }
+            }
             finished.signal()
         }
-        guard finished.wait(timeout: .now() + timeoutSeconds) == .success,
-            let result = outcome.withLock({ taken in
-                defer { taken = nil }
-                return taken
-            })
-        else {
+        _ = finished.wait(timeout: .now() + timeoutSeconds)
+        let outcome = state.withLock { state -> Result<T, any Error>? in
+            switch state {
+            case .done(let result):
+                state = .abandoned
+                return result
+            case .pending:
+                state = .abandoned
+                overdue.withLock { $0 += 1 }
+                return nil
+            case .abandoned:
+                return nil
+            }
+        }
+        guard let result = outcome else {
             let error = DeviceSigningError(
                 .tpmUnavailable,
                 "The TPM reached through \(target) did not answer "
@@ -72,17 +95,26 @@ final class TPMWorker: Sendable {
         return try result.get()
     }
 
+    /// One job's hand-over: its result, until the caller takes it or stops waiting.
+    private enum JobState<T> {
+        case pending
+        case done(Result<T, any Error>?)
+        /// Taken, or given up on by the caller.
+        case abandoned
+    }
+
     /// Runs `body` (releasing TPM objects, which flushes them from the TPM) on the worker and
     /// waits for it within the timeout, so that a process that exits right after does not leave
-    /// them loaded in a TPM without a resource manager. Inline when already on the worker; queued
-    /// without waiting when the connection failed (it then never runs: the TPM is gone).
+    /// them loaded in a TPM without a resource manager; also after the connection failed (ESAPI
+    /// then refuses at once). Inline when already on the worker; queued without waiting only while
+    /// a job that stopped answering holds the queue (it then runs if that job ever returns).
     func release(_ body: @escaping @Sendable () -> Void) {
         if DispatchQueue.getSpecific(key: Self.onWorker) == true {
             body()
-        } else if hasFailed {
+        } else if overdue.withLock({ $0 > 0 }) {
             queue.async(execute: body)
         } else {
-            _ = try? perform("release a key") { body() }
+            _ = try? wait("release a key") { body() }
         }
     }
 
