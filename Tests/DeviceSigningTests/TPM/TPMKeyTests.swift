@@ -253,6 +253,41 @@ import Testing
         #expect(outcome.1 == outcome.2, "the agreement after the TPM answers again is right")
     }
 
+    @Test func keysLoadedAtOnceShareOneConnection() async throws {
+        guard SoftwareTPM.available(for: "TPM connection sharing") else { return }
+        let outcome = try await onOwnThread { () throws -> [Result<P256.Signing.PrivateKey, any Error>] in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            // Made in a scope of their own, so that no session is open when the loads start.
+            let files = try (0..<2).map { _ in
+                try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration()).tss2PEMRepresentation
+            }
+            let results = Locked<[Result<P256.Signing.PrivateKey, any Error>]>([])
+            let start = DispatchSemaphore(value: 0)
+            let done = DispatchGroup()
+            for file in files {
+                done.enter()
+                Thread {
+                    start.wait()
+                    let loaded = Result {
+                        try P256.Signing.PrivateKey(tss2PEM: file, tpm: tpm.configuration(timeout: .seconds(3)))
+                    }
+                    results.withLock { $0.append(loaded) }
+                    done.leave()
+                }.start()
+            }
+            start.signal()
+            start.signal()
+            done.wait()
+            return results.withLock { $0 }
+        }
+        let keys = try outcome.map { try $0.get() }
+        #expect(keys.count == 2)
+        let sessions = keys.compactMap { $0.tpmHandle?.loaded?.session }
+        #expect(sessions.count == 2)
+        #expect(sessions.first === sessions.last, "two connections to a TPM that serves one at a time")
+    }
+
     @Test func noTPMAtTheTCTIIsUnavailableNamingIt() async throws {
         guard SoftwareTPM.available(for: "unreachable TPM") else { return }
         let port = try #require(SoftwareTPM.refusedPort())

@@ -30,6 +30,10 @@ final class TPMKeyHandle: Sendable {
         current = Locked(loaded)
     }
 
+    /// The key as loaded now, whatever its connection's state; nil while a reload is under way or
+    /// after one failed.
+    var loaded: EVPKey? { current.withLock { $0 } }
+
     /// The key for a TPM operation: the loaded one while its connection works; after a failure,
     /// the key loaded again on a new connection.
     func usable() throws -> EVPKey {

@@ -17,6 +17,10 @@ final class TPMSession: @unchecked Sendable {
     /// tpm2-openssl 1.1.1 takes its TCTI only from the environment, which `dss_tpm_library_open`
     /// sets around the load: loads are serialized process-wide.
     private static let providerLoads = NSLock()
+    /// One open at a time, so that callers that need a connection at once (a signing key and an
+    /// encryption key that both found theirs failed) share the one the first opens. A TPM without
+    /// a resource manager serves one connection at a time: a second would wait for the first.
+    private static let opens = NSLock()
     private static let sessions = Locked<[TPMConfiguration: WeakSession]>([:])
 
     private struct WeakSession {
@@ -43,17 +47,18 @@ final class TPMSession: @unchecked Sendable {
     /// A session for `configuration`: a working one already open, or a new connection.
     static func open(_ configuration: TPMConfiguration) throws -> TPMSession {
         try configuration.validate()
+        let deadline = Date(timeIntervalSinceNow: configuration.timeoutSeconds)
+        guard opens.lock(before: deadline) else {
+            throw stillStarting(configuration.target)
+        }
+        defer { opens.unlock() }
         if let session = sessions.withLock({ $0[configuration]?.session }), !session.worker.hasFailed {
             return session
         }
         let worker = TPMWorker(configuration: configuration)
-        let deadline = Date(timeIntervalSinceNow: configuration.timeoutSeconds)
         let session = try worker.perform("connect to the TPM") { () throws -> TPMSession in
             guard providerLoads.lock(before: deadline) else {
-                throw DeviceSigningError(
-                    .tpmUnavailable,
-                    "Could not connect to the TPM through \(worker.target): "
-                        + "another TPM connection of this process is still starting (its TPM does not answer).")
+                throw stillStarting(worker.target)
             }
             defer { providerLoads.unlock() }
             let opened: OpaquePointer?
@@ -70,6 +75,14 @@ final class TPMSession: @unchecked Sendable {
             all[configuration] = WeakSession(session: session)
         }
         return session
+    }
+
+    /// The refusal when an earlier connection of this process does not finish starting.
+    private static func stillStarting(_ target: String) -> DeviceSigningError {
+        DeviceSigningError(
+            .tpmUnavailable,
+            "Could not connect to the TPM through \(target): "
+                + "another TPM connection of this process is still starting (its TPM does not answer).")
     }
 
     /// A new P-256 key pair generated in the TPM, with its key file (to load it again).
