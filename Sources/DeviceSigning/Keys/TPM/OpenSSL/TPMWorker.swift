@@ -20,6 +20,8 @@ final class TPMWorker: Sendable {
     private let failure = Locked<DeviceSigningError?>(nil)
     /// Jobs whose caller stopped waiting and that have not returned: the queue is stuck behind them.
     private let overdue = Locked(0)
+    /// The semaphores of the callers waiting for their jobs, woken when the connection fails.
+    private let waiters = Locked<[DispatchSemaphore]>([])
     /// Marks the queue, so that work already on it runs inline instead of waiting for itself.
     private static let onWorker = DispatchSpecificKey<Bool>()
 
@@ -33,30 +35,38 @@ final class TPMWorker: Sendable {
     /// Whether the connection failed (or stopped answering): nothing more is sent through it.
     var hasFailed: Bool { failure.withLock { $0 != nil } }
 
+    /// How many callers wait for a job of theirs (for tests).
+    var waitingCallers: Int { waiters.withLock { $0.count } }
+
     /// Runs `body` on the worker and returns its result, or throws `.tpmUnavailable` when the
     /// worker failed earlier or `body` does not finish within the timeout. `body` must own what it
     /// uses (copies, not borrowed buffers): it may outlive this call.
     func perform<T: Sendable>(_ action: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
-        if let earlier = failure.withLock({ $0 }) {
-            throw DeviceSigningError(
-                .tpmUnavailable,
-                "Could not \(action): the connection to the TPM failed "
-                    + "earlier (\(earlier.reason)) The key's next operation opens a new connection.",
-                openSSLErrors: earlier.openSSLErrors)
-        }
-        return try wait(action, body)
+        if let earlier = failure.withLock({ $0 }) { throw failedEarlier(action, earlier) }
+        return try wait(action, runsAfterFailure: false, body)
     }
 
-    /// Runs `body` on the worker and waits for it within the timeout, failed or not.
-    private func wait<T: Sendable>(_ action: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
+    /// Runs `body` on the worker and waits for it within the timeout. A job queued behind one
+    /// that failed the connection is not run, and its caller stops waiting as soon as the failure
+    /// is known; unless it `runsAfterFailure` (a release, which is waited for in full).
+    private func wait<T: Sendable>(
+        _ action: String, runsAfterFailure: Bool, _ body: @escaping @Sendable () throws -> T
+    ) throws -> T {
         // The queued block hands `body` and its result over through boxes it empties, so that the
         // last reference to a TPM object is never dropped on the worker after the caller went on:
         // a process that exits right after would free the key while OpenSSL cleans up at exit.
         let job = Locked<(@Sendable () throws -> T)?>(body)
         let state = Locked(JobState<T>.pending)
         let finished = DispatchSemaphore(value: 0)
-        queue.async { [overdue] in
-            let result = Self.run(job)
+        if !runsAfterFailure { waiters.withLock { $0.append(finished) } }
+        queue.async { [self] in
+            let result: Result<T, any Error>?
+            if !runsAfterFailure, let earlier = failure.withLock({ $0 }) {
+                job.withLock { $0 = nil }
+                result = .failure(failedEarlier(action, earlier))
+            } else {
+                result = Self.run(job)
+            }
             state.withLock { state in
                 if case .abandoned = state {
                     overdue.withLock { $0 -= 1 }
@@ -64,9 +74,15 @@ final class TPMWorker: Sendable {
                     state = .done(result)
                 }
             }
+            // Recorded here, after this job's result and before the next job starts, so that the
+            // next one does not run on the failed connection.
+            if case .failure(let error as DeviceSigningError) = result, error.code == .tpmUnavailable {
+                markFailed(error)
+            }
             finished.signal()
         }
         _ = finished.wait(timeout: .now() + timeoutSeconds)
+        waiters.withLock { $0.removeAll { $0 === finished } }
         let outcome = state.withLock { state -> Result<T, any Error>? in
             switch state {
             case .done(let result):
@@ -81,6 +97,7 @@ final class TPMWorker: Sendable {
             }
         }
         guard let result = outcome else {
+            if !runsAfterFailure, let earlier = failure.withLock({ $0 }) { throw failedEarlier(action, earlier) }
             let error = DeviceSigningError(
                 .tpmUnavailable,
                 "The TPM reached through \(target) did not answer "
@@ -89,10 +106,15 @@ final class TPMWorker: Sendable {
             markFailed(error)
             throw error
         }
-        if case .failure(let error as DeviceSigningError) = result, error.code == .tpmUnavailable {
-            markFailed(error)
-        }
         return try result.get()
+    }
+
+    private func failedEarlier(_ action: String, _ earlier: DeviceSigningError) -> DeviceSigningError {
+        DeviceSigningError(
+            .tpmUnavailable,
+            "Could not \(action): the connection to the TPM failed "
+                + "earlier (\(earlier.reason)) The key's next operation opens a new connection.",
+            openSSLErrors: earlier.openSSLErrors)
     }
 
     /// One job's hand-over: its result, until the caller takes it or stops waiting.
@@ -114,7 +136,7 @@ final class TPMWorker: Sendable {
         } else if overdue.withLock({ $0 > 0 }) {
             queue.async(execute: body)
         } else {
-            _ = try? wait("release a key") { body() }
+            _ = try? wait("release a key", runsAfterFailure: true) { body() }
         }
     }
 
@@ -130,7 +152,9 @@ final class TPMWorker: Sendable {
         return Result { try body() }
     }
 
+    /// Records the first failure and wakes every caller still waiting: their jobs will not run.
     private func markFailed(_ error: DeviceSigningError) {
         failure.withLock { if $0 == nil { $0 = error } }
+        for waiter in waiters.withLock({ $0 }) { waiter.signal() }
     }
 }

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@testable import DeviceSigning
+
+/// The worker's bookkeeping on its own, with closures standing in for TPM commands (no TPM
+/// needed): what runs after the connection failed, and what a release waits for.
+@Suite struct TPMWorkerTests {
+    private static let configuration = TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=9", timeout: .seconds(60))
+
+    @Test func aJobQueuedBehindOneThatFailedTheConnectionDoesNotRun() async throws {
+        let outcome = try await onOwnThread { () -> (DeviceSigningError?, DeviceSigningError?, Bool) in
+            let worker = TPMWorker(configuration: Self.configuration)
+            let started = DispatchSemaphore(value: 0)
+            let gate = DispatchSemaphore(value: 0)
+            let ran = Locked(false)
+            let first = Locked<DeviceSigningError?>(nil)
+            let firstDone = DispatchSemaphore(value: 0)
+            Thread {
+                let error = caught {
+                    try worker.perform("fail") { () throws -> Void in
+                        started.signal()
+                        gate.wait()
+                        throw DeviceSigningError(.tpmUnavailable, "the connection broke")
+                    }
+                }
+                first.withLock { $0 = error }
+                firstDone.signal()
+            }.start()
+            started.wait()
+            // Queued while the first job holds the worker; the gate opens once it is queued.
+            let second = Locked<DeviceSigningError?>(nil)
+            let secondDone = DispatchSemaphore(value: 0)
+            Thread {
+                let error = caught { try worker.perform("sign") { ran.withLock { $0 = true } } }
+                second.withLock { $0 = error }
+                secondDone.signal()
+            }.start()
+            while worker.waitingCallers < 2 { sched_yield() }
+            gate.signal()
+            firstDone.wait()
+            secondDone.wait()
+            return (first.withLock { $0 }, second.withLock { $0 }, ran.withLock { $0 })
+        }
+        #expect(outcome.0?.reason == "the connection broke")
+        #expect(outcome.1?.code == .tpmUnavailable)
+        #expect(outcome.1?.reason.contains("failed earlier") == true, "\(outcome.1?.reason ?? "")")
+        #expect(!outcome.2, "the job ran on the connection that had failed")
+    }
+
+    @Test func aReleaseAfterAnErrorIsWaitedFor() async throws {
+        let released = try await onOwnThread { () -> Bool in
+            let worker = TPMWorker(configuration: Self.configuration)
+            _ = caught {
+                try worker.perform("fail") { () throws -> Void in throw DeviceSigningError(.tpmUnavailable, "broke") }
+            }
+            let done = Locked(false)
+            worker.release { done.withLock { $0 = true } }
+            return done.withLock { $0 }
+        }
+        #expect(released, "release returned before the key was freed")
+    }
+}
