@@ -180,6 +180,33 @@ import Testing
         #expect(outcome.1, "the other key of that TPM no longer signs")
     }
 
+    /// A key made under a persistent parent that this TPM does not hold: it used to read as the
+    /// TPM refusing (tpmRefused).
+    @Test func aKeyWhoseParentIsNotInTheTPMIsForeign() async throws {
+        guard SoftwareTPM.available(for: "missing parent") else { return }
+        let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Bool) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            let document = try PEM.decode(try key.tss2PEMRepresentation)
+            var der = document.der
+            // The owner hierarchy (0x40000001) becomes the persistent handle 0x81000001: one byte
+            // longer (a leading zero), so the outer length (one byte, long form) grows by one.
+            let owner: [UInt8] = [0x02, 0x04, 0x40, 0x00, 0x00, 0x01]
+            let at = try #require(
+                (0...(der.count - owner.count)).first { Array(der[$0..<($0 + owner.count)]) == owner })
+            try #require(der[1] == 0x81 && der[2] < 0xFF)
+            der.replaceSubrange(at..<(at + owner.count), with: [0x02, 0x05, 0x00, 0x81, 0x00, 0x00, 0x01])
+            der[2] += 1
+            let moved = PEM.encode(label: document.label, der: der)
+            let error = caught { _ = try P256.Signing.PrivateKey(tss2PEM: moved, tpm: tpm.configuration()) }
+            return (error, (try? key.signature(for: Self.message)) != nil)
+        }
+        #expect(outcome.0?.code == .tpmKeyForeign, "\(String(describing: outcome.0))")
+        #expect(outcome.0?.reason.contains("parent") == true)
+        #expect(outcome.1, "the connection stays usable for the TPM's other keys")
+    }
+
     @Test func stoppedTPMGivesATypedErrorNamingTheTCTI() async throws {
         guard SoftwareTPM.available(for: "stopped TPM") else { return }
         let outcome = try await onOwnThread { () throws -> (String, DeviceSigningError?, DeviceSigningError?) in

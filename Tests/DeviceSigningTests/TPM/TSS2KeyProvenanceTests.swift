@@ -65,6 +65,20 @@ import Testing
         try TSS2KeyProvenance.check(der: der)
     }
 
+    /// Such a key used to fail in the provider's password callback and was called garbled.
+    @Test(arguments: [
+        ("emptyAuth false", [UInt8](arrayLiteral: 0xA0, 0x03, 0x01, 0x01, 0x00), "an authorization value"),
+        ("no emptyAuth, a policy", [0xA1, 0x03, 0x01, 0x01, 0x01], "an authorization value (a password) and a policy"),
+        ("an authorization policy", [0xA3, 0x03, 0x01, 0x01, 0x01], "an authorization policy"),
+    ])
+    func aKeyThatNeedsAPasswordOrAPolicyIsRefusedAsSuch(
+        what: String, member: [UInt8], named: String
+    ) throws {
+        let der = try Self.patched([0xA0, 0x03, 0x01, 0x01, 0x01], member)
+        let error = expectError(.invalidKey) { try TSS2KeyProvenance.check(der: der) }
+        #expect(error?.reason.contains(named) == true, "\(what): \(error?.reason ?? "")")
+    }
+
     @Test func otherBlobsAreMalformed() throws {
         // 2.23.133.10.1.4 (an importable key), a truncated blob, trailing bytes.
         let importable = try Self.patched(

@@ -5,7 +5,8 @@ extension DeviceSigningError.Code {
     /// earlier. The fetch client reports it as `deviceProtectionError`.
     public static let tpmUnavailable = DeviceSigningError.Code("tpmUnavailable")
     /// A TPM key file that the reachable TPM cannot load because another TPM made it (or this
-    /// TPM was cleared since): the key cannot be used on this device.
+    /// TPM was cleared since), or because the persistent key it was made under is not in that
+    /// TPM: the key cannot be used on this device.
     public static let tpmKeyForeign = DeviceSigningError.Code("tpmKeyForeign")
     /// The TPM answered, but refused the operation (the reason gives its response code in words,
     /// for example that it has no room for another loaded key).

@@ -21,8 +21,9 @@ extension P256.Signing.PrivateKey {
     /// Loads a `TSS2 PRIVATE KEY` PEM (as written by `tss2PEMRepresentation` or `openssl genpkey
     /// -provider tpm2 -provider default -algorithm EC -pkeyopt group:P-256`) into the TPM of `tpm`.
     /// Throws `.malformedEncoding` for text that is not such a PEM, `.invalidKey` for a key not
-    /// generated inside a TPM (``TSS2KeyProvenance``), `.tpmKeyForeign` when that TPM did not make
-    /// the key, and `.tpmUnavailable` / `.tpmRefused` as described above.
+    /// generated inside a TPM or one that needs a password or a policy (``TSS2KeyProvenance``),
+    /// `.tpmKeyForeign` when that TPM did not make the key or lacks its parent, and
+    /// `.tpmUnavailable` / `.tpmRefused` as described above.
     public init(tss2PEM: String, tpm: TPMConfiguration) throws {
         let document = try PEM.decode(tss2PEM)
         guard document.label == Self.tss2PEMLabel else {

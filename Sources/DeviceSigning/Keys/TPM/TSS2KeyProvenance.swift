@@ -12,7 +12,9 @@
 ///
 /// The file is DER: `TSSPrivKey ::= SEQUENCE { type OBJECT IDENTIFIER (2.23.133.10.1.3, a
 /// loadable key), [0] emptyAuth BOOLEAN OPTIONAL, [1]…[3] OPTIONAL, parent INTEGER, pubkey OCTET
-/// STRING (a TPM2B_PUBLIC), privkey OCTET STRING }`, of an ECC key.
+/// STRING (a TPM2B_PUBLIC), privkey OCTET STRING }`, of an ECC key. A key that needs an
+/// authorization value (emptyAuth absent or false) or a policy ([1], [3]) is refused too: this
+/// package has no way to give either, and the provider would prompt on the terminal for the first.
 enum TSS2KeyProvenance {
     static let loadableKeyOID: [UInt8] = [0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03]
     static let eccType: UInt16 = 0x0023
@@ -23,6 +25,8 @@ enum TSS2KeyProvenance {
     /// one that was not generated inside a TPM.
     static func check(der: [UInt8]) throws {
         let publicArea: [UInt8]
+        var emptyAuth = false
+        var conditions: [String] = []
         do {
             var document = der.withUnsafeBytes { DERReader($0) }
             var key = try document.read(.sequence)
@@ -30,7 +34,15 @@ enum TSS2KeyProvenance {
                 throw malformed("it is not a loadable key (type 2.23.133.10.1.3)")
             }
             // emptyAuth [0] and the later optional members [1]…[3]: context-specific, constructed.
-            while let tag = key.peekTag, tag & 0xE0 == 0xA0 { _ = try key.readElement() }
+            while let tag = key.peekTag, tag & 0xE0 == 0xA0 {
+                let member = try key.readElement()
+                switch tag {
+                case 0xA0: emptyAuth = member.count == 5 && member[2] == 0x01 && member[3] == 0x01 && member[4] != 0
+                case 0xA1: conditions.append("a policy")
+                case 0xA3: conditions.append("an authorization policy")
+                default: conditions.append("a member [\(tag & 0x1F)]")
+                }
+            }
             // The parent (the owner hierarchy, 0x40000001, or a persistent storage key given with
             // `-pkeyopt parent:`) is the TPM's to check when it loads the key.
             _ = try key.readInteger()
@@ -39,6 +51,15 @@ enum TSS2KeyProvenance {
             guard key.isAtEnd else { throw malformed("it has members after the private part") }
         } catch let error as DeviceSigningError where error.code == .malformedEncoding {
             throw error.reason.hasPrefix("The TSS2") ? error : malformed("it is not DER")
+        }
+        // The provider would ask for the password on the terminal, or fail to satisfy the policy
+        // at the first signature; a device key has neither.
+        if !emptyAuth { conditions.insert("an authorization value (a password)", at: 0) }
+        guard conditions.isEmpty else {
+            throw DeviceSigningError(
+                .invalidKey,
+                "The TPM key needs \(conditions.joined(separator: " and ")) to be used; this package uses only "
+                    + "keys without one, as it and `openssl genpkey -provider tpm2` make them.")
         }
         // TPM2B_PUBLIC: size (2), then TPMT_PUBLIC: type (2), nameAlg (2), objectAttributes (4).
         guard publicArea.count >= 10, Int(publicArea[0]) << 8 | Int(publicArea[1]) == publicArea.count - 2 else {

@@ -7,7 +7,8 @@ internal import CDeviceSigningShim
 /// tpm2-openssl reports a TSS2 return code in its error data; its layer tells the cases apart:
 /// the transport (TCTI), resource manager, driver and ESAPI layers mean the TPM could not be used
 /// at all; the TPM layer means it answered and refused. TPM_RC_INTEGRITY on loading means the
-/// key blob was not made under this TPM's storage seed. While a key is loaded, the marshalling
+/// key blob was not made under this TPM's storage seed, and TPM_RC_HANDLE for the first handle
+/// that its parent is not there: neither is the TPM's refusal of a key it could load. While a key is loaded, the marshalling
 /// layer (and ESAPI's bad-value code) means the key file holds what cannot be encoded for the
 /// TPM: the file's fault, which must not mark the connection that other keys share as failed.
 enum TPMFailure {
@@ -22,6 +23,8 @@ enum TPMFailure {
         /// The marshalling layer (9), or ESAPI's TSS2_ESYS_RC_BAD_VALUE (0x7000B): a value the
         /// library could not encode or decode.
         var isBadValue: Bool { layer == 9 || value == 0x7_000B }
+        /// TPM_RC_HANDLE for the first handle (0x18B): loading, the parent is not in the TPM.
+        var isFirstHandleWrong: Bool { isFromTPM && value & 0xFFF == 0x18B }
         /// TPM_RC_OBJECT_MEMORY (0x902): no room for another loaded object.
         var isObjectMemoryFull: Bool { isFromTPM && value & 0xFFF == 0x902 }
         var description: String { "0x" + String(value, radix: 16, uppercase: true) }
@@ -85,6 +88,13 @@ enum TPMFailure {
                     + "\(target) cannot load it (\(words)). It was made by a different TPM, this TPM was cleared since, "
                     + "or the key file was damaged. Use the TPM that made it, or generate and register a new key on "
                     + "this device.", openSSLErrors: queue.texts)
+        }
+        if loadingKey && code.isFirstHandleWrong {
+            return DeviceSigningError(
+                .tpmKeyForeign,
+                "The TPM reached through \(target) cannot load this key: the key it was made under (its parent, "
+                    + "a persistent key) is not in that TPM (\(words)). Use the TPM that holds the parent, or "
+                    + "generate and register a new key on this device.", openSSLErrors: queue.texts)
         }
         var reason = "The TPM reached through \(target) refused to \(action) (\(words))."
         if code.isObjectMemoryFull {
