@@ -196,11 +196,20 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         _ name: String, passphrase: SecureBytes?,
         tpm: TPMConfiguration, record: KeyMetadata?
     ) throws -> P256.Signing.PrivateKey {
-        let hardwareBound = record?.isHardwareBound
         let text = try storage.readFile(name)
-        let key: P256.Signing.PrivateKey
+        // Compared before anything is loaded: a TPM key file under a software record must not
+        // reach a TPM (nor fail as that TPM's error).
+        let holdsTPMKey = P256.Signing.PrivateKey.isTSS2PEM(text)
+        if let hardwareBound = record?.isHardwareBound, holdsTPMKey != hardwareBound {
+            let held = holdsTPMKey ? "a TPM-bound key" : "a software key"
+            let said = hardwareBound ? "TPM-bound" : "a software key"
+            throw DeviceSigningError(
+                .corruptKeyFile,
+                "\(storage.filePath(name)) holds \(held), but the key's record says \(said); the record or the file was replaced."
+            )
+        }
         do {
-            key = try P256.Signing.PrivateKey(
+            return try P256.Signing.PrivateKey(
                 storedPEM: text, passphrase: passphrase, tpm: tpm, mustBeEncrypted: record?.needsPassphrase == true)
         } catch let error as DeviceSigningError {
             let damaged = error.code == .malformedEncoding || error.code == .invalidKey
@@ -208,15 +217,6 @@ public final class KeyStore: Sendable, CustomStringConvertible {
                 damaged ? .corruptKeyFile : error.code,
                 "\(storage.filePath(name)): \(error.reason)", openSSLErrors: error.openSSLErrors)
         }
-        if let hardwareBound, key.isHardwareBound != hardwareBound {
-            let held = key.isHardwareBound ? "a TPM-bound key" : "a software key"
-            let said = hardwareBound ? "TPM-bound" : "a software key"
-            throw DeviceSigningError(
-                .corruptKeyFile,
-                "\(storage.filePath(name)) holds \(held), but the key's record says \(said); the record or the file was replaced."
-            )
-        }
-        return key
     }
 
     // MARK: Changing

@@ -103,6 +103,21 @@ import Testing
         }
     }
 
+    /// A TPM key file under a record that says software is refused before any TPM is asked: it
+    /// used to be loaded first, and failed as that TPM's error (here: nothing listens on port 1).
+    @Test func aTPMKeyFileUnderASoftwareRecordIsRefusedBeforeAnyTPMIsAsked() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let tss2 = PEM.encode(label: P256.Signing.PrivateKey.tss2PEMLabel, der: TSS2KeyProvenanceTests.generated)
+            try plant(tss2, at: directory.appendingPathComponent(KeyStore.privateKeyFile(keyId)))
+            let unreachable = TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=1", timeout: .seconds(5))
+            let error = expectError(.corruptKeyFile) {
+                _ = try store.load(keyId, passphrase: secret("pass"), tpm: unreachable)
+            }
+            #expect(error?.reason.contains("record says a software key") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func metadataFileIsTheDocumentedJSON() throws {
         try withStore { store, directory in
             let created = Date(timeIntervalSince1970: 1_700_000_000.75)
