@@ -1,3 +1,4 @@
+internal import COpenSSL
 import Foundation
 import Testing
 
@@ -46,6 +47,22 @@ import Testing
         #expect(outcome.1?.code == .tpmUnavailable)
         #expect(outcome.1?.reason.contains("failed earlier") == true, "\(outcome.1?.reason ?? "")")
         #expect(!outcome.2, "the job ran on the connection that had failed")
+    }
+
+    /// The provider leaves warnings on the queue of operations that succeed; the worker's
+    /// threads are Dispatch's, shared with the rest of the process.
+    @Test func aJobThatSucceedsLeavesTheThreadsOpenSSLErrorQueueEmpty() {
+        ERR_clear_error()
+        let job = Locked<(@Sendable () throws -> Int)?>({
+            // Fails, leaving "unsupported" on the queue, as a provider's warning would.
+            let context = EVP_PKEY_CTX_new_from_name(nil, "NO-SUCH-ALGORITHM", nil)
+            EVP_PKEY_CTX_free(context)
+            return ERR_peek_error() != 0 ? 1 : 0
+        })
+        let result: Result<Int, any Error>? = TPMWorker.run(job)
+        #expect((try? result?.get()) == 1, "the job left nothing on the queue to begin with")
+        #expect(ERR_peek_error() == 0, "a successful job left an error on this thread's queue")
+        ERR_clear_error()
     }
 
     @Test func aReleaseAfterAnErrorIsWaitedFor() async throws {

@@ -141,14 +141,19 @@ final class TPMWorker: Sendable {
     }
 
     /// Takes the job out of its box and runs it; the closure (and what it captured) is released
-    /// when this returns, before the caller is signalled.
-    private static func run<T>(_ job: Locked<(@Sendable () throws -> T)?>) -> Result<T, any Error>? {
+    /// when this returns, before the caller is signalled. Leaves this thread's OpenSSL error queue
+    /// empty.
+    static func run<T>(_ job: Locked<(@Sendable () throws -> T)?>) -> Result<T, any Error>? {
         guard
             let body = job.withLock({ taken in
                 defer { taken = nil }
                 return taken
             })
         else { return nil }
+        // A job that failed drained the queue into its error; what a successful one left (the
+        // provider reports retries and warnings there) must not reach the next user of this
+        // pooled thread.
+        defer { OpenSSLErrorQueue.clear() }
         return Result { try body() }
     }
 
