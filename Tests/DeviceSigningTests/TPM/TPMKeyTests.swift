@@ -343,6 +343,17 @@ import Testing
         #expect(caught { _ = try P256.Signing.PrivateKey(generatingInTPM: empty) }?.code == .tpmUnavailable)
     }
 
+    /// tss2 loads the library a TCTI names (a path too), and its cmd module runs a program: only
+    /// the known modules are taken, before anything is loaded.
+    @Test(arguments: ["cmd:tpm2-server", "/tmp/libevil.so:x", "libtss2-tcti-device.so.0:/dev/tpmrm0", "evil"])
+    func aTCTIWhoseModuleIsNotKnownIsRefused(tcti: String) {
+        let refusal = caught { _ = try P256.Signing.PrivateKey(generatingInTPM: TPMConfiguration(tcti: tcti)) }
+        #expect(refusal?.code == .tpmUnavailable)
+        #expect(
+            refusal?.reason.contains("only device, mssim, swtpm, tabrmd are used") == true,
+            "\(String(describing: refusal))")
+    }
+
     /// tss2 and the shim's environment entry take at most 1024 bytes: a longer TCTI is refused with
     /// a reason before any TPM is contacted, rather than cut short to another TCTI.
     @Test func aTCTIOverTheLimitIsRefusedBeforeAnyTPMIsContacted() throws {

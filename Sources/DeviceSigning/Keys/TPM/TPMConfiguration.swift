@@ -63,8 +63,9 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
         return Swift.max(0.001, Double(seconds) + Double(attoseconds) / 1e18)
     }
 
-    /// Refuses a TCTI that tss2 could not take: empty, too long, or with a NUL byte; and a
-    /// `TPM2OPENSSL_TCTI` too long to be used or put back after a load.
+    /// Refuses a TCTI that tss2 could not take: empty, too long, or with a NUL byte; a
+    /// `TPM2OPENSSL_TCTI` too long to be used or put back after a load; and a TCTI (given, or the
+    /// variable's when used) whose module is not one of ``modules``.
     func validate() throws {
         if let variable = ProcessInfo.processInfo.environment[Self.tctiVariable],
             variable.utf8.count > Self.maximumTCTILength
@@ -74,12 +75,28 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
                 "\(Self.tctiVariable) is \(variable.utf8.count) bytes; a TCTI configuration is at most "
                     + "\(Self.maximumTCTILength).")
         }
-        guard let tcti else { return }
-        guard !tcti.isEmpty, tcti.utf8.count <= Self.maximumTCTILength, !tcti.utf8.contains(0) else {
-            throw DeviceSigningError(
-                .tpmUnavailable,
-                "The TCTI configuration must be 1 to \(Self.maximumTCTILength) "
-                    + "bytes without NUL, such as device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.")
+        if let tcti {
+            guard !tcti.isEmpty, tcti.utf8.count <= Self.maximumTCTILength, !tcti.utf8.contains(0) else {
+                throw DeviceSigningError(
+                    .tpmUnavailable,
+                    "The TCTI configuration must be 1 to \(Self.maximumTCTILength) "
+                        + "bytes without NUL, such as device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321.")
+            }
+        }
+        let effective = tcti ?? ProcessInfo.processInfo.environment[Self.tctiVariable].flatMap { $0.isEmpty ? nil : $0 }
+        if let effective {
+            let module = String(effective.prefix { $0 != ":" })
+            guard Self.modules.contains(module) else {
+                throw DeviceSigningError(
+                    .tpmUnavailable,
+                    "\(target) names the TCTI module \"\(module)\"; only \(Self.modules.sorted().joined(separator: ", ")) "
+                        + "are used (tss2 would load any library of that name, or run a program for cmd).")
+            }
         }
     }
+
+    /// The TCTI modules a configuration may name: a kernel device, the software TPMs and the
+    /// resource manager daemon. tss2 takes any name (or path) as a library to load, and its `cmd`
+    /// module runs a program, so a TCTI from the environment must not reach it unchecked.
+    static let modules: Set<String> = ["device", "mssim", "swtpm", "tabrmd"]
 }
