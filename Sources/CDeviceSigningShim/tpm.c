@@ -222,16 +222,26 @@ int dss_tpm_pop_error(char *text, size_t text_cap, char *detail, size_t detail_c
     } else {
         snprintf(text, text_cap, "%s", reason);
     }
-    /* Provider errors have library numbers from ERR_LIB_USER up. */
-    if (has_data && ERR_GET_LIB(code) >= ERR_LIB_USER && data[0] >= '0' && data[0] <= '9') {
-        char *end = NULL;
-        unsigned long value = strtoul(data, &end, 10);
-        if (end != NULL && (*end == ' ' || *end == '\0') && value <= UINT32_MAX) {
-            *tss_rc = (uint32_t)value;
-            *has_tss_rc = 1;
-            snprintf(detail, detail_cap, "%s", *end == ' ' ? end + 1 : end);
-        }
-    }
+    /* Recognised by the data alone: each provider load takes the next error library number from
+     * ERR_LIB_USER (128) up, and the packed code keeps 8 bits of it, so after 128 loads in one
+     * process (a long-running client that reconnects) a provider's errors carry numbers of
+     * OpenSSL's own libraries. */
+    if (has_data && dss_tpm_parse_error_data(data, tss_rc, detail, detail_cap)) *has_tss_rc = 1;
+    return 1;
+}
+
+int dss_tpm_parse_error_data(const char *data, uint32_t *tss_rc, char *detail, size_t detail_cap) {
+    if (data == NULL || tss_rc == NULL || detail == NULL || detail_cap == 0) return 0;
+    if (data[0] < '0' || data[0] > '9') return 0;
+    char *end = NULL;
+    unsigned long value = strtoul(data, &end, 10);
+    if (end == NULL || *end != ' ' || value > UINT32_MAX) return 0;
+    /* tss2's decoding of the code: a layer name (or number) and a colon, as "tcti:IO failure". */
+    const char *layer = end + 1;
+    size_t layer_len = strspn(layer, "abcdefghijklmnopqrstuvwxyz0123456789");
+    if (layer_len == 0 || layer[layer_len] != ':') return 0;
+    *tss_rc = (uint32_t)value;
+    snprintf(detail, detail_cap, "%s", layer);
     return 1;
 }
 

@@ -69,11 +69,15 @@ int dss_ecdh_derive(EVP_PKEY *priv, OSSL_LIB_CTX *lib, EVP_PKEY *peer, uint8_t *
 
 /// Pops the oldest error of this thread's OpenSSL error queue into `text` (NUL-terminated, with
 /// the error's data string when it has one). tpm2-openssl puts the TSS2 return code first in
-/// that data string ("%i %s"): when the error comes from a provider and its data starts with a
-/// number, *tss_rc receives it, `detail` the words after it, and *has_tss_rc is 1 (else 0).
-/// Returns 0 when the queue is empty.
+/// that data string ("%i %s", the words being tss2's "layer:text"): when the data reads so
+/// (dss_tpm_parse_error_data), *tss_rc receives the code, `detail` the words, and *has_tss_rc is
+/// 1 (else 0). Returns 0 when the queue is empty.
 int dss_tpm_pop_error(char *text, size_t text_cap, char *detail, size_t detail_cap, uint32_t *tss_rc,
                       int *has_tss_rc);
+
+/// Reads tpm2-openssl's error data, "<decimal TSS2 code> <layer>:<words>": 1 with *tss_rc and
+/// `detail` (the words, NUL-terminated, cut to detail_cap) set, else 0.
+int dss_tpm_parse_error_data(const char *data, uint32_t *tss_rc, char *detail, size_t detail_cap);
 
 /// 1 if the tpm2 provider's module file is in OpenSSL's module directory ($OPENSSL_MODULES or the
 /// built-in one). Nothing is loaded.
