@@ -62,7 +62,8 @@ final class EVPKey: @unchecked Sendable {
             return
         }
         // Freeing a TPM key flushes it from the TPM: a TPM command, so it runs on the worker and
-        // is waited for (an exiting process leaves nothing loaded); never if the TPM is gone.
+        // is waited for (an exiting process leaves nothing loaded), unless a job that stopped
+        // answering holds the worker (``TPMWorker/release(_:)``).
         let owned = OwnedTPMKey(pointer: pointer, pools: [signContexts, verifyContexts, deriveSlots])
         session.worker.release {
             owned.free()

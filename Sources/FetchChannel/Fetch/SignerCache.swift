@@ -31,10 +31,13 @@ final class SignerCache: Sendable {
         }
         if let known { return known.signer }
         let signer = try DeviceSignatureSigner(key: try source.key(), dispatchTargetId: dispatchTargetId, clock: clock)
-        entries.withLock { entries in
-            if entries.count >= Self.capacity { entries.removeFirst() }
+        // Released after the lock: the last reference to a TPM key waits for its TPM to unload it.
+        let evicted = entries.withLock { entries -> Entry? in
+            let oldest = entries.count >= Self.capacity ? entries.removeFirst() : nil
             entries.append(Entry(source: source, dispatchTargetId: dispatchTargetId, signer: signer))
+            return oldest
         }
+        _ = evicted
         return signer
     }
 }

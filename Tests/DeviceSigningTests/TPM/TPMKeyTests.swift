@@ -280,6 +280,38 @@ import Testing
         #expect(outcome.1 == outcome.2, "the agreement after the TPM answers again is right")
     }
 
+    /// A registration's signing and encryption keys share one connection. A TPM without a
+    /// resource manager that serves one connection at a time (`/dev/tpm0`) would make the signing
+    /// key's reload wait for the encryption key's old connection, which nothing closed, for good.
+    /// So the reload drops every key of the failed connection (swtpm serves several connections,
+    /// so the test checks that the encryption key's was dropped).
+    @Test func keysSharingAFailedConnectionAllMoveToTheNewOne() async throws {
+        guard SoftwareTPM.available(for: "TPM reconnection with two keys") else { return }
+        let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Bool, Bool, Data, Data) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let configuration = tpm.configuration(timeout: .seconds(2))
+            let signing = try P256.Signing.PrivateKey(generatingInTPM: configuration)
+            let encryption = try P256.KeyAgreement.PrivateKey(generatingInTPM: configuration)
+            let peer = try P256.KeyAgreement.PrivateKey()
+            tpm.pause()
+            let failure = caught { _ = try signing.signature(for: Self.message) }
+            tpm.resume()
+            let signature = try signing.signature(for: Self.message)
+            let encryptionKeyDropped = encryption.material.tpmHandle?.loaded == nil
+            let inTPM = try encryption.sharedSecretFromKeyAgreement(with: peer.publicKey)
+            let inSoftware = try peer.sharedSecretFromKeyAgreement(with: encryption.publicKey)
+            return (
+                failure, signing.publicKey.isValidSignature(signature, for: Self.message), encryptionKeyDropped,
+                inTPM.withUnsafeBytes { Data($0) }, inSoftware.withUnsafeBytes { Data($0) }
+            )
+        }
+        #expect(outcome.0?.code == .tpmUnavailable)
+        #expect(outcome.1, "the signing key works again")
+        #expect(outcome.2, "the encryption key still held the failed connection")
+        #expect(outcome.3 == outcome.4, "the encryption key works again")
+    }
+
     @Test func keysLoadedAtOnceShareOneConnection() async throws {
         guard SoftwareTPM.available(for: "TPM connection sharing") else { return }
         let outcome = try await onOwnThread { () throws -> [Result<P256.Signing.PrivateKey, any Error>] in

@@ -49,6 +49,40 @@ import Testing
         #expect(!outcome.2, "the job ran on the connection that had failed")
     }
 
+    /// Only a job that was running when its caller gave up holds the queue. The callers woken by
+    /// the failure used to count their jobs, which never started, as stuck too, and a release
+    /// then went unwaited although nothing was stuck once the first job returned.
+    @Test func onlyARunningJobThatOutlivesItsCallerHoldsTheQueue() async throws {
+        let stuck = try await onOwnThread { () -> Int in
+            let worker = TPMWorker(
+                configuration: TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=9", timeout: .milliseconds(300)))
+            let started = DispatchSemaphore(value: 0)
+            let gate = DispatchSemaphore(value: 0)
+            let callers = DispatchGroup()
+            callers.enter()
+            Thread {
+                _ = caught {
+                    try worker.perform("hang") { () -> Void in
+                        started.signal()
+                        gate.wait()
+                    }
+                }
+                callers.leave()
+            }.start()
+            started.wait()
+            callers.enter()
+            Thread {
+                _ = caught { try worker.perform("sign") {} }
+                callers.leave()
+            }.start()
+            callers.wait()
+            let whileStuck = worker.overdueJobs
+            gate.signal()
+            return whileStuck
+        }
+        #expect(stuck == 1, "jobs counted as stuck: \(stuck)")
+    }
+
     /// The provider leaves warnings on the queue of operations that succeed; the worker's
     /// threads are Dispatch's, shared with the rest of the process.
     @Test func aJobThatSucceedsLeavesTheThreadsOpenSSLErrorQueueEmpty() {

@@ -6,21 +6,26 @@ import Foundation
 /// A connection that failed or stopped answering is never used again (``TPMWorker``). A key that
 /// stayed bound to it would fail every later operation with `.tpmUnavailable` until its process
 /// restarted, which a long-running client never does. So the first operation after such a failure
-/// opens a new connection and loads the key file there, once for all the threads that need it (the
-/// file holds the public area, so it is the same key). The operation that met the failure still
-/// fails: nothing is retried behind a caller's back.
+/// opens a new connection and loads the key file there (the file holds the public area, so it is
+/// the same key). The operation that met the failure still fails: nothing is retried behind a
+/// caller's back.
+///
+/// One reload at a time: the threads that wait meanwhile take its key, or its error if it failed,
+/// and none waits longer than the configuration's timeout for its turn. Before connecting, every
+/// key on the failed connection is dropped (``TPMSession/dropKeys()``), this handle's and the
+/// other keys of that session (a registration's signing and encryption keys share one): a TPM
+/// without a resource manager (swtpm, `/dev/tpm0`) serves a new connection only once the old one
+/// is closed.
 final class TPMKeyHandle: Sendable {
     let configuration: TPMConfiguration
     /// The `TSS2 PRIVATE KEY` PEM text: the key blob the TPM wrapped under its own storage key.
     /// Useless without that TPM, but held like any key file (zeroed when released).
     let keyFile: SecureBytes
-    /// The key on a working connection, or the one that met the failure until the reload; nil
-    /// during and after a reload that did not finish.
+    /// The loaded key; nil once dropped for a reload, until one succeeds.
     private let current: Locked<EVPKey?>
-    /// One reload at a time: the threads that find the connection failed meanwhile wait for it and
-    /// then use its key. Each reload is bounded by the configuration's timeout (twice: connecting,
-    /// then loading).
     private let reloads = NSLock()
+    /// How many reloads have finished, and the last one's error (nil: it worked).
+    private let lastReload = Locked<(count: Int, error: DeviceSigningError?)>((0, nil))
 
     /// `loaded` (a key of a `TPMSession` of `configuration`) and the key file it was read from or
     /// written as.
@@ -28,6 +33,7 @@ final class TPMKeyHandle: Sendable {
         self.configuration = configuration
         self.keyFile = keyFile
         current = Locked(loaded)
+        loaded.session?.register(self)
     }
 
     /// The key as loaded now, whatever its connection's state; nil while a reload is under way or
@@ -38,22 +44,53 @@ final class TPMKeyHandle: Sendable {
     /// the key loaded again on a new connection.
     func usable() throws -> EVPKey {
         if let key = working() { return key }
-        reloads.lock()
+        let reloadsSeen = lastReload.withLock { $0.count }
+        guard reloads.lock(before: Date(timeIntervalSinceNow: configuration.timeoutSeconds)) else {
+            throw DeviceSigningError(
+                .tpmUnavailable,
+                "Could not use the TPM key: another thread has been reconnecting to the TPM through "
+                    + "\(configuration.target) for longer than \(configuration.timeout).")
+        }
         defer { reloads.unlock() }
         if let key = working() { return key }
-        // The failed key goes first, outside the lock: its release may wait for the worker, and a
-        // TPM without a resource manager (swtpm) serves the next connection only once its session
-        // closes.
+        let (count, error) = lastReload.withLock { $0 }
+        if count > reloadsSeen, let error { throw error }
         do {
-            let failed = current.withLock { key in
-                defer { key = nil }
-                return key
-            }
-            _ = failed
+            let fresh = try reload()
+            lastReload.withLock { $0 = ($0.count + 1, nil) }
+            return fresh
+        } catch {
+            let failure =
+                error as? DeviceSigningError
+                ?? DeviceSigningError(.tpmUnavailable, "Could not reconnect to the TPM: \(error)")
+            lastReload.withLock { $0 = ($0.count + 1, failure) }
+            throw failure
         }
+    }
+
+    /// Drops every key of the failed session (releasing them, outside any lock but `reloads`),
+    /// then loads the key file on a new connection.
+    private func reload() throws -> EVPKey {
+        dropFailedSession()
         let fresh = try TPMSession.open(configuration).loadKey(keyFile: keyFile)
         current.withLock { $0 = fresh }
+        fresh.session?.register(self)
         return fresh
+    }
+
+    /// In a function of its own, so that no reference to the failed session outlives it: the
+    /// session closes its connection when the last one goes.
+    private func dropFailedSession() {
+        current.withLock { $0?.session }?.dropKeys()
+    }
+
+    /// Takes the loaded key out when it is on `session`; the caller releases it outside this lock.
+    func take(on session: TPMSession) -> EVPKey? {
+        current.withLock { key in
+            guard let loaded = key, loaded.session === session else { return nil }
+            key = nil
+            return loaded
+        }
     }
 
     /// The loaded key, unless its connection failed.

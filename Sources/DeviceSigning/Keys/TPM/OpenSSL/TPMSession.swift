@@ -23,8 +23,15 @@ final class TPMSession: @unchecked Sendable {
     private static let opens = NSLock()
     private static let sessions = Locked<[TPMConfiguration: WeakSession]>([:])
 
+    /// The handles of the keys loaded here, for ``dropKeys()``.
+    private let handles = Locked<[WeakHandle]>([])
+
     private struct WeakSession {
         weak var session: TPMSession?
+    }
+
+    private struct WeakHandle {
+        weak var handle: TPMKeyHandle?
     }
 
     private init(configuration: TPMConfiguration, worker: TPMWorker, adopting library: OpaquePointer) {
@@ -47,14 +54,13 @@ final class TPMSession: @unchecked Sendable {
     /// A session for `configuration`: a working one already open, or a new connection.
     static func open(_ configuration: TPMConfiguration) throws -> TPMSession {
         try configuration.validate()
+        if let session = working(configuration) { return session }
         let deadline = Date(timeIntervalSinceNow: configuration.timeoutSeconds)
         guard opens.lock(before: deadline) else {
             throw stillStarting(configuration.target)
         }
         defer { opens.unlock() }
-        if let session = sessions.withLock({ $0[configuration]?.session }), !session.worker.hasFailed {
-            return session
-        }
+        if let session = working(configuration) { return session }
         let worker = TPMWorker(configuration: configuration)
         let session = try worker.perform("connect to the TPM") { () throws -> TPMSession in
             guard providerLoads.lock(before: deadline) else {
@@ -75,6 +81,28 @@ final class TPMSession: @unchecked Sendable {
             all[configuration] = WeakSession(session: session)
         }
         return session
+    }
+
+    /// The open session of `configuration`, unless its connection failed.
+    private static func working(_ configuration: TPMConfiguration) -> TPMSession? {
+        sessions.withLock { $0[configuration]?.session }.flatMap { $0.worker.hasFailed ? nil : $0 }
+    }
+
+    /// Records a handle whose key was loaded in this session.
+    func register(_ handle: TPMKeyHandle) {
+        handles.withLock { all in
+            all.removeAll { $0.handle == nil }
+            all.append(WeakHandle(handle: handle))
+        }
+    }
+
+    /// Takes the loaded key out of every handle whose key is in this session, and releases them
+    /// (each release waits for the worker, within its timeout, unless a job is stuck there): once
+    /// nothing else holds the session, its connection closes.
+    func dropKeys() {
+        let live = handles.withLock { $0.compactMap(\.handle) }
+        var dropped = live.compactMap { $0.take(on: self) }
+        dropped.removeAll()
     }
 
     /// The refusal when an earlier connection of this process does not finish starting.

@@ -18,18 +18,20 @@ final class TPMWorker: Sendable {
     private let timeoutSeconds: Double
     private let queue = DispatchQueue(label: "DeviceSigning.TPMWorker")
     private let failure = Locked<DeviceSigningError?>(nil)
-    /// Jobs whose caller stopped waiting and that have not returned: the queue is stuck behind them.
+    /// Jobs that were running when their caller stopped waiting and have not returned: the queue
+    /// is stuck behind them.
     private let overdue = Locked(0)
     /// The semaphores of the callers waiting for their jobs, woken when the connection fails.
     private let waiters = Locked<[DispatchSemaphore]>([])
-    /// Marks the queue, so that work already on it runs inline instead of waiting for itself.
-    private static let onWorker = DispatchSpecificKey<Bool>()
+    /// Marks this worker's queue (no other), so that work already on it runs inline instead of
+    /// waiting for itself.
+    private let onWorker = DispatchSpecificKey<Bool>()
 
     init(configuration: TPMConfiguration) {
         target = configuration.target
         timeout = configuration.timeout
         timeoutSeconds = configuration.timeoutSeconds
-        queue.setSpecific(key: Self.onWorker, value: true)
+        queue.setSpecific(key: onWorker, value: true)
     }
 
     /// Whether the connection failed (or stopped answering): nothing more is sent through it.
@@ -37,6 +39,9 @@ final class TPMWorker: Sendable {
 
     /// How many callers wait for a job of theirs (for tests).
     var waitingCallers: Int { waiters.withLock { $0.count } }
+
+    /// How many jobs hold the queue after their caller gave up (for tests).
+    var overdueJobs: Int { overdue.withLock { $0 } }
 
     /// Runs `body` on the worker and returns its result, or throws `.tpmUnavailable` when the
     /// worker failed earlier or `body` does not finish within the timeout. `body` must own what it
@@ -60,18 +65,27 @@ final class TPMWorker: Sendable {
         let finished = DispatchSemaphore(value: 0)
         if !runsAfterFailure { waiters.withLock { $0.append(finished) } }
         queue.async { [self] in
+            // A caller's job it gave up on before it started is not run; a release always is.
+            let starts = state.withLock { state -> Bool in
+                guard case .pending = state else { return runsAfterFailure }
+                state = .running
+                return true
+            }
             let result: Result<T, any Error>?
-            if !runsAfterFailure, let earlier = failure.withLock({ $0 }) {
+            if !starts {
+                job.withLock { $0 = nil }
+                result = nil
+            } else if !runsAfterFailure, let earlier = failure.withLock({ $0 }) {
                 job.withLock { $0 = nil }
                 result = .failure(failedEarlier(action, earlier))
             } else {
                 result = Self.run(job)
             }
             state.withLock { state in
-                if case .abandoned = state {
-                    overdue.withLock { $0 -= 1 }
-                } else {
-                    state = .done(result)
+                switch state {
+                case .abandoned(whileRunning: true): overdue.withLock { $0 -= 1 }
+                case .abandoned: break
+                default: state = .done(result)
                 }
             }
             // Recorded here, after this job's result and before the next job starts, so that the
@@ -81,18 +95,23 @@ final class TPMWorker: Sendable {
             }
             finished.signal()
         }
+        // A failure recorded after `perform` looked and before this caller was listed woke nobody.
+        if !runsAfterFailure, hasFailed { finished.signal() }
         _ = finished.wait(timeout: .now() + timeoutSeconds)
         waiters.withLock { $0.removeAll { $0 === finished } }
         let outcome = state.withLock { state -> Result<T, any Error>? in
             switch state {
             case .done(let result):
-                state = .abandoned
+                state = .taken
                 return result
             case .pending:
-                state = .abandoned
+                state = .abandoned(whileRunning: false)
+                return nil
+            case .running:
+                state = .abandoned(whileRunning: true)
                 overdue.withLock { $0 += 1 }
                 return nil
-            case .abandoned:
+            case .taken, .abandoned:
                 return nil
             }
         }
@@ -113,16 +132,18 @@ final class TPMWorker: Sendable {
         DeviceSigningError(
             .tpmUnavailable,
             "Could not \(action): the connection to the TPM failed "
-                + "earlier (\(earlier.reason)) The key's next operation opens a new connection.",
+                + "earlier (\(earlier.reason)) Trying again opens a new connection.",
             openSSLErrors: earlier.openSSLErrors)
     }
 
     /// One job's hand-over: its result, until the caller takes it or stops waiting.
     private enum JobState<T> {
         case pending
+        case running
         case done(Result<T, any Error>?)
-        /// Taken, or given up on by the caller.
-        case abandoned
+        case taken
+        /// Given up on by the caller; while running, it counts in `overdue` until it returns.
+        case abandoned(whileRunning: Bool)
     }
 
     /// Runs `body` (releasing TPM objects, which flushes them from the TPM) on the worker and
@@ -131,7 +152,7 @@ final class TPMWorker: Sendable {
     /// then refuses at once). Inline when already on the worker; queued without waiting only while
     /// a job that stopped answering holds the queue (it then runs if that job ever returns).
     func release(_ body: @escaping @Sendable () -> Void) {
-        if DispatchQueue.getSpecific(key: Self.onWorker) == true {
+        if DispatchQueue.getSpecific(key: onWorker) == true {
             body()
         } else if overdue.withLock({ $0 > 0 }) {
             queue.async(execute: body)
