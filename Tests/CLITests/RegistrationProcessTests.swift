@@ -66,12 +66,12 @@ extension CLISubprocessTests {
             #expect(backend.statistics.requests(to: .targets) == requestsBefore)
         }
 
-        /// Two registers of one key at once: the backend registers both, but only the first to
-        /// finish is recorded; the other says which dispatch target it left on the backend.
+        /// Two registers of one key at once: the second is refused before it sends anything (it
+        /// used to register a second dispatch target on the backend, which nothing recorded).
         @Test func concurrentRegistersOfOneKeyRecordOne() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }
-            // Slow answers, so that both commands pass the "already registered?" check first.
+            // A slow answer, so that the second command starts while the first waits for it.
             try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 2))
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
@@ -96,10 +96,41 @@ extension CLISubprocessTests {
                     as? String)
             let loser = try #require(runs.first { $0.status != 0 })
             #expect(loser.status == 1, "\(loser.summary)")
-            // Both reached the backend (a second command started 3 s late would have been refused
-            // by the first check instead, and this test would not be about the second one).
-            #expect(backend.statistics.requests(to: .targets) == 2)
-            #expect(loser.err.contains("finished first"), "\(loser.summary)")
+            // Refused while the first waited (one started 3 s late would have been refused as
+            // already registered instead, and this test would not be about the claim).
+            #expect(loser.err.contains("under way"), "\(loser.summary)")
+            #expect(backend.statistics.requests(to: .targets) == 1)
+        }
+
+        /// Two rotations of one key at once: the backend could take both new keys, leaving two
+        /// keys that record one dispatch target. The second is refused before it sends anything.
+        @Test func concurrentRotationsOfOneKeyLeaveOneNewKey() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let server = backend.baseURL.absoluteString
+            let registered = try await sandbox.run(
+                ["register", "--server", server, "--device-id", "device-1", "--key", keyId] + sandbox.storeArguments)
+            let targetId = try #require(registered.lines.first, "\(registered.summary)")
+            let requestsBefore = backend.statistics.requests(to: .targets)
+            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 2))
+            let runs = try await withThrowingTaskGroup(of: CLIResult.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        try await sandbox.run(["rotate", "--key", keyId, "--json"] + sandbox.storeArguments)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(runs.filter { $0.status == 0 }.count == 1, "\(runs.map(\.summary))")
+            let loser = try #require(runs.first { $0.status != 0 })
+            #expect(loser.status == 1 && loser.err.contains("under way"), "\(loser.summary)")
+            #expect(backend.statistics.requests(to: .targets) == requestsBefore + 1)
+            let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
+            let keys = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
+            #expect(keys.filter { $0["dispatchTargetId"] as? String == targetId }.count == 1, "\(listed.out)")
         }
 
         @Test func rotateReplacesTheKeyOnlyAfterTheBackendAccepted() async throws {

@@ -248,6 +248,8 @@ public final class KeyStore: Sendable, CustomStringConvertible {
             let removedKey = try storage.remove(Self.privateKeyFile(keyId))
             if removedKey { try storage.syncDirectory() }
             if try storage.remove(Self.encryptionKeyFile(keyId)) { try storage.syncDirectory() }
+            // The claim's file holds nothing; a run that holds it meanwhile keeps its own open file.
+            _ = try? storage.remove(Self.claimFile(keyId))
             guard removedRecord || removedKey else {
                 throw noSuchKey(keyId)
             }

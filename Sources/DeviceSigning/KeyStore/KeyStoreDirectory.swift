@@ -272,6 +272,23 @@ package final class KeyStoreDirectory: Sendable {
         return try body()
     }
 
+    /// An exclusive `flock` on the file `name` (created empty, 0600, if missing), not waited for:
+    /// its descriptor, or nil when another open file holds it (in this process or another). The
+    /// caller closes the descriptor to release it. Not the directory's lock: held across network
+    /// requests, it must not stop the store's other writers.
+    func lockFile(_ name: String) throws -> Int32? {
+        let fd = openat(descriptor, name, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.failure("open \(filePath(name))", errno) }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            close(fd)
+            if code == EWOULDBLOCK { return nil }
+            throw Self.failure("lock \(filePath(name))", code)
+        }
+        return fd
+    }
+
     /// Removes the temporary files of writes that never finished (the writer crashed). Only
     /// when no writer holds the lock: a writer's temporary files are its own, and a reader that
     /// opens the store does not wait for a writer (one stopped in its write, or on a stalled

@@ -51,6 +51,10 @@ struct RegisterCommand: CLICommand {
 
     func run() async throws -> Int32 {
         let (store, keyId) = try access.openKey(key)
+        // Held until the registration is stored: a second register (or a rotate) of this key at
+        // once is refused before it sends anything.
+        let claim = try store.claim(keyId)
+        defer { claim.release() }
         let metadata = try store.metadata(keyId)
         if let existing = metadata.dispatchTargetId {
             let server = metadata.server.map { " on " + BackendURL.shown($0) } ?? ""

@@ -49,6 +49,10 @@ struct RotateCommand: CLICommand {
 
     func run() async throws -> Int32 {
         let (store, oldKeyId) = try access.openKey(key)
+        // Held until the outcome is stored: two rotations of one key at once could both be taken
+        // by the backend, leaving two new keys that record the same dispatch target.
+        let claim = try store.claim(oldKeyId)
+        defer { claim.release() }
         let registration = try registration(of: oldKeyId, in: store)
         let (oldKey, passphrase) = try access.loadPrivateKey(oldKeyId, from: store)
         // 0. An earlier rotation whose answer was lost may have taken effect.

@@ -1,0 +1,42 @@
+import FetchChannelTestSupport
+import Foundation
+import Testing
+
+@testable import DeviceSigning
+
+/// A key's claim: one register or rotate of a key at a time, refused at once rather than waited
+/// for, and never in the way of the store's other operations.
+extension KeyStoreTests {
+    @Test func aKeyIsClaimedByOneOperationAtATime() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let (_, otherKeyId) = try saveKey(in: store)
+            let claim = try store.claim(keyId)
+            let refusal = expectError(.keyInUse) { _ = try store.claim(keyId) }
+            #expect(refusal?.reason.contains("under way") == true, "\(String(describing: refusal))")
+            // Another key, and the store's own writes, are not held up.
+            let other = try store.claim(otherKeyId)
+            try store.updateMetadata(keyId) { $0.deviceId = "device-1" }
+            #expect(try store.list().count == 2, "the claim's file is not a key")
+            claim.release()
+            claim.release()
+            let again = try store.claim(keyId)
+            again.release()
+            other.release()
+            // Released when the claim goes, too.
+            do { _ = try store.claim(keyId) }
+            try store.claim(keyId).release()
+            try store.delete(keyId)
+            let remaining = try names(in: directory)
+            #expect(!remaining.contains(KeyStore.claimFile(keyId)), "delete leaves the claim's file")
+        }
+    }
+
+    @Test func aClaimNeedsAKeyIdOfTheRightForm() throws {
+        try withStore { store, directory in
+            expectError(.malformedEncoding) { _ = try store.claim("../escape") }
+            let created = try names(in: directory)
+            #expect(created.isEmpty, "\(created)")
+        }
+    }
+}
