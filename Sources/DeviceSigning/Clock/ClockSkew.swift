@@ -19,7 +19,9 @@ public struct ClockSkew: Sendable, Hashable {
     /// https://backend.example (allowed: 60 s). Set the clock automatically and try again."
     ///
     /// A negative offset means the server is behind, so the device is ahead. With no measured
-    /// offset (or exactly 0, which has no direction) the text says only that the time was rejected.
+    /// offset (or exactly 0, which has no direction) the text says only that the time was rejected;
+    /// with one within the tolerance (the backend's own verdict, see `clockSkewTooBig`), it does
+    /// not tell a person to set a clock that is right.
     public var message: String {
         let allowed = DurationText.text(forMagnitude: UInt64(max(0, toleranceMillis)))
         let advice = "Set the clock automatically and try again."
@@ -29,6 +31,14 @@ public struct ClockSkew: Sendable, Hashable {
         }
         let direction = offset < 0 ? "ahead of" : "behind"
         let size = DurationText.text(forMagnitude: offset.magnitude)
+        guard offset.magnitude > UInt64(max(0, toleranceMillis)) else {
+            // The backend said so itself, yet the measured difference is within what it allows:
+            // advice to set the clock would send a person after a clock that is right.
+            return "The backend \(server) rejected the request's time, although the device clock is only \(size) "
+                + "\(direction) it (allowed: \(allowed)): the backend allows less than this registration's tolerance, "
+                + "or one of the clocks changed meanwhile. Check the tolerance configured for that backend and that "
+                + "the device sets its clock automatically, then try again."
+        }
         return "The device clock is \(size) \(direction) \(server) (allowed: \(allowed)). \(advice)"
     }
 }

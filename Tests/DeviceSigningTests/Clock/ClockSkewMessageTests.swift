@@ -47,6 +47,20 @@ import Testing
         #expect(message(2_500, tolerance: -1).contains("(allowed: 0 ms)"))
     }
 
+    /// The backend's own CLOCK_SKEW_TOO_BIG with a measured difference it allows: it used to say
+    /// "Set the clock" about a clock 2 s off.
+    @Test func anOffsetWithinTheToleranceDoesNotBlameTheClock() {
+        for offset: Int64 in [2_000, -2_000, 60_000] {
+            let text = message(offset)
+            #expect(!text.contains("Set the clock"), "\(offset): \(text)")
+            #expect(text.contains("rejected the request's time, although the device clock is only"), "\(text)")
+            #expect(text.contains("Check the tolerance configured"), "\(text)")
+        }
+        #expect(message(2_000).contains("only 2 s behind it (allowed: 60 s)"))
+        #expect(message(-2_000).contains("only 2 s ahead of it"))
+        #expect(message(60_001).contains("Set the clock automatically"), "just over the tolerance")
+    }
+
     @Test func extremeOffsetsDoNotTrap() {
         #expect(message(.min).contains("ahead of"))
         #expect(message(.max).contains("behind"))
