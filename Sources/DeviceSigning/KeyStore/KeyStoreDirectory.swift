@@ -194,16 +194,39 @@ package final class KeyStoreDirectory: Sendable {
 
     // MARK: Writing (call inside `withExclusiveLock`)
 
-    /// Runs `body` holding the store's write lock (in this process and across processes).
+    /// The longest wait for the write lock. A writer that holds it longer is stopped (Ctrl-Z) or
+    /// on a stalled disk; waiting on would hang this one too. A test hook may shorten it.
+    let lockWait = Locked<Duration>(.seconds(30))
+
+    /// Runs `body` holding the store's write lock (in this process and across processes); throws
+    /// `.fileSystem` when another writer holds it for longer than `lockWait`.
     package func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
         try beforeLock.withLock { try $0?() }
-        writers.lock()
+        let wait = lockWait.withLock { $0 }
+        let (seconds, attoseconds) = wait.components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        guard writers.lock(before: deadline) else { throw lockTimeout(wait) }
         defer { writers.unlock() }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw Self.failure("lock \(path)", errno) }
+        // flock has no timeout: tried without blocking, a little longer between tries each time.
+        var pause: useconds_t = 1_000
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            guard code == EWOULDBLOCK else { throw Self.failure("lock \(path)", code) }
+            guard Date() < deadline else { throw lockTimeout(wait) }
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
         }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
+    }
+
+    private func lockTimeout(_ wait: Duration) -> DeviceSigningError {
+        DeviceSigningError(
+            .fileSystem,
+            "Another writer has held the key store's lock on \(path) for more than \(wait); nothing was changed. "
+                + "Is another fetchchannel command stopped (Ctrl-Z) or its disk stalled? Let it finish, then try again."
+        )
     }
 
     /// Replaces (or creates) `name` with `contents`: a new 0600 temporary file in this

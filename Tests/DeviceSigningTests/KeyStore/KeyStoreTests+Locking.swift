@@ -4,6 +4,10 @@ import Testing
 
 @testable import DeviceSigning
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A key's claim: one register or rotate of a key at a time, refused at once rather than waited
 /// for, and never in the way of the store's other operations.
 extension KeyStoreTests {
@@ -37,6 +41,27 @@ extension KeyStoreTests {
             expectError(.malformedEncoding) { _ = try store.claim("../escape") }
             let created = try names(in: directory)
             #expect(created.isEmpty, "\(created)")
+        }
+    }
+}
+
+/// The store's write lock is waited for within a deadline: a writer stopped while holding it
+/// (Ctrl-Z) used to hang every other writer for good.
+extension KeyStoreTests {
+    @Test func aWriterGivesUpWhenTheLockIsHeldTooLong() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let holder = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            try #require(holder >= 0)
+            defer { close(holder) }
+            try #require(flock(holder, LOCK_EX | LOCK_NB) == 0)
+            store.storage.lockWait.withLock { $0 = .milliseconds(200) }
+            let refusal = expectError(.fileSystem) { try store.updateMetadata(keyId) { $0.deviceId = "device-2" } }
+            #expect(refusal?.reason.contains("held the key store's lock") == true, "\(String(describing: refusal))")
+            #expect(try store.metadata(keyId).deviceId == nil, "the refused write changed the record")
+            flock(holder, LOCK_UN)
+            try store.updateMetadata(keyId) { $0.deviceId = "device-2" }
+            #expect(try store.metadata(keyId).deviceId == "device-2")
         }
     }
 }
