@@ -117,7 +117,22 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     /// KEY`) or by `openssl ecparam -genkey` (SEC1 `EC PRIVATE KEY`), and saves it; returns the
     /// key id. `passphrase` opens an encrypted PEM and protects the stored copy, which is
     /// re-encrypted with `kdf`. Other curves are refused with `.unsupportedCurve`, RSA and other
-    /// algorithms with `.unsupportedKeyType`.
+    /// algorithms with `.unsupportedKeyType`. The text is read from `SecureBytes`, which are
+    /// zeroed when released: an unencrypted key in a `String` cannot be (see the `String` form).
+    @discardableResult
+    public func importPEM(
+        _ pem: SecureBytes, passphrase: SecureBytes?, kdf: KeyDerivation = .default,
+        allowUnencrypted: Bool = false, created: Date = Date()
+    ) throws -> String {
+        let key = try P256.Signing.PrivateKey(privateKeyPEM: pem, passphrase: passphrase)
+        return try save(
+            key, metadata: KeyMetadata(publicKey: key.publicKey, created: created),
+            passphrase: passphrase, kdf: kdf, allowUnencrypted: allowUnencrypted)
+    }
+
+    /// The same from a `String`: for an encrypted PEM, or text the caller cannot hold otherwise. An
+    /// unencrypted key's text stays in the string's memory until it is reused; read key files into
+    /// `SecureBytes` instead.
     @discardableResult
     public func importPEM(
         _ pem: String, passphrase: SecureBytes?, kdf: KeyDerivation = .default,

@@ -41,6 +41,17 @@ extension KeyStoreTests {
         }
     }
 
+    /// The text of an unencrypted key can stay in memory that is zeroed.
+    @Test func importFromSecureBytes() throws {
+        try withStore { store, _ in
+            let key = try PrivateKey()
+            let keyId = try store.importPEM(try key.pemRepresentation, passphrase: secret("pass"), kdf: cheap)
+            #expect(keyId == key.publicKey.jwkThumbprint)
+            #expect(try store.load(keyId, passphrase: secret("pass")).publicKey == key.publicKey)
+            expectError(.malformedEncoding) { try store.importPEM(SecureBytes("junk".utf8), passphrase: nil) }
+        }
+    }
+
     @Test func importOfPlainAndEncryptedPKCS8() throws {
         try withStore { store, _ in
             let pass = secret("pass")
