@@ -17,6 +17,7 @@ extension CLISubprocessTests {
             let offset = try #require(object["offsetMillis"] as? Int)
             #expect(abs(offset - 600_000) <= 2_000, "\(offset)")
             #expect(object["withinTolerance"] as? Bool == false && object["toleranceMillis"] as? Int == 60_000)
+            #expect(object["measured"] as? Bool == true, "\(result.summary)")
             #expect((object["samplesMillis"] as? [Int])?.count == 3)
             #expect(
                 result.err.contains(
@@ -56,6 +57,42 @@ extension CLISubprocessTests {
             #expect(result.status == 1 && result.err.contains("SSLKEYLOGFILE is set"), "\(result.summary)")
             #expect(!FileManager.default.fileExists(atPath: keyLog.path), "libcurl opened the key log")
             #expect(backend.serverStatistics.totalRequests == 0)
+        }
+
+        /// Standard output of `skew --json` when nothing was measured: one `{"measured": false, "server",
+        /// "code", "message"}` object, the exit status 1 and the error on standard error as without --json.
+        func expectMeasurementFailureJSON(_ result: CLIResult, server: String, messagePrefix: String) throws {
+            #expect(result.status == 1 && result.err.hasPrefix("Error: \(messagePrefix)"), "\(result.summary)")
+            let object = try #require(try result.json() as? [String: Any], "\(result.summary)")
+            #expect(object["measured"] as? Bool == false, "\(result.summary)")
+            #expect(
+                object["server"] as? String == server && object["code"] as? String == "backend", "\(result.summary)")
+            #expect((object["message"] as? String)?.hasPrefix(messagePrefix) == true, "\(result.summary)")
+            #expect(object["offsetMillis"] == nil && result.lines.count == 1, "\(result.summary)")
+        }
+
+        @Test func jsonSaysSoWhenTheConnectionIsRefused() async throws {
+            let backend = try ReferenceBackend.start()
+            let server = backend.baseURL.absoluteString
+            backend.stop()
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(["skew", "--server", server, "--json"], passphrase: nil)
+            try expectMeasurementFailureJSON(result, server: server, messagePrefix: "no answer from")
+        }
+
+        /// Answers without a Date header (a bare HTTP head) or that are not HTTP at all.
+        @Test(arguments: ["HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "garbage\r\n\r\n"])
+        func jsonSaysSoWhenNoAnswerIsUsable(answer: String) async throws {
+            let server = HTTPServer { _ in .rawBytes(Array(answer.utf8), thenClose: true) }
+            defer { server.stop() }
+            let url = try server.start().baseURL.absoluteString
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(
+                ["skew", "--server", url, "--json", "--samples", "1"], passphrase: nil)
+            let prefix = answer.hasPrefix("HTTP") ? "cannot measure the clock offset to" : "\(url) did not answer"
+            try expectMeasurementFailureJSON(result, server: url, messagePrefix: prefix)
         }
 
         @Test func noBackendIsARuntimeError() async throws {

@@ -18,7 +18,7 @@ struct SkewCommand: CLICommand {
         path: ["skew"],
         abstract: "Measure the clock offset to a backend from its Date headers and say what it means.",
         discussion:
-            "Sends a few GET requests to the server URL and takes, from each answer's Date header, offset = server date + 0.5 s - midpoint(sent, received) (the header has one-second resolution; answers with an Age header are ignored); the result is their median. Positive: the server is ahead, the device clock behind. Prints the offset on standard output; exits 0 when it is within the tolerance, 1 (with what to do on standard error) when not. --json prints {\"server\", \"offsetMillis\", \"samplesMillis\", \"toleranceMillis\", \"withinTolerance\", \"message\"}.",
+            "Sends a few GET requests to the server URL and takes, from each answer's Date header, offset = server date + 0.5 s - midpoint(sent, received) (the header has one-second resolution; answers with an Age header are ignored); the result is their median. Positive: the server is ahead, the device clock behind. Prints the offset on standard output; exits 0 when it is within the tolerance, 1 (with what to do on standard error) when not. --json prints {\"measured\": true, \"server\", \"offsetMillis\", \"samplesMillis\", \"toleranceMillis\", \"withinTolerance\", \"message\"}, or, when nothing could be measured (exit 1), {\"measured\": false, \"server\", \"code\", \"message\"}.",
         options: [server, samples, tolerance, CommonOptions.json] + BackendTrustOptions.all
     )
 
@@ -35,6 +35,25 @@ struct SkewCommand: CLICommand {
     }
 
     func run() async throws -> Int32 {
+        let measured: (offset: Int64, samples: [Int64])
+        do {
+            measured = try await estimate()
+        } catch {
+            // Nothing was measured; --json still answers on standard output, as redeem's refusals do.
+            if console.json {
+                let code = (error as? CLIFailure)?.code.rawValue ?? CLIFailure.Code.backend.rawValue
+                try console.printJSON([
+                    "measured": false, "server": backend.server.description, "code": code,
+                    "message": FetchChannelCLI.describe(error),
+                ])
+            }
+            throw error
+        }
+        return try report(offset: measured.offset, samples: measured.samples)
+    }
+
+    /// The median offset of the usable samples, and each sample's offset; throws when none was usable.
+    private func estimate() async throws -> (offset: Int64, samples: [Int64]) {
         let name = backend.server.description
         let (samples, lastProblem) = try await measure()
         let estimator = ClockSkewEstimator(samplesPerServer: sampleCount)
@@ -42,7 +61,7 @@ struct SkewCommand: CLICommand {
         guard let offset = estimator.estimatedOffsetMillis(for: name) else {
             throw CLIFailure(.backend, "cannot measure the clock offset to \(name): \(lastProblem)")
         }
-        return try report(offset: offset, samples: samples.map(\.offsetMillis))
+        return (offset, samples.map(\.offsetMillis))
     }
 
     /// A sample from each answer with a usable `Date` header, and why the last unusable one was not.
@@ -86,7 +105,7 @@ struct SkewCommand: CLICommand {
         if console.json {
             try console.printJSON([
                 "server": name, "offsetMillis": offset, "samplesMillis": samples, "toleranceMillis": toleranceMillis,
-                "withinTolerance": within, "message": message,
+                "withinTolerance": within, "message": message, "measured": true,
             ])
         } else {
             console.line(
