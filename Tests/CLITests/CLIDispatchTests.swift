@@ -228,6 +228,28 @@ import Testing
         #expect(await run(["demo", "extra"]).status == 64)
     }
 
+    /// `skew --timeout-seconds` is read as fetch's and redeem's: the same bounds, the same refusal.
+    @Test func skewTakesTheTimeoutOfFetchAndRedeem() async {
+        let commands = [
+            ["skew", "--server", "http://127.0.0.1:9"], ["fetch"],
+            ["redeem", "TOKEN", "--redeem-url", "http://127.0.0.1:9/r"],
+        ]
+        for value in ["0", "0.05", "600.5", "-1", "ten"] {
+            var messages: Set<String> = []
+            for command in commands {
+                let result = await run(command + ["--timeout-seconds", value])
+                #expect(result.status == 64, "\(command) \(value): \(result.err)")
+                messages.insert(String(result.err.prefix { $0 != "\n" }))
+            }
+            #expect(
+                messages == [
+                    "Error: invalid value '\(value)' for '--timeout-seconds': expected a number from 0.1 to 600"
+                ])
+        }
+        let help = await run(["skew", "--help"])
+        #expect(help.out.contains("--timeout-seconds S"), "\(help.out)")
+    }
+
     @Test func verifyReadsTheJWSFromStandardInputAndRejectsGarbage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-dispatch-\(UUID().uuidString)")

@@ -1,4 +1,5 @@
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -93,6 +94,23 @@ extension CLISubprocessTests {
                 ["skew", "--server", url, "--json", "--samples", "1"], passphrase: nil)
             let prefix = answer.hasPrefix("HTTP") ? "cannot measure the clock offset to" : "\(url) did not answer"
             try expectMeasurementFailureJSON(result, server: url, messagePrefix: prefix)
+        }
+
+        /// A backend that sends an answer's head but never its last byte: `--timeout-seconds` ends the
+        /// wait. The server closes the connection after 5 s (its idle timeout), well before the
+        /// default 15 s, so "timed out" comes from the option.
+        @Test func timeoutSecondsBoundsEachRequest() async throws {
+            let configuration = HTTPServer.Configuration(idleTimeout: LooseTimeBounds.scaled(.seconds(5)))
+            let server = HTTPServer(configuration: configuration) { _ in .respondThenHang(.text(status: 200, "x")) }
+            defer { server.stop() }
+            let url = try server.start().baseURL.absoluteString
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(
+                ["skew", "--server", url, "--samples", "1", "--timeout-seconds", "0.3"], passphrase: nil)
+            #expect(
+                result.status == 1 && result.err.hasPrefix("Error: no answer from \(url): timed out"),
+                "\(result.summary)")
         }
 
         @Test func noBackendIsARuntimeError() async throws {

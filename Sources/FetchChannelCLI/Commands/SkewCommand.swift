@@ -13,25 +13,29 @@ struct SkewCommand: CLICommand {
     static let tolerance = Option(
         "tolerance-seconds", "S", help: "The difference the backend accepts (default: 60).",
         .decimal(in: 0...86_400))
+    static let timeout = CommonOptions.timeout(help: "Per-request timeout (default: 15).")
 
     static let spec = CommandSpec(
         path: ["skew"],
         abstract: "Measure the clock offset to a backend from its Date headers and say what it means.",
         discussion:
             "Sends a few GET requests to the server URL and takes, from each answer's Date header, offset = server date + 0.5 s - midpoint(sent, received) (the header has one-second resolution; answers with an Age header are ignored); the result is their median. Positive: the server is ahead, the device clock behind. Prints the offset on standard output; exits 0 when it is within the tolerance, 1 (with what to do on standard error) when not. --json prints {\"measured\": true, \"server\", \"offsetMillis\", \"samplesMillis\", \"toleranceMillis\", \"withinTolerance\", \"message\"}, or, when nothing could be measured (exit 1), {\"measured\": false, \"server\", \"code\", \"message\"}.",
-        options: [server, samples, tolerance, CommonOptions.json] + BackendTrustOptions.all
+        options: [server, samples, tolerance, timeout, CommonOptions.json] + BackendTrustOptions.all
     )
 
     let console: Console
     let backend: BackendOptions
     let sampleCount: Int
     let toleranceMillis: Int64
+    /// `--timeout-seconds`: each request's, as fetch's and redeem's.
+    let timeout: Duration
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
         backend = try BackendOptions(arguments, server: Self.server, context: context)
         sampleCount = Int(try arguments[Self.samples] ?? 3)
         toleranceMillis = Int64(((try arguments[Self.tolerance] ?? 60) * 1000).rounded())
+        timeout = try arguments[Self.timeout] ?? .seconds(15)
     }
 
     func run() async throws -> Int32 {
@@ -67,7 +71,7 @@ struct SkewCommand: CLICommand {
     /// A sample from each answer with a usable `Date` header, and why the last unusable one was not.
     private func measure() async throws -> (samples: [ClockSkewSample], lastProblem: String) {
         let clock = SystemWallClock()
-        let client = BackendHTTPClient()
+        let client = BackendHTTPClient(timeout: timeout)
         var samples: [ClockSkewSample] = []
         var lastProblem = "no answer carried a usable Date header"
         for _ in 0..<sampleCount {
