@@ -479,6 +479,35 @@ extension CLISubprocessTests {
             #expect(errors.map { $0["invalidResponseKind"] as? String } == ["foreignRedeemUrl"], "\(fetched.summary)")
         }
 
+        /// A backend's creation time is printed as the exact UTC date (proleptic Gregorian, also
+        /// before 1582), and one beyond four-digit years as its number, marked out of range: never
+        /// as a wrong date.
+        @Test func creationTimesAreDatedExactlyOrShownAsOutOfRange() async throws {
+            let backend = try DispatchTargetBackendStandIn()
+            defer { backend.stop() }
+            let times: [Int64] = [.max, 1, -12_219_379_200_000, .min]
+            backend.script.withLock { script in
+                script.operations = times.enumerated().map { index, millis in
+                    #"{"creationTimeInEpochMillis":\#(millis),"dispatchChannel":"link","payload":{"#
+                        + #""contentType":"application/json","version":"1","redeemData":{"token":"token-\#(index)","#
+                        + #""redeemUrl":"{base}/nevisfido/token/redeem/authentication"}}}"#
+                }
+            }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            _ = try await registeredKey(in: sandbox, at: backend.baseURL)
+            let fetched = try await sandbox.run(["fetch"] + sandbox.storeArguments)
+            #expect(fetched.status == 0, "\(fetched.summary)")
+            let created = fetched.lines.dropFirst().map { String($0.prefix { $0 != " " }) }
+            #expect(
+                created == [
+                    "-9223372036854775808", "1582-10-14T00:00:00.000Z", "1970-01-01T00:00:00.001Z",
+                    "9223372036854775807",
+                ], "\(fetched.summary)")
+            #expect(
+                fetched.lines.filter { $0.contains(" ms (out of range)") }.count == 2, "\(fetched.summary)")
+        }
+
         /// Security review: a further dispatch target for a known device needs that device's signature.
         @Test func aFurtherRegistrationIsSignedByTheDevicesOwnKey() async throws {
             let backend = try ReferenceBackend.start()

@@ -194,10 +194,35 @@ struct FetchCommand: CLICommand {
         return object
     }
 
+    /// The creation times `timestamp` prints as dates: 0000-01-01T00:00:00.000Z through
+    /// 9999-12-31T23:59:59.999Z, the four-digit years of RFC 3339.
+    static let datedMillis: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
+    /// `2026-11-30T01:43:03.123Z` (RFC 3339, UTC, proleptic Gregorian), computed exactly from the
+    /// integer: Foundation's formatter goes through a Double and switches to the Julian calendar
+    /// before 1582, and printed Int64.max or Int64.min ms as dates in other years. A backend's time
+    /// outside four-digit years is shown as the number it sent, marked out of range.
     static func timestamp(_ millis: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
+        guard datedMillis.contains(millis) else { return "\(millis) ms (out of range)" }
+        let millisPerDay: Int64 = 86_400_000
+        let days = millis >= 0 ? millis / millisPerDay : (millis + 1) / millisPerDay - 1
+        let inDay = millis - days * millisPerDay
+        // Days since 1970-01-01 to a civil date (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms").
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func digits(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(digits(year, 4))-\(digits(month, 2))-\(digits(day, 2))T\(digits(inDay / 3_600_000, 2)):"
+            + "\(digits(inDay / 60_000 % 60, 2)):\(digits(inDay / 1_000 % 60, 2)).\(digits(inDay % 1_000, 3))Z"
     }
 
     static func table(header: [String], rows: [[String]]) -> [String] {
