@@ -154,6 +154,11 @@ extension CLISubprocessTests {
             #expect(
                 result.status == 1 && result.out.isEmpty
                     && result.err.hasPrefix("Error: cannot start the reference backend"), "\(result.summary)")
+            // In the command line's terms: its own option, not the library's allowNonLoopback.
+            #expect(
+                result.err.contains("0.0.0.0 is not a loopback address")
+                    && result.err.contains("--host 127.0.0.1") && !result.err.contains("allowNonLoopback"),
+                "\(result.summary)")
         }
     }
 }

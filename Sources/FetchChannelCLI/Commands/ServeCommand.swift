@@ -101,9 +101,15 @@ struct ServeCommand: CLICommand {
         do {
             backend = try ReferenceBackend.start(configuration, tls: tlsChoice)
         } catch {
+            // The library's reason names its own setting (allowNonLoopback), which serve does not offer.
+            let reason =
+                (error as? HTTPServerError)?.code == .nonLoopbackHost
+                ? "\(configuration.host) is not a loopback address, and serve listens on loopback only: "
+                    + "give --host 127.0.0.1 (the default) or --host ::1"
+                : "\(error)"
             throw CLIFailure(
                 .backend,
-                "cannot start the reference backend on \(configuration.host) port \(configuration.port): \(error)")
+                "cannot start the reference backend on \(configuration.host) port \(configuration.port): \(reason)")
         }
         do {
             return (backend, try backend.tlsCertificateAuthorityPEM.map(ServedCertificateAuthorityFile.init(pem:)))
