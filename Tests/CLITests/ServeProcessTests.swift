@@ -37,6 +37,45 @@ extension CLISubprocessTests {
             await #expect(throws: (any Error).self) { _ = try await get(url.appendingPathComponent("_emulator/stats")) }
         }
 
+        /// A fault's `count` out of range is refused as what it is: 1e30 is too large, not "below 1".
+        @Test func faultCountsAreRefusedForWhatTheyAre() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (child, line) = try await CLIProcess.startServe([], sandbox: sandbox)
+            defer { child.terminateIfRunning() }
+            let faults = try #require(URL(string: line), "no URL on stdout: \(line)").appendingPathComponent(
+                "_emulator/faults")
+            func post(count: String) async throws -> (Int, String) {
+                var request = URLRequest(url: faults)
+                request.httpMethod = "POST"
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                request.httpBody = Data(#"{"endpoint":"operations","kind":"garbage","count":\#(count)}"#.utf8)
+                let (data, response) = try await URLSession(configuration: .ephemeral).data(for: request)
+                let message = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["message"] as? String
+                return (
+                    (response as? HTTPURLResponse)?.statusCode ?? 0, message ?? String(decoding: data, as: UTF8.self)
+                )
+            }
+            for count in ["1e30", "1000000001", "9.3e18"] {
+                let (status, message) = try await post(count: count)
+                #expect(status == 400 && message.hasPrefix("count is too large"), "\(count): \(status) \(message)")
+            }
+            for count in ["0", "-1e30"] {
+                let (status, message) = try await post(count: count)
+                #expect(status == 400 && message == "count must be at least 1", "\(count): \(status) \(message)")
+            }
+            for count in ["1.5", #""3""#] {
+                let (status, message) = try await post(count: count)
+                #expect(status == 400 && message.hasPrefix("count must be a whole number"), "\(count): \(message)")
+            }
+            for count in ["1", "1000000000", "null"] {
+                let (status, message) = try await post(count: count)
+                #expect(status == 200, "\(count): \(status) \(message)")
+            }
+            let result = await child.stop()
+            #expect(result.status == 0, "\(result.summary)")
+        }
+
         @Test func jsonAndClockOffsetAndSIGINT() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -36,6 +36,7 @@ extension BackendRouter {
                 let kinds = EmulatorFault.Kind.allCases.map(\.rawValue).joined(separator: ", ")
                 return BackendResponses.malformed("endpoint must be one of \(endpoints); kind one of \(kinds).")
             }
+            if let problem = Self.faultCountProblem(body["count"]) { return BackendResponses.malformed(problem) }
             let fault = EmulatorFault(
                 endpoint: endpoint, kind: kind, seconds: (body["seconds"] as? NSNumber)?.doubleValue,
                 status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
@@ -62,6 +63,23 @@ extension BackendRouter {
         default:
             return BackendResponses.notFound
         }
+    }
+
+    /// The most requests a counted fault applies to; a fault for longer leaves `count` out.
+    static let maximumFaultCount = 1_000_000_000
+
+    /// Why a fault's `count` cannot be taken, or nil (absent or null: until the faults are
+    /// cleared). Checked as a Double before it is read as an Int: NSNumber's `intValue` of 1e30 is
+    /// not 1e30 (it came out below 1, and was refused as such).
+    static func faultCountProblem(_ value: Any?) -> String? {
+        guard let value, !(value is NSNull) else { return nil }
+        let range = "a whole number from 1 to \(maximumFaultCount) (leave it out for every request until cleared)"
+        guard let count = (value as? NSNumber)?.doubleValue, count.isFinite, count == count.rounded() else {
+            return "count must be \(range)"
+        }
+        if count < 1 { return "count must be at least 1" }
+        if count > Double(maximumFaultCount) { return "count is too large: it must be \(range)" }
+        return nil
     }
 
     static let tooManyFaults =
