@@ -168,6 +168,25 @@ extension CLISubprocessTests {
             #expect(backend.statistics.redemptions[operation.token] == 1, "redeemed exactly once")
         }
 
+        /// An answer with a member name twice is refused for that, not as "not a JSON object".
+        @Test func redeemSaysAnAnswerHasADuplicateMember() async throws {
+            let server = HTTPServer { _ in .respond(.json(status: 200, Data(#"{"op":"Auth","op":"Reg"}"#.utf8))) }
+            defer { server.stop() }
+            let url = try server.start().baseURL.appendingPathComponent("redeem").absoluteString
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(
+                ["redeem", "token-1", "--redeem-url", url, "--json"] + sandbox.storeArguments, passphrase: nil)
+            #expect(result.status == 1, "\(result.summary)")
+            let refusal = try #require(try result.json() as? [String: Any], "\(result.summary)")
+            let message = try #require(refusal["message"] as? String, "\(result.summary)")
+            #expect(refusal["redeemed"] as? Bool == false && refusal["code"] as? String == "unknown")
+            #expect(
+                message.contains(#"has a duplicate member: the member "op" appears more than once"#)
+                    && !message.contains("not a JSON object"), "\(result.summary)")
+            #expect(result.err.contains("has a duplicate member"), "\(result.summary)")
+        }
+
         /// The redeem URL goes out as the backend wrote it (a query and all); and a key store that
         /// does not read is an error, not a silent fall back to the system CAs in place of the CA
         /// file and pins a registration may store.

@@ -203,8 +203,14 @@ public final class RedemptionClient: Sendable {
         // with a member name twice (`errorCode`), which one counts is a parser's choice.
         let readLimit = (200...299).contains(answer.status) ? HTTPAnswer.maximumBodyBytes : 64 * 1_024
         var object: [String: JSONValue]?
-        if answer.body.count <= readLimit, case .object(let members)? = try? StrictJSON.parse(answer.body) {
-            object = members
+        // A member name twice: said as such, not as "not a JSON object", which it looks like.
+        var duplicate: StrictJSON.Violation?
+        if answer.body.count <= readLimit {
+            do throws(StrictJSON.Violation) {
+                if case .object(let members) = try StrictJSON.parse(answer.body) { object = members }
+            } catch {
+                if case .duplicateMemberName = error { duplicate = error }
+            }
         }
         if answer.status >= 400, case .string(let errorCode)? = object?[WireErrorCode.Member.errorCode] {
             if errorCode == alreadyRedeemedErrorCode.rawValue {
@@ -217,7 +223,9 @@ public final class RedemptionClient: Sendable {
         }
         guard let contentType = answer.header(WireHeader.contentType), WireMediaType.isJSON(contentType), let object
         else {
-            return .failure(.unknown(url: url, httpError: info, reason: "The answer is not a JSON object."))
+            let reason =
+                duplicate.map { "The answer has a duplicate member: \($0)." } ?? "The answer is not a JSON object."
+            return .failure(.unknown(url: url, httpError: info, reason: reason))
         }
         return .success(RedeemedOperation(body: object))
     }
