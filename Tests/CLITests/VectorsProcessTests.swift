@@ -119,6 +119,21 @@ extension CLIOfflineProcessTests {
             #expect(
                 result.status == 1 && result.out.isEmpty
                     && result.err.hasPrefix("Error: cannot list the vector directory"), "\(result.summary)")
+            #expect(result.err.contains("nowhere: it does not exist;"), "\(result.summary)")
+        }
+
+        /// A path that is not a directory (a device, a regular file) is said to be one in plain
+        /// words, not with Foundation's "NSCocoaErrorDomain error 256".
+        @Test(arguments: ["/dev/zero", "file"])
+        func aPathThatIsNotADirectoryIsSaidToBeNone(path: String) async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let directory = path == "file" ? try sandbox.write("vectors.json", "{}").path : path
+            let result = try await sandbox.run(["vectors", "verify", "--dir", directory], passphrase: nil)
+            #expect(result.status == 1 && result.out.isEmpty, "\(result.summary)")
+            #expect(
+                result.err == "Error: cannot list the vector directory \(directory): it is not a readable directory; "
+                    + "run from the package root or give --dir DIR\n", "\(result.summary)")
         }
     }
 }

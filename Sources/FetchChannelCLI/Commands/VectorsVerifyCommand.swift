@@ -37,7 +37,7 @@ struct VectorsVerifyCommand: CLICommand {
         } catch {
             throw CLIFailure(
                 .unreadableInput,
-                "cannot list the vector directory \(directory.path): \((error as NSError).localizedDescription); "
+                "cannot list the vector directory \(directory.path): \(Self.whyUnlistable(directory)); "
                     + "run from the package root or give --dir DIR")
         }
         if let wycheproof {
@@ -61,6 +61,12 @@ struct VectorsVerifyCommand: CLICommand {
             printTable(reports, failed: failed)
         }
         return failed == 0 ? ExitCode.success : ExitCode.failure
+    }
+
+    /// Why `directory` could not be listed, in plain words: Foundation's text for a path that is
+    /// not a directory is "The operation could not be completed. (NSCocoaErrorDomain error 256.)".
+    private static func whyUnlistable(_ directory: URL) -> String {
+        FileManager.default.fileExists(atPath: directory.path) ? "it is not a readable directory" : "it does not exist"
     }
 
     private static func jsonObject(_ report: VectorFileReport) -> [String: Any] {
