@@ -43,6 +43,23 @@ import Testing
         #expect(throws: UsageError(.invalidValue, "")) { try parsed.required(Self.samples) }
     }
 
+    /// Decimal options take decimal notation only: `Double(_:)` also reads hex floats.
+    @Test func decimalsAreDecimalNotationOnly() throws {
+        let seconds = Option("seconds", "S", help: "Seconds.", .decimal(in: -100...100))
+        for (text, value) in [("12", 12.0), ("-0.5", -0.5), ("1e1", 10), ("+2", 2), (".5", 0.5), ("2.5E1", 25)] {
+            #expect(try seconds.parse(text) == value, "\(text)")
+        }
+        for text in ["0x1p3", "0X1P3", "0x10", "-0x1p1", "0x.8p1", "nan", "inf", "1_0", " 1", ""] {
+            do {
+                let value = try seconds.parse(text)
+                Issue.record("'\(text)' was read as \(value)")
+            } catch {
+                #expect(error.code == .invalidValue, "\(text)")
+                #expect(error.message.hasPrefix("invalid value '\(text)' for '--seconds': expected a number from"))
+            }
+        }
+    }
+
     @Test func errorsCompareByCode() {
         #expect(UsageError(.missingOption, "one") == UsageError(.missingOption, "other"))
         #expect(UsageError(.missingOption, "same") != UsageError(.unknownOption, "same"))

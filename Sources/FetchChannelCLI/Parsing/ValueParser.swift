@@ -53,10 +53,19 @@ extension ValueParser where Value == Int64 {
 }
 
 extension ValueParser where Value == Double {
-    /// A finite decimal within `range`. Accepts `12`, `-0.5`, `1e3`.
+    /// A finite decimal within `range`. Accepts `12`, `-0.5`, `1e3`; not the other spellings
+    /// `Double(_:)` reads (`0x1p3`, `inf`, `nan`), which a person does not mean as a number of seconds.
     package static func decimal(in range: ClosedRange<Double>) -> ValueParser<Double> {
         ValueParser { text, option throws(UsageError) in
-            guard let number = Double(text), number.isFinite, range.contains(number) else {
+            let decimalOnly = text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                    UInt8(ascii: "e"), UInt8(ascii: "E"):
+                    true
+                default: false
+                }
+            }
+            guard decimalOnly, let number = Double(text), number.isFinite, range.contains(number) else {
                 throw UsageError(
                     .invalidValue,
                     "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a number from "
