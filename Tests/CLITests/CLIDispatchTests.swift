@@ -203,6 +203,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store))
     }
 
+    /// Key ids are base64url, so a reference with a Unicode letter or digit is refused in the parse
+    /// step as any other malformed one, not looked up in the store.
+    @Test func nonASCIIKeyReferencesAreRefusedBeforeTheStoreIsOpened() async {
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("no-store-\(UUID().uuidString)").path
+        for arguments in [
+            ["sign", "--key", "ééééé"], ["fetch", "--key", "ＡＢＣＤ"], ["key", "show", "abc١"],
+            ["key", "export", "Ωmega"], ["rotate", "--key", "abcd\u{301}"], ["register", "--key", "ßßßß"],
+        ] {
+            let extra = arguments.first == "register" ? ["--server", "http://127.0.0.1:9", "--device-id", "d"] : []
+            let result = await run(arguments + extra + ["--store", store])
+            #expect(result.status == 64, "\(arguments): \(result.err)")
+            #expect(result.err.contains("is not a key id"), "\(arguments): \(result.err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: store))
+    }
+
     @Test func serveRefusesBadNumbers() async {
         for arguments in [
             ["--port", "65536"], ["--port", "-1"], ["--tolerance-seconds", "-1"], ["--clock-offset-seconds", "inf"],

@@ -7,10 +7,16 @@ struct KeyReference: Sendable, Hashable {
     let text: String
 
     init(parsing text: String) throws(UsageError) {
-        guard
-            KeyStore.isValidKeyId(text)
-                || (text.count >= 4 && text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-        else {
+        // ASCII only: key ids are base64url, and a Unicode letter or digit ("é", "١") is in no key id.
+        let base64url = text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                true
+            default: false
+            }
+        }
+        guard KeyStore.isValidKeyId(text) || (text.utf8.count >= 4 && base64url) else {
             throw UsageError(
                 .invalidValue,
                 "'\(ArgumentParser.shown(text))' is not a key id: give the 43-character id 'fetchchannel key list' "
