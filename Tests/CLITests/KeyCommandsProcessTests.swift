@@ -160,6 +160,50 @@ extension CLIOfflineProcessTests {
             #expect(publicOnly.status == 0, "\(publicOnly.summary)")
         }
 
+        /// `--output FILE`: the export goes to a new file that is 0600 from the start (a shell's
+        /// `> FILE` is 0644 until the command narrows it); an existing name is never overwritten,
+        /// and a failed export leaves no file.
+        @Test func exportToAnOutputFileMadePrivateFromTheStart() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let store = sandbox.storeArguments
+            let path = sandbox.root.appendingPathComponent("exported.pem").path
+            let written = try await sandbox.run(
+                ["key", "export", "--private", "--no-encryption", "--output", path, keyId] + store)
+            #expect(written.status == 0 && written.out.isEmpty, "\(written.summary)")
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(try P256.Signing.PrivateKey(pemRepresentation: text).publicKey.jwkThumbprint == keyId)
+
+            // An existing file (or a link) is refused, and left as it was.
+            let again = try await sandbox.run(
+                ["key", "export", "--private", "--no-encryption", "--output", path, keyId] + store)
+            #expect(again.status == 1 && again.err.contains("exists"), "\(again.summary)")
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+            let link = sandbox.root.appendingPathComponent("link.pem").path
+            try FileManager.default.createSymbolicLink(
+                atPath: link, withDestinationPath: sandbox.root.appendingPathComponent("elsewhere.pem").path)
+            let throughLink = try await sandbox.run(["key", "export", "--output", link, keyId] + store)
+            #expect(throughLink.status == 1, "\(throughLink.summary)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("elsewhere.pem").path))
+
+            // A failed export (the wrong passphrase) leaves no file behind.
+            let failedPath = sandbox.root.appendingPathComponent("failed.pem").path
+            let failed = try await sandbox.run(
+                ["key", "export", "--private", "--output", failedPath, keyId] + store, passphrase: "wrong")
+            #expect(failed.status == 1, "\(failed.summary)")
+            #expect(!FileManager.default.fileExists(atPath: failedPath))
+
+            // --json goes to the file as well: what standard output would have had.
+            let jsonPath = sandbox.root.appendingPathComponent("public.json").path
+            let json = try await sandbox.run(["key", "export", "--json", "--output", jsonPath, keyId] + store)
+            #expect(json.status == 0 && json.out.isEmpty, "\(json.summary)")
+            let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: jsonPath)))
+            #expect((document as? [String: Any])?["keyId"] as? String == keyId)
+        }
+
         @Test func passphraseOnArgvIsImpossible() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -14,6 +14,10 @@ struct KeyExportCommand: CLICommand {
     static let noEncryption = Flag("no-encryption", help: "With --private: export the private key unencrypted.")
     static let encryptionKey = Flag(
         "encryption", help: "Export the key's encryption key instead of its signing key.")
+    static let output = Option(
+        "output", "FILE",
+        help: "Write to FILE, a new file made 0600 from the start (refused if it exists), instead of standard "
+            + "output.", .nonEmpty)
 
     static let spec = KeyOptions.spec(
         "export",
@@ -24,9 +28,11 @@ struct KeyExportCommand: CLICommand {
             + "key written to a regular file (> key.pem) makes that file 0600 before anything is written. DER is "
             + "binary: it is written only when standard output is not a terminal. With --encryption all of this "
             + "applies to the key's encryption key instead (the key the backend encrypts operations answers to; its "
-            + "public JWK carries \"use\":\"enc\"). --json prints {\"keyId\", \"format\", \"private\", "
+            + "public JWK carries \"use\":\"enc\"). --output FILE writes what standard output would get to a new "
+            + "file, 0600 from the start: no moment in which the shell's file (> key.pem, 0644 until the command "
+            + "narrows it) can be opened by others. --json prints {\"keyId\", \"format\", \"private\", "
             + "\"encrypted\", \"data\"} (DER as base64).",
-        options: [format, privateKey, noEncryption, encryptionKey, CommonOptions.passphraseFile],
+        options: [format, privateKey, noEncryption, encryptionKey, output, CommonOptions.passphraseFile],
         positionals: [KeyOptions.keyId]
     )
 
@@ -38,6 +44,8 @@ struct KeyExportCommand: CLICommand {
     let unencrypted: Bool
     /// The key's encryption key instead of its signing key.
     let encryption: Bool
+    /// `--output`, as an absolute path.
+    let outputPath: String?
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         format = try arguments[Self.format] ?? .pem
@@ -54,11 +62,28 @@ struct KeyExportCommand: CLICommand {
                 "a private JWK cannot be encrypted; use --format pem or der, or add --no-encryption")
         }
         encryption = arguments[Self.encryptionKey]
+        outputPath = try arguments[Self.output].map { context.fileURL($0).path }
         access = try KeyStoreAccess(arguments, context: context)
         key = try KeyReference(parsing: arguments.positionals[0])
     }
 
     func run() async throws -> Int32 {
+        guard let outputPath else { return try export(to: console) }
+        // Created before anything is read or asked, so that a name in use costs nothing.
+        let file = try OutputFile(creating: outputPath)
+        let status: Int32
+        do {
+            status = try export(to: console.writingData(to: file.channel))
+        } catch {
+            file.discard()
+            throw error
+        }
+        try file.finish()
+        return status
+    }
+
+    /// The export, written to `console`'s data channel (standard output, or the `--output` file).
+    private func export(to console: Console) throws -> Int32 {
         if format == .der && !console.json && console.standardOutput.isTerminal {
             throw CLIFailure(
                 .refusedOutput,
@@ -69,10 +94,11 @@ struct KeyExportCommand: CLICommand {
         let metadata = try store.metadata(keyId)
         try checkExportable(metadata)
         var (bytes, encrypted) =
-            isPrivate ? try privateBytes(of: keyId, in: store) : (try publicBytes(of: metadata), false)
+            isPrivate
+            ? try privateBytes(of: keyId, in: store, console: console) : (try publicBytes(of: metadata), false)
         defer { secureZero(&bytes) }
         if console.json, isPrivate, !encrypted {
-            try printUnencryptedPrivateJSON(bytes, keyId: keyId)
+            try printUnencryptedPrivateJSON(bytes, keyId: keyId, console: console)
         } else if console.json {
             let data: Any
             switch format {
@@ -93,7 +119,7 @@ struct KeyExportCommand: CLICommand {
     /// without a `String` of the key, which could never be cleared. The other members are
     /// serialized as usual; the key's JSON value is written from its bytes into the one buffer of
     /// the document (its capacity reserved, so it never moves), first, as `data` sorts first.
-    private func printUnencryptedPrivateJSON(_ secret: [UInt8], keyId: String) throws {
+    private func printUnencryptedPrivateJSON(_ secret: [UInt8], keyId: String, console: Console) throws {
         let members = try JSONOutput.text([
             "encrypted": false, "format": format.rawValue, "keyId": keyId, "private": true,
         ])
@@ -155,7 +181,7 @@ struct KeyExportCommand: CLICommand {
 
     /// The private key in the format asked for, and whether it is encrypted. Output to a terminal
     /// is refused for an unencrypted key; a regular output file is made 0600 before anything is written.
-    private func privateBytes(of keyId: String, in store: KeyStore) throws -> ([UInt8], Bool) {
+    private func privateBytes(of keyId: String, in store: KeyStore, console: Console) throws -> ([UInt8], Bool) {
         if unencrypted && console.standardOutput.isTerminal {
             throw CLIFailure(
                 .refusedOutput,

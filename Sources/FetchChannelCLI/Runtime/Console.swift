@@ -12,6 +12,17 @@ struct Console: Sendable {
         self.json = arguments[CommonOptions.json]
     }
 
+    private init(standardOutput: OutputChannel, standardError: OutputChannel, json: Bool) {
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.json = json
+    }
+
+    /// The same console with its data going to `channel` (a command's `--output` file).
+    func writingData(to channel: OutputChannel) -> Console {
+        Console(standardOutput: channel, standardError: standardError, json: json)
+    }
+
     /// Writes a diagnostic line to standard error, without control characters (``PrintableText``):
     /// diagnostics carry backend text (error excerpts) and stored values.
     func note(_ text: String) {

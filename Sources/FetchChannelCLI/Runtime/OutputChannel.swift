@@ -20,6 +20,12 @@ package final class OutputChannel: Sendable {
     package static let standardOutput = OutputChannel(descriptor: STDOUT_FILENO)
     package static let standardError = OutputChannel(descriptor: STDERR_FILENO)
 
+    /// A channel on `descriptor`, which the caller keeps open while it writes and then closes
+    /// (``OutputFile``).
+    package static func on(descriptor: Int32) -> OutputChannel {
+        OutputChannel(descriptor: descriptor)
+    }
+
     /// A channel that keeps everything written to it (see `captured`).
     package static func inMemory() -> OutputChannel {
         OutputChannel(descriptor: nil)
