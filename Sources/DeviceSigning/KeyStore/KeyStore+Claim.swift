@@ -23,7 +23,21 @@ extension KeyStore {
                 "Key \(keyId) is in use: another register or rotate of it is under way (in this or another "
                     + "process). Let it finish, then try again.")
         }
-        return KeyClaim(descriptor: descriptor)
+        return KeyClaim(keyId: keyId, descriptor: descriptor)
+    }
+
+    /// Runs `body` holding the claim on `keyId`: `held` when the caller holds it already (it must
+    /// be for `keyId`), otherwise one taken for the call (`.keyInUse` when another holds it).
+    func withClaim<R>(on keyId: String, held: KeyClaim?, _ body: () throws -> R) throws -> R {
+        if let held {
+            guard held.keyId == keyId, held.isHeld else {
+                throw DeviceSigningError(.keyInUse, "The claim given is not a held claim on key \(keyId).")
+            }
+            return try body()
+        }
+        let claim = try claim(keyId)
+        defer { claim.release() }
+        return try body()
     }
 
     static func claimFile(_ keyId: String) -> String { keyId + ".lock" }
@@ -31,11 +45,17 @@ extension KeyStore {
 
 /// A held claim on one key of a `KeyStore` (``KeyStore/claim(_:)``).
 public final class KeyClaim: Sendable {
+    /// The key claimed.
+    public let keyId: String
     private let descriptor: Locked<Int32?>
 
-    init(descriptor: Int32) {
+    init(keyId: String, descriptor: Int32) {
+        self.keyId = keyId
         self.descriptor = Locked(descriptor)
     }
+
+    /// Whether the claim is still held (not released).
+    public var isHeld: Bool { descriptor.withLock { $0 != nil } }
 
     deinit { release() }
 

@@ -254,19 +254,24 @@ public final class KeyStore: Sendable, CustomStringConvertible {
 
     /// Removes the key `keyId` (its record first, then the private key and its encryption key,
     /// syncing the directory after each). Throws `.keyNotFound` if neither the record nor the
-    /// private key exists.
-    public func delete(_ keyId: String) throws {
+    /// private key exists, and `.keyInUse` while a register or rotate of it holds its claim
+    /// (pass `claim` when the caller is that operation).
+    public func delete(_ keyId: String, claim: KeyClaim? = nil) throws {
         try Self.checkKeyId(keyId)
-        try storage.withExclusiveLock {
-            let removedRecord = try storage.remove(Self.metadataFile(keyId))
-            if removedRecord { try storage.syncDirectory() }
-            let removedKey = try storage.remove(Self.privateKeyFile(keyId))
-            if removedKey { try storage.syncDirectory() }
-            if try storage.remove(Self.encryptionKeyFile(keyId)) { try storage.syncDirectory() }
-            // The claim's file holds nothing; a run that holds it meanwhile keeps its own open file.
-            _ = try? storage.remove(Self.claimFile(keyId))
-            guard removedRecord || removedKey else {
-                throw noSuchKey(keyId)
+        // Under the key's claim: a register or rotate of it under way must not lose its key (nor
+        // its claim's file, which a later claim would then make anew beside the held one).
+        try withClaim(on: keyId, held: claim) {
+            try storage.withExclusiveLock {
+                let removedRecord = try storage.remove(Self.metadataFile(keyId))
+                if removedRecord { try storage.syncDirectory() }
+                let removedKey = try storage.remove(Self.privateKeyFile(keyId))
+                if removedKey { try storage.syncDirectory() }
+                if try storage.remove(Self.encryptionKeyFile(keyId)) { try storage.syncDirectory() }
+                // Removed while held: a claim opened meanwhile finds the file gone and makes anew.
+                _ = try? storage.remove(Self.claimFile(keyId))
+                guard removedRecord || removedKey else {
+                    throw noSuchKey(keyId)
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ import Foundation
 ///
 /// Files are created with `O_CREAT|O_EXCL|O_NOFOLLOW` and mode 0600 and never chmod-ed; they
 /// replace their target only by `rename` after an `fsync`, followed by an `fsync` of the directory.
+/// The one exception is a claim's empty lock file (``lockFile(_:)``), opened or created in place.
 /// Writers hold an exclusive lock (a mutex inside the process, `flock` on the directory across
 /// processes) for the whole life of their temporary files, so a temporary file found while
 /// holding the lock was left by a crash.
@@ -199,23 +200,28 @@ package final class KeyStoreDirectory: Sendable {
     let lockWait = Locked<Duration>(.seconds(30))
 
     /// Runs `body` holding the store's write lock (in this process and across processes); throws
-    /// `.fileSystem` when another writer holds it for longer than `lockWait`.
+    /// `.fileSystem` when another writer holds it for longer than `lockWait` (measured on the
+    /// monotonic clock: a step of the wall clock neither ends the wait early nor stretches it).
     package func withExclusiveLock<R>(_ body: () throws -> R) throws -> R {
         try beforeLock.withLock { try $0?() }
         let wait = lockWait.withLock { $0 }
-        let (seconds, attoseconds) = wait.components
-        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
-        guard writers.lock(before: deadline) else { throw lockTimeout(wait) }
-        defer { writers.unlock() }
-        // flock has no timeout: tried without blocking, a little longer between tries each time.
+        let clock = ContinuousClock()
+        let deadline = clock.now + wait
+        // Neither the mutex nor flock can wait with a deadline: each is tried without blocking,
+        // a little longer between tries each time.
         var pause: useconds_t = 1_000
+        func pauseOrGiveUp() throws {
+            guard clock.now < deadline else { throw lockTimeout(wait) }
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
+        }
+        while !writers.try() { try pauseOrGiveUp() }
+        defer { writers.unlock() }
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             if code == EINTR { continue }
             guard code == EWOULDBLOCK else { throw Self.failure("lock \(path)", code) }
-            guard Date() < deadline else { throw lockTimeout(wait) }
-            usleep(pause)
-            pause = min(pause * 2, 50_000)
+            try pauseOrGiveUp()
         }
         defer { flock(descriptor, LOCK_UN) }
         return try body()
@@ -224,9 +230,8 @@ package final class KeyStoreDirectory: Sendable {
     private func lockTimeout(_ wait: Duration) -> DeviceSigningError {
         DeviceSigningError(
             .fileSystem,
-            "Another writer has held the key store's lock on \(path) for more than \(wait); nothing was changed. "
-                + "Is another fetchchannel command stopped (Ctrl-Z) or its disk stalled? Let it finish, then try again."
-        )
+            "The lock on \(path) has been held by another writer for more than \(wait); nothing was changed. "
+                + "Another command may be stopped (Ctrl-Z) or its disk stalled; let it finish, then try again.")
     }
 
     /// Replaces (or creates) `name` with `contents`: a new 0600 temporary file in this
@@ -299,17 +304,43 @@ package final class KeyStoreDirectory: Sendable {
     /// its descriptor, or nil when another open file holds it (in this process or another). The
     /// caller closes the descriptor to release it. Not the directory's lock: held across network
     /// requests, it must not stop the store's other writers.
+    ///
+    /// The file must be a regular file of this user. The lock counts only on the file still linked
+    /// under `name`: one removed (or replaced) between the open and the lock is opened again, so
+    /// that two holders never lock different files of one name.
     func lockFile(_ name: String) throws -> Int32? {
-        let fd = openat(descriptor, name, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Self.failure("open \(filePath(name))", errno) }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            if code == EINTR { continue }
+        while true {
+            let fd = openat(descriptor, name, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                let code = errno
+                throw Self.failure("open \(filePath(name))", code)
+            }
+            var opened = stat()
+            guard fstat(fd, &opened) == 0 else {
+                let code = errno
+                close(fd)
+                throw Self.failure("inspect \(filePath(name))", code)
+            }
+            guard opened.st_mode & Self.fileTypeMask == Self.regularFile, opened.st_uid == geteuid() else {
+                close(fd)
+                throw DeviceSigningError(
+                    .insecureKeyFile, "\(filePath(name)) is not a regular file of this user; remove it.")
+            }
+            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                if code == EINTR { continue }
+                close(fd)
+                if code == EWOULDBLOCK { return nil }
+                throw Self.failure("lock \(filePath(name))", code)
+            }
+            var linked = stat()
+            if fstatat(descriptor, name, &linked, AT_SYMLINK_NOFOLLOW) == 0, linked.st_dev == opened.st_dev,
+                linked.st_ino == opened.st_ino
+            {
+                return fd
+            }
             close(fd)
-            if code == EWOULDBLOCK { return nil }
-            throw Self.failure("lock \(filePath(name))", code)
         }
-        return fd
     }
 
     /// Removes the temporary files of writes that never finished (the writer crashed). Only
@@ -364,8 +395,10 @@ package final class KeyStoreDirectory: Sendable {
         }
     }
 
-    private static func failure(_ action: String, _ code: Int32) -> DeviceSigningError {
-        DeviceSigningError(.fileSystem, "Could not \(action): \(String(cString: strerror(code))).")
+    /// The error of a failed call; `action` is built only here, after the caller read `errno`
+    /// (building the text first could change it).
+    private static func failure(_ action: @autoclosure () -> String, _ code: Int32) -> DeviceSigningError {
+        DeviceSigningError(.fileSystem, "Could not \(action()): \(String(cString: strerror(code))).")
     }
 
     private static func octal(_ mode: mode_t) -> String {

@@ -77,8 +77,9 @@ struct RegisterCommand: CLICommand {
         let (targetId, extId) = try await send(body, headers: headers)
         do {
             try store.updateMetadata(keyId) { record in
-                // Checked again under the store's lock: another register of this key may have
-                // finished while this one waited for the backend (with the same answer, if the
+                // Checked again under the store's lock, although the claim keeps another register
+                // of this key out: a file system whose flock does nothing (some network ones) would
+                // let one finish while this one waited for the backend (with the same answer, if the
                 // backend gives one key one dispatch target: then there is nothing to undo).
                 if let recorded = record.dispatchTargetId, recorded != targetId {
                     throw RegisteredMeanwhile(dispatchTargetId: recorded)

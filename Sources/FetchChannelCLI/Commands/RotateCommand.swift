@@ -60,7 +60,7 @@ struct RotateCommand: CLICommand {
             console.note(
                 "An earlier rotation took effect: \(registration.server) verifies dispatch target "
                     + "\(registration.targetId) with key \(earlier), made by it, and no longer with key \(oldKeyId).")
-            return try complete(registration, newKeyId: earlier, in: store)
+            return try complete(registration, newKeyId: earlier, in: store, claim: claim)
         }
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
         let (newKeyId, newPublicJWK, encryptionJWK) = try storeNewKey(
@@ -82,7 +82,7 @@ struct RotateCommand: CLICommand {
             DispatchTargetBody.targetId(of: answer) == registration.targetId
         {
             // 3a. Accepted, for this target.
-            return try complete(registration, newKeyId: newKeyId, in: store)
+            return try complete(registration, newKeyId: newKeyId, in: store, claim: claim)
         }
         if let answer, (300..<500).contains(answer.status) {
             // 3b. Refused: the request changed nothing.
@@ -120,7 +120,7 @@ struct RotateCommand: CLICommand {
         switch accepted {
         case (.accepted, .refused)?:
             console.note("\(why); but the backend accepts the new key for the dispatch target and refuses the old one.")
-            return try complete(registration, newKeyId: newKeyId, in: store)
+            return try complete(registration, newKeyId: newKeyId, in: store, claim: claim)
         case (.refused, .accepted)?:
             // It may still take it: the change can be on its way (a PATCH still being processed).
             throw CLIFailure(
@@ -142,10 +142,12 @@ struct RotateCommand: CLICommand {
     }
 
     /// Moves the registration to `newKeyId` and deletes the old key; prints the new key id.
-    private func complete(_ registration: Registration, newKeyId: String, in store: KeyStore) throws -> Int32 {
+    private func complete(
+        _ registration: Registration, newKeyId: String, in store: KeyStore, claim: KeyClaim
+    ) throws -> Int32 {
         let (oldKeyId, targetId) = (registration.oldKeyId, registration.targetId)
         try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
-        try store.delete(oldKeyId)
+        try store.delete(oldKeyId, claim: claim)
         if console.json {
             try console.printJSON([
                 "oldKeyId": oldKeyId, "newKeyId": newKeyId, "dispatchTargetId": targetId,

@@ -29,10 +29,30 @@ extension KeyStoreTests {
             other.release()
             // Released when the claim goes, too.
             do { _ = try store.claim(keyId) }
-            try store.claim(keyId).release()
-            try store.delete(keyId)
+            // A delete waits for no claim: refused while one is held, unless it is the caller's.
+            let held = try store.claim(keyId)
+            expectError(.keyInUse) { try store.delete(keyId) }
+            #expect(try store.metadata(keyId).keyId == keyId, "the refused delete removed the key")
+            try store.delete(keyId, claim: held)
+            held.release()
             let remaining = try names(in: directory)
             #expect(!remaining.contains(KeyStore.claimFile(keyId)), "delete leaves the claim's file")
+        }
+    }
+
+    /// The claim's file is only ever a regular file: a link or a directory in its place is
+    /// refused, not followed.
+    @Test func aClaimRefusesAnythingButARegularFile() throws {
+        try withStore { store, directory in
+            let (_, keyId) = try saveKey(in: store)
+            let file = directory.appendingPathComponent(KeyStore.claimFile(keyId))
+            try FileManager.default.createSymbolicLink(
+                at: file, withDestinationURL: directory.appendingPathComponent("elsewhere"))
+            expectError(.fileSystem) { _ = try store.claim(keyId) }
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("elsewhere").path))
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+            expectError(.fileSystem) { _ = try store.claim(keyId) }
         }
     }
 
@@ -57,7 +77,8 @@ extension KeyStoreTests {
             try #require(flock(holder, LOCK_EX | LOCK_NB) == 0)
             store.storage.lockWait.withLock { $0 = .milliseconds(200) }
             let refusal = expectError(.fileSystem) { try store.updateMetadata(keyId) { $0.deviceId = "device-2" } }
-            #expect(refusal?.reason.contains("held the key store's lock") == true, "\(String(describing: refusal))")
+            #expect(
+                refusal?.reason.contains("has been held by another writer") == true, "\(String(describing: refusal))")
             #expect(try store.metadata(keyId).deviceId == nil, "the refused write changed the record")
             flock(holder, LOCK_UN)
             try store.updateMetadata(keyId) { $0.deviceId = "device-2" }
