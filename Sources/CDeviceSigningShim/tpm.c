@@ -1,6 +1,7 @@
 #include "dss_tpm.h"
 #include "dss_ecdsa.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,10 +233,13 @@ int dss_tpm_pop_error(char *text, size_t text_cap, char *detail, size_t detail_c
 
 int dss_tpm_parse_error_data(const char *data, uint32_t *tss_rc, char *detail, size_t detail_cap) {
     if (data == NULL || tss_rc == NULL || detail == NULL || detail_cap == 0) return 0;
-    if (data[0] < '0' || data[0] > '9') return 0;
+    /* 1 to 10 decimal digits (a TSS2_RC is 32 bits), then a space; 0 is success, never an error. */
+    size_t digits = strspn(data, "0123456789");
+    if (digits == 0 || digits > 10 || data[digits] != ' ') return 0;
+    errno = 0;
     char *end = NULL;
-    unsigned long value = strtoul(data, &end, 10);
-    if (end == NULL || *end != ' ' || value > UINT32_MAX) return 0;
+    unsigned long long value = strtoull(data, &end, 10);
+    if (errno != 0 || end != data + digits || value == 0 || value > UINT32_MAX) return 0;
     /* tss2's decoding of the code: a layer name (or number) and a colon, as "tcti:IO failure". */
     const char *layer = end + 1;
     size_t layer_len = strspn(layer, "abcdefghijklmnopqrstuvwxyz0123456789");

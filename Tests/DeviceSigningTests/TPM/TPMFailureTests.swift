@@ -28,7 +28,10 @@ import Testing
         #expect(ERR_peek_error() == 0)
     }
 
-    @Test(arguments: ["655370", "655370 ", "655370 IO failure", "x655370 tcti:IO", "99999999999 tcti:x", "655370 :x"])
+    @Test(arguments: [
+        "655370", "655370 ", "655370 IO failure", "x655370 tcti:IO", "99999999999 tcti:x", "655370 :x",
+        "0 tpm:success", "4294967296 tcti:x", "-1 tcti:x", " 655370 tcti:x", "+655370 tcti:x",
+    ])
     func dataThatIsNotATSS2CodeIsNotReadAsOne(data: String) {
         ERR_clear_error()
         Self.raise(library: Int32(ERR_LIB_USER), data: data)

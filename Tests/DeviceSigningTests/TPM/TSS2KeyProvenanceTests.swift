@@ -79,6 +79,14 @@ import Testing
         #expect(error?.reason.contains(named) == true, "\(what): \(error?.reason ?? "")")
     }
 
+    /// A member the provider does not read ([4], a description, here in place of emptyAuth) is
+    /// the file's form, not a condition of the key's use.
+    @Test func aMemberTheProviderDoesNotReadIsMalformed() throws {
+        let der = try Self.patched([0xA0, 0x03, 0x01, 0x01, 0x01], [0xA4, 0x03, 0x0C, 0x01, 0x78])
+        let error = expectError(.malformedEncoding) { try TSS2KeyProvenance.check(der: der) }
+        #expect(error?.reason.contains("member [4]") == true, "\(error?.reason ?? "")")
+    }
+
     @Test func otherBlobsAreMalformed() throws {
         // 2.23.133.10.1.4 (an importable key), a truncated blob, trailing bytes.
         let importable = try Self.patched(

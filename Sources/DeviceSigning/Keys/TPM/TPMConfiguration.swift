@@ -84,14 +84,19 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
             }
         }
         let effective = tcti ?? ProcessInfo.processInfo.environment[Self.tctiVariable].flatMap { $0.isEmpty ? nil : $0 }
-        if let effective {
-            let module = String(effective.prefix { $0 != ":" })
-            guard Self.modules.contains(module) else {
-                throw DeviceSigningError(
-                    .tpmUnavailable,
-                    "\(target) names the TCTI module \"\(module)\"; only \(Self.modules.sorted().joined(separator: ", ")) "
-                        + "are used (tss2 would load any library of that name, or run a program for cmd).")
-            }
+        if let effective { try Self.checkModule(of: effective, target: target) }
+    }
+
+    /// Refuses `tcti` unless its module is one of ``modules``. Checked again on the very string a
+    /// load passes to tss2, read under the loading lock (``TPMSession``): the variable can change
+    /// between `validate()` and the load (another load puts its own TCTI there meanwhile).
+    static func checkModule(of tcti: String, target: String) throws {
+        let module = String(tcti.prefix { $0 != ":" })
+        guard modules.contains(module) else {
+            throw DeviceSigningError(
+                .tpmUnavailable,
+                "\(target) names the TCTI module \"\(module)\"; only \(modules.sorted().joined(separator: ", ")) "
+                    + "are used (tss2 would load any library of that name, or run a program for cmd).")
         }
     }
 

@@ -40,7 +40,9 @@ enum TSS2KeyProvenance {
                 case 0xA0: emptyAuth = member.count == 5 && member[2] == 0x01 && member[3] == 0x01 && member[4] != 0
                 case 0xA1: conditions.append("a policy")
                 case 0xA3: conditions.append("an authorization policy")
-                default: conditions.append("a member [\(tag & 0x1F)]")
+                // [2] an importable key's secret, [4] a description, [5] an RSA parent, [6] a parent
+                // name: nothing the provider reads (nor this package's keys have).
+                default: throw malformed("it has member [\(tag & 0x1F)], which the tpm2 provider does not read")
                 }
             }
             // The parent (the owner hierarchy, 0x40000001, or a persistent storage key given with

@@ -92,9 +92,9 @@ enum TPMFailure {
         if loadingKey && code.isFirstHandleWrong {
             return DeviceSigningError(
                 .tpmKeyForeign,
-                "The TPM reached through \(target) cannot load this key: the key it was made under (its parent, "
-                    + "a persistent key) is not in that TPM (\(words)). Use the TPM that holds the parent, or "
-                    + "generate and register a new key on this device.", openSSLErrors: queue.texts)
+                "The TPM reached through \(target) cannot load this key under the parent key the file names "
+                    + "(\(words)): that persistent key is not in this TPM, or cannot be a parent. Use the TPM that "
+                    + "holds it, or generate and register a new key on this device.", openSSLErrors: queue.texts)
         }
         var reason = "The TPM reached through \(target) refused to \(action) (\(words))."
         if code.isObjectMemoryFull {

@@ -67,12 +67,13 @@ final class TPMSession: @unchecked Sendable {
                 throw stillStarting(worker.target)
             }
             defer { providerLoads.unlock() }
-            let opened: OpaquePointer?
-            if let tcti = configuration.tcti {
-                opened = tcti.withCString { dss_tpm_library_open($0) }
-            } else {
-                opened = dss_tpm_library_open(nil)
-            }
+            // The TCTI that will be loaded, read under the lock that every change of the
+            // variable by a load holds, and checked as it is passed on.
+            let tcti =
+                configuration.tcti ?? dss_tpm_environment_tcti().map { String(cString: $0) }
+                ?? TPMConfiguration.defaultTCTI
+            try TPMConfiguration.checkModule(of: tcti, target: worker.target)
+            let opened = tcti.withCString { dss_tpm_library_open($0) }
             guard let library = opened else { throw TPMFailure.connectError(target: worker.target) }
             return TPMSession(configuration: configuration, worker: worker, adopting: library)
         }
