@@ -19,26 +19,36 @@ public struct ClockSkew: Sendable, Hashable {
     /// https://backend.example (allowed: 60 s). Set the clock automatically and try again."
     ///
     /// A negative offset means the server is behind, so the device is ahead. With no measured
-    /// offset (or exactly 0, which has no direction) the text says only that the time was rejected;
-    /// with one within the tolerance (the backend's own verdict, see `clockSkewTooBig`), it does
-    /// not tell a person to set a clock that is right.
+    /// offset the text says only that the time was rejected; with one clearly within the tolerance
+    /// (at least ``estimateMarginMillis`` inside it; the backend's own verdict, see
+    /// `clockSkewTooBig`), it does not tell a person to set a clock that is right.
     public var message: String {
-        let allowed = DurationText.text(forMagnitude: UInt64(max(0, toleranceMillis)))
+        let tolerance = UInt64(max(0, toleranceMillis))
+        let allowed = DurationText.text(forMagnitude: tolerance)
         let advice = "Set the clock automatically and try again."
-        guard let offset = measuredOffsetMillis, offset != 0 else {
-            return "The backend \(server) rejected the request's time: the device clock differs from "
-                + "the server's by more than the allowed \(allowed). \(advice)"
-        }
+        let rejected =
+            "The backend \(server) rejected the request's time: the device clock differs from "
+            + "the server's by more than the allowed \(allowed). \(advice)"
+        guard let offset = measuredOffsetMillis else { return rejected }
         let direction = offset < 0 ? "ahead of" : "behind"
         let size = DurationText.text(forMagnitude: offset.magnitude)
-        guard offset.magnitude > UInt64(max(0, toleranceMillis)) else {
-            // The backend said so itself, yet the measured difference is within what it allows:
-            // advice to set the clock would send a person after a clock that is right.
-            return "The backend \(server) rejected the request's time, although the device clock is only \(size) "
-                + "\(direction) it (allowed: \(allowed)): the backend allows less than this registration's tolerance, "
-                + "or one of the clocks changed meanwhile. Check the tolerance configured for that backend and that "
-                + "the device sets its clock automatically, then try again."
+        // Clearly within: the backend said so itself, yet the measured difference, with a margin
+        // for the estimate's own error (a Date header has whole seconds), is one it allows. Advice
+        // to set the clock would send a person after a clock that is right.
+        let (limit, overflow) = offset.magnitude.addingReportingOverflow(Self.estimateMarginMillis)
+        guard overflow || limit > tolerance else {
+            let how = offset == 0 ? "agrees with it" : "is only \(size) \(direction) it"
+            return "The backend \(server) rejected the request's time, although the device clock \(how) "
+                + "(allowed: \(allowed)): the backend allows less than this registration's tolerance, or one of the "
+                + "clocks changed meanwhile. Check the tolerance configured for that backend and that the device "
+                + "sets its clock automatically, then try again."
         }
+        guard offset != 0 else { return rejected }  // no direction to tell
         return "The device clock is \(size) \(direction) \(server) (allowed: \(allowed)). \(advice)"
     }
+
+    /// How far a measured offset may be from the truth: a Date header's whole seconds, and the
+    /// request's own time on the way.
+    static let estimateMarginMillis: UInt64 = 1_000
+
 }
