@@ -13,8 +13,8 @@ extension KeyStore {
     /// keys recording one dispatch target, or a dispatch target nobody records).
     ///
     /// Not waited for: throws `.keyInUse` at once while another claim on the key is held, in this
-    /// process or another (an `flock` on `<keyId>.lock` in the store; the file stays). The claim
-    /// is released by `release()`, or when the returned object goes.
+    /// process or another (an `flock` on `<keyId>.lock` in the store; the file stays until the key
+    /// is deleted). The claim is released by `release()`, or when the returned object goes.
     public func claim(_ keyId: String) throws -> KeyClaim {
         try Self.checkKeyId(keyId)
         guard let descriptor = try storage.lockFile(Self.claimFile(keyId)) else {
