@@ -1,5 +1,6 @@
 import DeviceSigning
 import FetchChannelEmulator
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -131,6 +132,35 @@ extension CLISubprocessTests {
             let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
             let keys = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
             #expect(keys.filter { $0["dispatchTargetId"] as? String == targetId }.count == 1, "\(listed.out)")
+        }
+
+        /// The new key of a rotation under way is claimed too: deleting it while the backend is
+        /// asked to take it would leave the backend with a key that exists nowhere.
+        @Test func aRotationsNewKeyCannotBeDeletedWhileTheBackendIsAsked() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let server = backend.baseURL.absoluteString
+            let registered = try await sandbox.run(
+                ["register", "--server", server, "--device-id", "device-1", "--key", keyId] + sandbox.storeArguments)
+            #expect(registered.status == 0, "\(registered.summary)")
+            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 1))
+            async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            // The new key appears in the store before the PATCH is sent.
+            var newKeyId: String?
+            let deadline = ContinuousClock.now + LooseTimeBounds.scaled(.seconds(3))
+            while newKeyId == nil, ContinuousClock.now < deadline {
+                let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
+                let keys = (try? listed.json() as? [[String: Any]]) ?? []
+                newKeyId = keys.compactMap { $0["keyId"] as? String }.first { $0 != keyId }
+            }
+            let candidate = try #require(newKeyId, "the rotation's new key never appeared")
+            let deleted = try await sandbox.run(["key", "delete", candidate] + sandbox.storeArguments)
+            #expect(deleted.status == 1 && deleted.err.contains("in use"), "\(deleted.summary)")
+            let rotated = try await rotation
+            #expect(rotated.status == 0 && rotated.lines.first == candidate, "\(rotated.summary)")
         }
 
         @Test func rotateReplacesTheKeyOnlyAfterTheBackendAccepted() async throws {

@@ -65,6 +65,10 @@ public final class KeyClaim: Sendable {
             defer { fd = nil }
             return fd
         }
-        if let held { close(held) }
+        guard let held else { return }
+        // Unlocked first: a child that another thread is spawning holds a copy of the descriptor
+        // until its exec, and closing ours alone would leave the lock held meanwhile.
+        flock(held, LOCK_UN)
+        close(held)
     }
 }

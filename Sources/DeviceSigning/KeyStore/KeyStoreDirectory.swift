@@ -306,10 +306,11 @@ package final class KeyStoreDirectory: Sendable {
     /// requests, it must not stop the store's other writers.
     ///
     /// The file must be a regular file of this user. The lock counts only on the file still linked
-    /// under `name`: one removed (or replaced) between the open and the lock is opened again, so
-    /// that two holders never lock different files of one name.
+    /// under `name`: one removed (or replaced) between the open and the lock is opened again (a
+    /// few times, then it is an error), so that a holder never keeps a lock on a file that the
+    /// name no longer reaches.
     func lockFile(_ name: String) throws -> Int32? {
-        while true {
+        for _ in 0..<8 {
             let fd = openat(descriptor, name, O_CREAT | O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
                 let code = errno
@@ -334,13 +335,15 @@ package final class KeyStoreDirectory: Sendable {
                 throw Self.failure("lock \(filePath(name))", code)
             }
             var linked = stat()
-            if fstatat(descriptor, name, &linked, AT_SYMLINK_NOFOLLOW) == 0, linked.st_dev == opened.st_dev,
-                linked.st_ino == opened.st_ino
-            {
-                return fd
-            }
+            let found = fstatat(descriptor, name, &linked, AT_SYMLINK_NOFOLLOW) == 0
+            let code = errno
+            if found, linked.st_dev == opened.st_dev, linked.st_ino == opened.st_ino { return fd }
+            flock(fd, LOCK_UN)
             close(fd)
+            guard found || code == ENOENT else { throw Self.failure("inspect \(filePath(name))", code) }
         }
+        throw DeviceSigningError(
+            .fileSystem, "\(filePath(name)) keeps being replaced while it is locked; try again.")
     }
 
     /// Removes the temporary files of writes that never finished (the writer crashed). Only

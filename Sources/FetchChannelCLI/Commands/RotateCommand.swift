@@ -60,11 +60,15 @@ struct RotateCommand: CLICommand {
             console.note(
                 "An earlier rotation took effect: \(registration.server) verifies dispatch target "
                     + "\(registration.targetId) with key \(earlier), made by it, and no longer with key \(oldKeyId).")
+            // That key, too, must not be registered or deleted by another command meanwhile.
+            let earlierClaim = try store.claim(earlier)
+            defer { earlierClaim.release() }
             return try complete(registration, newKeyId: earlier, in: store, claim: claim)
         }
         // 1. The new key is stored first, unregistered, so that it survives whatever happens next.
-        let (newKeyId, newPublicJWK, encryptionJWK) = try storeNewKey(
+        let (newKeyId, newPublicJWK, encryptionJWK, newClaim) = try storeNewKey(
             replacing: oldKey, of: registration, passphrase: passphrase, in: store)
+        defer { newClaim.release() }
         console.note(
             "Generated new key \(newKeyId); asking \(registration.server) to replace key \(oldKeyId) of dispatch "
                 + "target \(registration.targetId)…")
@@ -292,13 +296,15 @@ struct RotateCommand: CLICommand {
     /// A new key stored unregistered beside the old one, protected as it is, with a copy of its
     /// encryption key (the registration keeps its encryption key), or a new one when the old key
     /// has none. A TPM-bound key is replaced by a new TPM-bound key, never by a software one.
-    /// Returns the new key's id and public JWK: the private key is released before an encryption
-    /// key is made, because a TPM without a resource manager holds only a few keys at a time.
+    /// Returns the new key's id and public JWK, and its claim (taken before it is stored, so that
+    /// no other command registers or deletes it while this one asks the backend to take it): the
+    /// private key is released before an encryption key is made, because a TPM without a resource
+    /// manager holds only a few keys at a time.
     private func storeNewKey(
         replacing oldKey: P256.Signing.PrivateKey, of registration: Registration, passphrase: SecureBytes?,
         in store: KeyStore
-    ) throws -> (keyId: String, publicJWK: JWK, encryptionJWK: JWK?) {
-        let (newKeyId, publicJWK) = try {
+    ) throws -> (keyId: String, publicJWK: JWK, encryptionJWK: JWK?, claim: KeyClaim) {
+        let (newKeyId, publicJWK, claim) = try { () throws -> (String, JWK, KeyClaim) in
             let newKey =
                 oldKey.isHardwareBound
                 ? try P256.Signing.PrivateKey(generatingInTPM: access.tpm)
@@ -309,9 +315,10 @@ struct RotateCommand: CLICommand {
             newMetadata.server = old.server
             newMetadata.serverCAFile = old.serverCAFile
             newMetadata.serverPins = old.serverPins
+            let claim = try store.claim(newKey.publicKey.jwkThumbprint)
             let keyId = try store.save(
                 newKey, metadata: newMetadata, passphrase: passphrase, allowUnencrypted: passphrase == nil)
-            return (keyId, newKey.publicKey.jwk)
+            return (keyId, newKey.publicKey.jwk, claim)
         }()
         do {
             var record = try store.copyEncryptionKey(from: registration.oldKeyId, to: newKeyId)
@@ -320,11 +327,12 @@ struct RotateCommand: CLICommand {
                 // registration's next one, so the new key gets its encryption key now.
                 record = try store.addEncryptionKey(newKeyId, passphrase: passphrase, tpm: access.tpm)
             }
-            return (newKeyId, publicJWK, record.encryptionJWK)
+            return (newKeyId, publicJWK, record.encryptionJWK, claim)
         } catch {
             // Nothing was sent: a new key without its encryption key is of no use, and left
             // behind it would look like the new key of an unconfirmed rotation.
-            try? store.delete(newKeyId)
+            try? store.delete(newKeyId, claim: claim)
+            claim.release()
             throw error
         }
     }

@@ -53,6 +53,11 @@ extension KeyStoreTests {
             try FileManager.default.removeItem(at: file)
             try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
             expectError(.fileSystem) { _ = try store.claim(keyId) }
+            // A FIFO opens (O_RDWR does not wait for a peer) and would take the lock.
+            try FileManager.default.removeItem(at: file)
+            try #require(mkfifo(file.path, 0o600) == 0)
+            let fifo = expectError(.insecureKeyFile) { _ = try store.claim(keyId) }
+            #expect(fifo?.reason.contains("not a regular file") == true, "\(String(describing: fifo))")
         }
     }
 
