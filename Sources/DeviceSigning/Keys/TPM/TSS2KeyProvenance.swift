@@ -11,10 +11,11 @@
 /// - `sensitiveDataOrigin`: the TPM generated the private half.
 ///
 /// The file is DER: `TSSPrivKey ::= SEQUENCE { type OBJECT IDENTIFIER (2.23.133.10.1.3, a
-/// loadable key), [0] emptyAuth BOOLEAN OPTIONAL, [1]…[3] OPTIONAL, parent INTEGER, pubkey OCTET
+/// loadable key), [0] emptyAuth BOOLEAN OPTIONAL, [1]…[6] OPTIONAL, parent INTEGER, pubkey OCTET
 /// STRING (a TPM2B_PUBLIC), privkey OCTET STRING }`, of an ECC key. A key that needs an
 /// authorization value (emptyAuth absent or false) or a policy ([1], [3]) is refused too: this
 /// package has no way to give either, and the provider would prompt on the terminal for the first.
+/// The other members ([2], [4]-[6]) are a form the provider does not read (malformed).
 enum TSS2KeyProvenance {
     static let loadableKeyOID: [UInt8] = [0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03]
     static let eccType: UInt16 = 0x0023
@@ -33,7 +34,7 @@ enum TSS2KeyProvenance {
             guard document.isAtEnd, try key.readElement() == loadableKeyOID else {
                 throw malformed("it is not a loadable key (type 2.23.133.10.1.3)")
             }
-            // emptyAuth [0] and the later optional members [1]…[3]: context-specific, constructed.
+            // emptyAuth [0] and the later optional members [1]…[6]: context-specific, constructed.
             while let tag = key.peekTag, tag & 0xE0 == 0xA0 {
                 let member = try key.readElement()
                 switch tag {
