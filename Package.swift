@@ -84,7 +84,7 @@ let package = Package(
             name: "FetchChannelCLI",
             dependencies: [
                 "DeviceSigning", "FetchChannelWire", "FetchChannel", "FetchChannelEmulator",
-                "FetchChannelVectors", "FetchChannelBenchmarks",
+                "FetchChannelVectors", "FetchChannelBenchmarks", "CDeviceSigningShim",
             ],
             swiftSettings: strict
         ),

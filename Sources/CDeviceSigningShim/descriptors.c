@@ -1,10 +1,11 @@
 #if defined(__linux__)
-#define _GNU_SOURCE  /* accept4, pipe2 */
+#define _GNU_SOURCE  /* accept4, pipe2, O_TMPFILE, AT_EMPTY_PATH */
 #endif
 #include "dss_descriptors.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -57,5 +58,38 @@ int dss_pipe_cloexec_nonblocking(int descriptors[2]) {
         return -1;
     }
     return 0;
+#endif
+}
+
+int dss_open_unnamed_file(const char *directory) {
+    if (directory == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+#if defined(__linux__) && defined(O_TMPFILE)
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int dss_link_unnamed_file(int fd, const char *path) {
+    if (fd < 0 || path == NULL) {
+        errno = EINVAL;
+        return -1;
+    }
+#if defined(__linux__) && defined(AT_EMPTY_PATH)
+    char proc[64];
+    if (snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd) >= (int)sizeof proc) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return 0;
+    if (errno != ENOENT) return -1;  /* no /proc: try the descriptor itself */
+    return linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
 #endif
 }

@@ -55,6 +55,24 @@ import Testing
                 #expect(!stored.contains { $0.hasSuffix(".json") }, "a key was stored: \(stored)")
             }
 
+            /// `key export --output FILE` killed at the passphrase prompt leaves no file: the data
+            /// goes to an unnamed file, named only once complete. Before, the empty file made at the
+            /// start stayed, and a retry was refused because the name existed.
+            @Test func anExportKilledAtThePromptLeavesNoOutputFile() async throws {
+                let sandbox = try CLISandbox()
+                defer { sandbox.remove() }
+                let keyId = try await sandbox.generateKey()
+                let path = sandbox.root.appendingPathComponent("exported.pem").path
+                let child = try PseudoTerminalChild(
+                    ["key", "export", "--private", "--output", path, keyId] + sandbox.storeArguments,
+                    environment: sandbox.environment(passphrase: nil))
+                await Self.waitForSilentPrompt(child, "Passphrase to ")
+                kill(child.pid, SIGINT)
+                let ended = await child.waitForExit()
+                #expect(ended.signal == SIGINT, "ended \(ended): \(child.output)")
+                #expect(!FileManager.default.fileExists(atPath: path), "the interrupted export left \(path)")
+            }
+
             /// A background job that reaches for the terminal is stopped there by SIGTTOU, with echo
             /// on, as ssh is. Before, the job's prompt thread blocked SIGTTOU (Dispatch's threads
             /// do), so it switched echo off behind the foreground's back and then failed its read

@@ -19,4 +19,18 @@ int dss_accept_cloexec_nonblocking(int listener, struct sockaddr *address, unsig
 /// with errno set (and no descriptor open).
 int dss_pipe_cloexec_nonblocking(int descriptors[2]);
 
+// O_TMPFILE and AT_EMPTY_PATH are not visible to Swift through Glibc either. The CLI's
+// `--output FILE` writes to an unnamed file and names it once complete, so that a command killed
+// halfway leaves nothing behind.
+
+/// open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600): an unnamed file in `directory`.
+/// Returns the descriptor, or -1 with errno set (EOPNOTSUPP where the file system, or the
+/// system, has no unnamed files).
+int dss_open_unnamed_file(const char *directory);
+
+/// Links the unnamed file `fd` as `path` (never replacing anything there: EEXIST), through
+/// /proc/self/fd, else by the descriptor itself (AT_EMPTY_PATH, which needs CAP_DAC_READ_SEARCH).
+/// Returns 0, or -1 with errno set.
+int dss_link_unnamed_file(int fd, const char *path);
+
 #endif
