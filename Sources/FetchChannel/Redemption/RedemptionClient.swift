@@ -221,11 +221,12 @@ public final class RedemptionClient: Sendable {
         guard (200...299).contains(answer.status) else {
             return .failure(.unknown(url: url, httpError: info, reason: "The backend did not accept the token."))
         }
-        guard let contentType = answer.header(WireHeader.contentType), WireMediaType.isJSON(contentType), let object
-        else {
+        let isJSON = answer.header(WireHeader.contentType).map(WireMediaType.isJSON) ?? false
+        guard isJSON, let object else {
+            // The duplicate is the reason only for what says it is JSON.
             let reason =
-                duplicate.map { "The answer has a duplicate member: \($0)." } ?? "The answer is not a JSON object."
-            return .failure(.unknown(url: url, httpError: info, reason: reason))
+                isJSON ? duplicate.map { "The answer has a duplicate member: \($0)." } : nil
+            return .failure(.unknown(url: url, httpError: info, reason: reason ?? "The answer is not a JSON object."))
         }
         return .success(RedeemedOperation(body: object))
     }

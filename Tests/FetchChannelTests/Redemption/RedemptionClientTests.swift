@@ -173,6 +173,24 @@ import Testing
         #expect(transport.requests.isEmpty)
     }
 
+    /// A repeated member is the reason only for an answer that says it is JSON: in any other, the
+    /// body is not the operation at all.
+    @Test func aDuplicateMemberIsTheReasonOnlyForAJSONAnswer() async throws {
+        let body = Data(#"{"op":"Auth","op":"Reg"}"#.utf8)
+        for (contentType, reason) in [
+            ("application/json", "has a duplicate member"), ("text/plain", "The answer is not a JSON object."),
+        ] {
+            let transport = FakeTransport { _ in
+                .answer(HTTPAnswer(status: 200, headers: ["Content-Type": contentType], body: body))
+            }
+            let client = RedemptionClient(requestTimeout: .seconds(15), transport: transport, timer: NeverTimer())
+            let result = await client.redeem(
+                PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://b.example/r"))
+            let message = try #require(result.failure).message
+            #expect(message.contains(reason), "\(contentType): \(message)")
+        }
+    }
+
     @Test func aRedeemURLOnARegisteredBackendIsSentAndNoRestrictionIsTheDefault() async {
         let transport = FakeTransport { _ in
             .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
