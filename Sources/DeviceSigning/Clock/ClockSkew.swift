@@ -44,11 +44,17 @@ public struct ClockSkew: Sendable, Hashable {
                 + "sets its clock automatically, then try again."
         }
         guard offset != 0 else { return rejected }  // no direction to tell
+        let (edgeTop, beyondAny) = tolerance.addingReportingOverflow(Self.estimateMarginMillis)
+        guard beyondAny || offset.magnitude > edgeTop else {
+            // At the edge, within the margin on either side: the estimate cannot tell on which
+            // side the clock is; the backend's verdict stands.
+            return "The device clock is about \(size) \(direction) \(server), at the edge of the allowed "
+                + "\(allowed) (the measurement is only as fine as a second). \(advice)"
+        }
         return "The device clock is \(size) \(direction) \(server) (allowed: \(allowed)). \(advice)"
     }
 
     /// How far a measured offset may be from the truth: a Date header's whole seconds, and the
     /// request's own time on the way.
     static let estimateMarginMillis: UInt64 = 1_000
-
 }

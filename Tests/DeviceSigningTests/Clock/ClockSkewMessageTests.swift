@@ -44,7 +44,8 @@ import Testing
     @Test func toleranceUsesTheSameWording() {
         #expect(
             message(-900_000, tolerance: 300_000).contains("15 min ahead of https://backend.example (allowed: 5 min)"))
-        #expect(message(2_500, tolerance: 1_500).contains("3 s behind https://backend.example (allowed: 2 s)"))
+        #expect(message(3_600, tolerance: 1_500).contains("4 s behind https://backend.example (allowed: 2 s)"))
+        #expect(message(500, tolerance: 0).contains("about 500 ms behind"), "within the margin of a zero tolerance")
         #expect(message(2_500, tolerance: -1).contains("(allowed: 0 ms)"))
     }
 
@@ -65,6 +66,10 @@ import Testing
         for offset: Int64 in [59_001, 60_000, 60_001] {
             #expect(message(offset).contains("Set the clock automatically"), "\(offset)")
         }
+        // Not "59 s behind (allowed: 60 s)", which reads as within.
+        #expect(message(59_500).contains("about 60 s behind https://backend.example, at the edge of the allowed 60 s"))
+        #expect(message(60_001).contains("about 60 s behind https://backend.example, at the edge"))
+        #expect(message(61_001).hasPrefix("The device clock is 1 min 1 s behind"), "beyond the margin: no hedging")
         #expect(message(.min).contains("Set the clock automatically"))
     }
 
