@@ -81,7 +81,9 @@ final class TPMKeyHandle: Sendable {
     /// In a function of its own, so that no reference to the failed session outlives it: the
     /// session closes its connection when the last one goes.
     private func dropFailedSession() {
-        current.withLock { $0?.session }?.dropKeys()
+        guard let failed = current.withLock({ $0?.session }) else { return }
+        failed.dropKeys()
+        failed.worker.settle()
     }
 
     /// Takes the loaded key out when it is on `session`; the caller releases it outside this lock.

@@ -161,6 +161,16 @@ final class TPMWorker: Sendable {
         }
     }
 
+    /// Waits, at most the timeout, until every job queued so far has run: the releases queued
+    /// behind a job that stopped answering have flushed their keys from the TPM once it answers
+    /// again, before a new connection loads keys into it (a TPM without a resource manager holds
+    /// only a few). Not on the worker itself.
+    func settle() {
+        let settled = DispatchSemaphore(value: 0)
+        queue.async { settled.signal() }
+        _ = settled.wait(timeout: .now() + timeoutSeconds)
+    }
+
     /// Takes the job out of its box and runs it; the closure (and what it captured) is released
     /// when this returns, before the caller is signalled. Leaves this thread's OpenSSL error queue
     /// empty.
