@@ -103,6 +103,16 @@ extension CLISubprocessTests {
             #expect(backend.statistics.requests(to: .targets) == 1)
         }
 
+        /// A new key of `sandbox`, registered on `backend` as device-1; its id and dispatch target.
+        func registeredKey(in sandbox: CLISandbox, on backend: ReferenceBackend) async throws -> (String, String) {
+            let keyId = try await sandbox.generateKey()
+            let registered = try await sandbox.run(
+                ["register", "--server", backend.baseURL.absoluteString, "--device-id", "device-1", "--key", keyId]
+                    + sandbox.storeArguments)
+            #expect(registered.status == 0, "\(registered.summary)")
+            return (keyId, try #require(registered.lines.first, "\(registered.summary)"))
+        }
+
         /// Two rotations of one key at once: the backend could take both new keys, leaving two
         /// keys that record one dispatch target. The second is refused before it sends anything.
         @Test func concurrentRotationsOfOneKeyLeaveOneNewKey() async throws {
@@ -110,11 +120,7 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let keyId = try await sandbox.generateKey()
-            let server = backend.baseURL.absoluteString
-            let registered = try await sandbox.run(
-                ["register", "--server", server, "--device-id", "device-1", "--key", keyId] + sandbox.storeArguments)
-            let targetId = try #require(registered.lines.first, "\(registered.summary)")
+            let (keyId, targetId) = try await registeredKey(in: sandbox, on: backend)
             let requestsBefore = backend.statistics.requests(to: .targets)
             try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 2))
             let runs = try await withThrowingTaskGroup(of: CLIResult.self) { group in
@@ -141,11 +147,7 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let keyId = try await sandbox.generateKey()
-            let server = backend.baseURL.absoluteString
-            let registered = try await sandbox.run(
-                ["register", "--server", server, "--device-id", "device-1", "--key", keyId] + sandbox.storeArguments)
-            #expect(registered.status == 0, "\(registered.summary)")
+            let (keyId, _) = try await registeredKey(in: sandbox, on: backend)
             try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 1))
             async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
             // The new key appears in the store before the PATCH is sent.
