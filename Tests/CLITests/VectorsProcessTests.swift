@@ -135,5 +135,16 @@ extension CLIOfflineProcessTests {
                 result.err == "Error: cannot list the vector directory \(directory): it is not a readable directory; "
                     + "run from the package root or give --dir DIR\n", "\(result.summary)")
         }
+
+        /// A path that cannot be reached (under a file, here; under a directory that cannot be
+        /// searched, likewise) is not said not to exist: FileManager's "no" meant either.
+        @Test func aPathUnderAFileIsNotSaidToBeMissing() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let directory = try sandbox.write("vectors.json", "{}").path + "/vectors"
+            let result = try await sandbox.run(["vectors", "verify", "--dir", directory], passphrase: nil)
+            #expect(result.status == 1, "\(result.summary)")
+            #expect(result.err.contains("it is not a readable directory (Not a directory)"), "\(result.summary)")
+        }
     }
 }

@@ -66,7 +66,12 @@ struct VectorsVerifyCommand: CLICommand {
     /// Why `directory` could not be listed, in plain words: Foundation's text for a path that is
     /// not a directory is "The operation could not be completed. (NSCocoaErrorDomain error 256.)".
     private static func whyUnlistable(_ directory: URL) -> String {
-        FileManager.default.fileExists(atPath: directory.path) ? "it is not a readable directory" : "it does not exist"
+        var status = stat()
+        // stat's own answer: a path under a directory that cannot be searched exists, unseen.
+        guard stat(directory.path, &status) != 0 else { return "it is not a readable directory" }
+        let code = errno
+        return code == ENOENT
+            ? "it does not exist" : "it is not a readable directory (\(String(cString: strerror(code))))"
     }
 
     private static func jsonObject(_ report: VectorFileReport) -> [String: Any] {
