@@ -17,7 +17,7 @@ extension BackendRouter {
             }
         case ("POST", WirePaths.Emulator.clock):
             guard let body = BackendResponses.object(from: request),
-                let seconds = (body["offsetSeconds"] as? NSNumber)?.doubleValue,
+                case .number(let seconds) = ControlNumber(body["offsetSeconds"]),
                 seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400
             else {
                 return BackendResponses.malformed(
@@ -37,9 +37,14 @@ extension BackendRouter {
                 return BackendResponses.malformed("endpoint must be one of \(endpoints); kind one of \(kinds).")
             }
             if let problem = Self.faultCountProblem(body["count"]) { return BackendResponses.malformed(problem) }
+            let (seconds, status) = (ControlNumber(body["seconds"]), ControlNumber(body["status"]))
+            if case .notANumber = seconds { return BackendResponses.malformed("seconds must be a number") }
+            if !status.isAbsent, status.wholeNumber(in: 200...599) == nil {
+                return BackendResponses.malformed("status must be a whole number in 200...599")
+            }
             let fault = EmulatorFault(
-                endpoint: endpoint, kind: kind, seconds: (body["seconds"] as? NSNumber)?.doubleValue,
-                status: (body["status"] as? NSNumber)?.intValue, count: (body["count"] as? NSNumber)?.intValue)
+                endpoint: endpoint, kind: kind, seconds: seconds.value, status: status.wholeNumber(in: 200...599),
+                count: ControlNumber(body["count"]).wholeNumber(in: 1...Self.maximumFaultCount))
             if let problem = fault.validationProblem() { return BackendResponses.malformed(problem) }
             guard state.addFault(fault) else { return BackendResponses.malformed(Self.tooManyFaults) }
             return BackendResponses.json(.ok, [:])
@@ -72,11 +77,14 @@ extension BackendRouter {
     /// cleared). Checked as a Double before it is read as an Int: NSNumber's `intValue` of 1e30 is
     /// not 1e30 (it came out below 1, and was refused as such).
     static func faultCountProblem(_ value: Any?) -> String? {
-        guard let value, !(value is NSNull) else { return nil }
         let range = "a whole number from 1 to \(maximumFaultCount) (leave it out for every request until cleared)"
-        guard let count = (value as? NSNumber)?.doubleValue, count.isFinite, count == count.rounded() else {
-            return "count must be \(range)"
+        let count: Double
+        switch ControlNumber(value) {
+        case .absent: return nil
+        case .notANumber: return "count must be \(range)"
+        case .number(let number): count = number
         }
+        guard count.isFinite, count == count.rounded() else { return "count must be \(range)" }
         if count < 1 { return "count must be at least 1" }
         if count > Double(maximumFaultCount) { return "count is too large: it must be \(range)" }
         return nil
@@ -104,8 +112,12 @@ extension BackendRouter {
                         "channel must be a non-empty string (firebase-cloud-messaging, png-qr-code, link, or any other)."
                     )))
         }
-        let lifetimeSeconds =
-            (body["lifetimeSeconds"] as? NSNumber)?.doubleValue ?? configuration.defaultLifetimeSeconds
+        let lifetimeSeconds: Double
+        switch ControlNumber(body["lifetimeSeconds"]) {
+        case .absent: lifetimeSeconds = configuration.defaultLifetimeSeconds
+        case .number(let seconds): lifetimeSeconds = seconds
+        case .notANumber: lifetimeSeconds = .nan  // refused below, with the range
+        }
         guard lifetimeSeconds.isFinite, lifetimeSeconds > 0, lifetimeSeconds <= 30 * 86_400 else {
             return .failure(
                 BackendResponses.Refusal(BackendResponses.malformed("lifetimeSeconds must be in (0, 2592000].")))

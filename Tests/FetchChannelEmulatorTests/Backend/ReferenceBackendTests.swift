@@ -227,6 +227,38 @@ import Testing
         #expect(tokens == expected)
     }
 
+    /// JSON booleans are not numbers, and a status is a whole number: `JSONSerialization` reads
+    /// `true` as an NSNumber of 1, and `"count": true` used to count once, `"status": 200.9` to
+    /// answer 200, and a `lifetimeSeconds` of the wrong type to fall back to the default.
+    @Test func controlNumbersRefuseBooleansFractionsAndStrings() async throws {
+        let backend = try ReferenceBackend.start()
+        defer { backend.stop() }
+        let control = backend.baseURL.appendingPathComponent("_emulator")
+        func refusal(_ path: String, _ body: [String: Any]) async throws -> String? {
+            let answer = try await BackendClient.send("POST", control.appendingPathComponent(path), json: body)
+            return answer.status == 400 ? (answer.json["message"] as? String ?? "") : nil
+        }
+        let garbage: [String: Any] = ["endpoint": "operations", "kind": "garbage"]
+        let count = try await refusal("faults", garbage.merging(["count": true]) { $1 })
+        #expect(count?.hasPrefix("count must be a whole number") == true, "\(count ?? "accepted")")
+        let status = try await refusal("faults", ["endpoint": "operations", "kind": "status", "status": 200.9])
+        #expect(status == "status must be a whole number in 200...599", "\(status ?? "accepted")")
+        let seconds = try await refusal("faults", ["endpoint": "operations", "kind": "delay", "seconds": true])
+        #expect(seconds == "seconds must be a number", "\(seconds ?? "accepted")")
+        #expect(try await refusal("clock", ["offsetSeconds": true]) != nil)
+        #expect(backend.clockOffsetMillis == 0)
+        for lifetime: Any in [false, "60"] {
+            let dispatched = try await refusal(
+                "dispatch", ["deviceId": "d", "channel": "link", "lifetimeSeconds": lifetime])
+            #expect(
+                dispatched?.hasPrefix("lifetimeSeconds must be") == true, "\(lifetime): \(dispatched ?? "accepted")")
+        }
+        // Numbers that are numbers are still taken.
+        #expect(
+            try await refusal("faults", ["endpoint": "operations", "kind": "status", "status": 503, "count": 2]) == nil)
+        #expect(try await refusal("dispatch", ["deviceId": "d", "channel": "link", "lifetimeSeconds": 60]) == nil)
+    }
+
     /// The fault list is bounded: the fault past the limit is refused, in process and over the
     /// control API, until the list is cleared.
     @Test func faultsAreKeptUpToTheirLimit() async throws {
