@@ -277,6 +277,31 @@ import Testing
         #expect(estimator.estimatedOffsetMillis(for: base) == 0, "the five samples are kept")
     }
 
+    /// The retry signed with the backend's measurement is answered, but not accepted: a 503 from
+    /// a proxy whose own clock is 20 minutes off. Its Date is one sample among the others; the
+    /// five good samples are not forgotten for it (they used to be: any answer that was not about
+    /// skew counted as accepted).
+    @Test func anUnacceptedRetryLeavesTheEstimateAlone() async throws {
+        let base = "https://a.example"
+        let estimator = ClockSkewEstimator()
+        for _ in 0..<5 { estimator.record(ClockSkewSample(offsetMillis: 0), for: base) }
+        let skew = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":\#(Self.deviceMillis + 1_800_000)}"#
+        let proxy = HTTPAnswer(
+            status: 503, headers: ["Date": HTTPDate.format(millis: Self.deviceMillis + 1_200_000)], body: Data())
+        let answers = Locked([
+            TransportResult.answer(
+                HTTPAnswer(status: 401, headers: ["Content-Type": "application/json"], body: Data(skew.utf8))),
+            .answer(proxy),
+        ])
+        let transport = FakeTransport { _ in answers.withLock { $0.isEmpty ? nil : $0.removeFirst() } ?? .answer(proxy)
+        }
+        let result = await client(transport, policy: .compensate(maximumOffsetMillis: 3_600_000), estimator: estimator)
+            .pendingOutOfBandOperations([registration(base)])
+        #expect(transport.requests.count == 2, "retried once, with the node's measurement")
+        #expect(result.errors.map(\.code) != ["clockSkewTooBig"], "\(result.errors)")
+        #expect(estimator.estimatedOffsetMillis(for: base) == 0, "the good samples outvote the proxy's")
+    }
+
     /// A request already signed with the estimate is not off by it: a 401 that still comes back
     /// (here the backend knows another key) is `unauthorized`, not a clock to fix.
     @Test func aCompensatedRequestsRefusalIsNotBlamedOnTheClock() async throws {

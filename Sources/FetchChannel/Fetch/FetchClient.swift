@@ -29,8 +29,9 @@ import Foundation
 ///   time + the new estimate, or the backend's measurement of the failed request when the
 ///   estimate would sign it the same way, as ``ClockSkewPolicy/decision(for:signedWithOffsetMillis:newEstimateMillis:isRetry:thresholdMillis:)``
 ///   decides (never twice; never when the offset did not move by more than the threshold);
-/// - when a retry signed with the measurement is accepted, the server's samples were stale (the
-///   device clock was set since): they are forgotten, and the accepted answer's is the first.
+/// - when a retry signed with the measurement is accepted (answered 2xx), the server's samples
+///   were stale (the device clock was set since): they are forgotten, and the accepted answer's
+///   is the first.
 ///
 /// Cancelling the calling task cancels every request; backends that had not answered report
 /// `networkError(cancelled)`.
@@ -172,11 +173,12 @@ public final class FetchClient: Sendable {
             let decision = policy.decision(
                 for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
                 isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
-            if isRetry, signedWithMeasurement, classification.clockSkew == nil, case .answer(let answer) = result {
+            if isRetry, signedWithMeasurement, case .answer(let answer) = result, (200..<300).contains(answer.status) {
                 // Accepted with the backend's measurement where the estimate was refused: its
                 // samples are stale (the device clock was set since), and the next fetch would be
-                // signed with them. Only now, so that one refusal from a node that is off cannot
-                // wipe a good median by itself.
+                // signed with them. Only on an answer that accepted the request: one refusal from
+                // a node that is off, or a proxy's 502 with a Date of its own, cannot wipe a good
+                // median by itself.
                 estimator.reset(server: server)
                 FetchErrorMapping.recordSample(
                     of: answer, sentAtMillis: sent, receivedAtMillis: received, server: server, into: estimator)
