@@ -88,4 +88,34 @@ import Testing
         bigTag[4] = String(repeating: "!", count: 44)  // not even base64url: the length is checked first
         expectError(.inputTooLarge) { try CompactJWE(parsing: bigTag.joined(separator: ".")) }
     }
+
+    /// A wrapped key that does not unwrap goes on as a random content key of the right size
+    /// (RFC 7516 §11.5), so the content's tag check fails it as it fails any altered part: the
+    /// steps, and so the time, do not tell the two apart. The right KEK still unwraps the key.
+    @Test func aKeyThatDoesNotUnwrapBecomesARandomContentKey() throws {
+        let kek = SecureBytes([UInt8](repeating: 7, count: 32))
+        let contentKey = SecureBytes([UInt8](repeating: 9, count: 32))
+        let wrapped = try JWEBackend.wrap(contentKey, kek: kek)
+        let unwrapped = try CompactJWE.unwrappedOrRandom(wrapped, kek: kek, keyBytes: 32)
+        #expect(unwrapped.withUnsafeBytes { Array($0) } == [UInt8](repeating: 9, count: 32))
+        let wrongKEK = SecureBytes([UInt8](repeating: 8, count: 32))
+        let first = try CompactJWE.unwrappedOrRandom(wrapped, kek: wrongKEK, keyBytes: 32)
+        let second = try CompactJWE.unwrappedOrRandom(wrapped, kek: wrongKEK, keyBytes: 32)
+        #expect(first.count == 32 && second.count == 32)
+        #expect(first.withUnsafeBytes { Array($0) } != second.withUnsafeBytes { Array($0) }, "random each time")
+        #expect(ERR_peek_error() == 0, "the failed unwrap left an OpenSSL error queued")
+    }
+
+    /// The Concat KDF's public entry refuses sizes it cannot encode, before writing OtherInfo
+    /// (whose length in bits overflowed and stopped the process for a huge `keyBytes`).
+    @Test func theConcatKDFRefusesSizesItCannotEncode() {
+        let z = SecureBytes([UInt8](repeating: 1, count: 32))
+        for keyBytes in [0, 65, Int.max / 4, -1] {
+            expectError(.invalidKey) {
+                try ConcatKDF.deriveKey(sharedSecret: z, algorithmID: "A128GCM", keyBytes: keyBytes)
+            }
+        }
+        let longName = String(repeating: "A", count: ConcatKDF.maximumAlgorithmIDBytes + 1)
+        expectError(.inputTooLarge) { try ConcatKDF.deriveKey(sharedSecret: z, algorithmID: longName, keyBytes: 16) }
+    }
 }

@@ -177,7 +177,19 @@ public struct CompactJWE: Sendable {
         let kek = try ConcatKDF.deriveKey(
             sharedSecret: sharedSecret, algorithmID: header.alg.rawValue,
             partyUInfo: apu, partyVInfo: apv, keyBytes: kekBytes)
-        return try JWEBackend.unwrap(encryptedKey, kek: kek)
+        return try Self.unwrappedOrRandom(encryptedKey, kek: kek, keyBytes: header.enc.keyBytes)
+    }
+
+    /// The content key `encryptedKey` wraps under `kek`; when it does not unwrap, a random key of
+    /// the same size, with which the content then fails its tag (RFC 7516 §11.5). A wrapped key
+    /// that was altered thus takes the same steps, and about the same time, as an altered tag.
+    static func unwrappedOrRandom(_ encryptedKey: [UInt8], kek: SecureBytes, keyBytes: Int) throws -> SecureBytes {
+        do {
+            return try JWEBackend.unwrap(encryptedKey, kek: kek)
+        } catch {
+            OpenSSLErrorQueue.clear()
+            return try JWEBackend.randomBytes(count: keyBytes)
+        }
     }
 }
 

@@ -3,6 +3,8 @@
 public enum ConcatKDF: Sendable {
     /// The longest PartyUInfo or PartyVInfo accepted (a JWE's decoded `apu` / `apv`).
     public static let maximumPartyInfoBytes = 512
+    /// The longest AlgorithmID accepted: an `alg` or `enc` name is a few bytes.
+    public static let maximumAlgorithmIDBytes = 256
 
     /// Derives `keyBytes` bytes (1 to 64) from the shared secret Z.
     ///
@@ -12,6 +14,13 @@ public enum ConcatKDF: Sendable {
         sharedSecret: SecureBytes, algorithmID: String, partyUInfo: [UInt8] = [], partyVInfo: [UInt8] = [],
         keyBytes: Int
     ) throws -> SecureBytes {
+        // Before OtherInfo is written: it holds the length in bits, which must not overflow.
+        guard (1...64).contains(keyBytes) else {
+            throw DeviceSigningError(.invalidKey, "The Concat KDF derives 1 to 64 bytes, not \(keyBytes).")
+        }
+        guard algorithmID.utf8.count <= maximumAlgorithmIDBytes else {
+            throw DeviceSigningError(.inputTooLarge, "The AlgorithmID is at most \(maximumAlgorithmIDBytes) bytes.")
+        }
         guard partyUInfo.count <= maximumPartyInfoBytes, partyVInfo.count <= maximumPartyInfoBytes else {
             throw DeviceSigningError(
                 .inputTooLarge,
