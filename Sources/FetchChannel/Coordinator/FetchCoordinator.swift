@@ -20,8 +20,10 @@ import DeviceSigning
 ///    (operations whose ``RedemptionIdentity`` is redeemed or in progress are left out); local
 ///    notifications whose token is no longer pending are cancelled; and, unless turned off, the
 ///    latest eligible operation is started through the pipeline, unless a redemption is already
-///    under way there (``RedemptionPipeline/redeemIfIdle(_:)``). The fetch has already dropped
-///    every operation whose redeem URL is not on the backend that returned it.
+///    under way there (``RedemptionPipeline/redeemIfIdle(_:)``), or an `.incoming` operation was
+///    started while the fetch ran (the person is in that operation's flow, finished or not). The
+///    fetch has already dropped every operation whose redeem URL is not on the backend that
+///    returned it.
 ///
 /// The snapshot a joined or throttled trigger gets is the fetch's own: its ``FetchSnapshot/chosen``
 /// may have been started since. Starting it again through the pipeline is safe (a duplicate).
@@ -53,6 +55,8 @@ public actor FetchCoordinator {
     private var lastFetch: FetchSnapshot?
     /// `.incoming` triggers whose operation the pipeline is redeeming now.
     private var incomingUnderWay = 0
+    /// `.incoming` triggers so far: a fetch compares the count at its end with the one at its start.
+    private var incomingStarted = 0
     /// How the triggers were decided so far.
     public private(set) var statistics = FetchCoordinatorStatistics()
 
@@ -79,6 +83,7 @@ public actor FetchCoordinator {
     public func handle(_ trigger: FetchTrigger) async -> TriggerOutcome {
         if case .incoming(_, let payload) = trigger {
             statistics.incomingRedeemedDirectly += 1
+            incomingStarted += 1
             incomingUnderWay += 1
             defer { incomingUnderWay -= 1 }
             return .incomingRedeemedDirectly(await pipeline.redeem(payload))
@@ -109,8 +114,11 @@ public actor FetchCoordinator {
         let sequence = statistics.fetched
         let mark = FetchMark()
         let marks = Self.fetchesOfThisTask + [mark]
+        let incomingBefore = incomingStarted
         let task = Task {
-            await Self.$fetchesOfThisTask.withValue(marks) { await self.fetchAndSettle(sequence: sequence) }
+            await Self.$fetchesOfThisTask.withValue(marks) {
+                await self.fetchAndSettle(sequence: sequence, incomingBefore: incomingBefore)
+            }
         }
         inFlight = task
         inFlightMark = mark
@@ -159,8 +167,9 @@ public actor FetchCoordinator {
     }
 
     /// One fetch and what follows from it; the result becomes the cached one as the in-flight
-    /// task ends, in one step, so a trigger always finds one or the other.
-    private func fetchAndSettle(sequence: Int) async -> FetchSnapshot {
+    /// task ends, in one step, so a trigger always finds one or the other. `incomingBefore` is
+    /// ``incomingStarted`` as the fetch was decided.
+    private func fetchAndSettle(sequence: Int, incomingBefore: Int) async -> FetchSnapshot {
         // Only notifications that were there before the request can be contradicted by its answer.
         // Read, not compared by time: the clock may be set back while the fetch is under way.
         let notificationsBefore = await notifications?.current() ?? []
@@ -189,7 +198,9 @@ public actor FetchCoordinator {
         let eligible = OperationSelection.eligible(
             result.operations.filter { !expired.contains($0.identity) }, policy: policy, states: states)
         var started: RedemptionReport?
-        if startsChosenOperation, let chosen = eligible.last {
+        // An operation that came in while this fetch ran was started, and may have finished: the
+        // chosen one, older than the answer, must not follow it into the person's hands.
+        if startsChosenOperation, incomingStarted == incomingBefore, let chosen = eligible.last {
             started = await pipeline.redeemIfIdle(chosen)
         }
 
