@@ -30,4 +30,21 @@ import Testing
         #expect(RedeemURLOrigins.origin(of: "https://user@backend.example/x") == nil)
         #expect(RedeemURLOrigins.origin(of: "not a url") == nil)
     }
+
+    /// A text longer than any redeem URL may be (8 KiB) is refused without being parsed or
+    /// remembered: an app passing long texts to the pipeline used to fill the table with them.
+    @Test func aTextLongerThanARedeemURLIsNeitherParsedNorRemembered() {
+        let limit = PendingOutOfBandOperation.RedeemData.maximumRedeemURLBytes
+        let prefix = "https://backend.example/\(UUID().uuidString)/"
+        let longest = prefix + String(repeating: "a", count: limit - prefix.utf8.count)
+        #expect(RedeemURLOrigins.origin(of: longest) == parsed(longest) && parsed(longest) != nil)
+        let tooLong = longest + "a"
+        #expect(parsed(tooLong) != nil, "a URL all the same")
+        // As booleans: a failure message quoting 8 KiB of text would bury the point.
+        let refused = RedeemURLOrigins.origin(of: tooLong) == nil
+        let remembered = RedeemURLOrigins.isRemembered(tooLong)
+        let identityIsInvalid = RedemptionIdentity.origin(ofRedeemURL: tooLong)
+            .hasPrefix(RedemptionIdentity.invalidOriginPrefix)
+        #expect(refused && !remembered && identityIsInvalid)
+    }
 }

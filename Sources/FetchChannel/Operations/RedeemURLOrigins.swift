@@ -13,8 +13,11 @@ enum RedeemURLOrigins {
 
     private static let remembered = Locked<[ExactText: BackendOrigin?]>([:])
 
-    /// The origin of `text` as a URL; nil when it is not a URL or ``BackendOrigin`` refuses it.
+    /// The origin of `text` as a URL; nil when it is not a URL or ``BackendOrigin`` refuses it,
+    /// and for a text longer than a redeem URL may be, which is neither parsed nor remembered (the
+    /// table would otherwise hold up to ``capacity`` texts of any size a caller passes).
     static func origin(of text: String) -> BackendOrigin? {
+        guard text.utf8.count <= PendingOutOfBandOperation.RedeemData.maximumRedeemURLBytes else { return nil }
         let key = ExactText(text: text)
         if let known = remembered.withLock({ $0[key] }) { return known }
         let origin = URL(string: text).flatMap(BackendOrigin.init(url:))
@@ -23,6 +26,11 @@ enum RedeemURLOrigins {
             table[key] = origin
         }
         return origin
+    }
+
+    /// Whether `text`'s origin is remembered now (for tests).
+    static func isRemembered(_ text: String) -> Bool {
+        remembered.withLock { $0[ExactText(text: text)] != nil }
     }
 
     /// A text compared by its UTF-8 bytes. Swift strings compare up to canonical equivalence, but
