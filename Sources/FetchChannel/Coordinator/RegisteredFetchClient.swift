@@ -4,6 +4,11 @@
 /// deregistered while the app runs is fetched for (or not) from the next trigger on. A fetch that
 /// finds none left (deregistered between the check and the fetch) returns an empty result, and
 /// the coordinator then cancels the notifications of operations it can no longer start.
+///
+/// Return the same registrations (their ``SigningKeySource``s) from call to call while they do
+/// not change, and make new ones only when they do: the client recognises a key by its source, so
+/// a source made anew at every trigger is a key loaded anew at every fetch (the store's key
+/// derivation, or a load into the TPM).
 public struct RegisteredFetchClient: PendingOperationsFetching {
     public let client: FetchClient
     private let registrations: @Sendable () async -> [FetchRegistration]
