@@ -12,6 +12,9 @@ struct CurlResponseHead {
     /// The final (non-1xx) head has ended.
     private(set) var isComplete = false
     private var lastName: String?
+    /// The next line is a head's first: only there is a line that starts with `HTTP/` a status
+    /// line (libcurl passes a later one on as a header line).
+    private var atHeadStart = true
 
     /// The announced body length, if the final head has one and it is a number (a value that
     /// overflows counts as `Int.max`). Several values (joined by ", ") count by their largest.
@@ -32,8 +35,11 @@ struct CurlResponseHead {
         var line = raw[...]
         while let last = line.last, last == 0x0D || last == 0x0A { line = line.dropLast() }
 
-        if line.starts(with: "HTTP/".utf8) {
+        let isFirstLine = atHeadStart
+        atHeadStart = false
+        if isFirstLine, line.starts(with: "HTTP/".utf8) {
             self = CurlResponseHead()
+            atHeadStart = false
             let parts = line.split(separator: 0x20, maxSplits: 2)
             if parts.count >= 2, parts[1].count == 3, parts[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                 status = parts[1].reduce(0) { $0 * 10 + Int($1 - 0x30) }
@@ -42,7 +48,7 @@ struct CurlResponseHead {
         }
         if line.isEmpty {
             // The end of a head: an interim (1xx) one is followed by another.
-            if let status, !(100...199).contains(status) { isComplete = true }
+            if let status, !(100...199).contains(status) { isComplete = true } else { atHeadStart = true }
             return
         }
         // Values grow in place (`append` on the dictionary's own storage): a repeated field or a
