@@ -77,6 +77,21 @@
             #expect(backend.serverStatistics.totalAccepted == 1, "the connection is kept alive between requests")
         }
 
+        /// Plain http to loopback has no certificate to check, so a registration's CA file is
+        /// not read for it: one that is missing used to fail the request as an untrusted certificate.
+        @Test func plainHTTPDoesNotReadTheCAFile() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            let missing = "/nonexistent/fetchchannel-\(UUID().uuidString)/ca.pem"
+            let request = TransportRequest(
+                method: "GET", url: Self.url(server.port), headers: [:], body: nil, timeout: .seconds(10),
+                trust: try TLSTrust.caFile(missing))
+            let result = await transport.send(request)
+            #expect(result.answer?.status == 200, "\(result)")
+        }
+
         /// libcurl opens its sockets without close-on-exec; the transport asks for it, so that a
         /// process the app starts does not inherit a kept-alive connection to a backend.
         @Test func aKeptAliveConnectionIsClosedOnExec() async throws {
