@@ -33,6 +33,20 @@
             #expect(head.contentLength == 12)
         }
 
+        /// Only a head's first line is its status line: a later `HTTP/1.1 200 OK` is a header
+        /// line, as libcurl framed it. It used to start the head over, dropping a
+        /// `Transfer-Encoding: gzip` or an over-cap `Content-Length` before they were checked.
+        @Test func aStatusLineInsideAHeadDoesNotStartItOver() {
+            let head = Self.head([
+                "HTTP/1.1 200 OK\r\n", "Transfer-Encoding: gzip\r\n", "Content-Length: 2000000\r\n",
+                "HTTP/1.1 204 No Content\r\n", "\r\n",
+            ])
+            #expect(head.status == 200)
+            #expect(head.headers["transfer-encoding"] == "gzip")
+            #expect(head.contentLength == 2_000_000)
+            #expect(head.isComplete)
+        }
+
         @Test func contentLengthsAreReadSafely() {
             let overflowing = Self.head(["HTTP/1.1 200 OK\r\n", "Content-Length: 99999999999999999999999\r\n", "\r\n"])
             #expect(overflowing.contentLength == Int.max)
@@ -146,6 +160,13 @@
             let name = CurlFailureMapping.result(for: Self.facts(60, message: mismatch, verifyResult: 1))
             #expect(name.failureKind == .tlsHostnameMismatch)
             #expect(name.failureDetail?.contains("backend.example") == true)
+
+            // A certificate that names nothing (no subjectAltName, no common name) is a name
+            // failure too, though OpenSSL's own check passed.
+            let nameless = "SSL: unable to obtain common name from peer certificate"
+            #expect(
+                CurlFailureMapping.result(for: Self.facts(60, message: nameless, verifyResult: 0)).failureKind
+                    == .tlsHostnameMismatch)
 
             let pin = CurlFailureMapping.result(for: Self.facts(90, trust: trust))
             #expect(pin.failureKind == .tlsPinMismatch)

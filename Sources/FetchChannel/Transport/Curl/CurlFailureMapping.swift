@@ -92,8 +92,10 @@
         private static func verificationFailure(_ facts: CurlFailureFacts) -> NetworkFailure {
             let host = facts.host
             let message = facts.readableMessage
+            // libcurl's words for a name that does not match, and for a certificate that names
+            // nothing at all (no subjectAltName, no common name).
             if nameMismatches.contains(facts.verifyResult) || message.contains("subject name")
-                || message.contains("does not match target host")
+                || message.contains("does not match target host") || message.contains("unable to obtain common name")
             {
                 return NetworkFailure(
                     .tlsHostnameMismatch,
