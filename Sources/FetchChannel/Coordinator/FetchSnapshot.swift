@@ -17,7 +17,12 @@ public struct FetchSnapshot: Sendable, Hashable {
     /// returned, and that the backend had not called expired, creation time ascending.
     public let eligible: [PendingOutOfBandOperation]
     /// What the pipeline did with ``chosen`` (nil when nothing was eligible, another redemption
-    /// was under way in the pipeline, or the coordinator does not start operations itself).
+    /// was under way in the pipeline or an incoming operation was started while the fetch ran,
+    /// or the coordinator does not start operations itself).
+    ///
+    /// Every trigger that shares this snapshot sees the same report: act on a redeemed operation
+    /// (start its flow) only for ``TriggerOutcome/fetched(_:)``, whose trigger started the fetch;
+    /// a joined or throttled trigger would start the same flow once more.
     public let started: RedemptionReport?
     /// The local notifications this fetch cancelled because their token is no longer pending.
     public let cancelledNotifications: [LocalNotification]
