@@ -135,7 +135,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchChannelEmulatorTests",
-            dependencies: ["FetchChannelTestSupport", "FetchChannelEmulator", "FetchChannelWire", "DeviceSigning"],
+            dependencies: [
+                "FetchChannelTestSupport", "FetchChannelEmulator", "FetchChannelWire", "DeviceSigning", "COpenSSL",
+            ],
             swiftSettings: strict
         ),
         // Parser unit tests, and tests that run the built `fetchchannel` binary as a subprocess

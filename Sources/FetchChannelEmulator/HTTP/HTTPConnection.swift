@@ -93,6 +93,21 @@ struct HTTPConnection {
                 let arrived = HTTPPoll.wait(fd: socket.fd, events: Int16(POLLIN), stop: stop, deadline: idleDeadline)
                 // Evicted to admit another client, idle for too long (closed silently), or stopping.
                 guard slot.becomeBusy(), case .ready = arrived else { return }
+                // What woke the wait may carry no request: a TLS record of its own (a KeyUpdate,
+                // which libssl reads and answers) leaves the connection as idle as it was. It is
+                // read without waiting; only a request's bytes, or a record begun, make it busy.
+                switch socket.receive(into: &readBuffer, until: ContinuousClock.now, stop: stop) {
+                case .received(let count):
+                    lastActivity = ContinuousClock.now
+                    parser.append(readBuffer[0..<count])
+                    continue
+                case .timedOut where !socket.hasBufferedInput:
+                    continue  // idle again, until the same idle deadline
+                case .timedOut:
+                    break
+                case .endOfStream, .stopped, .failed:
+                    return
+                }
                 // What has begun to arrive must be whole within a request's time: a TLS record
                 // read in part would otherwise hold this busy slot until the idle deadline.
                 deadline = min(deadline, ContinuousClock.now + configuration.requestTimeout)

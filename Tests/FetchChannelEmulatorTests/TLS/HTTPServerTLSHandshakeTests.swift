@@ -75,6 +75,31 @@ extension HTTPServerTests {
             #expect(server.statistics.totalAccepted == 1, "one connection, kept alive")
         }
 
+        /// A TLS 1.3 KeyUpdate on an idle kept-alive connection is a record without a request:
+        /// libssl reads it, and the connection is idle again, evictable at the cap and kept until
+        /// the idle deadline. It used to count as a request begun: busy, and closed after the
+        /// request timeout (here a minute, so the connection stays busy throughout and the second
+        /// client, started a process launch later, finds no room).
+        @Test func aKeyUpdateOnAnIdleConnectionLeavesItIdle() async throws {
+            let (server, address, identity) = try Self.startTLSServer(
+                idleTimeout: .seconds(120), requestTimeout: .seconds(60), maxConnections: 1)
+            defer { server.stop() }
+            let (status, wasIdle, served) = try await DedicatedThreads.run {
+                let client = try TLSTestClient(port: address.port)
+                let status = try client.send(HTTPTestSupport.get("/health"))
+                guard HTTPTestSupport.waitUntil({ server.statistics.idleConnections == 1 }) else {
+                    return (status, false, false)
+                }
+                try client.sendKeyUpdate()
+                // Idle, so a second client takes its place at the cap.
+                return (status, true, try Self.answersOverTLS(address, identity))
+            }
+            #expect(status == "HTTP/1.1 200 OK")
+            #expect(wasIdle)
+            #expect(served, "the second client was refused: the KeyUpdate left the first connection busy")
+            #expect(server.statistics.evictedConnections == 1)
+        }
+
         @Test func aClientWaitingToSendItsClientHelloIsEvictedAtTheConnectionCap() async throws {
             let (server, address, identity) = try Self.startTLSServer(maxConnections: 1)
             defer { server.stop() }
