@@ -141,10 +141,13 @@ extension BackendRouter {
             last = Swift.max(clock.nowMillis(), last == .max ? last : last + 1)
             return last
         }
+        // Saturating: the server clock may stand at its end (an offset of Int64.max, in process).
+        let (sum, overflow) = now.addingReportingOverflow(Int64((lifetimeSeconds * 1000).rounded()))
+        let expiresAt = overflow ? Int64.max : sum
         let token = BackendResponses.randomIdentifier()
         let operation = StoredOperation(
             deviceId: deviceId, kind: kind, creationTimeMillis: now,
-            expiresAtMillis: now + Int64((lifetimeSeconds * 1000).rounded()),
+            expiresAtMillis: expiresAt,
             channel: channel, token: token,
             redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
             data: data)

@@ -164,7 +164,8 @@ final class BackendState: Sendable {
     /// counts. A redeemed operation is kept until then, so that a second redemption of its token
     /// is still told that it was redeemed.
     private static func purge(_ storage: inout Storage, nowMillis: Int64) {
-        let horizon = nowMillis - 3_600_000
+        let (earlier, overflow) = nowMillis.subtractingReportingOverflow(3_600_000)
+        let horizon = overflow ? Int64.min : earlier
         let stale = storage.operationsByToken.filter { $0.value.expiresAtMillis < horizon }.map(\.key)
         for token in stale {
             if let deviceId = storage.operationsByToken.removeValue(forKey: token)?.deviceId {

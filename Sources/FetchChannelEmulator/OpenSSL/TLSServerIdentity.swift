@@ -25,11 +25,16 @@ public final class TLSServerIdentity: @unchecked Sendable {
     public static func generate(now: Int64 = Int64(Date().timeIntervalSince1970)) throws(HTTPServerError)
         -> TLSServerIdentity
     {
+        let (notBefore, early) = now.subtractingReportingOverflow(3_600)
+        let (notAfter, late) = now.addingReportingOverflow(30 * 86_400)
+        guard !early, !late else {
+            throw failure("cannot generate a certificate valid around \(now) (seconds since 1970)")
+        }
         ERR_clear_error()
         var ca: OpaquePointer?
         var leaf: OpaquePointer?
         var key: OpaquePointer?
-        guard dss_tls_generate_identity(now - 3_600, now + 30 * 86_400, &ca, &leaf, &key) == 1,
+        guard dss_tls_generate_identity(notBefore, notAfter, &ca, &leaf, &key) == 1,
             let ca, let leaf, let key
         else {
             throw failure("cannot generate the TLS certificate authority and server certificate")

@@ -227,6 +227,24 @@ import Testing
         #expect(tokens == expected)
     }
 
+    /// The server clock saturates at either end of Int64 (an in-process offset may be anything):
+    /// dispatching, listing and serving there do not overflow. A dispatch at Int64.max used to
+    /// stop the process computing its expiry.
+    @Test func aServerClockAtEitherEndStillServes() async throws {
+        let backend = try ReferenceBackend.start()
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: ManualWallClock(millis: start))
+        for offset in [Int64.max, Int64.min] {
+            backend.clockOffsetMillis = offset
+            let dispatched = try backend.dispatch(deviceId: device.deviceId, channel: "link", lifetimeSeconds: 60)
+            #expect(dispatched.channel == "link")
+            let answer = try await BackendClient.fetch(backend, device)
+            #expect(answer.status == 401, "the device is far off this clock: \(answer.status)")
+        }
+        #expect(throws: HTTPServerError.self) { try TLSServerIdentity.generate(now: .max) }
+        #expect(throws: HTTPServerError.self) { try TLSServerIdentity.generate(now: .min) }
+    }
+
     /// JSON booleans are not numbers, and a status is a whole number: `JSONSerialization` reads
     /// `true` as an NSNumber of 1, and `"count": true` used to count once, `"status": 200.9` to
     /// answer 200, and a `lifetimeSeconds` of the wrong type to fall back to the default.
