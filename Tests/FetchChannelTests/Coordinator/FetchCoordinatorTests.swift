@@ -240,9 +240,12 @@ extension Practices {
             #expect(await coordinator.statistics.decided == 4)
         }
 
-        /// A push arrives while a fetch is under way; the fetch returns an older operation beside
-        /// the push's. The fetch starts nothing: one operation at a time.
-        @Test func aFetchStartsNothingWhileAPushedOperationIsBeingRedeemed() async throws {
+        /// A push arrives while a fetch is under way; the fetch returns an older operation W beside
+        /// the push's T. The fetch starts nothing, whether T is still being redeemed when the
+        /// answer comes (one operation at a time) or was redeemed already (the person is in T's
+        /// flow; W used to be started right after it, the pipeline being idle by then).
+        @Test(arguments: [false, true])
+        func aFetchStartsNothingBesideOrAfterAPushedOperation(pushFinishesFirst: Bool) async throws {
             let fetcher = ScriptedFetcher(
                 gated: true, operations: [Practices.operation("W", created: 1), Practices.operation("T", created: 2)])
             let redeemer = GatedRedeemer()
@@ -251,44 +254,23 @@ extension Practices {
             await fetcher.waitForHeld()
             let push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
             await redeemer.waitForWaiting(1)
+            if pushFinishesFirst {
+                redeemer.resolve("T", succeed: true)
+                #expect(await push.value.incomingReport?.code == "redeemed")
+            }
             fetcher.releaseAll()
             // The fetch returns, or (wrongly) starts W; either ends this wait.
             #expect(
                 await Practices.eventually { await !coordinator.isFetching || redeemer.waitingTokens.contains("W") })
-            #expect(!redeemer.waitingTokens.contains("W"), "the fetch started W beside the pushed T")
+            #expect(!redeemer.waitingTokens.contains("W"), "the fetch started W beside or after the pushed T")
             redeemer.resolve("W", succeed: true)  // frees a W started wrongly, so the test ends either way
             let snapshot = try #require(await fetch.value.snapshot)
             #expect(snapshot.eligible.map(\.token) == ["W"])
             #expect(snapshot.started == nil)
-            redeemer.resolve("T", succeed: true)
-            #expect(await push.value.incomingReport?.code == "redeemed")
-            #expect(redeemer.calls("W") == 0 && redeemer.calls("T") == 1)
-            #expect(redeemer.violations.isEmpty)
-        }
-
-        /// The pushed T came in and was redeemed while the fetch waited for its answer: the
-        /// fetch's chosen W (older, still eligible, and the pipeline idle by then) is not started
-        /// right after T. It used to be: only a redemption still under way held the fetch back.
-        @Test func aFetchStartsNothingAfterAPushedOperationCameInWhileItRan() async throws {
-            let fetcher = ScriptedFetcher(
-                gated: true, operations: [Practices.operation("W", created: 1), Practices.operation("T", created: 2)])
-            let redeemer = GatedRedeemer()
-            let coordinator = coordinator(fetcher, redeemer: redeemer, clock: ManualWallClock(millis: Self.start))
-            let fetch = Task { await coordinator.handle(.foreground) }
-            await fetcher.waitForHeld()
-            let push = Task { await coordinator.handle(.incoming(.pushNotification, Practices.payload("T"))) }
-            await redeemer.waitForWaiting(1)
-            redeemer.resolve("T", succeed: true)
-            #expect(await push.value.incomingReport?.code == "redeemed")
-            fetcher.releaseAll()
-            // The fetch returns, or (wrongly) starts W; either ends this wait.
-            #expect(
-                await Practices.eventually { await !coordinator.isFetching || redeemer.waitingTokens.contains("W") })
-            #expect(!redeemer.waitingTokens.contains("W"), "the fetch started W right after the pushed T")
-            redeemer.resolve("W", succeed: true)  // frees a W started wrongly, so the test ends either way
-            let snapshot = try #require(await fetch.value.snapshot)
-            #expect(snapshot.eligible.map(\.token) == ["W"])
-            #expect(snapshot.started == nil)
+            if !pushFinishesFirst {
+                redeemer.resolve("T", succeed: true)
+                #expect(await push.value.incomingReport?.code == "redeemed")
+            }
             #expect(redeemer.calls("W") == 0 && redeemer.calls("T") == 1)
             #expect(redeemer.violations.isEmpty)
         }
