@@ -57,11 +57,35 @@ public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
         var targets: [String] = []
         for secret in secrets where !secret.isEmpty {
             targets.append(secret)
+            // Echoed inside JSON, as the redeem request sends a token: escaped, `/` as `\/` or
+            // not, as the echoing side's serializer chooses.
+            for escaped in jsonEscapedForms(of: secret) where !targets.contains(escaped) { targets.append(escaped) }
             // A compact JWS: a body that echoes only the signature part must not leak it either.
             let parts = secret.split(separator: ".", omittingEmptySubsequences: false)
             if parts.count == 3, parts[2].utf8.count >= 16 { targets.append(String(parts[2])) }
         }
         return targets.sorted { $0.utf8.count > $1.utf8.count }
+    }
+
+    /// `secret` as a JSON string's content (without the quotes), with and without `/` escaped.
+    private static func jsonEscapedForms(of secret: String) -> [String] {
+        [JSONSerialization.WritingOptions.fragmentsAllowed, [.fragmentsAllowed, .withoutEscapingSlashes]].compactMap {
+            guard let data = try? JSONSerialization.data(withJSONObject: secret, options: $0), data.count >= 2 else {
+                return nil
+            }
+            return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+        }
+    }
+
+    /// `text` with every occurrence of each of `secrets` replaced by ``redactionMarker``: for a
+    /// reason that quotes the backend's answer.
+    static func redacted(_ text: String, _ secrets: [String]) -> String {
+        var bytes = Array(text.utf8)
+        let marker = Array(redactionMarker.utf8)
+        for target in redactionTargets(secrets) {
+            bytes = replacingOccurrences(of: Array(target.utf8), in: bytes, with: marker)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `text` with each occurrence of `pattern`, leftmost first and not overlapping, replaced by

@@ -116,6 +116,8 @@ public final class RedemptionClient: Sendable {
     public func redeem(_ redeemData: PendingOutOfBandOperation.RedeemData) async -> Result<
         RedeemedOperation, RedemptionError
     > {
+        // Before the URL is parsed to find its backend: it may be of any size.
+        if let refusal = Self.sizeRefusal(redeemData) { return .failure(refusal) }
         let backendTrust = URL(string: redeemData.redeemUrl).map { trust(forRedeemURL: $0) } ?? TLSTrust.system
         return await redeem(redeemData, trust: backendTrust)
     }
@@ -125,12 +127,11 @@ public final class RedemptionClient: Sendable {
         _ redeemData: PendingOutOfBandOperation.RedeemData,
         trust: TLSTrust
     ) async -> Result<RedeemedOperation, RedemptionError> {
-        let urlText = redeemData.redeemUrl
         // Before anything else: a token from a push, link or QR code was never decoded here.
-        if let problem = redeemData.sizeProblem(at: "redeemData") {
-            return .failure(.unknown(url: String(urlText.prefix(256)), httpError: nil, reason: problem))
-        }
-        guard let url = URL(string: urlText) else {
+        if let refusal = Self.sizeRefusal(redeemData) { return .failure(refusal) }
+        // Errors name the URL without its user information (a password, perhaps).
+        let urlText = URLUserInformation.masked(redeemData.redeemUrl)
+        guard let url = URL(string: redeemData.redeemUrl) else {
             return .failure(.networkError(url: urlText, cause: NetworkFailure(.invalidURL, detail: "not a URL")))
         }
         if let refusal = foreignRefusal(for: url) ?? TransportSecurity.refusal(for: url) {
@@ -147,6 +148,13 @@ public final class RedemptionClient: Sendable {
             headers: [WireHeader.contentType: WireMediaType.json, WireHeader.accept: WireMediaType.json],
             body: body, timeout: requestTimeout, trust: trust)
         return Self.outcome(of: await transport.send(request, timer: timer), url: urlText, token: redeemData.token)
+    }
+
+    /// Why `redeemData` is refused for its size (a token over 1 KiB, a URL over 8 KiB), or nil.
+    private static func sizeRefusal(_ redeemData: PendingOutOfBandOperation.RedeemData) -> RedemptionError? {
+        guard let problem = redeemData.sizeProblem(at: "redeemData") else { return nil }
+        let shown = URLUserInformation.masked(String(redeemData.redeemUrl.prefix(256)))
+        return .unknown(url: shown, httpError: nil, reason: problem)
     }
 
     /// Nil when `url` is inside a registered backend, or has a usable origin and no restriction is
@@ -224,8 +232,12 @@ public final class RedemptionClient: Sendable {
         let isJSON = answer.header(WireHeader.contentType).map(WireMediaType.isJSON) ?? false
         guard isJSON, let object else {
             // The duplicate is the reason only for what says it is JSON.
-            let reason =
-                isJSON ? duplicate.map { "The answer has a duplicate member: \($0)." } : nil
+            // Its name is the backend's, and may be the token: redacted like an excerpt.
+            var reason: String?
+            if isJSON, case .duplicateMemberName(let name)? = duplicate {
+                let shown = StrictJSON.Violation.duplicateMemberName(HTTPErrorInfo.redacted(name, [token]))
+                reason = "The answer has a duplicate member: \(shown)."
+            }
             return .failure(.unknown(url: url, httpError: info, reason: reason ?? "The answer is not a JSON object."))
         }
         return .success(RedeemedOperation(body: object))

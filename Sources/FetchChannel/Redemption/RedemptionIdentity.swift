@@ -8,7 +8,8 @@ import Foundation
 public struct RedemptionIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ``BackendOrigin/origin`` of the redeem URL (`https://host:443`), or, for a redeem URL that
     /// has none (not a URL, no host, another scheme, user info, dot segments), `invalid:` followed
-    /// by the URL as given: such a URL is never redeemed, and it matches no real origin.
+    /// by the URL as given, its user information masked (`https://***@host/…`) and one longer than
+    /// a redeem URL may be cut: such a URL is never redeemed, and it matches no real origin.
     public let origin: String
     /// The redeem token.
     public let token: String
@@ -28,7 +29,9 @@ public struct RedemptionIdentity: Sendable, Hashable, Codable, CustomStringConve
 
     /// The origin a redeem URL redeems at, as ``origin`` names it.
     public static func origin(ofRedeemURL text: String) -> String {
-        RedeemURLOrigins.origin(of: text)?.origin ?? invalidOriginPrefix + text
+        if let origin = RedeemURLOrigins.origin(of: text)?.origin { return origin }
+        let isTooLong = text.utf8.count > PendingOutOfBandOperation.RedeemData.maximumRedeemURLBytes
+        return invalidOriginPrefix + URLUserInformation.masked(isTooLong ? String(text.prefix(1_024)) + "…" : text)
     }
 
     public var description: String { "\(token) at \(origin)" }

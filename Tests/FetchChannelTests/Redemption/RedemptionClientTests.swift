@@ -79,6 +79,38 @@ import Testing
         #expect(error.httpError?.bodyExcerpt == #"{"error":"bad token [redacted]"}"#)
     }
 
+    /// A backend or proxy that echoes the request's JSON echoes the token escaped (`/` as `\/`);
+    /// a duplicate member named with the token is quoted in the reason. Neither shows it.
+    @Test func theTokenNeverAppearsEscapedOrInAReason() {
+        let token = "ab/cd\"efghijklmnopq"
+        let echoed = #"{"echo":{"token":"ab\/cd\"efghijklmnopq"},"again":"ab/cd\"efghijklmnopq"}"#
+        let result = outcome(400, echoed, token: token)
+        let excerpt = result.failure?.httpError?.bodyExcerpt ?? ""
+        #expect(!excerpt.contains("efghijklmnopq"), "\(excerpt)")
+        #expect(excerpt.contains(HTTPErrorInfo.redactionMarker))
+        let named = "ab/cdefghijklmnopq"
+        let duplicate = outcome(200, #"{"\#(named)":1,"\#(named)":2}"#, token: named)
+        let message = duplicate.failure?.message ?? ""
+        #expect(message.contains("duplicate member") && !message.contains("efghijklmnopq"), "\(message)")
+    }
+
+    /// A password in a redeem URL is never sent (the URL is refused) and never shown: not in the
+    /// error, not in the operation's identity.
+    @Test func aPasswordInARedeemURLIsNotShown() async {
+        let transport = FakeTransport { _ in .answer(HTTPAnswer(status: 200)) }
+        let withPassword = PendingOutOfBandOperation.RedeemData(
+            token: "t", redeemUrl: "https://alice:s3cret@backend.example/nevisfido/token/redeem/x")
+        for registered in [nil, [URL(string: "https://backend.example/")!]] {
+            let client = RedemptionClient(
+                requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(), registeredBackends: registered)
+            let failure = await client.redeem(withPassword).failure
+            #expect(failure != nil)
+            #expect(!"\(failure.map { "\($0) \($0.message) \($0.url)" } ?? "")".contains("s3cret"))
+        }
+        #expect(!withPassword.identity.description.contains("s3cret"))
+        #expect(transport.requests.isEmpty)
+    }
+
     @Test func postsTheTokenAsJSONToTheRedeemURL() async throws {
         let transport = FakeTransport { _ in
             .answer(
@@ -166,7 +198,7 @@ import Testing
             Issue.record("expected networkError, got \(result)")
             return
         }
-        #expect(url == redeemUrl)
+        #expect(url == URLUserInformation.masked(redeemUrl), "user information is never shown")
         #expect(cause.kind == .foreignRedeemUrl)
         #expect(cause.detail.contains("https://backend.example:443/prefix, http://127.0.0.1:8080"), "\(cause.detail)")
         #expect(try #require(result.failure).message.contains("not on a backend this device is registered with"))
