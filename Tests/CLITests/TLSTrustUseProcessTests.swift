@@ -132,6 +132,32 @@ extension CLISubprocessTests {
             #expect(backend.statistics.redemptions[token] == 1, "redeemed exactly once")
         }
 
+        /// Two registrations of one backend with different trust (one device pinned, another not):
+        /// `redeem` without `--ca-file`/`--pin` cannot tell which the operation came from and
+        /// sends nothing; it used to take the first record's trust, whichever that was.
+        @Test func redeemRefusesRegistrationsThatDisagreeOnTheTrust() async throws {
+            let backend = try ReferenceBackend.start(tls: .generated)
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (_, caFile, _) = try await Self.register(sandbox, backend, deviceId: "phone-4")
+            let unpinned = try await sandbox.generateKey()
+            let registered = try await sandbox.run(
+                [
+                    "register", "--server", backend.baseURL.absoluteString, "--device-id", "phone-5", "--key",
+                    unpinned, "--ca-file", caFile,
+                ] + sandbox.storeArguments)
+            try #require(registered.status == 0, "\(registered.summary)")
+            let operation = try backend.dispatch(deviceId: "phone-5", channel: "link")
+            let redeemed = try await sandbox.run(
+                ["redeem", operation.token, "--redeem-url", operation.redeemURL] + sandbox.storeArguments,
+                passphrase: nil)
+            #expect(
+                redeemed.status == 1 && redeemed.err.contains("different TLS trust")
+                    && redeemed.err.contains("--ca-file/--pin"), "\(redeemed.summary)")
+            #expect(backend.statistics.redemptions[operation.token] == nil, "nothing reached the backend")
+        }
+
         /// `rotate` sends its update with the stored trust (the system CAs would refuse this
         /// backend), and the new key inherits that trust, so the next fetch works.
         @Test func rotateUsesTheStoredTrustAndTheNewKeyKeepsIt() async throws {

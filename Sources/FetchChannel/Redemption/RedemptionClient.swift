@@ -87,11 +87,10 @@ public final class RedemptionClient: Sendable {
         self.timer = timer
     }
 
-    /// The trust a redemption at `url` must satisfy: that of the registered backend holding it
-    /// (the one with the longest base path, when backends nest), else the system CAs.
-    package func trust(forRedeemURL url: URL) -> TLSTrust {
-        backendTrusts.filter { $0.origin.contains(url) }
-            .max { $0.origin.basePath.count < $1.origin.basePath.count }?.trust ?? .system
+    /// The trust a redemption at `url` must satisfy (``RedeemURLTrust``): that of the registered
+    /// backend holding it, else the system CAs; a failure when its registrations disagree.
+    package func trust(forRedeemURL url: URL) -> Result<TLSTrust, NetworkFailure> {
+        RedeemURLTrust.choose(for: url, among: backendTrusts.map { ($0.origin, $0.trust) })
     }
 
     /// Redeems the token of an operation's payload (from a fetch, a push, a link or a QR code),
@@ -118,8 +117,12 @@ public final class RedemptionClient: Sendable {
     > {
         // Before the URL is parsed to find its backend: it may be of any size.
         if let refusal = Self.sizeRefusal(redeemData) { return .failure(refusal) }
-        let backendTrust = URL(string: redeemData.redeemUrl).map { trust(forRedeemURL: $0) } ?? TLSTrust.system
-        return await redeem(redeemData, trust: backendTrust)
+        switch URL(string: redeemData.redeemUrl).map({ trust(forRedeemURL: $0) }) ?? .success(.system) {
+        case .success(let backendTrust):
+            return await redeem(redeemData, trust: backendTrust)
+        case .failure(let ambiguity):
+            return .failure(.networkError(url: URLUserInformation.masked(redeemData.redeemUrl), cause: ambiguity))
+        }
     }
 
     /// Redeems `redeemData.token` at `redeemData.redeemUrl`, whose server must satisfy `trust`.

@@ -13,7 +13,7 @@ struct RedeemCommand: CLICommand {
         path: ["redeem"],
         abstract: "Redeem an operation's token at its redeem URL, once.",
         discussion:
-            "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. The TLS trust is --ca-file/--pin when given, else the one stored with the registration whose backend holds the URL, else the system CAs. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
+            "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. The TLS trust is --ca-file/--pin when given, else the one stored with the registration whose backend holds the URL (registrations of it that disagree on the trust exit 1), else the system CAs. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
         options: [redeemURL, timeout, CommonOptions.store, CommonOptions.json] + BackendTrustOptions.all,
         positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
     )
@@ -74,17 +74,26 @@ struct RedeemCommand: CLICommand {
         }
     }
 
-    /// The trust stored with a registration whose backend holds the redeem URL (the operation
-    /// came from it); otherwise (no such registration, or no key store) the system CAs. A store
-    /// that cannot be read is an error: its registrations may hold a CA file and pins that the
-    /// system CAs would silently replace.
+    /// The trust stored with the registrations whose backend holds the redeem URL (the operation
+    /// came from one of them), chosen as the library chooses (``RedeemURLTrust``); otherwise (no
+    /// such registration, or no key store) the system CAs. A store that cannot be read is an
+    /// error: its registrations may hold a CA file and pins that the system CAs would silently
+    /// replace. So are registrations of that backend that disagree on its trust.
     private func storedTrust() throws -> TLSTrust {
         guard try access.exists() else { return .system }
-        let records = try access.open(create: false).list()
-        let registration = records.first { record in
-            record.dispatchTargetId != nil
-                && record.server.flatMap(URL.init(string:)).flatMap(BackendOrigin.init(url:))?.contains(url.url) == true
+        var backends: [(origin: BackendOrigin, trust: TLSTrust)] = []
+        for record in try access.open(create: false).list() where record.dispatchTargetId != nil {
+            guard let origin = record.server.flatMap(URL.init(string:)).flatMap(BackendOrigin.init(url:)),
+                origin.contains(url.url)
+            else { continue }
+            backends.append((origin, try BackendTrustOptions.stored(record)))
         }
-        return try registration.map(BackendTrustOptions.stored) ?? .system
+        switch RedeemURLTrust.choose(for: url.url, among: backends) {
+        case .success(let trust):
+            return trust
+        case .failure(let ambiguity):
+            throw CLIFailure(
+                .keyStore, "cannot choose the TLS trust for \(url): \(ambiguity.detail); or pass --ca-file/--pin")
+        }
     }
 }

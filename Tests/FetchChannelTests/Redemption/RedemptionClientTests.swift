@@ -280,9 +280,43 @@ import Testing
                     .redemptionCode == nil)
         }
         #expect(transport.requests.map(\.trust) == expected.map(\.1))
-        #expect(client.trust(forRedeemURL: URL(string: "https://elsewhere.example/r")!) == .system)
+        #expect(try client.trust(forRedeemURL: URL(string: "https://elsewhere.example/r")!).get() == .system)
         let outside = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://b.example/other/r")
         #expect(await client.redeem(outside).failure?.networkFailureKind == .foreignRedeemUrl)
+    }
+
+    /// Two registrations of one backend with different trust (one pinned, one not): which one the
+    /// operation came from cannot be told, so nothing is sent; it used to go out under whichever
+    /// was listed first, the unpinned one here. The same pins in another order are one trust.
+    @Test func registrationsOfOneBackendThatDisagreeOnItsTrustSendNothing() async throws {
+        let transport = FakeTransport { _ in
+            .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
+        }
+        let key = try P256.Signing.PrivateKey()
+        func registration(_ server: String, _ trust: TLSTrust) -> FetchRegistration {
+            FetchRegistration(
+                server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key, trust: trust)
+        }
+        let (pinA, pinB) = ("sha256//" + Data(count: 32).base64EncodedString(), TLSTrustTests.goodPin)
+        let redeemData = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://a.example/r")
+        let disagreeing = RedemptionClient(
+            requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+            registrations: [
+                registration("https://a.example/", .system),
+                registration("https://a.example", try TLSTrust(pins: [pinA])),
+            ])
+        let refused = try #require(await disagreeing.redeem(redeemData).failure)
+        #expect(refused.networkFailureKind == .other)
+        #expect(refused.message.contains("different TLS trust"), "\(refused.message)")
+        #expect(transport.requests.isEmpty)
+        let agreeing = RedemptionClient(
+            requestTimeout: .seconds(15), transport: transport, timer: NeverTimer(),
+            registrations: [
+                registration("https://a.example/", try TLSTrust(pins: [pinA, pinB])),
+                registration("https://a.example", try TLSTrust(pins: [pinB, pinA])),
+            ])
+        #expect(await agreeing.redeem(redeemData).redemptionCode == nil)
+        #expect(transport.requests.count == 1)
     }
 
     @Test func timeoutIsANetworkError() async {
