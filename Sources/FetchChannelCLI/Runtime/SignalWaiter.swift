@@ -41,14 +41,24 @@ enum SignalWaiter {
         let arrival = Arrival()
         let queue = DispatchQueue(label: "fetchchannel.signals")
         var sources: [any DispatchSourceSignal] = []
+        // Dispatch installs a source's handler on its own thread after `resume()` returns; until
+        // then the signal is ignored (below), and one sent in between was lost: a script that
+        // signalled as soon as it read the URL could wait for ever. So `onInstalled` (which prints
+        // the URL) waits for every source's registration.
+        let registered = DispatchGroup()
         // SIGHUP too: a closed terminal stops the command as Ctrl-C does, and it cleans up the same.
         for number in [SIGINT, SIGTERM, SIGHUP] {
             // Ignore the default disposition first, then let Dispatch deliver the signal.
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { arrival.deliver(number) }
+            registered.enter()
+            source.setRegistrationHandler { registered.leave() }
             source.resume()
             sources.append(source)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            registered.notify(queue: queue) { continuation.resume() }
         }
         onInstalled()
         let number = await arrival.wait()
