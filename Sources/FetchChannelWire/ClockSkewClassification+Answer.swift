@@ -8,7 +8,8 @@ extension ClockSkewClassification {
     ///
     /// - Definite: status ≥ 400 and a JSON body whose `errorCode` is `CLOCK_SKEW_TOO_BIG` (a 2xx or
     ///   3xx answer is never an error, whatever its body). Measured offset: `serverTimeInEpochMillis`
-    ///   − `requestCreationMillis` when both are known, else the estimate, else unknown.
+    ///   − `requestCreationMillis` when both are known and they are at most
+    ///   ``plausibleOffsetMillis`` apart, else the estimate, else unknown.
     /// - Probable: status 401 or 403 and |estimate − signedWithOffsetMillis| > tolerance (exactly
     ///   at the tolerance is fine): the offset the request was still off by, after the
     ///   compensation it was signed with. Measured offset: the estimate.
@@ -35,7 +36,7 @@ extension ClockSkewClassification {
                 var measured = estimatedOffsetMillis
                 if let serverTime = errorBody.serverTimeInEpochMillis, let created = requestCreationMillis {
                     let (difference, overflow) = serverTime.subtractingReportingOverflow(created)
-                    if !overflow { measured = difference }
+                    if !overflow, difference.magnitude <= UInt64(plausibleOffsetMillis) { measured = difference }
                 }
                 return .definite(
                     ClockSkew(
@@ -53,6 +54,12 @@ extension ClockSkewClassification {
         }
         return .notSkew
     }
+
+    /// The farthest a backend's time may be from the device's and still be taken as a measurement:
+    /// 200 years (a device clock reset to 1970 is some 56 years off). A `serverTimeInEpochMillis`
+    /// farther off is no time at all, and a retry signed with it (`.compensate` without a real
+    /// maximum) would overflow the signature's creation time.
+    public static let plausibleOffsetMillis: Int64 = 200 * 366 * 86_400_000
 
     /// |estimate − signed offset|, exact for any two Int64 (the difference may exceed Int64).
     private static func residual(of estimate: Int64, after signedOffset: Int64) -> UInt64 {

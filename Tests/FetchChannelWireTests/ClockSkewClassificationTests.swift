@@ -70,6 +70,20 @@ import Testing
         #expect(classify(401, body, estimate: 7, created: -1) == .definite(skew(7)))
     }
 
+    /// A server time more than 200 years from the device's is no time: the estimate stands. It
+    /// used to be the measurement, and a compensated retry signed with it overflowed the
+    /// signature's creation time (a deviceProtectionError). A device reset to 1970 is in range.
+    @Test func anImplausibleServerTimeFallsBackToTheEstimate() {
+        let created: Int64 = 1_700_000_000_000
+        let farFuture = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":9223372036854775807}"#
+        #expect(classify(401, farFuture, estimate: 7, created: created) == .definite(skew(7)))
+        let limit = ClockSkewClassification.plausibleOffsetMillis
+        let atLimit = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":\#(created + limit)}"#
+        #expect(classify(401, atLimit, estimate: 7, created: created) == .definite(skew(limit)))
+        let reset = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":\#(created)}"#
+        #expect(classify(401, reset, estimate: 7, created: 0) == .definite(skew(created)), "a clock reset to 1970")
+    }
+
     @Test func bodiesWithoutTheCodeAreNotDefinite() {
         let bodies = [
             "", "CLOCK_SKEW_TOO_BIG", "<html>CLOCK_SKEW_TOO_BIG</html>", "null", "[]",
