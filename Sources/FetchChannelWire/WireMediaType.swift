@@ -19,18 +19,42 @@ public enum WireMediaType {
         return matches(essence, jose)
     }
 
-    /// `application/json` or `application/<anything>+json`, any case, parameters ignored.
+    /// `application/jose+json`, any case, parameters ignored: a JWE in its JSON serialization,
+    /// which is JSON only in syntax (and not an answer this package decrypts).
+    public static func isJOSEJSON(_ contentType: String) -> Bool {
+        guard let essence = asciiEssence(of: contentType) else { return unicodeEssence(of: contentType) == joseJSON }
+        return matches(essence, joseJSON)
+    }
+
+    private static let joseJSON = jose + "+json"
+
+    /// `application/json` or `application/<subtype>+json`, any case, parameters ignored; the
+    /// subtype a token (RFC 9110 §5.6.2), so that two types joined by ", " (a repeated field) or a
+    /// subtype with blanks is none.
     public static func isJSON(_ contentType: String) -> Bool {
         guard let essence = asciiEssence(of: contentType) else {
             let mediaType = unicodeEssence(of: contentType)
             return mediaType == json
                 || (mediaType.hasPrefix(applicationPrefix) && mediaType.hasSuffix(jsonSuffix)
-                    && mediaType.count > applicationPrefix.count + jsonSuffix.count)
+                    && mediaType.count > applicationPrefix.count + jsonSuffix.count
+                    && mediaType.utf8.dropFirst(applicationPrefix.utf8.count).allSatisfy(isTokenByte))
         }
         if matches(essence, json) { return true }
         return essence.count > applicationPrefix.utf8.count + jsonSuffix.utf8.count
             && matches(essence.prefix(applicationPrefix.utf8.count), applicationPrefix)
             && matches(essence.suffix(jsonSuffix.utf8.count), jsonSuffix)
+            && essence.dropFirst(applicationPrefix.utf8.count).allSatisfy(isTokenByte)
+    }
+
+    /// A `tchar` of RFC 9110 §5.6.2: a letter, a digit, or one of ``!#$%&'*+-.^_`|~``.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
     }
 
     private static let applicationPrefix = "application/"

@@ -13,6 +13,9 @@ struct WireMediaTypeTests {
             ("application/+json", false), ("application/jsonx", false), ("text/json", false),
             ("application/jose", false), ("application/ json", false), ("", false), (";application/json", false),
             ("application/jsön", false),
+            // Two values of a repeated field joined by ", ", and subtypes that are not tokens.
+            ("application/xml, application/problem+json", false), ("application/ +json", false),
+            ("application/a b+json", false), ("application/a\u{A0}b+json", false),
         ])
     func json(contentType: String, isJSON: Bool) {
         #expect(WireMediaType.isJSON(contentType) == isJSON)
@@ -27,5 +30,15 @@ struct WireMediaTypeTests {
         ])
     func jose(contentType: String, isJOSE: Bool) {
         #expect(WireMediaType.isJOSE(contentType) == isJOSE)
+    }
+
+    @Test(
+        "JOSE in its JSON serialization: application/jose+json",
+        arguments: [
+            ("application/jose+json", true), ("Application/JOSE+JSON; charset=utf-8", true),
+            ("application/jose", false), ("application/json", false),
+        ])
+    func joseJSON(contentType: String, isJOSEJSON: Bool) {
+        #expect(WireMediaType.isJOSEJSON(contentType) == isJOSEJSON)
     }
 }

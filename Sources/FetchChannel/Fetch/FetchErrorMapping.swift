@@ -147,9 +147,10 @@ public enum FetchErrorMapping {
             let reason = "The answer (HTTP \(answer.status)) has no Content-Type; \(WireMediaType.json) was expected."
             return .failure(invalid(.malformed, reason, server: server))
         }
-        guard !WireMediaType.isJOSE(contentType) else {
+        // A JWE in either serialization: encrypted, so not something to read as operations.
+        guard !WireMediaType.isJOSE(contentType), !WireMediaType.isJOSEJSON(contentType) else {
             let reason =
-                "The answer is \(WireMediaType.jose), but this registration has no encryption key "
+                "The answer is \(String(contentType.prefix(100))), but this registration has no encryption key "
                 + "and asked for \(WireMediaType.json)."
             return .failure(invalid(.undecryptable, reason, server: server))
         }
@@ -161,7 +162,8 @@ public enum FetchErrorMapping {
         do {
             return .success(try PendingOperationsDecoder.decode(answer.body, server: server))
         } catch {
-            return .failure(invalid(.malformed, error.reason, server: server))
+            // Its kind as the decoder gave it (tooLarge too), not always malformed.
+            return .failure(.invalidResponse(server: server, cause: error))
         }
     }
 
@@ -202,7 +204,8 @@ public enum FetchErrorMapping {
         do {
             return .success(try PendingOperationsDecoder.decode(plaintext, server: server))
         } catch {
-            return .failure(invalid(.malformed, error.reason, server: server))
+            // Its kind as the decoder gave it (tooLarge too), not always malformed.
+            return .failure(.invalidResponse(server: server, cause: error))
         }
     }
 
