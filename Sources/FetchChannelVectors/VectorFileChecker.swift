@@ -36,4 +36,41 @@ public struct VectorTableRow<Input: Decodable & Sendable, Expected: Decodable & 
     public var comment: String
     public var input: Input
     public var expected: Expected
+
+    private enum CodingKeys: String, CodingKey {
+        case id, comment, input, expected
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let row = try decoder.container(keyedBy: CodingKeys.self)
+        id = try row.decode(String.self, forKey: .id)
+        comment = try row.decode(String.self, forKey: .comment)
+        input = try row.decode(Input.self, forKey: .input)
+        expected = try row.decode(Expected.self, forKey: .expected)
+        // A member that nothing reads (a misspelled `measuredOffsetMilis`) would leave the row
+        // checking less than it says, or nothing at all: refused.
+        try Self.refuseUnknownMembers(of: input, in: row, at: .input)
+        try Self.refuseUnknownMembers(of: expected, in: row, at: .expected)
+    }
+
+    /// Throws for a member of the object at `key` that is not a stored property of `value` (the
+    /// decoded struct: its properties are named as its members).
+    private static func refuseUnknownMembers(
+        of value: Any, in row: KeyedDecodingContainer<CodingKeys>, at key: CodingKeys
+    ) throws {
+        let known = Set(Mirror(reflecting: value).children.compactMap(\.label))
+        let members = try row.nestedContainer(keyedBy: MemberName.self, forKey: key)
+        if let unknown = members.allKeys.first(where: { !known.contains($0.stringValue) }) {
+            let context = DecodingError.Context(
+                codingPath: members.codingPath + [unknown], debugDescription: "a member no checker reads")
+            throw DecodingError.dataCorrupted(context)
+        }
+    }
+
+    private struct MemberName: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
 }

@@ -26,6 +26,24 @@ import Testing
         }
     }
 
+    /// A member that no checker reads, such as a misspelled `measuredOffsetMilis`, would leave
+    /// its row checking less than it says: the file is refused, naming the member's path.
+    @Test func aMemberNoCheckerReadsIsRefused() throws {
+        let text = String(decoding: Self.data, as: UTF8.self)
+        for (member, misspelled) in [
+            (#""measuredOffsetMillis":"#, #""measuredOffsetMilis":"#),
+            (#""requestCreationMillis":"#, #""requestCreationMilis":"#),
+        ] {
+            let changed = try #require(text.range(of: member), "the file names \(member)")
+            let mutated = Data(text.replacingCharacters(in: changed, with: misspelled).utf8)
+            let report = ErrorMappingVectors.check(mutated)
+            #expect(
+                report.failures.contains { $0.contains(misspelled.dropFirst().dropLast(2)) },
+                "\(report.failures)")
+        }
+        #expect(ErrorMappingVectors.check(Self.data).failures.isEmpty)
+    }
+
     @Test(arguments: file.rows.map(\.id))
     func row(_ id: String) throws {
         let row = try #require(Self.file.rows.first { $0.id == id }, "row \(id)")
