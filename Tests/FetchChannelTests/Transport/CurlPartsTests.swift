@@ -47,6 +47,14 @@
             #expect(head.isComplete)
         }
 
+        /// Blanks before a field's colon (forbidden, passed on by libcurl) do not hide the field:
+        /// `Age : 120` is the Age field, so a cached answer still gives no clock sample.
+        @Test func blanksBeforeTheColonDoNotRenameAField() {
+            let head = Self.head(["HTTP/1.1 200 OK\r\n", "Age : 120\r\n", "Date\t: x\r\n", "\r\n"])
+            #expect(head.headers["age"] == "120")
+            #expect(head.headers["date"] == "x")
+        }
+
         @Test func contentLengthsAreReadSafely() {
             let overflowing = Self.head(["HTTP/1.1 200 OK\r\n", "Content-Length: 99999999999999999999999\r\n", "\r\n"])
             #expect(overflowing.contentLength == Int.max)

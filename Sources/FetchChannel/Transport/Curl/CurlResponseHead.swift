@@ -61,7 +61,9 @@ struct CurlResponseHead {
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        let name = Self.lowercasedText(line[..<colon])
+        // Blanks before the colon are not allowed (RFC 9112 §5.1), but libcurl passes them on:
+        // `Age : 120` is still the Age field (as a proxy must make it), not a field named "age ".
+        let name = Self.lowercasedText(Self.trimmed(line[..<colon]))
         let value = Self.text(Self.trimmed(line[(colon + 1)...]))
         if headers[name] == nil {
             headers[name] = value
