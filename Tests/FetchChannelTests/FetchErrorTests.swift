@@ -106,6 +106,18 @@ import Testing
         #expect(!exact.isTruncated)
     }
 
+    /// A short body whose echoed secret was redacted is whole in the excerpt: no "…". It was
+    /// judged against the body's size before redaction, and looked cut.
+    @Test func aRedactedShortBodyIsNotTruncated() {
+        let secret = String(repeating: "s", count: 80)
+        let info = HTTPErrorInfo(status: 500, body: Array("sig=\(secret)".utf8), redacting: [secret])
+        #expect(info.bodyExcerpt == "sig=[redacted]")
+        #expect(!info.isTruncated && info.description == "HTTP 500: sig=[redacted]")
+        let long = HTTPErrorInfo(
+            status: 500, body: Array((secret + String(repeating: "x", count: 2_000)).utf8), redacting: [secret])
+        #expect(long.isTruncated)
+    }
+
     @Test func invalidUTF8BecomesReplacementCharacters() {
         let info = HTTPErrorInfo(status: 502, body: [0x61, 0xFF, 0x62, 0xC3])
         #expect(info.bodyExcerpt == "a\u{FFFD}b\u{FFFD}")

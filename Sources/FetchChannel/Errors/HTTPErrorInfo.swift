@@ -18,12 +18,15 @@ public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
     public let bodyExcerpt: String
     /// The size of the body as received (before redaction and cutting).
     public let bodyByteCount: Int
+    /// Whether the excerpt was cut: the body, redacted, is longer than it.
+    public let isTruncated: Bool
 
     /// Keeps `excerpt` as given except that it is cut to ``maximumExcerptBytes``.
     public init(status: Int, bodyExcerpt: String, bodyByteCount: Int? = nil) {
         self.status = status
         self.bodyExcerpt = Self.prefix(of: bodyExcerpt, maximumUTF8Bytes: Self.maximumExcerptBytes)
         self.bodyByteCount = bodyByteCount ?? bodyExcerpt.utf8.count
+        isTruncated = self.bodyExcerpt.utf8.count < self.bodyByteCount
     }
 
     /// The excerpt of `body`, with every occurrence of each of `secrets` (and of a JWS secret's
@@ -43,10 +46,10 @@ public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
         }
         let text = String(decoding: bytes.prefix(Self.maximumExcerptBytes + 4), as: UTF8.self)
         self.bodyExcerpt = Self.prefix(of: text, maximumUTF8Bytes: Self.maximumExcerptBytes)
+        // Against the redacted body, not the one received: a short body whose secret was
+        // replaced is not cut.
+        isTruncated = bytes.count > Self.maximumExcerptBytes + 4 || self.bodyExcerpt.utf8.count < text.utf8.count
     }
-
-    /// Whether the excerpt is shorter than the body.
-    public var isTruncated: Bool { bodyExcerpt.utf8.count < bodyByteCount }
 
     public var description: String {
         bodyExcerpt.isEmpty ? "HTTP \(status)" : "HTTP \(status): \(bodyExcerpt)\(isTruncated ? "…" : "")"
