@@ -73,6 +73,14 @@ extension CLIOfflineProcessTests {
             #expect(decrypted["decrypted"] as? Bool == true)
             #expect((decrypted["header"] as? [String: String]) == ["alg": "ECDH-ES", "enc": "A256GCM"])
             #expect((decrypted["plaintext"] as? [String: Int]) == ["a": 1])
+
+            // Bytes that are not UTF-8 text keep every byte, as base64url, under a member of its own
+            // (as text each would have become U+FFFD).
+            let binary = try JWE.encrypt(Data([0xFF, 0xFE, 0x00, 0x61]), to: files.key.publicKey)
+            let opened = try await sandbox.run(
+                ["decrypt", "--json", "--private-key", privateJWK.path, binary], passphrase: nil)
+            let bytes = try #require(try opened.json() as? [String: Any], "\(opened.summary)")
+            #expect(bytes["plaintext"] == nil && bytes["plaintextBase64url"] as? String == "__4AYQ", "\(bytes)")
         }
 
         /// RFC 7520 §5.5, decrypted with its recipient's key (a published example, TEST ONLY).

@@ -86,22 +86,35 @@ struct CompactCheck {
     }
 
     /// Reports what passed and returns exit status 0: with `--json` the object
-    /// `{<verdict>: true, "header", <content member>: <content as JSON, else as text>}`, else its
-    /// bytes on standard output.
+    /// `{<verdict>: true, "header", <content member>: <content as JSON, else as text>}` (content
+    /// that is not UTF-8 text as `<content member>Base64url` instead), else its bytes on standard
+    /// output.
     func report(_ passed: Passed) throws -> Int32 {
         if console.json {
+            guard let text = String(validating: passed.content, as: UTF8.self) else {
+                // As text it would lose every byte that is not UTF-8, silently.
+                try console.printJSON([
+                    serialization.verdict: true, "header": passed.header,
+                    serialization.content + "Base64url": Self.base64url(passed.content),
+                ])
+                return ExitCode.success
+            }
             // Embedded as JSON only when it has one reading: with a duplicate member name (which a
             // strict reader refuses) JSONSerialization would keep one of the values and drop the
             // other, so such content is shown as the text it is.
             let unambiguous = (try? StrictJSON.requireUniqueMemberNames(passed.content)) != nil
-            let value: Any =
-                (unambiguous ? JSONOutput.parse(passed.content) : nil)
-                ?? String(decoding: passed.content, as: UTF8.self)
+            let value: Any = (unambiguous ? JSONOutput.parse(passed.content) : nil) ?? text
             try console.printJSON([serialization.verdict: true, "header": passed.header, serialization.content: value])
         } else {
             console.standardOutput.write(bytes: passed.bytes)
         }
         return ExitCode.success
+    }
+
+    /// Unpadded base64url (RFC 4648 §5) of `bytes`.
+    private static func base64url(_ bytes: Data) -> String {
+        bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
     }
 
     /// Reports an input that cannot be used (a key file unreadable, of another curve or the

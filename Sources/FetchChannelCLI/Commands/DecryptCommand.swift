@@ -17,8 +17,8 @@ struct DecryptCommand: CompactCheckCommand {
             + "P-256, no zip, crit or duplicate header members, exact IV, tag and key lengths, at most 1 MiB. Exit 0 "
             + "and the plaintext, byte for byte, on standard output; exit 1 and the reason on standard error when it "
             + "does not decrypt. The key file is an unencrypted PEM (PRIVATE KEY or EC PRIVATE KEY) or a private JWK. "
-            + "--json prints {\"decrypted\", \"header\", \"plaintext\"} (and on failure {\"decrypted\": false, "
-            + "\"code\", \"reason\"}).",
+            + "--json prints {\"decrypted\", \"header\", \"plaintext\"} (a plaintext that is not UTF-8 text as "
+            + "\"plaintextBase64url\"; on failure {\"decrypted\": false, \"code\", \"reason\"}).",
     )
 
     let check: CompactCheck

@@ -12,7 +12,7 @@ struct VerifyCommand: CompactCheckCommand {
         path: ["verify"],
         abstract: "Verify a compact ES256 JWS (such as a Device-Signature) with a public key; print its payload.",
         discussion:
-            "Strict: three parts of unpadded base64url, alg exactly ES256, a 64-byte r||s signature, at most 16 KiB. Exit 0 and the payload on standard output when the signature verifies; exit 1 and the reason on standard error when not. Freshness and replay are the backend's checks, not made here. --json prints {\"valid\", \"header\", \"payload\"} (and on failure {\"valid\": false, \"code\", \"reason\"}).",
+            "Strict: three parts of unpadded base64url, alg exactly ES256, a 64-byte r||s signature, at most 16 KiB. Exit 0 and the payload on standard output when the signature verifies; exit 1 and the reason on standard error when not. Freshness and replay are the backend's checks, not made here. --json prints {\"valid\", \"header\", \"payload\"} (a payload that is not UTF-8 text as \"payloadBase64url\"; on failure {\"valid\": false, \"code\", \"reason\"}).",
     )
 
     let check: CompactCheck
