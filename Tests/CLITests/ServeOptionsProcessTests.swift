@@ -39,6 +39,19 @@ extension CLISubprocessTests {
             return (cert, key, "sha256//" + digestBytes.base64EncodedString())
         }
 
+        /// A certificate file that cannot be read: exit 1, said in words (the file, the reason),
+        /// without the library's error type ("HTTPServerError(tls-identity-failed)").
+        @Test func anUnreadableCertificateIsSaidInWords() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let key = try sandbox.write("key.pem", "not a key")
+            let missing = sandbox.file("missing.pem").path
+            let result = try await sandbox.run(
+                ["serve", "--tls-cert", missing, "--tls-key", key.path], passphrase: nil)
+            #expect(result.status == 1, "\(result.summary)")
+            #expect(result.err.contains(missing) && !result.err.contains("HTTPServerError"), "\(result.summary)")
+        }
+
         /// `--tls-cert` and `--tls-key`: the server presents that certificate (curl trusts it with
         /// the certificate alone), `--json` gives its pin, and there is no generated CA file.
         @Test(

@@ -101,12 +101,14 @@ struct ServeCommand: CLICommand {
         do {
             backend = try ReferenceBackend.start(configuration, tls: tlsChoice)
         } catch {
-            // The library's reason names its own setting (allowNonLoopback), which serve does not offer.
+            // The library's reason names its own setting (allowNonLoopback), which serve does not
+            // offer; other reasons are said as they are, without the error type's name.
+            let serverError = error as? HTTPServerError
             let reason =
-                (error as? HTTPServerError)?.code == .nonLoopbackHost
+                serverError?.code == .nonLoopbackHost
                 ? "\(configuration.host) is not a loopback address, and serve listens on loopback only: "
                     + "give --host 127.0.0.1 (the default) or --host ::1"
-                : "\(error)"
+                : serverError.map(Self.words) ?? "\(error)"
             throw CLIFailure(
                 .backend,
                 "cannot start the reference backend on \(configuration.host) port \(configuration.port): \(reason)")
@@ -117,6 +119,12 @@ struct ServeCommand: CLICommand {
             backend.stop()
             throw error
         }
+    }
+
+    /// A server error as a person reads it: its reason, and the system's words for its errno.
+    private static func words(_ error: HTTPServerError) -> String {
+        guard let code = error.systemErrno else { return error.reason }
+        return "\(error.reason) (\(String(cString: strerror(code))))"
     }
 
     /// The base URL (or the JSON object) on standard output, and how to stop and trust it.
