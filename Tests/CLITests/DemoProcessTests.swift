@@ -36,5 +36,20 @@ extension CLISubprocessTests {
             .filter { $0.hasPrefix("fetchchannel-demo-") }
             #expect(leftovers.isEmpty, "temporary stores left behind: \(leftovers)")
         }
+
+        /// `demo --json`: the same walkthrough as one JSON value, its steps in order with their lines.
+        @Test func demoJSONHoldsTheSteps() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(["demo", "--json"], passphrase: nil)
+            #expect(result.status == 0, "\(result.summary)")
+            let object = try #require(try result.json() as? [String: Any], "\(result.summary)")
+            #expect(object["completed"] as? Bool == true)
+            let steps = try #require(object["steps"] as? [[String: Any]])
+            #expect(Array(steps.compactMap { $0["number"] as? Int }.prefix(11)) == Array(0...10), "\(steps)")
+            let lines = steps.flatMap { ($0["lines"] as? [String]) ?? [] }.joined(separator: "\n")
+            #expect(lines.contains("networkError (tlsPinMismatch) from https://127.0.0.1:"), "\(lines)")
+            #expect(result.lines.count == 1, "one JSON value, nothing else on standard output")
+        }
     }
 }

@@ -21,15 +21,12 @@ struct DemoWalkthrough {
         let link: DispatchedOperation
     }
 
-    let output: OutputChannel
+    let narration: DemoNarration
     let clock = SimulatedDeviceClock()
     let deviceId = "demo-phone"
 
-    func say(_ text: String = "") { output.line(text) }
-    func step(_ number: Int, _ title: String) {
-        say()
-        say("\(number). \(title)")
-    }
+    func say(_ text: String = "") { narration.say(text) }
+    func step(_ number: Int, _ title: String) { narration.step(number, title) }
 
     func run() async throws {
         let storeDirectory = FileManager.default.temporaryDirectory
