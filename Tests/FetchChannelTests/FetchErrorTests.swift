@@ -92,6 +92,18 @@ import Testing
         #expect(!error.message.isEmpty)
     }
 
+    /// A 429 (the backend's replay quota, or a proxy's rate limit) says to fetch less often, not
+    /// to check the server URL.
+    @Test func tooManyRequestsSaysToFetchLessOften() {
+        let limited = PendingOutOfBandOperationsError.unknown(
+            server: "https://backend.example", httpError: HTTPErrorInfo(status: 429, bodyExcerpt: ""))
+        #expect(limited.code == "unknown")
+        #expect(limited.message.contains("Fetch less often") && !limited.message.contains("server URL"))
+        let other = PendingOutOfBandOperationsError.unknown(
+            server: "https://backend.example", httpError: HTTPErrorInfo(status: 418, bodyExcerpt: ""))
+        #expect(other.message.contains("server URL"))
+    }
+
     // MARK: HTTPErrorInfo
 
     @Test func excerptIsCutAtOneKibibyteOnAScalarBoundary() {

@@ -141,6 +141,11 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
         case .unknown(let server, let info):
             let who = server ?? "The backend"
             guard let info else { return "\(who) could not be asked for pending operations for an unexpected reason." }
+            if info.status == 429 {
+                // Too many requests: nothing to check but how often this device asks.
+                return "\(who) refuses requests this often (HTTP 429). Fetch less often: on the "
+                    + "fetch triggers only, not on a timer; try again in a while."
+            }
             return "\(who) gave an unexpected answer (HTTP \(info.status)). Try again later; "
                 + "if it persists, check the server URL and tell the backend's operators."
         }
