@@ -54,9 +54,13 @@ struct BenchCommand: CLICommand {
         #if DEBUG
             console.note("warning: debug build; run 'swift run -c release fetchchannel bench' for meaningful numbers")
         #endif
+        // The memory row's work is named only when that row is measured.
+        let memoryRow =
+            settings.only.map { $0.contains("sign-resident-growth") } ?? true
+            ? ", then \(settings.signatures) signatures for the memory row" : ""
         console.note(
-            "Measuring \(count) row\(count == 1 ? "" : "s") (\(DecimalText.format(settings.seconds)) s per rate row, "
-                + "then \(settings.signatures) signatures for the memory row; this takes a while)…")
+            "Measuring \(count) row\(count == 1 ? "" : "s") (\(DecimalText.format(settings.seconds)) s per rate row"
+                + "\(memoryRow); this takes a while)…")
         let rows: [BenchmarkRow]
         do {
             rows = try await BenchmarkSuite.rows(settings)
