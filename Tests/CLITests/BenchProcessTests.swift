@@ -31,6 +31,9 @@ extension CLISubprocessTests {
                 rows.contains { $0["baseline"] is NSNull && $0["ratio"] is NSNull },
                 "absent values are null, not missing")
             #expect(result.err.contains("Measuring"), "progress goes to stderr")
+            #expect(
+                Self.lightRows.contains("sign-resident-growth") || !result.err.contains("for the memory row"),
+                "the memory row's work is named only when it is measured: \(result.err)")
         }
 
         static let newRows = ["jwe-decrypt", "emulator-tls-handshakes", "fetch-client-cpu-tls", "fetch-client-cpu-jwe"]
