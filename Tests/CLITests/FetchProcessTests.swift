@@ -90,6 +90,7 @@ extension CLISubprocessTests {
             // Only the stopped backend: everything failed, exit 1.
             let none = try await sandbox.run(["fetch", "--key", goneKey] + sandbox.storeArguments)
             #expect(none.status == 1 && none.out.isEmpty, "\(none.summary)")
+            #expect(none.err.contains("Error: no backend answered"), "an exit 1 says Error: \(none.summary)")
         }
 
         /// A hand-edited record is that backend's error, and the other keys are still asked.

@@ -66,7 +66,10 @@ struct FetchCommand: CLICommand {
                 + ", \(errors.count) of \(selected.count) backend\(selected.count == 1 ? "" : "s") failed.")
         if errors.isEmpty { return ExitCode.success }
         // A backend that answered operations beside an error (one redeeming elsewhere) did answer.
-        return result.operations.isEmpty && errors.count >= selected.count ? ExitCode.failure : ExitCode.partial
+        guard result.operations.isEmpty && errors.count >= selected.count else { return ExitCode.partial }
+        // Exit 1 is a runtime failure, which says so as every other command's does.
+        console.note("Error: no backend answered; each one's error is above.")
+        return ExitCode.failure
     }
 
     /// The keys asked for with `--key`, or every registered key; each must be registered.
