@@ -102,12 +102,21 @@ package final class SoftwareTPM: @unchecked Sendable {
     /// Pauses swtpm (SIGSTOP): the kernel still accepts connections for it, but nothing answers,
     /// as with a TPM that hangs. `stop()` ends it.
     package func pause() {
-        kill(process.processIdentifier, SIGSTOP)
+        send(SIGSTOP)
     }
 
     /// Lets a paused swtpm go on (SIGCONT): it answers what it was sent meanwhile.
     package func resume() {
-        kill(process.processIdentifier, SIGCONT)
+        send(SIGCONT)
+    }
+
+    /// Sends `number` to swtpm while it runs, under the lock `stop()` takes: not to a pid that a
+    /// stopped (and reaped) swtpm left for another process to take.
+    private func send(_ number: Int32) {
+        stopLock.lock()
+        defer { stopLock.unlock() }
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, number)
     }
 
     /// A loopback port nothing listens on (bound, read back and closed): connecting is refused.
