@@ -58,8 +58,10 @@ final class HTTPConnectionSlot: Sendable {
     func evictIfIdle() -> Bool {
         phase.withLock { phase in
             guard case .idle = phase, !hasBufferedInput() else { return false }
-            // Both directions: the client reads a clean end of stream, as after an idle timeout.
-            if shutdown(fd, Int32(SHUT_RDWR)) != 0 {
+            // The read side only: the connection thread wakes and closes as after an idle
+            // timeout, a TLS connection with its close_notify first, so its client reads a clean
+            // end of the stream (shutting the write side here lost the close_notify).
+            if shutdown(fd, Int32(SHUT_RD)) != 0 {
                 assert(errno != EBADF, "shutdown on a closed descriptor")  // ENOTCONN: the client left.
             }
             phase = .evicted

@@ -120,6 +120,24 @@ extension HTTPServerTests {
             #expect(server.statistics.evictedConnections == 1)
         }
 
+        /// An idle TLS connection evicted at the cap ends with a close_notify: its client reads a
+        /// clean end of the stream, as after an idle timeout. Both directions used to be shut down
+        /// before the connection's thread could send it (an unexpected EOF to the client).
+        @Test func anEvictedTLSConnectionEndsWithACloseNotify() async throws {
+            let (server, address, identity) = try Self.startTLSServer(maxConnections: 1)
+            defer { server.stop() }
+            let (status, served, clean) = try await DedicatedThreads.run {
+                let idle = try TLSTestClient(port: address.port)
+                let status = try idle.send(HTTPTestSupport.get("/health"))
+                _ = HTTPTestSupport.waitUntil { server.statistics.idleConnections == 1 }
+                let served = try Self.answersOverTLS(address, identity)
+                return (status, served, idle.readsCloseNotify(within: .seconds(5)))
+            }
+            #expect(status == "HTTP/1.1 200 OK")
+            #expect(served && server.statistics.evictedConnections == 1)
+            #expect(clean, "the evicted client read a close_notify")
+        }
+
         /// At the cap a TLS client is closed without a byte: a plaintext 503 is not TLS.
         @Test func aTLSClientRefusedAtTheCapGetsNoPlaintext() async throws {
             let (server, address, _) = try Self.startTLSServer(maxConnections: 1)

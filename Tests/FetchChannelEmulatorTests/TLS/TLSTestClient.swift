@@ -66,6 +66,19 @@ final class TLSTestClient {
         return String(decoding: answer, as: UTF8.self).components(separatedBy: "\r\n").first ?? ""
     }
 
+    /// Whether the server ends the connection with a close_notify (a clean TLS end) within
+    /// `timeout`, rather than closing it without one or not at all.
+    func readsCloseNotify(within timeout: Duration) -> Bool {
+        var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
+        guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+            return false
+        }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var count = 0
+        let result = SSL_read_ex(ssl, &buffer, buffer.count, &count)
+        return result == 0 && SSL_get_error(ssl, result) == SSL_ERROR_ZERO_RETURN
+    }
+
     /// A KeyUpdate that asks the server for one in turn, sent now.
     func sendKeyUpdate() throws {
         guard SSL_key_update(ssl, SSL_KEY_UPDATE_REQUESTED) == 1, SSL_do_handshake(ssl) == 1 else {
