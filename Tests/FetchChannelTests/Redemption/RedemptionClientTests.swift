@@ -249,15 +249,23 @@ import Testing
         #expect(transport.requests.count == 2, "the registered and the unrestricted redemption")
     }
 
-    @Test func eachRegisteredBackendIsRedeemedWithItsOwnTrust() async throws {
-        let transport = FakeTransport { _ in
+    /// A transport whose every redemption succeeds (`{}`).
+    static func acceptingTransport() -> FakeTransport {
+        FakeTransport { _ in
             .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
         }
+    }
+
+    /// A registration at `server` with `trust` (the key and ids do not matter to redemption).
+    static func registration(_ server: String, _ trust: TLSTrust, key: P256.Signing.PrivateKey) -> FetchRegistration {
+        FetchRegistration(server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key, trust: trust)
+    }
+
+    @Test func eachRegisteredBackendIsRedeemedWithItsOwnTrust() async throws {
+        let transport = Self.acceptingTransport()
         let key = try P256.Signing.PrivateKey()
         func registration(_ server: String, _ trust: TLSTrust) -> FetchRegistration {
-            FetchRegistration(
-                server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key,
-                trust: trust)
+            Self.registration(server, trust, key: key)
         }
         let pinned = try TLSTrust(pins: ["sha256//" + Data(count: 32).base64EncodedString()])
         let privateCA = try TLSTrust.caFile("/etc/fetchchannel/backend-ca.pem")
@@ -289,13 +297,10 @@ import Testing
     /// operation came from cannot be told, so nothing is sent; it used to go out under whichever
     /// was listed first, the unpinned one here. The same pins in another order are one trust.
     @Test func registrationsOfOneBackendThatDisagreeOnItsTrustSendNothing() async throws {
-        let transport = FakeTransport { _ in
-            .answer(HTTPAnswer(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)))
-        }
+        let transport = Self.acceptingTransport()
         let key = try P256.Signing.PrivateKey()
         func registration(_ server: String, _ trust: TLSTrust) -> FetchRegistration {
-            FetchRegistration(
-                server: URL(string: server)!, deviceId: "d", dispatchTargetId: "t", key: key, trust: trust)
+            Self.registration(server, trust, key: key)
         }
         let (pinA, pinB) = ("sha256//" + Data(count: 32).base64EncodedString(), TLSTrustTests.goodPin)
         let redeemData = PendingOutOfBandOperation.RedeemData(token: "t", redeemUrl: "https://a.example/r")
