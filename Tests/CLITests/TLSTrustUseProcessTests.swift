@@ -8,9 +8,10 @@ extension CLISubprocessTests {
     /// by `redeem` and `rotate`, kept by the rotated key. `skew` takes the same options.
     @Suite struct TLSTrustUseProcessTests {
         /// Registers a new key of `sandbox` with `backend` as `deviceId`, trusting the backend's CA
-        /// file (written to the sandbox) and pinning its key; returns the key id, CA file and pin.
+        /// file (written to the sandbox) and, when `pinned`, pinning its key; returns the key id,
+        /// CA file and pin.
         static func register(
-            _ sandbox: CLISandbox, _ backend: ReferenceBackend, deviceId: String
+            _ sandbox: CLISandbox, _ backend: ReferenceBackend, deviceId: String, pinned: Bool = true
         ) async throws -> (keyId: String, caFile: String, pin: String) {
             let ca = try sandbox.write("ca.pem", try #require(backend.tlsCertificateAuthorityPEM))
             let pin = try #require(backend.tlsPin)
@@ -18,8 +19,8 @@ extension CLISubprocessTests {
             let registered = try await sandbox.run(
                 [
                     "register", "--server", backend.baseURL.absoluteString, "--device-id", deviceId, "--key", keyId,
-                    "--ca-file", ca.path, "--pin", pin,
-                ] + sandbox.storeArguments)
+                    "--ca-file", ca.path,
+                ] + (pinned ? ["--pin", pin] : []) + sandbox.storeArguments)
             try #require(registered.status == 0, "\(registered.summary)")
             return (keyId, ca.path, pin)
         }
@@ -140,14 +141,8 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let (_, caFile, _) = try await Self.register(sandbox, backend, deviceId: "phone-4")
-            let unpinned = try await sandbox.generateKey()
-            let registered = try await sandbox.run(
-                [
-                    "register", "--server", backend.baseURL.absoluteString, "--device-id", "phone-5", "--key",
-                    unpinned, "--ca-file", caFile,
-                ] + sandbox.storeArguments)
-            try #require(registered.status == 0, "\(registered.summary)")
+            _ = try await Self.register(sandbox, backend, deviceId: "phone-4")
+            _ = try await Self.register(sandbox, backend, deviceId: "phone-5", pinned: false)
             let operation = try backend.dispatch(deviceId: "phone-5", channel: "link")
             let redeemed = try await sandbox.run(
                 ["redeem", operation.token, "--redeem-url", operation.redeemURL] + sandbox.storeArguments,
