@@ -50,7 +50,7 @@ struct OperationFields {
         )
     }
 
-    private static func string(_ value: JSONValue?, _ name: String, in path: Reader.Path)
+    private static func string(_ value: JSONValue?, _ name: StaticString, in path: Reader.Path)
         throws(Reader.InvalidResponse) -> String
     {
         guard case .string(let text) = try Reader.required(value, name, in: path) else {

@@ -302,12 +302,14 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
 
     // MARK: Checks
 
-    /// Where a member is, for a reason: `operations[3].payload.token`; made only for a reason.
+    /// Where a member is, for a reason: `operations[3].payload.token`; its text is made only for a
+    /// reason. The names are the reader's own literals, so a path is copied without reference
+    /// counting: every operation of every answer makes a few.
     struct Path {
         let index: Int
-        var members: (String?, String?, String?) = (nil, nil, nil)
+        var members: (StaticString?, StaticString?, StaticString?) = (nil, nil, nil)
 
-        func appending(_ name: String) -> Path {
+        func appending(_ name: StaticString) -> Path {
             var path = self
             if path.members.0 == nil {
                 path.members.0 = name
@@ -320,12 +322,14 @@ struct PendingOperationsAnswerReader: StrictJSONSink {
         }
 
         var text: String {
-            (["operations[\(index)]"] + [members.0, members.1, members.2].compactMap { $0 }).joined(separator: ".")
+            let names = [members.0, members.1, members.2].compactMap { $0.map { "\($0)" } }
+            return (["operations[\(index)]"] + names).joined(separator: ".")
         }
     }
 
     /// The member `name`'s value; missing and `null` are both "missing".
-    static func required(_ value: JSONValue?, _ name: String, in path: Path?) throws(InvalidResponse) -> JSONValue {
+    static func required(_ value: JSONValue?, _ name: StaticString, in path: Path?) throws(InvalidResponse) -> JSONValue
+    {
         guard let value, value != .null else {
             throw InvalidResponse("\(path.map { $0.text + "." } ?? "")\(name) is missing.")
         }
