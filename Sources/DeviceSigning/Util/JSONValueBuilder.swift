@@ -26,7 +26,8 @@ package struct JSONValueBuilder: StrictJSONSink {
     package mutating func beginObject() {
         isObject.append(true)
         // No storage reserved: an empty object allocates nothing, so a MiB of `[{},{},…]` stays a
-        // few MiB of values rather than a dictionary's buckets for each of 350,000 objects.
+        // few MiB of values rather than a dictionary's buckets for each of 350,000 objects. Its
+        // first member reserves room for three (``attach(_:)``).
         objects.append([:])
     }
 
@@ -61,6 +62,9 @@ package struct JSONValueBuilder: StrictJSONSink {
         }
         if inObject {
             let name = pendingNames.removeLast()
+            // Room for three at the first member: the small objects of an answer (an operation's
+            // `additionalInformation`) are then made without growing their storage on the way.
+            if objects[objects.count - 1].isEmpty { objects[objects.count - 1].reserveCapacity(3) }
             guard objects[objects.count - 1].updateValue(value, forKey: name) == nil else {
                 throw .duplicateMemberName(name)
             }
