@@ -18,13 +18,18 @@ enum RedeemOriginCheck {
         -> (operations: [PendingOutOfBandOperation], error: PendingOutOfBandOperationsError?)
     {
         // A backend's operations mostly share one redeem URL: each text is parsed and checked once,
-        // keyed by its bytes (two canonically equivalent texts can be two URLs).
+        // keyed by its bytes (two canonically equivalent texts can be two URLs). The previous
+        // operation's text is compared first, which spares the common answer any hashing.
         var verdicts: [RedeemURLOrigins.ExactText: Bool] = [:]
+        var previous: (text: RedeemURLOrigins.ExactText, verdict: Bool)?
         let inside = operations.map { operation in
             let text = RedeemURLOrigins.ExactText(text: operation.payload.redeemData.redeemUrl)
-            if let known = verdicts[text] { return known }
-            let verdict = RedeemURLOrigins.origin(of: text.text).map { origin?.contains($0) ?? false } ?? false
+            if let previous, previous.text == text { return previous.verdict }
+            let verdict =
+                verdicts[text]
+                ?? RedeemURLOrigins.origin(of: text.text).map { origin?.contains($0) ?? false } ?? false
             verdicts[text] = verdict
+            previous = (text, verdict)
             return verdict
         }
         // All inside (the common case): the operations are returned as they are, not copied.

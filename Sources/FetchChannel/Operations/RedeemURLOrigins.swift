@@ -42,7 +42,13 @@ enum RedeemURLOrigins {
         static func == (a: ExactText, b: ExactText) -> Bool {
             // withUTF8 may make a bridged string native: on copies.
             var (a, b) = (a.text, b.text)
-            return a.withUTF8 { first in b.withUTF8 { first.elementsEqual($0) } }
+            return a.withUTF8 { first in
+                b.withUTF8 { second in
+                    guard first.count == second.count else { return false }
+                    guard let x = first.baseAddress, let y = second.baseAddress else { return true }  // both empty
+                    return memcmp(x, y, first.count) == 0
+                }
+            }
         }
 
         func hash(into hasher: inout Hasher) {
