@@ -27,7 +27,9 @@ import Foundation
 /// replayed; and because the expiry is never earlier than `now + tolerance`, a creation time
 /// skewed into the past does not shorten how long the request id stays blocked. The arithmetic
 /// saturates, so hostile creation times (Int64.min, Int64.max) neither trap nor wrap.
-/// This assumes the verifier's clock does not jump backwards by more than the tolerance.
+/// When the verifier's clock is set back, a request whose id may already have been dropped from
+/// the cache (its `creationTime + tolerance` is not after the latest expiry dropped) is refused
+/// as `.replayedRequest`: the cache can no longer tell, and a replay must not get through.
 ///
 /// Thread-safe: the replay cache is behind a lock, and reading the clock, the freshness check
 /// and the check-and-record of a request id are one critical section, so concurrent
@@ -164,7 +166,10 @@ public final class DeviceSignatureVerifier: Sendable {
             return .failure(.clockSkewTooBig(serverTimeMillis: now, creationTimeMillis: creationTime))
         }
         let expiry = Self.replayExpiry(creationTime: creationTime, now: now, tolerance: toleranceMillis)
-        switch cache.insert(key, expiry: expiry, now: now) {
+        // The expiry had it been accepted when its creation time was the server's time.
+        let earliestExpiry = Self.replayExpiry(
+            creationTime: creationTime, now: creationTime, tolerance: toleranceMillis)
+        switch cache.insert(key, expiry: expiry, earliestExpiry: earliestExpiry, now: now) {
         case .inserted:
             return .success(
                 VerifiedDeviceSignature(

@@ -9,8 +9,15 @@
 ///   so one device (or one leaked key) flooding the backend cannot lock the others out;
 /// - when `capacity` live entries exist in all, `insert` answers `.full`.
 ///
+/// A wall clock can be set back, and then a request whose entry was dropped as expired can be
+/// fresh again. So the cache keeps the latest expiry it has dropped (``forgottenThrough``), and
+/// `insert` refuses, as `.replayed`, a request whose entry could have expired by then (its
+/// earliest possible expiry, `creationTime + tolerance`, is no later): the cache can no longer
+/// tell whether it was accepted before. With a clock that does not go back, every fresh request
+/// is later than that and nothing changes.
+///
 /// Not thread-safe: the verifier keeps it behind a lock and reads the time under that lock
-/// (docs/ARCHITECTURE.md, "Invariants"), so `now` never goes backwards between two calls.
+/// (docs/ARCHITECTURE.md, "Invariants"), so two verifications never see the time in two orders.
 struct ReplayCache: Sendable {
     struct Key: Hashable, Sendable {
         let dispatchTargetId: String
@@ -34,6 +41,8 @@ struct ReplayCache: Sendable {
     /// Each dispatch target's entries, soonest expiry first: its count and its oldest entry.
     /// A dispatch target without live entries has no heap here.
     private var perDispatchTarget: [String: ExpiryHeap<String>] = [:]
+    /// The latest expiry of an entry dropped so far; `Int64.min` before the first.
+    private(set) var forgottenThrough = Int64.min
 
     init(capacity: Int, quotaPerDispatchTarget: Int) {
         self.capacity = capacity
@@ -42,11 +51,13 @@ struct ReplayCache: Sendable {
 
     var count: Int { expiries.count }
 
-    /// Records `key` until `expiry` unless it is live already (`.replayed`), its dispatch target
-    /// holds its quota of live entries (`.quotaExceeded`) or the cache is full (`.full`).
-    mutating func insert(_ key: Key, expiry: Int64, now: Int64) -> Outcome {
+    /// Records `key` until `expiry` unless it is live already or could have been dropped already
+    /// (`.replayed`: `earliestExpiry`, the earliest expiry it could have been recorded with, is
+    /// not after ``forgottenThrough``), its dispatch target holds its quota of live entries
+    /// (`.quotaExceeded`) or the cache is full (`.full`).
+    mutating func insert(_ key: Key, expiry: Int64, earliestExpiry: Int64, now: Int64) -> Outcome {
         removeExpired(now: now)
-        if expiries[key] != nil { return .replayed }
+        if expiries[key] != nil || earliestExpiry <= forgottenThrough { return .replayed }
         if let own = perDispatchTarget[key.dispatchTargetId], own.count >= quotaPerDispatchTarget,
             let oldest = own.first
         {
@@ -68,6 +79,7 @@ struct ReplayCache: Sendable {
             // removed here), but check anyway rather than drop a live entry.
             guard expiries[first.element] == first.expiry else { continue }
             expiries.removeValue(forKey: first.element)
+            forgottenThrough = max(forgottenThrough, first.expiry)
             // The dispatch target's heap pops in the same expiry order, so its first entry has
             // this expiry (ties are interchangeable: only expiries and the count are read).
             let target = first.element.dispatchTargetId

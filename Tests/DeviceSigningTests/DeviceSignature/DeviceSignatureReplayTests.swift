@@ -42,6 +42,27 @@ import Testing
         #expect(setup.verifier.verify(value) == .failure(.replayedRequest("r1")))
     }
 
+    /// A server clock set back after an entry expired: the value is fresh again, and its request
+    /// id is no longer remembered. It is refused, while a request made after the step still passes.
+    @Test func aClockSetBackDoesNotReopenAForgottenRequest() throws {
+        let setup = try Setup()
+        let value = try setup.value(requestId: "r1", creation: F.t0)
+        #expect(throws: Never.self) { try setup.verifier.verify(value).get() }
+        // Forward past the entry's expiry; a verification drops it.
+        setup.clock.set(millis: F.t0 + Self.tolerance + 1)
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "r2", creation: F.t0 + Self.tolerance + 1)).get()
+        }
+        #expect(setup.verifier.replayCacheCount == 1, "r1 was dropped")
+        setup.clock.set(millis: F.t0 + 1)
+        #expect(setup.verifier.verify(value) == .failure(.replayedRequest("r1")))
+        // A request created after the forgotten one's window is still accepted.
+        setup.clock.set(millis: F.t0 + Self.tolerance + 2)
+        #expect(throws: Never.self) {
+            try setup.verifier.verify(try setup.value(requestId: "r3", creation: F.t0 + 2)).get()
+        }
+    }
+
     @Test func requestIdsAreScopedPerDispatchTarget() throws {
         let setup = try Setup(targets: [F.target, "second-target"])
         #expect(throws: Never.self) {
