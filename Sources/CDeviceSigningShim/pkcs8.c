@@ -99,10 +99,13 @@ int dss_pkcs8_encrypt_der(const EVP_PKEY *pkey, const uint8_t *pass, size_t pass
    without clearing it when the last block's padding is bad, so a damaged file opened with the
    right passphrase left the blocks before it, the private key among them, in freed memory. The
    plaintext must be exactly one PrivateKeyInfo: *trailing is set to 1 when it decrypted (the
-   passphrase was right) but bytes follow it. */
+   passphrase was right) but bytes follow it. *unusable is set to 1 when OpenSSL could not set up
+   the decryption from the algorithm and its parameters (an unsupported cipher or KDF, parameters
+   it cannot read): that says nothing about the passphrase. */
 static PKCS8_PRIV_KEY_INFO *dss_pkcs8_decrypt_info(const X509_SIG *enc, const uint8_t *pass, size_t pass_len,
-                                                   int *trailing) {
+                                                   int *trailing, int *unusable) {
     *trailing = 0;
+    *unusable = 0;
     const X509_ALGOR *algorithm = NULL;
     const ASN1_OCTET_STRING *ciphertext = NULL;
     X509_SIG_get0(enc, &algorithm, &ciphertext);
@@ -113,10 +116,14 @@ static PKCS8_PRIV_KEY_INFO *dss_pkcs8_decrypt_info(const X509_SIG *enc, const ui
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     PKCS8_PRIV_KEY_INFO *info = NULL;
     int len = 0, final_len = 0;
-    /* EVP_PBE_CipherInit_ex takes the algorithm's parts as non-const; it only reads them. */
-    if (plaintext != NULL && ctx != NULL
-        && EVP_PBE_CipherInit_ex(algorithm->algorithm, (const char *)pass, (int)pass_len, algorithm->parameter,
-                                 ctx, 0, NULL, NULL) == 1
+    int initialized = 0;
+    if (plaintext != NULL && ctx != NULL) {
+        /* EVP_PBE_CipherInit_ex takes the algorithm's parts as non-const; it only reads them. */
+        initialized = EVP_PBE_CipherInit_ex(algorithm->algorithm, (const char *)pass, (int)pass_len,
+                                            algorithm->parameter, ctx, 0, NULL, NULL) == 1;
+        *unusable = !initialized;
+    }
+    if (initialized
         && EVP_DecryptUpdate(ctx, plaintext, &len, ciphertext->data, ciphertext->length) == 1
         && len >= 0 && (size_t)len <= capacity - EVP_MAX_BLOCK_LENGTH
         && EVP_DecryptFinal_ex(ctx, plaintext + len, &final_len) == 1
@@ -156,12 +163,13 @@ EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_
         *status = check;
         return NULL;
     }
-    int trailing = 0;
-    PKCS8_PRIV_KEY_INFO *p8 = dss_pkcs8_decrypt_info(enc, pass, pass_len, &trailing);
+    int trailing = 0, unusable = 0;
+    PKCS8_PRIV_KEY_INFO *p8 = dss_pkcs8_decrypt_info(enc, pass, pass_len, &trailing, &unusable);
     X509_SIG_free(enc);
     if (p8 == NULL) {
-        /* Bytes after the key: it decrypted, so the passphrase was right; the content is no key. */
-        *status = trailing ? DSS_DECRYPT_NOT_A_KEY : DSS_DECRYPT_FAILED;
+        /* Bytes after the key: it decrypted, so the passphrase was right; the content is no key.
+           Parameters OpenSSL could not use: the file is at fault, not the passphrase. */
+        *status = trailing ? DSS_DECRYPT_NOT_A_KEY : unusable ? DSS_DECRYPT_UNUSABLE_PARAMETERS : DSS_DECRYPT_FAILED;
         return NULL;
     }
     EVP_PKEY *pkey = dss_p256_key_from_pkcs8(p8, key_status);

@@ -17,6 +17,7 @@
 #define DSS_DECRYPT_FAILED 2      /* wrong passphrase (or a corrupted ciphertext) */
 #define DSS_DECRYPT_NOT_A_KEY 3   /* decrypted, but not a P-256 key: *key_status says why (DSS_KEY_*) */
 #define DSS_DECRYPT_COST_OUT_OF_RANGE 4  /* an iteration count outside 1...INT_MAX (see below) */
+#define DSS_DECRYPT_UNUSABLE_PARAMETERS 5  /* OpenSSL could not set up the decryption from them */
 
 // Iteration counts cross into OpenSSL as `int` (PKCS5_pbe2_set_iv_ex, and ASN1_INTEGER_get into
 // an int when a file is read): a value above INT_MAX turns negative. Encrypting, OpenSSL then

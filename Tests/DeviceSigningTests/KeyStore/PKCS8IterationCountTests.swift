@@ -14,12 +14,12 @@ import Testing
 
     /// A DER EncryptedPrivateKeyInfo, PBES2 with PBKDF2-HMAC-SHA256 at `iterations`, AES-256-CBC,
     /// over 48 bytes of stand-in ciphertext (no passphrase opens it; the header is what counts).
-    static func encryptedKeyInfo(iterations: Int, ivBytes: Int = 16) -> [UInt8] {
+    static func encryptedKeyInfo(iterations: Int, ivBytes: Int = 16, salt: [UInt8]? = nil) -> [UInt8] {
         let pbes2: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0D]
         let pbkdf2: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0C]
         let hmacSHA256: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x02, 0x09, 0x05, 0x00]
         let aes256CBC: [UInt8] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 0x2A]
-        let salt = tlv(0x04, [UInt8](repeating: 0x5A, count: 16))
+        let salt = salt ?? tlv(0x04, [UInt8](repeating: 0x5A, count: 16))
         let kdfParameters = sequence(salt + integer(iterations) + sequence(hmacSHA256))
         let scheme = sequence(aes256CBC + tlv(0x04, [UInt8](repeating: 0xA5, count: ivBytes)))
         let algorithm = sequence(pbes2 + sequence(sequence(pbkdf2 + kdfParameters) + scheme))
@@ -71,6 +71,18 @@ import Testing
             try P256.Signing.PrivateKey(encryptedPEM: pem, passphrase: secret("pass"))
         }
         #expect(error?.reason.contains("16 bytes") == true, "\(String(describing: error))")
+    }
+
+    /// Parameters OpenSSL cannot set the decryption up from (a PBKDF2 salt that is no OCTET
+    /// STRING) are the file's fault: the passphrase was never tried, so it is not called wrong.
+    @Test func parametersOpenSSLCannotUseAreMalformedNotAWrongPassphrase() throws {
+        let salt = Self.sequence(Self.tlv(0x04, [UInt8](repeating: 0x5A, count: 16)))
+        let pem = TestPEM.pem(
+            label: "ENCRYPTED PRIVATE KEY", der: Self.encryptedKeyInfo(iterations: 2048, salt: salt))
+        let error = expectError(.malformedEncoding) {
+            try P256.Signing.PrivateKey(encryptedPEM: pem, passphrase: secret("pass"))
+        }
+        #expect(error?.reason.contains("cannot set up the decryption") == true, "\(String(describing: error))")
     }
 
     @Test(arguments: [twoToThe31, twoToThe31 + 1, 1 << 32, Int.max])

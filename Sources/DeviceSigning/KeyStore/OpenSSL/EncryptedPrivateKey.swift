@@ -81,6 +81,11 @@ enum EncryptedPrivateKey {
                 throw P256Backend.refusal(ofPrivateKey: keyStatus)
                     ?? DeviceSigningError(
                         .malformedEncoding, "The key decrypted, but the content is not a P-256 PKCS#8 private key.")
+            case DSS_DECRYPT_UNUSABLE_PARAMETERS:
+                // Before any decryption: the passphrase was never tried.
+                throw DeviceSigningError(
+                    .malformedEncoding,
+                    "OpenSSL cannot set up the decryption from this key's encryption algorithm and parameters.")
             case DSS_DECRYPT_COST_OUT_OF_RANGE:
                 throw DeviceSigningError(
                     .inputTooLarge,
