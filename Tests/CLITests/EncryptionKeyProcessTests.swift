@@ -230,6 +230,34 @@ extension CLISubprocessTests {
 
         /// A key registered before encryption keys existed cannot be registered again ('register'
         /// refuses a registered key): its rotation is its next registration, and gives it one.
+        /// The backend took the new key and the store records it: the rotation is done, even when
+        /// the old key's files cannot all be removed. It says so (exit 0), and warns about the old
+        /// entry, rather than fail and send the user to rotate again or delete the new key.
+        @Test func aRotationIsDoneEvenWhenTheOldKeyCannotBeDeleted() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            try Self.makeOldFormat(sandbox, keyId)
+            try Self.registerWithoutEncryptionKey(sandbox, backend, keyId, deviceId: "phone")
+            // Where the old key's encryption key would be: a directory, which deleting it cannot remove.
+            let blocker = Self.storeFile(sandbox, keyId + ".enc.pem")
+            try FileManager.default.createDirectory(
+                at: blocker.appendingPathComponent("inside"), withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: blocker) }
+
+            let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            #expect(rotated.status == 0, "\(rotated.summary)")
+            #expect(rotated.err.contains("Warning: key \(keyId) could not be deleted"), "\(rotated.summary)")
+            #expect(rotated.err.contains("fetchchannel key delete \(keyId)"), "\(rotated.summary)")
+            let newKeyId = try #require(rotated.lines.first)
+            #expect(newKeyId != keyId)
+            let first = try backend.dispatch(deviceId: "phone", channel: "link")
+            let fetched = try await fetch(sandbox)
+            #expect(fetched.status == 0 && fetched.tokens == [first.token], "the new key fetches: \(fetched.errors)")
+        }
+
         @Test func registeredKeyWithoutEncryptionKeyGainsOneAtRotation() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }

@@ -146,12 +146,27 @@ struct RotateCommand: CLICommand {
     }
 
     /// Moves the registration to `newKeyId` and deletes the old key; prints the new key id.
+    ///
+    /// Once the new key records the dispatch target, the rotation has happened: the backend holds
+    /// the new key and the store says so. Deleting the old key is then only tidying up. When it
+    /// fails, the rotation is still reported as done (exit 0), with a warning that names the old
+    /// entry and how to delete it: an error would send the user to rotate again (a third key the
+    /// backend refuses) or to delete the new key, the only one the backend accepts.
     private func complete(
         _ registration: Registration, newKeyId: String, in store: KeyStore, claim: KeyClaim
     ) throws -> Int32 {
         let (oldKeyId, targetId) = (registration.oldKeyId, registration.targetId)
         try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
-        try store.delete(oldKeyId, claim: claim)
+        var oldKeyFate = "key \(oldKeyId) was deleted."
+        do {
+            try store.delete(oldKeyId, claim: claim)
+        } catch {
+            oldKeyFate =
+                "key \(oldKeyId) could not be deleted (\(FetchChannelCLI.describe(error))). The backend no longer "
+                + "verifies dispatch target \(targetId) with it: delete what is left of it with "
+                + "'fetchchannel key delete \(oldKeyId)' once that is mended, and do not rotate it again."
+            console.note("Warning: " + oldKeyFate)
+        }
         if console.json {
             try console.printJSON([
                 "oldKeyId": oldKeyId, "newKeyId": newKeyId, "dispatchTargetId": targetId,
@@ -160,8 +175,7 @@ struct RotateCommand: CLICommand {
         } else {
             console.line(newKeyId)
         }
-        console.note(
-            "Rotated: dispatch target \(targetId) now verifies with key \(newKeyId); key \(oldKeyId) was deleted.")
+        console.note("Rotated: dispatch target \(targetId) now verifies with key \(newKeyId); \(oldKeyFate)")
         return ExitCode.success
     }
 
