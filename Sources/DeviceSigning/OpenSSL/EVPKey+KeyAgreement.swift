@@ -13,7 +13,7 @@ extension EVPKey {
         }
         return try session.worker.perform("derive a shared secret") { [self] in
             guard let secret = deriveHere(with: peer) else {
-                throw TPMFailure.error("derive a shared secret", target: session.target)
+                throw TPMFailure.error("derive a shared secret", target: session.target, withLoadedKey: true)
             }
             return secret
         }

@@ -90,7 +90,7 @@ final class EVPKey: @unchecked Sendable {
             let ok = input.withUnsafeBytes { digest in
                 output.withUnsafeMutableBytes { signDigestHere(digest, into: $0) }
             }
-            guard ok else { throw TPMFailure.error("sign", target: session.target) }
+            guard ok else { throw TPMFailure.error("sign", target: session.target, withLoadedKey: true) }
             return output
         }
         signature.withUnsafeBytes { raw.copyMemory(from: $0) }

@@ -110,6 +110,50 @@ package final class SoftwareTPM: @unchecked Sendable {
         send(SIGCONT)
     }
 
+    /// Resets the TPM as a reboot does (TPM_Init through the control channel, `swtpm_ioctl -i`,
+    /// Debian swtpm-tools): every loaded object is gone, and the TPM answers every command with
+    /// TPM_RC_INITIALIZE until it is started again (``startUp()``, what firmware does at boot).
+    /// False when it could not be done.
+    package func reset() -> Bool {
+        guard let tool = Self.executable?.deletingLastPathComponent().appendingPathComponent("swtpm_ioctl"),
+            FileManager.default.isExecutableFile(atPath: tool.path)
+        else { return false }
+        let control = Process()
+        control.executableURL = tool
+        control.arguments = ["-i", "--tcp", "127.0.0.1:\(port + 1)"]
+        control.standardInput = FileHandle.nullDevice
+        control.standardOutput = FileHandle.nullDevice
+        control.standardError = FileHandle.nullDevice
+        guard (try? control.run()) != nil else { return false }
+        control.waitUntilExit()
+        return control.terminationStatus == 0
+    }
+
+    /// Sends TPM2_Startup(TPM_SU_CLEAR) on a connection of its own, as firmware does after a reset.
+    /// swtpm serves one connection at a time: call it when no other is open. True when the TPM
+    /// answered TPM_RC_SUCCESS.
+    package func startUp() -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard Self.loopback.withSocketAddress(port: port, { connect(fd, $0, $1) }) == 0 else { return false }
+        // tag TPM_ST_NO_SESSIONS, size 12, TPM_CC_Startup, TPM_SU_CLEAR.
+        let command: [UInt8] = [0x80, 0x01, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x00, 0x01, 0x44, 0x00, 0x00]
+        guard command.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, 0) }) == command.count else {
+            return false
+        }
+        var answer = [UInt8](repeating: 0xFF, count: 10)  // tag, size, response code
+        var received = 0
+        while received < answer.count {
+            let count = answer.withUnsafeMutableBytes { buffer in
+                recv(fd, buffer.baseAddress.map { $0 + received }, buffer.count - received, 0)
+            }
+            guard count > 0 else { return false }
+            received += count
+        }
+        return answer[6..<10].allSatisfy { $0 == 0 }
+    }
+
     /// Sends `number` to swtpm while it runs, under the lock `stop()` takes: not to a pid that a
     /// stopped (and reaped) swtpm left for another process to take.
     private func send(_ number: Int32) {

@@ -261,6 +261,31 @@ import Testing
         #expect(outcome.2)
     }
 
+    /// A TPM reset (a reboot, a resume from hibernation) forgets every loaded key. The operation
+    /// that finds it gone fails as a lost connection; once the TPM is started again, the next one
+    /// loads the key file again and signs. Before, the first failure was `.tpmRefused`, which
+    /// kept the connection and its key: every later signature failed until the process restarted.
+    @Test func aSigningKeyWorksAgainAfterItsTPMWasReset() async throws {
+        guard SoftwareTPM.available(for: "TPM reset") else { return }
+        let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, DeviceSigningError?, Bool) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+            _ = try key.signature(for: Self.message)
+            try #require(tpm.reset(), "swtpm_ioctl -i reset the TPM")
+            let gone = caught { _ = try key.signature(for: Self.message) }
+            // The key's connection is closed by now: reloading it met the TPM not started.
+            let notStarted = caught { _ = try key.signature(for: Self.message) }
+            try #require(tpm.startUp(), "TPM2_Startup(CLEAR) after the reset")
+            let signature = try key.signature(for: Self.message)
+            return (gone, notStarted, key.publicKey.isValidSignature(signature, for: Self.message))
+        }
+        #expect(outcome.0?.code == .tpmUnavailable, "\(String(describing: outcome.0))")
+        #expect(outcome.0?.reason.contains("no longer holds the loaded key") == true)
+        #expect(outcome.1?.code == .tpmUnavailable, "\(String(describing: outcome.1))")
+        #expect(outcome.2, "the signature after the TPM started again is valid")
+    }
+
     @Test func anEncryptionKeyWorksAgainOnceItsTPMAnswersAgain() async throws {
         guard SoftwareTPM.available(for: "TPM reconnection") else { return }
         let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Data, Data) in

@@ -25,6 +25,12 @@ enum TPMFailure {
         var isBadValue: Bool { layer == 9 || value == 0x7_000B }
         /// TPM_RC_HANDLE for the first handle (0x18B): loading, the parent is not in the TPM.
         var isFirstHandleWrong: Bool { isFromTPM && value & 0xFFF == 0x18B }
+        /// The TPM no longer holds what a loaded key's operation names: TPM_RC_INITIALIZE (0x100,
+        /// reset and not started again), TPM_RC_HANDLE for the first handle (0x18B) or
+        /// TPM_RC_REFERENCE_H0...S6 (0x910...0x91E, a transient object or session not loaded).
+        var isLoadedObjectGone: Bool {
+            isFromTPM && (value & 0xFFF == 0x100 || value & 0xFFF == 0x18B || (0x910...0x91E).contains(value & 0xFFF))
+        }
         /// TPM_RC_OBJECT_MEMORY (0x902): no room for another loaded object.
         var isObjectMemoryFull: Bool { isFromTPM && value & 0xFFF == 0x902 }
         var description: String { "0x" + String(value, radix: 16, uppercase: true) }
@@ -60,8 +66,13 @@ enum TPMFailure {
     }
 
     /// The error for a failed `action` (a phrase such as "sign" or "load the key") on the TPM
-    /// reached through `target`.
-    static func error(_ action: String, target: String, loadingKey: Bool = false) -> DeviceSigningError {
+    /// reached through `target`. `withLoadedKey`: the action used a key loaded earlier (a
+    /// signature, a key agreement); when the TPM no longer holds it (a reset, a restart, a resume
+    /// from hibernation), the connection is as good as lost: `.tpmUnavailable`, which makes the
+    /// next operation load the key again (``TPMKeyHandle``) rather than fail the same way forever.
+    static func error(_ action: String, target: String, loadingKey: Bool = false, withLoadedKey: Bool = false)
+        -> DeviceSigningError
+    {
         let queue = drain()
         guard let code = queue.returnCode else {
             return DeviceSigningError(
@@ -74,6 +85,13 @@ enum TPMFailure {
                 .malformedEncoding,
                 "The TPM key file cannot be loaded (\(words)): it is damaged, or uses a form this package does "
                     + "not support.", openSSLErrors: queue.texts)
+        }
+        if withLoadedKey && code.isLoadedObjectGone {
+            return DeviceSigningError(
+                .tpmUnavailable,
+                "Could not \(action): the TPM reached through \(target) no longer holds the loaded key (\(words)); "
+                    + "it was reset or restarted since. The next operation loads the key into it again.",
+                openSSLErrors: queue.texts)
         }
         if !code.isFromTPM {
             return DeviceSigningError(
