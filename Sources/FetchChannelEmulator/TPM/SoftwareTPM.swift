@@ -129,29 +129,50 @@ package final class SoftwareTPM: @unchecked Sendable {
         return control.terminationStatus == 0
     }
 
-    /// Sends TPM2_Startup(TPM_SU_CLEAR) on a connection of its own, as firmware does after a reset.
-    /// swtpm serves one connection at a time: call it when no other is open. True when the TPM
-    /// answered TPM_RC_SUCCESS.
+    /// Sends TPM2_Startup(TPM_SU_CLEAR), as firmware does after a reset. True when it succeeded.
     package func startUp() -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        guard Self.loopback.withSocketAddress(port: port, { connect(fd, $0, $1) }) == 0 else { return false }
         // tag TPM_ST_NO_SESSIONS, size 12, TPM_CC_Startup, TPM_SU_CLEAR.
-        let command: [UInt8] = [0x80, 0x01, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x00, 0x01, 0x44, 0x00, 0x00]
-        guard command.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, 0) }) == command.count else {
-            return false
-        }
-        var answer = [UInt8](repeating: 0xFF, count: 10)  // tag, size, response code
+        command([0x80, 0x01, 0x00, 0x00, 0x00, 0x0C, 0x00, 0x00, 0x01, 0x44, 0x00, 0x00]) == 0
+    }
+
+    /// Gives the owner hierarchy (the parent of every key made here) the authorization value
+    /// `value` (1 to 32 bytes), as an administrator's `tpm2_changeauth -c owner` does. True when it
+    /// succeeded.
+    package func setOwnerAuthorization(_ value: [UInt8]) -> Bool {
+        guard (1...32).contains(value.count) else { return false }
+        let parameters: [UInt8] = [0x00, UInt8(value.count)] + value  // TPM2B_AUTH
+        // TPM_RH_OWNER, then one password session (TPM_RS_PW, empty nonce and password).
+        let handleAndSession: [UInt8] = [
+            0x40, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x09, 0x40, 0x00, 0x00, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00,
+        ]
+        let size = 10 + handleAndSession.count + parameters.count
+        // tag TPM_ST_SESSIONS, size, TPM_CC_HierarchyChangeAuth.
+        let header: [UInt8] = [0x80, 0x02, 0x00, 0x00, 0x00, UInt8(size), 0x00, 0x00, 0x01, 0x29]
+        return command(header + handleAndSession + parameters) == 0
+    }
+
+    /// Sends one TPM command on a connection of its own and returns the response code, or nil
+    /// when no answer came within 10 s. swtpm serves one connection at a time: a key's that is
+    /// still open makes this one wait, and then fail.
+    private func command(_ bytes: [UInt8]) -> UInt32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0,
+            Self.loopback.withSocketAddress(port: port, { connect(fd, $0, $1) }) == 0,
+            bytes.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count
+        else { return nil }
+        var answer = [UInt8](repeating: 0, count: 10)  // tag, size, response code
         var received = 0
         while received < answer.count {
             let count = answer.withUnsafeMutableBytes { buffer in
                 recv(fd, buffer.baseAddress.map { $0 + received }, buffer.count - received, 0)
             }
-            guard count > 0 else { return false }
+            guard count > 0 else { return nil }
             received += count
         }
-        return answer[6..<10].allSatisfy { $0 == 0 }
+        return answer[6..<10].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// Sends `number` to swtpm while it runs, under the lock `stop()` takes: not to a pid that a

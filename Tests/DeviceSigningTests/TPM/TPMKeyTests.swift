@@ -286,6 +286,27 @@ import Testing
         #expect(outcome.2, "the signature after the TPM started again is valid")
     }
 
+    /// An owner hierarchy with an authorization value: the TPM refuses to make or load keys
+    /// under it. That is the TPM's refusal, named as such; before, loading said the key file was
+    /// garbled (and the key store, corrupt), which could have a user delete a good key.
+    @Test func anOwnerHierarchyWithAPasswordIsARefusalNotACorruptFile() async throws {
+        guard SoftwareTPM.available(for: "TPM owner authorization") else { return }
+        let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, DeviceSigningError?) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            // Its connection closes with the key, before the command below takes one of its own.
+            let keyFile = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration()).tss2PEMRepresentation
+            try #require(tpm.setOwnerAuthorization(Array("owner-secret".utf8)))
+            let loading = caught { _ = try P256.Signing.PrivateKey(tss2PEM: keyFile, tpm: tpm.configuration()) }
+            let generating = caught { _ = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration()) }
+            return (loading, generating)
+        }
+        for failure in [outcome.0, outcome.1] {
+            #expect(failure?.code == .tpmRefused, "\(String(describing: failure))")
+            #expect(failure?.reason.contains("authorization value") == true)
+        }
+    }
+
     @Test func anEncryptionKeyWorksAgainOnceItsTPMAnswersAgain() async throws {
         guard SoftwareTPM.available(for: "TPM reconnection") else { return }
         let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Data, Data) in

@@ -74,6 +74,16 @@ enum TPMFailure {
         -> DeviceSigningError
     {
         let queue = drain()
+        // tpm2-openssl says so without a TSS2 code when the parent's (the owner hierarchy's)
+        // authorization fails: the TPM refused, the key file is not at fault.
+        if queue.returnCode == nil, queue.texts.contains(where: { $0.contains("authorization failure") }) {
+            return DeviceSigningError(
+                .tpmRefused,
+                "The TPM reached through \(target) refused to \(action): authorization failure. Its owner "
+                    + "hierarchy, under which this package makes and loads keys, has an authorization value, "
+                    + "which this package does not supply; remove it (tpm2_changeauth -c owner -p OLD) or use "
+                    + "a TPM without one.", openSSLErrors: queue.texts)
+        }
         guard let code = queue.returnCode else {
             return DeviceSigningError(
                 .openSSLFailure, "Could not \(action) with the TPM reached through \(target).",
