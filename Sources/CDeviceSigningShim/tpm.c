@@ -106,7 +106,7 @@ dss_tpm_library *dss_tpm_library_open(const char *tcti) {
     if (library->tpm == NULL) goto fail;
     return library;
 fail:
-    dss_tpm_library_close(library);
+    (void)dss_tpm_library_close(library);  /* already failing: the open's error is the one reported */
     return NULL;
 }
 
@@ -114,12 +114,14 @@ OSSL_LIB_CTX *dss_tpm_library_context(dss_tpm_library *library) {
     return library != NULL ? library->lib : NULL;
 }
 
-void dss_tpm_library_close(dss_tpm_library *library) {
-    if (library == NULL) return;
-    if (library->tpm != NULL) OSSL_PROVIDER_unload(library->tpm);
-    if (library->base != NULL) OSSL_PROVIDER_unload(library->base);
+int dss_tpm_library_close(dss_tpm_library *library) {
+    if (library == NULL) return 1;
+    int unloaded = 1;
+    if (library->tpm != NULL && OSSL_PROVIDER_unload(library->tpm) != 1) unloaded = 0;
+    if (library->base != NULL && OSSL_PROVIDER_unload(library->base) != 1) unloaded = 0;
     OSSL_LIB_CTX_free(library->lib);
     OPENSSL_free(library);
+    return unloaded;
 }
 
 EVP_PKEY *dss_tpm_generate_p256(dss_tpm_library *library) {

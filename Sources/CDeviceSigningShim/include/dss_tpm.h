@@ -41,7 +41,9 @@ dss_tpm_library *dss_tpm_library_open(const char *tcti);
 OSSL_LIB_CTX *dss_tpm_library_context(dss_tpm_library *library);
 
 /// Unloads both providers and frees the context. Every key from it must be freed before.
-void dss_tpm_library_close(dss_tpm_library *library);
+/// 1 when both unloads succeeded; 0 when one failed (error queue set): the context is freed
+/// either way, which releases what a failed unload left.
+int dss_tpm_library_close(dss_tpm_library *library);
 
 /// A new P-256 key pair generated in the TPM, or NULL (error queue set).
 EVP_PKEY *dss_tpm_generate_p256(dss_tpm_library *library);

@@ -41,7 +41,9 @@ final class TPMSession: @unchecked Sendable {
     }
 
     deinit {
-        dss_tpm_library_close(library)
+        // A failed unload leaves nothing to do here: freeing the library context releases the
+        // rest, and a deinit has no caller to tell. The queue is cleared either way.
+        _ = dss_tpm_library_close(library)
         OpenSSLErrorQueue.clear()
     }
 
