@@ -330,6 +330,37 @@ extension CLIOfflineProcessTests {
                 "\(notJSONImport.summary)")
         }
 
+        /// As 'key generate' does: --no-encryption beside a passphrase file that opens nothing is a
+        /// usage error, and a key stored unencrypted is warned about. With an encrypted file the
+        /// passphrase opens it, and --no-encryption stores the key without one.
+        @Test func importWithoutEncryptionWarnsAndRefusesAPassphraseThatOpensNothing() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let store = sandbox.storeArguments
+            let plain = PackageLocations.keys.appendingPathComponent("demo-device-p256.pem").path
+            let passphraseFile = try sandbox.writePrivate("passphrase", CLISandbox.passphrase)
+            let both = try await sandbox.run(
+                ["key", "import", "--no-encryption", "--passphrase-file", passphraseFile.path, plain] + store)
+            #expect(both.status == 64 && both.err.contains("do not also give --passphrase-file"), "\(both.summary)")
+            #expect(try await sandbox.run(["key", "list"] + store).out.isEmpty, "nothing was stored")
+
+            let unencrypted = try await sandbox.run(["key", "import", "--no-encryption", plain] + store)
+            #expect(unencrypted.status == 0, "\(unencrypted.summary)")
+            #expect(
+                unencrypted.err.contains("warning: the private key is stored unencrypted"), "\(unencrypted.summary)")
+
+            let keyId = try await sandbox.generateKey()
+            let exported = try sandbox.write(
+                "exported.pem", try await sandbox.run(["key", "export", "--private", keyId] + store).out)
+            let opened = try await sandbox.run(
+                [
+                    "key", "import", "--no-encryption", "--passphrase-file", passphraseFile.path, exported.path,
+                    "--store", sandbox.file("other").path,
+                ])
+            #expect(opened.status == 0 && opened.lines == [keyId], "\(opened.summary)")
+            #expect(opened.err.contains("stored unencrypted"), "\(opened.summary)")
+        }
+
         @Test func emptyOrMissingStore() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -48,11 +48,7 @@ struct KeyGenerateCommand: CLICommand {
         let metadata = try store.metadata(keyId)
         try console.printStoredKey(keyId, publicKey: metadata.jwk)
         console.note("Generated key \(keyId) in \(store.directory.path) (\(metadata.kdf ?? "protection unknown")).")
-        if protection == .unencrypted {
-            console.note(
-                "warning: the private key is stored unencrypted; anyone who can read \(store.directory.path) can sign "
-                    + "as this device.")
-        }
+        if protection == .unencrypted { console.warnStoredUnencrypted(in: store) }
         return ExitCode.success
     }
 }

@@ -16,15 +16,25 @@ struct KeyImportCommand: CLICommand {
     private var console: Console { access.console }
     let file: URL
     let unencrypted: Bool
+    let passphraseFileGiven: Bool
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         file = context.fileURL(arguments.positionals[0])
         unencrypted = arguments[KeyOptions.noEncryption]
+        passphraseFileGiven = arguments.contains(CommonOptions.passphraseFile)
         access = try KeyStoreAccess(arguments, context: context)
     }
 
     func run() async throws -> Int32 {
         let (key, filePassphrase) = try readKey()
+        // As 'key generate' refuses it: the passphrase would open nothing and protect nothing.
+        // (With an encrypted file it opens the file, and --no-encryption stores the key without it.)
+        if unencrypted && passphraseFileGiven && filePassphrase == nil {
+            throw UsageError(
+                .conflictingOptions,
+                "\(file.path) is not encrypted and --no-encryption stores the key without a passphrase; "
+                    + "do not also give --passphrase-file")
+        }
         let passphrase =
             unencrypted
             ? nil
@@ -36,6 +46,7 @@ struct KeyImportCommand: CLICommand {
             allowUnencrypted: passphrase == nil, encryptionKey: P256.KeyAgreement.PrivateKey())
         try console.printStoredKey(keyId, publicKey: key.publicKey.jwk)
         console.note("Imported key \(keyId) into \(store.directory.path)\(passphrase == nil ? " (unencrypted)" : "").")
+        if passphrase == nil { console.warnStoredUnencrypted(in: store) }
         return ExitCode.success
     }
 

@@ -47,6 +47,13 @@ enum NewKeyProtection: Sendable {
 }
 
 extension Console {
+    /// The warning after a private key was stored without a passphrase.
+    func warnStoredUnencrypted(in store: KeyStore) {
+        note(
+            "warning: the private key is stored unencrypted; anyone who can read \(store.directory.path) can sign "
+                + "as this device.")
+    }
+
     /// The key id of a key just stored, or `{"keyId", "publicJwk"}` with `--json`.
     func printStoredKey(_ keyId: String, publicKey: JWK) throws {
         if json {
