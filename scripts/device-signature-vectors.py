@@ -270,7 +270,7 @@ document = {
                    "input; the signature is verify-only (RFC 6979 deterministic, which OpenSSL 3.0 cannot "
                    "produce). Verification cases: run each with a fresh verifier at verifierTimeMillis, except "
                    "that cases sharing a session run on one verifier in file order.",
-    "source": "Vectors/device-signature.py (Python json, base64 and the cryptography package); "
+    "source": "scripts/device-signature-vectors.py (Python json, base64 and the cryptography package); "
               "see Vectors/README.md, device-signature.json.",
     "testOnly": "Both keys are published examples. Never use them for anything but tests.",
     "key": dict(FIXTURE_JWK, comment="RFC 7515 Appendix A.3 ES256 example key. TEST ONLY."),

@@ -17,8 +17,9 @@ import Foundation
 /// Two uses, one reader (``StrictJSONReader``), iterative (no recursion):
 /// - ``requireUniqueMemberNames(_:)`` checks a text that Foundation decodes next (the
 ///   Device-Signature payload, key store metadata). Values are read in place and never copied;
-///   only member names are materialised. As Foundation reads them, a lone surrogate escape is
-///   U+FFFD, numbers are checked for syntax only, and nesting is bounded by the text's length only.
+///   only member names are materialised. A lone surrogate escape counts as U+FFFD here (Foundation,
+///   which reads the text next, refuses it), numbers are checked for syntax only, and nesting is
+///   bounded by the text's length only.
 /// - ``parse(_:limits:)`` builds the ``JSONValue`` (JWS and JWE protected headers and JWKs, through
 ///   `JOSEJSON`); ``read(_:into:limits:)`` tells a sink of the caller's instead, as the operations
 ///   answer's reader does. Both refuse a lone surrogate escape; nesting stops at

@@ -6,7 +6,7 @@
 struct StrictJSONReader<Sink: StrictJSONSink> {
     /// What a `\u` escape of a lone surrogate (one not part of a high-low pair) stands for.
     enum LoneSurrogates {
-        /// U+FFFD, as Foundation reads it.
+        /// U+FFFD (the names of a text that Foundation, which refuses it, reads next).
         case replaced
         /// Not JSON text that a value can be made of.
         case refused
