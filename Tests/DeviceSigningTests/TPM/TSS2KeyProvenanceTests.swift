@@ -59,10 +59,44 @@ import Testing
         }
     }
 
-    /// The parent is the TPM's to check: a key under a persistent storage key passes here.
-    @Test func aKeyUnderAnotherParentPassesTheCheck() throws {
-        let der = try Self.patched([0x02, 0x04, 0x40, 0x00, 0x00, 0x01], [0x02, 0x04, 0x01, 0x00, 0x00, 0x01])
-        try TSS2KeyProvenance.check(der: der)
+    /// `generated` with the parent `handle` (a DER INTEGER: a leading zero when its top bit is set).
+    static func withParent(_ handle: [UInt8]) throws -> [UInt8] {
+        let owner: [UInt8] = [0x02, 0x04, 0x40, 0x00, 0x00, 0x01]
+        let integer: [UInt8] = handle[0] & 0x80 != 0 ? [0x02, 0x05, 0x00] + handle : [0x02, 0x04] + handle
+        let start = try #require(
+            (0...(generated.count - owner.count)).first { Array(generated[$0..<($0 + owner.count)]) == owner })
+        var der = generated
+        der.replaceSubrange(start..<(start + owner.count), with: integer)
+        // The outer SEQUENCE's length (30 81 F0) grows with the integer.
+        try #require(der[0...2] == [0x30, 0x81, 0xF0])
+        der[2] = UInt8(0xF0 + integer.count - owner.count)
+        return der
+    }
+
+    /// Whether a persistent parent is in the TPM is the TPM's to check: such a key passes here.
+    @Test func aKeyUnderAPersistentParentPassesTheCheck() throws {
+        try TSS2KeyProvenance.check(der: try Self.withParent([0x81, 0x00, 0x00, 0x01]))
+    }
+
+    /// A parent that is neither the owner hierarchy nor a persistent key (the null hierarchy, the
+    /// endorsement one, a transient handle, 0), or a name algorithm other than SHA-256, is a
+    /// damaged file. Before, the TPM was asked and its refusal (a bad hierarchy, 0x184; a bad
+    /// name algorithm, 0x2C3) named the TPM rather than the file; parent 0 even loaded.
+    @Test(arguments: [
+        [UInt8](arrayLiteral: 0x40, 0x00, 0x00, 0x07), [0x40, 0x00, 0x00, 0x0B], [0x80, 0x00, 0x00, 0x01],
+        [0x00, 0x00, 0x00, 0x00],
+    ])
+    func anotherParentIsMalformed(parent: [UInt8]) throws {
+        let der = try Self.withParent(parent)
+        let error = expectError(.malformedEncoding) { try TSS2KeyProvenance.check(der: der) }
+        #expect(error?.reason.contains("parent") == true, "\(error?.reason ?? "")")
+    }
+
+    @Test func aNameAlgorithmOtherThanSHA256IsMalformed() throws {
+        let sha384: [UInt8] = [0x00, 0x0C] + Array(Self.attributes.dropFirst(2))
+        let der = try Self.patched(Self.attributes, sha384)
+        let error = expectError(.malformedEncoding) { try TSS2KeyProvenance.check(der: der) }
+        #expect(error?.reason.contains("SHA-256") == true, "\(error?.reason ?? "")")
     }
 
     /// Such a key used to fail in the provider's password callback and was called garbled.
@@ -94,5 +128,7 @@ import Testing
         for der in [importable, Array(Self.generated.prefix(100)), Self.generated + [0x00]] {
             expectError(.malformedEncoding) { try TSS2KeyProvenance.check(der: der) }
         }
+        let trailing = expectError(.malformedEncoding) { try TSS2KeyProvenance.check(der: Self.generated + [0x00]) }
+        #expect(trailing?.reason.contains("bytes after the key") == true, "\(trailing?.reason ?? "")")
     }
 }

@@ -19,6 +19,11 @@
 enum TSS2KeyProvenance {
     static let loadableKeyOID: [UInt8] = [0x06, 0x06, 0x67, 0x81, 0x05, 0x0A, 0x01, 0x03]
     static let eccType: UInt16 = 0x0023
+    /// TPM_RH_OWNER, and the range of persistent handles (TPM_HT_PERSISTENT).
+    static let ownerHierarchy = 0x4000_0001
+    static let persistentHandles = 0x8100_0000...0x81FF_FFFF
+    /// TPM_ALG_SHA256: the name algorithm of the keys this package and the tpm2 provider make.
+    static let sha256NameAlgorithm: UInt16 = 0x000B
     /// TPMA_OBJECT fixedTPM (bit 1), fixedParent (bit 4), sensitiveDataOrigin (bit 5).
     static let generatedInsideAttributes: UInt32 = 0x0000_0032
 
@@ -31,7 +36,8 @@ enum TSS2KeyProvenance {
         do {
             var document = der.withUnsafeBytes { DERReader($0) }
             var key = try document.read(.sequence)
-            guard document.isAtEnd, try key.readElement() == loadableKeyOID else {
+            guard document.isAtEnd else { throw malformed("it has bytes after the key") }
+            guard try key.readElement() == loadableKeyOID else {
                 throw malformed("it is not a loadable key (type 2.23.133.10.1.3)")
             }
             // emptyAuth [0] and the later optional members [1]…[6]: context-specific, constructed.
@@ -46,9 +52,13 @@ enum TSS2KeyProvenance {
                 default: throw malformed("it has member [\(tag & 0x1F)], which the tpm2 provider does not read")
                 }
             }
-            // The parent (the owner hierarchy, 0x40000001, or a persistent storage key given with
-            // `-pkeyopt parent:`) is the TPM's to check when it loads the key.
-            _ = try key.readInteger()
+            // The parent: the owner hierarchy (0x40000001) or a persistent storage key given with
+            // `-pkeyopt parent:` (0x81xxxxxx); whether that key is there is the TPM's to check. Any
+            // other value is a damaged file, which the TPM would refuse as a bad hierarchy.
+            let parent = try key.readInteger()
+            guard parent == ownerHierarchy || persistentHandles.contains(parent) else {
+                throw malformed("its parent is neither the owner hierarchy nor a persistent key")
+            }
             publicArea = try key.read(.octetString).remainingBytes
             _ = try key.read(.octetString)
             guard key.isAtEnd else { throw malformed("it has members after the private part") }
@@ -70,6 +80,9 @@ enum TSS2KeyProvenance {
         }
         let type = UInt16(publicArea[2]) << 8 | UInt16(publicArea[3])
         guard type == eccType else { throw DeviceSigningError(.unsupportedKeyType, "The TPM key is not an ECC key.") }
+        guard UInt16(publicArea[4]) << 8 | UInt16(publicArea[5]) == sha256NameAlgorithm else {
+            throw malformed("its name algorithm is not SHA-256")
+        }
         let attributes = publicArea[6..<10].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard attributes & generatedInsideAttributes == generatedInsideAttributes else {
             throw DeviceSigningError(
