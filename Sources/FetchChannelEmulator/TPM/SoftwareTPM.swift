@@ -67,7 +67,12 @@ package final class SoftwareTPM: @unchecked Sendable {
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            try process.run()
+            do {
+                try process.run()
+            } catch {
+                try? FileManager.default.removeItem(at: directory)
+                throw error
+            }
             if Self.waitUntilAccepting(port: port, process: process),
                 Self.waitUntilAccepting(port: port + 1, process: process)
             {

@@ -128,7 +128,8 @@ enum TPMFailure {
         if code.isObjectMemoryFull {
             reason +=
                 " It has no room for another loaded key: without a resource manager (such as /dev/tpmrm0) a "
-                + "TPM holds only a few at a time; release keys no longer in use."
+                + "TPM holds only a few at a time; release keys no longer in use. Keys that processes which "
+                + "ended (or gave up waiting) left loaded stay there until the TPM is flushed or restarted."
         }
         return DeviceSigningError(.tpmRefused, reason, openSSLErrors: queue.texts)
     }
