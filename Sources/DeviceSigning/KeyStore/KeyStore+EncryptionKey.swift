@@ -114,9 +114,12 @@ extension KeyStore {
     /// Gives `newKeyId` (an entry without an encryption key) the encryption key of `oldKeyId`: a
     /// byte-for-byte copy of its file, and its public JWK in the record. For a rotation, where the
     /// new signing key keeps the registration's encryption key; the new entry must be protected
-    /// as the old one (the same passphrase, or both TPM-bound: `.invalidKey` when one is
-    /// encrypted and the other not, or one is TPM-bound and the other not) and must not have it
-    /// as its signing key (`.invalidKey`). Nothing is loaded into memory or a TPM. Returns the new record (unchanged when the old entry has
+    /// as the old one (`.invalidKey` when one is encrypted and the other not, or one is TPM-bound
+    /// and the other not) and must not have it as its signing key (`.invalidKey`). Nothing is
+    /// loaded into memory or a TPM, so only the kind of protection is compared: that both
+    /// entries' passphrase is the same is the caller's to ensure (the CLI's `rotate` protects the
+    /// new key with the passphrase that opened the old one). Otherwise the copied key opens only
+    /// with the old entry's passphrase. Returns the new record (unchanged when the old entry has
     /// no encryption key); `.keyAlreadyExists` when `newKeyId` has one already.
     @discardableResult
     public func copyEncryptionKey(from oldKeyId: String, to newKeyId: String) throws -> KeyMetadata {
