@@ -48,11 +48,14 @@ package enum FetchBenchmarks {
             }
         }
         let wall = Measurement.median(walls)
-        let ratio = (wall / delayMillis * 1000).rounded() / 1000  // as printed, and judged so
+        // As printed, rounded toward failing, and judged so. A fetch faster than the delay means
+        // the delay did not happen: nothing was measured, not met.
+        let ratio = Measurement.ratio(wall, over: delayMillis, rounding: .up)
 
         return BenchmarkRow(
             name: "fetch-8-backends", value: (wall * 10).rounded() / 10,
             unit: "ms per fetch (8 backends, one delayed 300 ms)",
-            baseline: delayMillis, ratio: ratio, target: "<= 1.25", met: ratio <= 1.25)
+            baseline: delayMillis, ratio: ratio, target: "<= 1.25",
+            met: wall >= delayMillis && ratio.map { $0 <= 1.25 } ?? false)
     }
 }

@@ -58,8 +58,9 @@ package enum SigningBenchmarks {
     static func ratioRow(_ name: String, _ value: Double, _ baseline: Double, unit: String, target: Double)
         -> BenchmarkRow
     {
-        // `met` is judged on the ratio as printed (three places), so a reader who checks the JSON agrees.
-        let ratio = baseline > 0 ? (value / baseline * 1000).rounded() / 1000 : nil
+        // `met` is judged on the ratio as printed (three places, rounded toward failing), so a
+        // reader who checks the JSON agrees.
+        let ratio = Measurement.ratio(value, over: baseline, rounding: .down)
         return BenchmarkRow(
             name: name, value: value.rounded(), unit: unit, baseline: baseline.rounded(),
             ratio: ratio, target: ">= \(target)", met: ratio.map { $0 >= target } ?? false)
