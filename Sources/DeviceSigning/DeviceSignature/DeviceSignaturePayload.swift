@@ -1,89 +1,69 @@
 import Foundation
 
-/// The payload of a Device-Signature, decoded with `JSONDecoder`.
+/// The payload of a Device-Signature, read with the package's strict JSON reader.
 ///
-/// `creationTimeInEpochMillis` decodes into `Int64`, which refuses strings, booleans, `null`,
-/// non-integral numbers (1.5) and numbers outside the Int64 range. A number with an integral
-/// value written with a fraction or exponent (`1.0`, `1e3`) is accepted with that value: JSON has
-/// one number type (RFC 8259 §6). Unknown members are ignored. Duplicate member names, in any
-/// object of the payload, are refused (`StrictJSON`): decoders disagree on which one counts.
-struct DeviceSignaturePayload: Decodable {
+/// `creationTimeInEpochMillis` must be an integer in the Int64 range: strings, booleans, `null`,
+/// numbers with a fractional part (`1.5`, also `1767225600000.0001`, which a `Double` would round
+/// to an integer) and numbers outside the range are refused. A number written with a fraction or
+/// exponent whose digits make an integer (`1.0`, `1e3`) is accepted with that value: JSON has one
+/// number type (RFC 8259 §6). Unknown members are ignored. Duplicate member names, in any object
+/// of the payload, are refused: decoders disagree on which one counts.
+struct DeviceSignaturePayload {
     let dispatchTargetId: String
     let requestId: String
     let creationTimeInEpochMillis: Int64
 
-    private enum CodingKeys: String, CodingKey {
-        case dispatchTargetId, requestId, creationTimeInEpochMillis
-    }
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        dispatchTargetId = try container.decode(String.self, forKey: .dispatchTargetId)
-        requestId = try container.decode(String.self, forKey: .requestId)
-        do {
-            creationTimeInEpochMillis = try container.decode(Int64.self, forKey: .creationTimeInEpochMillis)
-        } catch let error as DecodingError {
-            guard case .dataCorrupted = error else { throw error }
-            throw Self.notAnInt64(container)
-        } catch {
-            // JSONDecoder reports a number that is not an Int64 (1.5, 2^63) with an internal
-            // error type and no coding path; the document itself was already parsed, so the
-            // problem is this member's value.
-            throw Self.notAnInt64(container)
-        }
-    }
-
-    private static func notAnInt64(_ container: KeyedDecodingContainer<CodingKeys>) -> DecodingError {
-        DecodingError.dataCorruptedError(
-            forKey: .creationTimeInEpochMillis, in: container,
-            debugDescription: "Not an integer in the 64-bit range.")
-    }
-
     /// Decodes `json`, or explains what is wrong with it.
     static func decode(_ json: Data) -> Result<DeviceSignaturePayload, DeviceSignatureRejection> {
+        let value: JSONValue
         do throws(StrictJSON.Violation) {
-            try StrictJSON.requireUniqueMemberNames(json)
-        } catch .notJSON {
-            return .failure(.malformed(reason: "The Device-Signature payload is not valid JSON."))
+            // The payload is at most 4 KiB (checked before): far inside the reader's limits.
+            value = try StrictJSON.parseIntegralLiteralsAsIntegers(json)
+        } catch .duplicateMemberName(let name) {
+            let violation = StrictJSON.Violation.duplicateMemberName(name)
+            return .failure(.malformed(reason: "The Device-Signature payload is ambiguous: \(violation)."))
+        } catch .numberOutOfRange {
+            return .failure(
+                .malformed(
+                    reason: "The Device-Signature payload holds a number beyond any 64-bit value; its "
+                        + "creationTimeInEpochMillis must be an integer number of milliseconds in the 64-bit range."))
         } catch {
-            return .failure(.malformed(reason: "The Device-Signature payload is ambiguous: \(error)."))
-        }
-        do {
-            return .success(try JSONDecoder().decode(DeviceSignaturePayload.self, from: json))
-        } catch let error as DecodingError {
-            return .failure(.malformed(reason: explain(error)))
-        } catch {
             return .failure(.malformed(reason: "The Device-Signature payload is not valid JSON."))
         }
-    }
-
-    private static func explain(_ error: DecodingError) -> String {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            codingPath.map(\.stringValue).joined(separator: ".")
+        guard case .object(let members) = value else {
+            return .failure(.malformed(reason: "The Device-Signature payload is not a JSON object."))
         }
-        switch error {
-        case .keyNotFound(let key, _):
-            return "The Device-Signature payload has no \(key.stringValue)."
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return describeWrongValue(at: path(context.codingPath))
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty
-                ? "The Device-Signature payload is not valid JSON."
-                : describeWrongValue(at: path(context.codingPath))
-        @unknown default:
-            return "The Device-Signature payload could not be decoded."
+        func member(_ name: String) -> Result<JSONValue, DeviceSignatureRejection> {
+            guard let value = members[name] else {
+                return .failure(.malformed(reason: "The Device-Signature payload has no \(name)."))
+            }
+            return .success(value)
         }
-    }
-
-    private static func describeWrongValue(at path: String) -> String {
-        switch path {
-        case "":
-            return "The Device-Signature payload is not a JSON object."
-        case "creationTimeInEpochMillis":
-            return
-                "The Device-Signature payload's creationTimeInEpochMillis must be an integer number of milliseconds (not a string, boolean, fraction or out of the 64-bit range)."
-        default:
-            return "The Device-Signature payload's \(path) must be a string."
+        func string(_ name: String) -> Result<String, DeviceSignatureRejection> {
+            member(name).flatMap { value in
+                guard case .string(let text) = value else {
+                    return .failure(.malformed(reason: "The Device-Signature payload's \(name) must be a string."))
+                }
+                return .success(text)
+            }
+        }
+        return string("dispatchTargetId").flatMap { dispatchTargetId in
+            string("requestId").flatMap { requestId in
+                member("creationTimeInEpochMillis").flatMap { creation in
+                    guard case .integer(let millis) = creation else {
+                        return .failure(
+                            .malformed(
+                                reason:
+                                    "The Device-Signature payload's creationTimeInEpochMillis must be an integer "
+                                    + "number of milliseconds (not a string, boolean, fraction or out of the 64-bit range)."
+                            ))
+                    }
+                    return .success(
+                        DeviceSignaturePayload(
+                            dispatchTargetId: dispatchTargetId, requestId: requestId, creationTimeInEpochMillis: millis)
+                    )
+                }
+            }
         }
     }
 }

@@ -102,6 +102,32 @@ package enum StrictJSON {
         return value
     }
 
+    /// ``parse(_:limits:)``, but a number written with a fraction or an exponent whose value is
+    /// exactly a 64-bit integer (`1.0`, `1e3`) is that `.integer` (``ExactIntegerLiteral``): for
+    /// a member that must be an integer and may be written so, judged on its digits.
+    package static func parseIntegralLiteralsAsIntegers<Bytes: ContiguousBytes>(
+        _ json: Bytes, limits: Limits = .standard
+    ) throws(Violation) -> JSONValue {
+        var builder = IntegralLiteralsBuilder()
+        try read(json, into: &builder, limits: limits)
+        guard let value = builder.values.value else { throw .notJSON(offset: 0) }
+        return value
+    }
+
+    /// A ``JSONValueBuilder`` that reads integral literals as integers.
+    private struct IntegralLiteralsBuilder: StrictJSONSink {
+        static var readsValues: Bool { true }
+        static var readsIntegralLiteralsAsIntegers: Bool { true }
+        var values = JSONValueBuilder()
+
+        mutating func beginObject() { values.beginObject() }
+        mutating func beginArray() { values.beginArray() }
+        mutating func memberName(_ name: String) throws(Violation) { values.memberName(name) }
+        mutating func scalar(_ value: JSONValue) throws(Violation) { try values.scalar(value) }
+        mutating func endObject() throws(Violation) { try values.endObject() }
+        mutating func endArray() throws(Violation) { try values.endArray() }
+    }
+
     /// Reads `json` as ``parse(_:limits:)`` does, telling `sink` what it reads instead of building
     /// the value: for a reader of one document shape that keeps only what it needs.
     package static func read<Bytes: ContiguousBytes, Sink: StrictJSONSink>(

@@ -391,6 +391,11 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
             guard skipDigits() else { throw notJSON }
         }
         guard Sink.readsValues else { return }
+        if !isInteger, Sink.readsIntegralLiteralsAsIntegers,
+            let exact = ExactIntegerLiteral.value(of: UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
+        {
+            return try sink.scalar(.integer(exact))
+        }
         if isInteger, fitsInteger {
             if !negative, magnitude <= UInt64(Int64.max) { return try sink.scalar(.integer(Int64(magnitude))) }
             if negative, magnitude <= UInt64(Int64.max) + 1 {

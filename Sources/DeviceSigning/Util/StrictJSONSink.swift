@@ -28,6 +28,11 @@ package protocol StrictJSONSink {
     /// them (``RepeatedStrings``); a sink whose long strings are unique saves the bookkeeping.
     static var remembersRepeatedStrings: Bool { get }
 
+    /// Whether a number written with a fraction or an exponent whose value is exactly an integer
+    /// in 64 bits (`1.0`, `1e3`, `12.50e1`) is read as that `.integer`, decided on its digits
+    /// (``ExactIntegerLiteral``), not on a rounded `Double`; other such numbers stay `.number`.
+    static var readsIntegralLiteralsAsIntegers: Bool { get }
+
     /// Whether some string values are secrets (a JWK's `d`) that the sink takes as their raw
     /// bytes in the text (``secretString(raw:isEscaped:)``) rather than as a `String`, which could
     /// never be zeroed. Only such a sink is asked ``nextStringIsSecret``.
@@ -42,6 +47,7 @@ package protocol StrictJSONSink {
 extension StrictJSONSink {
     package static var readsASCIIMemberNames: Bool { false }
     package static var remembersRepeatedStrings: Bool { true }
+    package static var readsIntegralLiteralsAsIntegers: Bool { false }
     package static var readsSecretStrings: Bool { false }
     package var nextStringIsSecret: Bool { false }
     package mutating func secretString(raw: UnsafeRawBufferPointer, isEscaped: Bool) throws(StrictJSON.Violation) {}

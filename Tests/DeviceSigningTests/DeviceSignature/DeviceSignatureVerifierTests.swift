@@ -188,6 +188,9 @@ import Testing
         ("string", #""1767225600000""#), ("fraction", "1767225600000.5"), ("true", "true"), ("false", "false"),
         ("null", "null"), ("2^63", "9223372036854775808"), ("-2^63-1", "-9223372036854775809"),
         ("array", "[1767225600000]"), ("object", #"{"ms":1767225600000}"#), ("huge", "1e400"),
+        // Not integers, though a Double rounds them to one (to T and to T + 1).
+        ("a ten-thousandth", "1767225600000.0001"), ("almost the next", "1767225600000.99999999999999999"),
+        ("an exponent short of an integer", "17672256000001e-1"),
     ])
     func creationTimeMustBeAnInt64(label: String, literal: String) throws {
         let key = try F.fixtureKey()
@@ -202,8 +205,10 @@ import Testing
     }
 
     /// Decision: JSON has one number type, so an integral value written as 1767225600000.0 or
-    /// 1.7672256e12 is that integer (JSONDecoder into Int64); only non-integral values are refused.
-    @Test(arguments: ["1767225600000.0", "1.7672256e12", "17672256000000E-1"])
+    /// 1.7672256e12 is that integer (judged on its digits); only non-integral values are refused.
+    @Test(arguments: [
+        "1767225600000.0", "1.7672256e12", "17672256000000E-1", "1767225600000.000e0", "0.1767225600000e13",
+    ])
     func integralNumbersInOtherNotationsAreThatInteger(literal: String) throws {
         let key = try F.fixtureKey()
         let verifier = try F.verifier(key: key.publicKey, clock: ManualWallClock(millis: F.t0), toleranceMillis: 0)
