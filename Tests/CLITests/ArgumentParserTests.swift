@@ -81,6 +81,16 @@ import Testing
         #expect(usageError(["--store", "--short", "K"]) == "option '--store' needs a value (DIR)")
     }
 
+    /// A long word written like an option is an unknown option, not a value: before, a made-up
+    /// `--insecure-skip-tls-verify` became `redeem`'s token and was sent to the backend.
+    @Test func aLongWordWrittenLikeAnOptionIsAnUnknownOption() throws {
+        #expect(usageError(["--insecure-skip-tls-verify", "K"]) == "unknown option '--insecure-skip-tls-verify'")
+        #expect(usageError(["K", "--public-key-format-please"]) == "unknown option '--public-key-format-please'")
+        // Base64url values that start with dashes but are not written so stay values.
+        #expect(try arguments(["--xYz-insecure-skip-tls-verify"]).positionals == ["--xYz-insecure-skip-tls-verify"])
+        #expect(try arguments(["--insecure--skip-tls-verify"]).positionals == ["--insecure--skip-tls-verify"])
+    }
+
     @Test func doubleDashEndsOptions() throws {
         let parsed = try arguments(["--json", "--", "--not-an-option", "-h"])
         #expect(parsed[Self.json])

@@ -130,10 +130,15 @@ package enum ArgumentParser: Sendable {
     }
 
     /// At least 20 base64url characters that do not name an option of `spec` (nor a forbidden
-    /// one): a key id, token or similar value.
+    /// one) and are not written like one: a key id, token or similar value. `--` and lower-case
+    /// words joined by single dashes (`--insecure-skip-tls-verify`) is an option, unknown here, not
+    /// a value: taken as one, a mistyped or made-up option became a token that was sent. A random
+    /// base64url value is written so about once in 10^8.
     static func isValueWord(_ argument: String, _ spec: CommandSpec) -> Bool {
         let name = String(argument.drop { $0 == "-" })
-        guard spec.option(named: name) == nil, !forbiddenSecretOptions.contains(name.lowercased()) else { return false }
+        guard spec.option(named: name) == nil, !forbiddenSecretOptions.contains(name.lowercased()),
+            !isWrittenLikeAnOption(argument)
+        else { return false }
         return argument.utf8.count >= 20
             && argument.utf8.allSatisfy { byte in
                 switch byte {
@@ -142,6 +147,17 @@ package enum ArgumentParser: Sendable {
                     true
                 default: false
                 }
+            }
+    }
+
+    /// `--` then lower-case letters and digits in words joined by single dashes, the first word
+    /// starting with a letter: how every option of this tool is written.
+    private static func isWrittenLikeAnOption(_ argument: String) -> Bool {
+        guard argument.hasPrefix("--") else { return false }
+        let words = argument.dropFirst(2).split(separator: "-", omittingEmptySubsequences: false)
+        return words.first?.first?.isLowercase == true
+            && words.allSatisfy { word in
+                !word.isEmpty && word.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) }
             }
     }
 
