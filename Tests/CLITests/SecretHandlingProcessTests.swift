@@ -113,6 +113,24 @@ extension CLIOfflineProcessTests {
             #expect(try TestPaths.mode(child.outputURL) == 0o644)
         }
 
+        /// FETCHCHANNEL_PASSPHRASE that is not UTF-8 is refused: read as text, each invalid byte
+        /// became U+FFFD, so two different passphrases opened the same key (the shell makes the
+        /// bytes; a Swift String could not carry them to the child).
+        @Test func aPassphraseVariableThatIsNotUTF8IsRefused() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let child = try CLIProcess([], environment: sandbox.environment(passphrase: nil))
+            child.process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            child.process.arguments = [
+                "-c", #"FETCHCHANNEL_PASSPHRASE="$(printf '\377\376-secret')" exec "$0" key generate --store "$1""#,
+                CLIProcess.binary.path, sandbox.store,
+            ]
+            let refused = try await child.runToCompletion()
+            #expect(refused.status == 64, "\(refused.err)")
+            #expect(refused.err.contains("FETCHCHANNEL_PASSPHRASE is not UTF-8 text"), "\(refused.err)")
+            #expect(!FileManager.default.fileExists(atPath: sandbox.store), "no key was made")
+        }
+
         @Test func aPassphraseFileOthersCanReadIsRefusedWithTheFix() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -36,6 +36,14 @@ struct PassphraseResolver {
             return try fromFile(file)
         }
         if let value = context.environment[Self.environmentVariable] {
+            // Read as text, invalid bytes would each become U+FFFD: different passphrases would
+            // open the same key, and this one would not open what it encrypted elsewhere.
+            guard !context.variablesNotUTF8.contains(Self.environmentVariable) else {
+                throw UsageError(
+                    .passphraseUnavailable,
+                    "\(Self.environmentVariable) is not UTF-8 text; give a passphrase of other bytes with "
+                        + "--passphrase-file FILE")
+            }
             guard !value.isEmpty else {
                 throw UsageError(
                     .passphraseUnavailable,

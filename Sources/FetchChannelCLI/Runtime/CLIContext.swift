@@ -11,6 +11,9 @@ import Foundation
 /// the environment, the working directory, the output channels and standard input.
 package struct CLIContext: Sendable {
     package var environment: [String: String]
+    /// The variables whose value is not UTF-8 text: ``environment`` holds them with U+FFFD for
+    /// each invalid byte, so their value there is not the one that was set.
+    package var variablesNotUTF8: Set<String> = []
     /// Relative paths in arguments are resolved against this directory.
     package var currentDirectory: URL
     package var standardOutput: OutputChannel
@@ -45,7 +48,7 @@ package struct CLIContext: Sendable {
         if isTerminal {
             prompt = { text in try TerminalPrompt.readSecret(prompt: text) }
         }
-        return CLIContext(
+        var context = CLIContext(
             environment: ProcessInfo.processInfo.environment,
             currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true),
             standardOutput: .standardOutput, standardError: .standardError,
@@ -61,6 +64,24 @@ package struct CLIContext: Sendable {
                 return Array(data)
             },
             passphrasePrompt: prompt)
+        context.variablesNotUTF8 = variablesNotUTF8()
+        return context
+    }
+
+    /// The names of the process's environment variables whose value is not UTF-8.
+    private static func variablesNotUTF8() -> Set<String> {
+        var names: Set<String> = []
+        var entry = environ
+        while let pointer = entry.pointee {
+            let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
+            if let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
+                String(validating: bytes[(equals + 1)...], as: UTF8.self) == nil
+            {
+                names.insert(String(decoding: bytes[..<equals], as: UTF8.self))
+            }
+            entry += 1
+        }
+        return names
     }
 
     /// An in-memory context for tests: no terminal, empty standard input unless given.
