@@ -84,6 +84,25 @@ extension CLIOfflineProcessTests {
                 }, "\(result.summary)")
             // The given Wycheproof directory is missing, so both suites fail too.
             #expect(result.lines.last == "\(vectorFiles.count) passed, 3 failed", "\(result.summary)")
+            #expect(
+                result.err.hasSuffix("Error: 3 of \(vectorFiles.count + 3) vector files failed\n"), "\(result.summary)")
+        }
+
+        /// A file name is the directory's to choose: an escape sequence or a line feed in it is
+        /// shown as `?`, on the file's one line, and cannot retitle the terminal or fake a row.
+        @Test func aFileNameWithControlCharactersStaysOnItsLine() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let copy = try copyOfVectors(in: sandbox)
+            try Data("{}".utf8).write(to: copy.appendingPathComponent("evil\u{1B}]0;PWNED\u{07}\nok      fake.json"))
+            let result = try await CLIProcess(
+                ["vectors", "verify", "--dir", copy.path], environment: sandbox.environment(passphrase: nil)
+            ).runToCompletion()
+            #expect(result.status == 1, "\(result.summary)")
+            #expect(!result.out.contains("\u{1B}") && !result.err.contains("\u{1B}"), "\(result.summary)")
+            #expect(
+                result.lines.contains { $0.hasPrefix("FAILED  evil?]0;PWNED??ok      fake.json") }, "\(result.summary)")
+            #expect(!result.lines.contains { $0.hasPrefix("ok      fake.json") }, "no forged row: \(result.summary)")
         }
 
         @Test func aChangedExpectationFailsAndNamesTheCase() async throws {

@@ -50,7 +50,7 @@ struct VectorsVerifyCommand: CLICommand {
         let failed = reports.filter { !$0.passed }.count
         for report in reports where !report.passed {
             for failure in report.failures {
-                console.note("\(report.file): \(failure)")
+                console.note("\(PrintableText.oneLine(report.file)): \(PrintableText.oneLine(failure))")
             }
         }
         if console.json {
@@ -60,7 +60,11 @@ struct VectorsVerifyCommand: CLICommand {
         } else {
             printTable(reports, failed: failed)
         }
-        return failed == 0 ? ExitCode.success : ExitCode.failure
+        guard failed == 0 else {
+            // A runtime failure ends with its Error: line, as the tool's other commands do.
+            throw CLIFailure(.unexpectedOutcome, "\(failed) of \(reports.count) vector files failed")
+        }
+        return ExitCode.success
     }
 
     /// Why `directory` could not be listed, in plain words: Foundation's text for a path that is
@@ -82,12 +86,14 @@ struct VectorsVerifyCommand: CLICommand {
     private func printTable(_ reports: [VectorFileReport], failed: Int) {
         let width = (reports.map(\.file.count).max() ?? 0) + 2
         for report in reports {
-            let name = report.file + String(repeating: " ", count: width - report.file.count)
+            // A file name is the directory's to choose: shown on one line, without control characters.
+            let file = PrintableText.oneLine(report.file)
+            let name = file + String(repeating: " ", count: max(0, width - file.count))
             let cases = "\(report.casesChecked) case\(report.casesChecked == 1 ? "" : "s")"
             if report.passed {
                 console.line("ok      \(name)\(cases)")
             } else if report.casesChecked == 0, let reason = report.failures.first {
-                console.line("FAILED  \(name)\(reason)")
+                console.line("FAILED  \(name)\(PrintableText.oneLine(reason))")
             } else {
                 let checks = "\(report.failures.count) failed check\(report.failures.count == 1 ? "" : "s")"
                 console.line("FAILED  \(name)\(cases), \(checks)")

@@ -40,7 +40,8 @@ extension CLIError.Code {
     package static var backend: Self { Self("backend") }
     /// The device clock is too far from the backend's.
     package static var clockSkew: Self { Self("clockSkew") }
-    /// A walkthrough step (the demo) or a measurement (bench) that did not go as it should.
+    /// A walkthrough step (the demo), a measurement (bench) or a vector check that did not go as
+    /// it should.
     package static var unexpectedOutcome: Self { Self("unexpectedOutcome") }
     /// A state this tool should never reach.
     package static var internalError: Self { Self("internalError") }
