@@ -139,7 +139,10 @@ package enum FetchChannelCLI: Sendable {
     }
 
     static func usageFailure(_ error: UsageError, usage: String, helpCommand: String, errors: OutputChannel) -> Int32 {
-        errors.write("Error: \(error.message)\nUsage: \(usage)\n  See '\(helpCommand) --help' for more information.\n")
+        // A message may repeat a path or value as typed: on one line, without control characters.
+        errors.write(
+            "Error: \(PrintableText.oneLine(error.message))\nUsage: \(usage)\n"
+                + "  See '\(helpCommand) --help' for more information.\n")
         return ExitCode.usage
     }
 

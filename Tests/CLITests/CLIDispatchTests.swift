@@ -132,6 +132,15 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: store.path), "nothing was created")
     }
 
+    /// A usage error that repeats a path as typed shows it without control characters: an
+    /// escape sequence in an argument cannot retitle or clear the terminal.
+    @Test func aUsageErrorShowsWhatWasTypedWithoutControlCharacters() async {
+        let result = await run(["skew", "--server", "https://127.0.0.1:1", "--ca-file", "/x\u{1B}]0;PWNED\u{07}"])
+        #expect(result.status == 64, "\(result.err)")
+        #expect(result.err.hasPrefix("Error: ") && result.err.contains("/x?]0;PWNED?"), "\(result.err)")
+        #expect(!result.err.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+    }
+
     @Test func emptyPassphraseSourcesAreRefused() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-dispatch-\(UUID().uuidString)")
