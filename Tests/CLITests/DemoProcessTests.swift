@@ -1,4 +1,3 @@
-import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -8,13 +7,8 @@ extension CLISubprocessTests {
         @Test func demoWalksThroughAndExitsZero() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let began = ContinuousClock.now
             let result = try await sandbox.run(["demo"], passphrase: nil)
             #expect(result.status == 0, "\(result.summary)")
-            // Under 10 s as a newcomer runs it; the sanitizer runs stretch the bound (LooseTimeBounds).
-            #expect(
-                ContinuousClock.now - began < LooseTimeBounds.scaled(.seconds(10)), "the demo must finish in under 10 s"
-            )
             // The skew is 7 min 12 s; the measured offset also holds the request's time in flight,
             // which on a loaded machine can round the message to 7 min 13 s.
             // The healthy backend speaks HTTPS with its CA and pin; the wrong-pin one fails its pin check.
@@ -30,10 +24,10 @@ extension CLISubprocessTests {
             ] {
                 #expect(result.out.contains(expected), "missing \"\(expected)\" in:\n\(result.out)")
             }
-            let leftovers = try FileManager.default.contentsOfDirectory(
-                atPath: FileManager.default.temporaryDirectory.path
-            )
-            .filter { $0.hasPrefix("fetchchannel-demo-") }
+            // Its temporary stores went in the sandbox's TMPDIR (as a check that the demo puts them in
+            // the temporary directory at all) and are gone.
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.temporaryDirectory.path)
+                .filter { $0.hasPrefix("fetchchannel-demo-") }
             #expect(leftovers.isEmpty, "temporary stores left behind: \(leftovers)")
         }
 

@@ -181,15 +181,21 @@ struct CLISandbox: Sendable {
         root = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-test-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: temporaryDirectory, withIntermediateDirectories: true)
     }
+
+    /// The children's TMPDIR: what a command puts in its temporary directory (the demo's stores,
+    /// `serve --tls`'s CA file) stays in the sandbox and goes with it.
+    var temporaryDirectory: URL { root.appendingPathComponent("tmp", isDirectory: true) }
 
     /// `--store` for this sandbox.
     var store: String { root.appendingPathComponent("keys").path }
     var storeArguments: [String] { ["--store", store] }
 
-    /// HOME inside the sandbox, and FETCHCHANNEL_PASSPHRASE when `passphrase` is given.
+    /// HOME and TMPDIR inside the sandbox, and FETCHCHANNEL_PASSPHRASE when `passphrase` is given.
     func environment(passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:]) -> [String: String] {
         var environment = CLIProcess.baseEnvironment(home: root.appendingPathComponent("home"))
+        environment["TMPDIR"] = temporaryDirectory.path
         if let passphrase { environment["FETCHCHANNEL_PASSPHRASE"] = passphrase }
         environment.merge(extra) { _, new in new }
         return environment
