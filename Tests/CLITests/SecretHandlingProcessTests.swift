@@ -101,7 +101,7 @@ extension CLIOfflineProcessTests {
                 try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: child.outputURL.path)
                 let result = try await child.runToCompletion()
                 #expect(
-                    result.status == 0 && result.out.contains("PRIVATE KEY") || result.out.contains("\"d\""),
+                    result.status == 0 && (result.out.contains("PRIVATE KEY") || result.out.contains("\"d\"")),
                     "\(result.summary)")
                 #expect(try TestPaths.mode(child.outputURL) == 0o600, "\(extra)")
             }
