@@ -1,11 +1,13 @@
 import FetchChannelCLI
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
 /// The tool's conventions, run in-process with memory output: help and version to stdout
 /// (exit 0), usage errors with the usage line and a pointer to help on stderr (exit 64),
-/// runtime failures as `Error: …` (exit 1).
-@Suite struct CLIDispatchTests {
+/// runtime failures as `Error: …` (exit 1). On a thread of their own: some commands derive a
+/// key (scrypt), lock and fsync the key store in-process.
+@Suite(.dedicatedThread) struct CLIDispatchTests {
     struct Run {
         let status: Int32
         let out: String

@@ -128,11 +128,15 @@ import Testing
             [0x05] + Array(valid.dropFirst()),
         ]
         for point in cases {
-            #expect(throws: DeviceSigningError.self) { try P256.Signing.PublicKey(x963Representation: point) }
+            #expect(throws: DeviceSigningError(.invalidKey, ""), "\(point)") {
+                try P256.Signing.PublicKey(x963Representation: point)
+            }
         }
         // A compressed point only through the explicit constructor.
-        #expect(throws: DeviceSigningError.self) { try P256.Signing.PublicKey(x963Representation: compressed) }
-        #expect(throws: DeviceSigningError.self) {
+        #expect(throws: DeviceSigningError(.invalidKey, "")) {
+            try P256.Signing.PublicKey(x963Representation: compressed)
+        }
+        #expect(throws: DeviceSigningError(.invalidKey, "")) {
             try P256.Signing.PublicKey(compressedRepresentation: [0x02] + [UInt8](repeating: 0xFF, count: 32))
         }
     }

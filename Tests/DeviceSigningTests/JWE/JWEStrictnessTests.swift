@@ -74,7 +74,7 @@ import Testing
 
     @Test func aHeaderThatIsNotJSONIsMalformed() {
         for json in [#"{"alg":"ECDH-ES",}"#, #"{"alg""#, "", #"{"alg":"ECDH-ES"} x"#] {
-            #expect(throws: DeviceSigningError.self, "\(json)") { try JWEHeader(json: Array(json.utf8)) }
+            #expect(throws: DeviceSigningError(.malformedJWE, ""), "\(json)") { try JWEHeader(json: Array(json.utf8)) }
         }
     }
 

@@ -266,7 +266,7 @@ import Testing
         #expect(answer.header("Content-Type") == "application/jose;charset=UTF-8")
         let compact = String(decoding: answer.body, as: UTF8.self)
         _ = try CompactJWE(parsing: compact)
-        #expect(throws: DeviceSigningError.self) { try JWE.decrypt(compact, with: decryption) }
+        #expect(throws: DeviceSigningError(.decryptionFailed, "")) { try JWE.decrypt(compact, with: decryption) }
         let next = try await fetch(backend, device, accept: "application/jose;charset=UTF-8")
         let plaintext = try JWE.decrypt(String(decoding: next.body, as: UTF8.self), with: decryption)
         #expect(Self.tokens(in: plaintext).count == 1)
