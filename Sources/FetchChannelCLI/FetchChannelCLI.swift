@@ -32,6 +32,16 @@ package enum FetchChannelCLI: Sendable {
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     package static func run(_ arguments: [String], context: CLIContext) async -> Int32 {
+        let status = await dispatch(arguments, context: context)
+        guard context.standardOutput.hasFailed, status != ExitCode.failure else { return status }
+        // Whatever the command decided (success, a partial fetch, its help text), what it printed
+        // was lost. A failure said why already.
+        context.standardError.line("Error: cannot write to standard output")
+        return ExitCode.failure
+    }
+
+    /// The command, group or help that `arguments` name, run.
+    private static func dispatch(_ arguments: [String], context: CLIContext) async -> Int32 {
         let output = context.standardOutput
         let errors = context.standardError
         guard let first = arguments.first else {
@@ -121,21 +131,14 @@ package enum FetchChannelCLI: Sendable {
         } catch {
             return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
         }
-        let status: Int32
         do {
-            status = try await command.init(parsed, context: context).run()
+            return try await command.init(parsed, context: context).run()
         } catch let error as UsageError {
             return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
         } catch {
             errors.line("Error: \(PrintableText.of(describe(error)))")
             return ExitCode.failure
         }
-        if context.standardOutput.hasFailed {
-            // Whatever the command decided (a partial fetch, say), what it printed was lost.
-            errors.line("Error: cannot write to standard output")
-            return ExitCode.failure
-        }
-        return status
     }
 
     static func usageFailure(_ error: UsageError, usage: String, helpCommand: String, errors: OutputChannel) -> Int32 {

@@ -131,6 +131,17 @@ extension CLIOfflineProcessTests {
             #expect(!FileManager.default.fileExists(atPath: sandbox.store), "no key was made")
         }
 
+        /// Help and version that cannot be written fail as every other output does: exit 1 with
+        /// the reason, not 0 (before, `--help > /dev/full` exited 0).
+        @Test(arguments: [["--help"], ["--version"], ["key", "--help"], ["key", "list", "--help"]])
+        func helpThatCannotBeWrittenIsAFailure(arguments: [String]) async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let lost = try await sandbox.run(arguments, passphrase: nil, standardOutputPath: "/dev/full")
+            #expect(lost.status == 1, "\(arguments): \(lost.summary)")
+            #expect(lost.err == "Error: cannot write to standard output\n", "\(arguments): \(lost.summary)")
+        }
+
         @Test func aPassphraseFileOthersCanReadIsRefusedWithTheFix() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
