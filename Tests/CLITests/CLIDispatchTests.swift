@@ -143,6 +143,17 @@ import Testing
         #expect(!result.err.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
     }
 
+    /// A key reference longer than a key id is no prefix of one: a usage error that shows only
+    /// the start of it (before, 120 KB of it were echoed in a runtime error).
+    @Test func aKeyReferenceLongerThanAKeyIdIsRefused() async {
+        for length in [44, 120_000] {
+            let result = await run(["key", "show", String(repeating: "A", count: length)])
+            #expect(
+                result.status == 64 && result.err.contains("is not a key id"), "\(length): \(result.err.prefix(200))")
+            #expect(result.err.utf8.count < 1_000, "\(length): the reference is shown cut")
+        }
+    }
+
     @Test func emptyPassphraseSourcesAreRefused() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-dispatch-\(UUID().uuidString)")

@@ -1,8 +1,8 @@
 import DeviceSigning
 
-/// A key as the command line names it: the full 43-character key id, or a prefix of at least 4
+/// A key as the command line names it: the full 43-character key id, or a prefix of 4 to 42
 /// base64url characters that the key store resolves (`KeyStoreAccess.resolve`). Checked in the
-/// parse step, before the store is opened.
+/// parse step, before the store is opened: anything longer is no key id's prefix.
 struct KeyReference: Sendable, Hashable {
     let text: String
 
@@ -16,7 +16,7 @@ struct KeyReference: Sendable, Hashable {
             default: false
             }
         }
-        guard KeyStore.isValidKeyId(text) || (text.utf8.count >= 4 && base64url) else {
+        guard KeyStore.isValidKeyId(text) || ((4...42).contains(text.utf8.count) && base64url) else {
             throw UsageError(
                 .invalidValue,
                 "'\(ArgumentParser.shown(text))' is not a key id: give the 43-character id 'fetchchannel key list' "

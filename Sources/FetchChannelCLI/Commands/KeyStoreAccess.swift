@@ -74,12 +74,14 @@ struct KeyStoreAccess: Sendable {
         case 0:
             throw CLIFailure(
                 .keyStore,
-                "no key in \(store.directory.path) has an id starting with '\(text)'; 'fetchchannel key list' shows the keys"
+                "no key in \(store.directory.path) has an id starting with '\(ArgumentParser.shown(text))'; "
+                    + "'fetchchannel key list' shows the keys"
             )
         default:
             throw CLIFailure(
                 .keyStore,
-                "'\(text)' matches \(matches.count) keys (\(matches.joined(separator: ", "))); give more of the key id")
+                "'\(ArgumentParser.shown(text))' matches \(matches.count) keys (\(matches.joined(separator: ", "))); give more of the key id"
+            )
         }
     }
 
