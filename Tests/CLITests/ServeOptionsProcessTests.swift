@@ -41,6 +41,16 @@ extension CLISubprocessTests {
 
         /// A certificate file that cannot be read: exit 1, said in words (the file, the reason),
         /// without the library's error type ("HTTPServerError(tls-identity-failed)").
+        /// A URL that cannot be written serves no one: serve stops at once and says so (exit 1),
+        /// rather than run until a signal (before, it ran on and failed only when stopped).
+        @Test func serveStopsWhenItsURLCannotBeWritten() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(["serve"], passphrase: nil, timeout: 20, standardOutputPath: "/dev/full")
+            #expect(result.status == 1, "\(result.summary)")
+            #expect(result.err.hasSuffix("Error: cannot write to standard output\n"), "\(result.summary)")
+        }
+
         @Test func anUnreadableCertificateIsSaidInWords() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -88,8 +88,11 @@ struct ServeCommand: CLICommand {
         defer { caFile?.remove() }
         let received = await SignalWaiter.waitForTermination {
             announce(backend, caFile: caFile)
+            // A URL nobody can read serves no one: stop now, rather than run until a signal.
+            return !console.standardOutput.hasFailed
         }
         backend.stop()
+        guard let received else { throw CLIFailure(.refusedOutput, "cannot write to standard output") }
         let name = received == SIGINT ? "SIGINT" : received == SIGHUP ? "SIGHUP" : "SIGTERM"
         console.note("Received \(name); the reference backend stopped.")
         return ExitCode.success

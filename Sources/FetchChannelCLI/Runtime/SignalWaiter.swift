@@ -36,8 +36,9 @@ enum SignalWaiter {
         }
     }
 
-    /// Returns the signal that arrived. `onInstalled` runs once the handlers are in place.
-    static func waitForTermination(onInstalled: () -> Void = {}) async -> Int32 {
+    /// Returns the signal that arrived; or nil, at once, when `onInstalled` (run once the handlers
+    /// are in place) says not to wait (it returns false).
+    static func waitForTermination(onInstalled: () -> Bool = { true }) async -> Int32? {
         let arrival = Arrival()
         let queue = DispatchQueue(label: "fetchchannel.signals")
         var sources: [any DispatchSourceSignal] = []
@@ -60,8 +61,7 @@ enum SignalWaiter {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             registered.notify(queue: queue) { continuation.resume() }
         }
-        onInstalled()
-        let number = await arrival.wait()
+        let number = onInstalled() ? await arrival.wait() : nil
         for source in sources { source.cancel() }
         return number
     }
