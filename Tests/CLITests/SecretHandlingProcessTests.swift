@@ -1,3 +1,5 @@
+import DeviceSigning
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -88,6 +90,26 @@ extension CLIOfflineProcessTests {
             let expected = try JSONSerialization.data(
                 withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])
             #expect(json.standardOutput == expected + Data("\n".utf8), "\(json.summary)")
+        }
+
+        /// A decrypted plaintext is the sender's to choose: on a terminal its escape sequences are
+        /// shown as `?`, not run; through a pipe or into a file it stays byte for byte.
+        @Test func decryptedTextReachesATerminalWithoutEscapeSequences() async throws {
+            try #require(
+                FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "util-linux script is missing")
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyFile = PackageLocations.keys.appendingPathComponent("demo-device-p256.pem")
+            let key = try P256.KeyAgreement.PrivateKey(pemRepresentation: String(contentsOf: keyFile, encoding: .utf8))
+            let plaintext = "before\u{1B}]0;PWNED\u{07}\u{1B}[2Jafter"
+            let compact = try JWE.encrypt(Data(plaintext.utf8), to: key.publicKey)
+            let arguments = ["decrypt", "--private-key", keyFile.path, compact]
+            let (status, terminal) = try await Self.runOnATerminal(arguments, sandbox: sandbox)
+            #expect(status == 0, "\(terminal)")
+            #expect(terminal.contains("before?]0;PWNED??[2Jafter"), "\(terminal)")
+            #expect(!terminal.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 }, "\(terminal)")
+            let piped = try await sandbox.run(arguments, passphrase: nil)
+            #expect(piped.status == 0 && piped.out == plaintext, "\(piped.summary)")
         }
 
         @Test func aPrivateExportIntoAFileMakesItOwnerOnlyFirst() async throws {

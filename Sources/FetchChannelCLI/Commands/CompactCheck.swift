@@ -105,6 +105,11 @@ struct CompactCheck {
             let unambiguous = (try? StrictJSON.requireUniqueMemberNames(passed.content)) != nil
             let value: Any = (unambiguous ? JSONOutput.parse(passed.content) : nil) ?? text
             try console.printJSON([serialization.verdict: true, "header": passed.header, serialization.content: value])
+        } else if console.standardOutput.isTerminal {
+            // The content is the sender's to choose (anyone with the public key can encrypt to it):
+            // on a terminal its control characters are shown as `?`, never run as escape sequences
+            // (a retitle, a cleared screen). A pipe or a file gets the bytes as they are.
+            console.standardOutput.write(PrintableText.of(String(decoding: passed.bytes, as: UTF8.self)))
         } else {
             console.standardOutput.write(bytes: passed.bytes)
         }
