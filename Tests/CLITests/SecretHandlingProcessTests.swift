@@ -112,6 +112,55 @@ extension CLIOfflineProcessTests {
             #expect(piped.status == 0 && piped.out == plaintext, "\(piped.summary)")
         }
 
+        /// A non-blocking pipe that fills (its reader is slower) is waited on, as a blocking one
+        /// is: the whole plaintext arrives. Before, the first EAGAIN ended the output, truncated,
+        /// with exit 1.
+        @Test func outputIntoAFullNonBlockingPipeWaitsForTheReader() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyFile = PackageLocations.keys.appendingPathComponent("demo-device-p256.pem")
+            let key = try P256.KeyAgreement.PrivateKey(pemRepresentation: String(contentsOf: keyFile, encoding: .utf8))
+            let plaintext = Data((0..<200_000).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+            let compact = try JWE.encrypt(plaintext, to: key.publicKey)
+            var ends: [Int32] = [0, 0]
+            try #require(pipe(&ends) == 0)
+            let (readEnd, writeEnd) = (ends[0], ends[1])
+            defer { close(readEnd) }
+            // A small pipe (1031 is F_SETPIPE_SZ), non-blocking for the child too (the flag
+            // belongs to the open pipe).
+            _ = fcntl(writeEnd, 1031, 4096)
+            try #require(fcntl(writeEnd, F_SETFL, fcntl(writeEnd, F_GETFL) | O_NONBLOCK) == 0)
+            let child = try CLIProcess(
+                ["decrypt", "--private-key", keyFile.path, "-"], environment: sandbox.environment(passphrase: nil),
+                standardInput: Data(compact.utf8))
+            child.process.standardOutput = FileHandle(fileDescriptor: writeEnd, closeOnDealloc: true)
+            try child.start()  // closes this process's copy of the write end: the read ends at the child's exit
+            let received = await DedicatedThreads.run { () -> [UInt8] in
+                // The reader comes only once the pipe is full: the child's next write finds no room.
+                var available: Int32 = 0
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ioctl(readEnd, UInt(FIONREAD), &available) == 0, available < 4096, ContinuousClock.now < deadline
+                {
+                    sched_yield()
+                }
+                var bytes: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 65_536)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, $0.count) }
+                    if count > 0 {
+                        bytes += buffer[..<count]
+                    } else if count < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        return bytes
+                    }
+                }
+            }
+            let result = await child.waitForExit()
+            #expect(result.status == 0, "\(result.err)")
+            #expect(received.count == plaintext.count && Data(received) == plaintext, "\(received.count) bytes")
+        }
+
         @Test func aPrivateExportIntoAFileMakesItOwnerOnlyFirst() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -78,6 +78,15 @@ package final class OutputChannel: Sendable {
                     offset += written
                 } else if written < 0 && errno == EINTR {
                     continue
+                } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    // A non-blocking descriptor (the caller's pipe) that is full: wait until it
+                    // takes more, as a blocking write would have. A reader that goes away ends it
+                    // (POLLERR, then EPIPE).
+                    var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                    if poll(&ready, 1, -1) < 0 && errno != EINTR {
+                        writeFailed.store(true, ordering: .relaxed)
+                        return
+                    }
                 } else {
                     writeFailed.store(true, ordering: .relaxed)
                     return
