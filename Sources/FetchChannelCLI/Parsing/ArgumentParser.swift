@@ -66,7 +66,9 @@ package enum ArgumentParser: Sendable {
                     .secretOnCommandLine,
                     "\(shown(written)) is not an option: \(secretOnCommandLineMessage).")
             }
-            throw UsageError(.unknownOption, "unknown option '\(shown(written))'")
+            // A short key id prefix can start with a dash (one in 64 does): say how to give it.
+            throw UsageError(
+                .unknownOption, "unknown option '\(shown(written))' (a value that starts with '-' goes after '--')")
         }
         let body = argument.dropFirst(2)
         let name: String
