@@ -11,6 +11,11 @@ import Testing
         ("line one\nline two\tend", "line one\nline two\tend"),
         ("carriage\rreturn, delete\u{7F}", "carriage?return, delete?"),
         ("plain ASCII and é", "plain ASCII and é"),
+        // Bidirectional overrides and isolates would show `evil.example` as `elpmaxe.live`.
+        ("https://\u{202E}elpmaxe.live\u{202C}/r", "https://?elpmaxe.live?/r"),
+        ("\u{2066}a\u{2069} \u{200F}b \u{061C}c", "?a? ?b ?c"),
+        ("line\u{2028}para\u{2029}end", "line?para?end"),
+        ("emoji 👩‍💻 keep their joiner", "emoji 👩‍💻 keep their joiner"),
     ])
     func controlCharactersAreReplaced(text: String, shown: String) {
         #expect(PrintableText.of(text) == shown)

@@ -1,6 +1,8 @@
 /// Text from outside (a backend's answer, an error excerpt, a stored record) as it may reach a
 /// terminal: every control character but line feed and tab becomes `?`. An escape sequence in a
-/// token or an error body would otherwise recolour, move or retitle the user's terminal.
+/// token or an error body would otherwise recolour, move or retitle the user's terminal. So do
+/// the bidirectional formatting characters (which reorder what follows them on screen: a token or
+/// URL shown other than it is) and the line and paragraph separators.
 enum PrintableText {
     static func of(_ text: some StringProtocol) -> String {
         replacing(text) { $0 != "\n" && $0 != "\t" }
@@ -15,7 +17,11 @@ enum PrintableText {
     /// `text` with each control character for which `isReplaced` holds shown as `?`.
     private static func replacing(_ text: some StringProtocol, _ isReplaced: (Unicode.Scalar) -> Bool) -> String {
         func replaced(_ scalar: Unicode.Scalar) -> Bool {
-            scalar.properties.generalCategory == .control && isReplaced(scalar)
+            switch scalar.properties.generalCategory {
+            case .control: isReplaced(scalar)
+            case .lineSeparator, .paragraphSeparator: true
+            default: scalar.properties.isBidiControl
+            }
         }
         guard text.unicodeScalars.contains(where: replaced) else { return String(text) }
         return String(String.UnicodeScalarView(text.unicodeScalars.map { replaced($0) ? "?" : $0 }))
