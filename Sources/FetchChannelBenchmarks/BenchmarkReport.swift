@@ -17,7 +17,7 @@ package enum BenchmarkReport {
 
     package static func json(_ rows: [BenchmarkRow]) throws -> String {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]  // as every --json of the CLI
         return String(decoding: try encoder.encode(rows), as: UTF8.self)
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FetchChannelCLI
@@ -24,5 +25,16 @@ import Testing
     /// A value shown on one line loses its line feeds and tabs too: it cannot fake the next row.
     @Test func aOneLineValueHasNoLineBreaks() {
         #expect(PrintableText.oneLine("t1\nfake-key  2026-01-01\tx\u{1B}") == "t1?fake-key  2026-01-01?x?")
+    }
+}
+
+/// `--json` output carries a backend's text: what a terminal would act on is written escaped.
+@Suite struct JSONOutputEscapingTests {
+    @Test func terminalControlsInStringsAreEscapedAndReadBackTheSame() throws {
+        let value = "a\u{9B}2J \u{202E}b \u{2028}c é 👩‍💻 \u{1B}"
+        let text = try JSONOutput.text(["t": value])
+        #expect(text == #"{"t":"a\u009b2J \u202eb \u2028c é 👩‍💻 \u001b"}"#, "\(text)")
+        let back = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+        #expect(back["t"] == value)
     }
 }

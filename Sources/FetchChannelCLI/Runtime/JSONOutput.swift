@@ -8,7 +8,29 @@ enum JSONOutput {
             throw CLIFailure(.internalError, "internal error: the output is not JSON-serializable")
         }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-        return String(decoding: data, as: UTF8.self)
+        return escapingTerminalControls(String(decoding: data, as: UTF8.self))
+    }
+
+    /// `json` with C1 control characters, the line and paragraph separators and bidirectional
+    /// controls written as `\u` escapes: the same JSON (outside strings a document is ASCII), but
+    /// nothing a terminal acts on when the document is shown there. JSONSerialization escapes the
+    /// C0 controls only, and a backend's text reaches `--json` output.
+    static func escapingTerminalControls(_ json: String) -> String {
+        func escaped(_ scalar: Unicode.Scalar) -> Bool {
+            (0x80...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+                || scalar.properties.isBidiControl
+        }
+        guard json.unicodeScalars.contains(where: escaped) else { return json }
+        var result = String.UnicodeScalarView()
+        for scalar in json.unicodeScalars {
+            guard escaped(scalar) else {
+                result.append(scalar)
+                continue
+            }
+            let digits = String(scalar.value, radix: 16)
+            result.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - digits.count) + digits).unicodeScalars)
+        }
+        return String(result)
     }
 
     /// A value or JSON null.
