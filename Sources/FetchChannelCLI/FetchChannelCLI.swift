@@ -136,7 +136,8 @@ package enum FetchChannelCLI: Sendable {
         } catch let error as UsageError {
             return usageFailure(error, usage: spec.usage, helpCommand: spec.commandLine, errors: errors)
         } catch {
-            errors.line("Error: \(PrintableText.of(describe(error)))")
+            // On one line: a path or a backend's excerpt in the message cannot fake the lines after it.
+            errors.line("Error: \(PrintableText.oneLine(describe(error)))")
             return ExitCode.failure
         }
     }

@@ -154,6 +154,15 @@ import Testing
         }
     }
 
+    /// A runtime error is one line: a path with a line feed cannot forge a second `Error:` line.
+    @Test func aRuntimeErrorIsOneLine() async {
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID().uuidString)").path
+        let result = await run(["key", "import", "/nonexistent-\(UUID().uuidString)\nError: forged", "--store", store])
+        #expect(result.status == 1, "\(result.err)")
+        #expect(result.err.hasPrefix("Error: cannot read") && result.err.contains("?Error: forged"), "\(result.err)")
+        #expect(result.err.filter { $0 == "\n" }.count == 1, "\(result.err)")
+    }
+
     @Test func emptyPassphraseSourcesAreRefused() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-dispatch-\(UUID().uuidString)")
