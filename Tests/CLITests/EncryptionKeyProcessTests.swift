@@ -228,8 +228,14 @@ extension CLISubprocessTests {
             #expect(plain.status == 0 && plain.tokens == [operation.token], "\(plain.errors)")
         }
 
-        /// A key registered before encryption keys existed cannot be registered again ('register'
-        /// refuses a registered key): its rotation is its next registration, and gives it one.
+        /// A key registered as keys were before encryption keys existed, on device "phone".
+        static func registeredOldFormatKey(_ sandbox: CLISandbox, _ backend: ReferenceBackend) async throws -> String {
+            let keyId = try await sandbox.generateKey()
+            try makeOldFormat(sandbox, keyId)
+            try registerWithoutEncryptionKey(sandbox, backend, keyId, deviceId: "phone")
+            return keyId
+        }
+
         /// The backend took the new key and the store records it: the rotation is done, even when
         /// the old key's files cannot all be removed. It says so (exit 0), and warns about the old
         /// entry, rather than fail and send the user to rotate again or delete the new key.
@@ -238,9 +244,7 @@ extension CLISubprocessTests {
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let keyId = try await sandbox.generateKey()
-            try Self.makeOldFormat(sandbox, keyId)
-            try Self.registerWithoutEncryptionKey(sandbox, backend, keyId, deviceId: "phone")
+            let keyId = try await Self.registeredOldFormatKey(sandbox, backend)
             // Where the old key's encryption key would be: a directory, which deleting it cannot remove.
             let blocker = Self.storeFile(sandbox, keyId + ".enc.pem")
             try FileManager.default.createDirectory(
@@ -258,14 +262,14 @@ extension CLISubprocessTests {
             #expect(fetched.status == 0 && fetched.tokens == [first.token], "the new key fetches: \(fetched.errors)")
         }
 
+        /// A key registered before encryption keys existed cannot be registered again ('register'
+        /// refuses a registered key): its rotation is its next registration, and gives it one.
         @Test func registeredKeyWithoutEncryptionKeyGainsOneAtRotation() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let keyId = try await sandbox.generateKey()
-            try Self.makeOldFormat(sandbox, keyId)
-            try Self.registerWithoutEncryptionKey(sandbox, backend, keyId, deviceId: "phone")
+            let keyId = try await Self.registeredOldFormatKey(sandbox, backend)
             let first = try backend.dispatch(deviceId: "phone", channel: "link")
             let plain = try await fetch(sandbox)
             #expect(plain.status == 0 && plain.tokens == [first.token], "JSON, as before: \(plain.errors)")
