@@ -71,7 +71,8 @@ package struct CLIContext: Sendable {
     /// The names of the process's environment variables whose value is not UTF-8.
     private static func variablesNotUTF8() -> Set<String> {
         var names: Set<String> = []
-        var entry = environ
+        let table: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = environ
+        guard var entry = table else { return names }  // NULL after clearenv()
         while let pointer = entry.pointee {
             let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
             if let equals = bytes.firstIndex(of: UInt8(ascii: "=")),
