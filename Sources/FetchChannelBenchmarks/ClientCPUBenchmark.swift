@@ -107,7 +107,7 @@ enum ClientCPUBenchmark {
 
     /// The client's CPU per fetch over the libcurl baseline's per request, to three places.
     private static func ratio(_ round: Round) -> Double? {
-        round.libcurl > 0 ? (round.client / round.libcurl * 1000).rounded() / 1000 : nil
+        Measurement.ratio(round.client, over: round.libcurl, rounding: .toNearestOrAwayFromZero)
     }
 
     private static func parts(_ round: Round, decoding: String) -> String {

@@ -74,7 +74,8 @@ package enum EmulatorBenchmarks {
             BenchmarkRow(
                 name: "emulator-fetches", value: rate.rounded(),
                 unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
-                baseline: baseline.rounded(), ratio: baseline > 0 ? ((rate / baseline) * 1000).rounded() / 1000 : nil,
+                baseline: baseline.rounded(),
+                ratio: Measurement.ratio(rate, over: baseline, rounding: .toNearestOrAwayFromZero),
                 target: ">= 5000/s", met: rate.rounded() >= 5_000 && measured.failures == 0),
             BenchmarkRow(
                 name: "emulator-latency-p50", value: (p50 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,

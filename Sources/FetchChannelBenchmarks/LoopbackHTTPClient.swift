@@ -31,6 +31,14 @@ package final class LoopbackHTTPClient {
         }
         var one: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        // A backend that stops answering ends the round trip (a failed request) within 30 s,
+        // rather than hold a load thread until the run's 10-minute bound.
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        guard setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0
+        else {
+            close(descriptor)
+            throw BenchmarkError("setsockopt(SO_RCVTIMEO) failed: errno \(errno)")
+        }
     }
 
     /// The bytes of a signed pending-operations request for `deviceId` at the default path.

@@ -85,7 +85,13 @@ enum TriggerDayBenchmark {
             let task = Task { await coordinator.handle(trigger) }
             // Wait until the coordinator has decided this trigger (a joiner keeps waiting for the fetch).
             var statistics = await coordinator.statistics
+            let deadline = ContinuousClock.now + .seconds(60)
             while statistics.decided < launched {
+                // A coordinator that never decides is a failed row, not a bench that hangs.
+                guard ContinuousClock.now < deadline else {
+                    task.cancel()
+                    throw BenchmarkError("the coordinator did not decide trigger \(launched) within 60 s")
+                }
                 await Task.yield()
                 statistics = await coordinator.statistics
             }
@@ -111,7 +117,7 @@ enum TriggerDayBenchmark {
             unit:
                 "fetch requests at the backend over a scripted day (\(counts.foregrounds) foregrounds, \(counts.userActions) user actions, \(counts.pushes) pushes; pushes redeemed once: \(exactlyOnce ? "yes" : "NO")); baseline: the minimum the rules allow, from the script",
             baseline: Double(minimum),
-            ratio: minimum > 0 ? (Double(requests) / Double(minimum) * 1000).rounded() / 1000 : nil,
+            ratio: Measurement.ratio(Double(requests), over: Double(minimum), rounding: .toNearestOrAwayFromZero),
             target: "= baseline", met: requests == minimum && exactlyOnce)
     }
 }

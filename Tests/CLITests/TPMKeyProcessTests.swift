@@ -194,8 +194,10 @@ extension CLISubprocessTests {
             #expect((row["baseline"] as? Double ?? 0) > 0, "the software signing rate is the baseline: \(row)")
             if SoftwareTPM.missingPrerequisites == nil {
                 #expect((row["value"] as? Double ?? 0) > 0 && row["ratio"] is NSNumber, "\(row)")
+                #expect(row["met"] as? Bool == true, "\(row)")
             } else {
                 #expect((row["unit"] as? String)?.hasPrefix("skipped:") == true, "\(row)")
+                #expect(row["met"] as? Bool == false, "nothing measured: \(row)")
             }
         }
 
