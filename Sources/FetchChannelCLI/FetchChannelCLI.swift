@@ -40,6 +40,16 @@ package enum FetchChannelCLI: Sendable {
         return ExitCode.failure
     }
 
+    /// The usage error for a command line whose argument at `position` (1 for the first after the
+    /// program name) is not UTF-8: as text it would reach the command with U+FFFD in place of its
+    /// bytes, and a `--store` path would name another directory.
+    package static func refuseArgumentNotUTF8(at position: Int, context: CLIContext) -> Int32 {
+        usageFailure(
+            UsageError(
+                .invalidValue, "argument \(position) is not UTF-8 text; paths and values are taken as UTF-8 only"),
+            usage: "fetchchannel <command> [options]", helpCommand: "fetchchannel", errors: context.standardError)
+    }
+
     /// The command, group or help that `arguments` name, run.
     private static func dispatch(_ arguments: [String], context: CLIContext) async -> Int32 {
         let output = context.standardOutput

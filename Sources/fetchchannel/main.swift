@@ -18,5 +18,12 @@ signal(SIGPIPE, SIG_IGN)
 // Empty means not set to every reader here.
 if getenv("TPM2OPENSSL_TCTI") == nil { setenv("TPM2OPENSSL_TCTI", "", 0) }
 
-let status = await FetchChannelCLI.run(Array(CommandLine.arguments.dropFirst()), context: .process())
+let context = CLIContext.process()
+// CommandLine.arguments replaces bytes that are not UTF-8 with U+FFFD: such an argument is refused.
+if let position = (1..<Int(CommandLine.argc)).first(where: { index in
+    CommandLine.unsafeArgv[index].map { String(validatingCString: $0) == nil } ?? false
+}) {
+    exit(FetchChannelCLI.refuseArgumentNotUTF8(at: position, context: context))
+}
+let status = await FetchChannelCLI.run(Array(CommandLine.arguments.dropFirst()), context: context)
 exit(status)

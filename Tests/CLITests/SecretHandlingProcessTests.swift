@@ -213,6 +213,26 @@ extension CLIOfflineProcessTests {
             #expect(lost.err == "Error: cannot write to standard output\n", "\(arguments): \(lost.summary)")
         }
 
+        /// An argument that is not UTF-8 is refused (exit 64): read as text it became U+FFFD, and
+        /// `--store 'st\xff'` made a key store in another directory than the one named.
+        @Test func anArgumentThatIsNotUTF8IsRefused() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let child = try CLIProcess([], environment: sandbox.environment())
+            child.process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            child.process.arguments = [
+                "-c", #"exec "$0" key generate --store "$1/st$(printf '\377')""#, CLIProcess.binary.path,
+                sandbox.root.path,
+            ]
+            let refused = try await child.runToCompletion()
+            #expect(refused.status == 64, "\(refused.err)")
+            #expect(refused.err.hasPrefix("Error: argument 4 is not UTF-8 text"), "\(refused.err)")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path).allSatisfy {
+                    !$0.hasPrefix("st")
+                })
+        }
+
         @Test func aPassphraseFileOthersCanReadIsRefusedWithTheFix() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
