@@ -11,11 +11,13 @@
 /// - `--` ends the options: every later word is positional. A lone `-` is positional (standard
 ///   input, where a command supports it).
 /// - A word of 20 or more base64url characters (`A–Z a–z 0–9 - _`) that does not name an option
-///   of the command is a value even when it starts with `-` or `--`, as a key id or a token may
-///   (one in 64 starts with "-"), so such values need no `--`.
+///   of the command, and is not written like one (`--` and lower-case words joined by single
+///   dashes), is a value even when it starts with `-` or `--`, as a key id or a token may (one in
+///   64 starts with "-"), so such values need no `--`.
 ///
-/// Error messages name the option but never repeat a value given with it, so a secret typed by
-/// mistake is not echoed.
+/// Error messages name the option. A value given with it is repeated only shortened and without
+/// control characters (``shown(_:)``), and never for an option named like a secret: such an
+/// option is refused without its value, so a passphrase typed by mistake is not echoed.
 package enum ArgumentParser: Sendable {
     /// Option names that would carry a secret on the command line, where other users can read
     /// it in the process list and it stays in the shell history.
