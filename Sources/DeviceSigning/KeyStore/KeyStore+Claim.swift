@@ -23,14 +23,15 @@ extension KeyStore {
                 "Key \(keyId) is in use: another register or rotate of it is under way (in this or another "
                     + "process). Let it finish, then try again.")
         }
-        return KeyClaim(keyId: keyId, descriptor: descriptor)
+        return KeyClaim(keyId: keyId, storePath: directory.standardizedFileURL.path, descriptor: descriptor)
     }
 
     /// Runs `body` holding the claim on `keyId`: `held` when the caller holds it already (it must
-    /// be for `keyId`), otherwise one taken for the call (`.keyInUse` when another holds it).
+    /// be for `keyId` in this store's directory: the same key id in another store is another
+    /// key), otherwise one taken for the call (`.keyInUse` when another holds it).
     func withClaim<R>(on keyId: String, held: KeyClaim?, _ body: () throws -> R) throws -> R {
         if let held {
-            guard held.keyId == keyId, held.isHeld else {
+            guard held.keyId == keyId, held.storePath == directory.standardizedFileURL.path, held.isHeld else {
                 throw DeviceSigningError(.keyInUse, "The claim given is not a held claim on key \(keyId).")
             }
             return try body()
@@ -47,10 +48,13 @@ extension KeyStore {
 public final class KeyClaim: Sendable {
     /// The key claimed.
     public let keyId: String
+    /// The directory of the store it was claimed in.
+    let storePath: String
     private let descriptor: Locked<Int32?>
 
-    init(keyId: String, descriptor: Int32) {
+    init(keyId: String, storePath: String, descriptor: Int32) {
         self.keyId = keyId
+        self.storePath = storePath
         self.descriptor = Locked(descriptor)
     }
 

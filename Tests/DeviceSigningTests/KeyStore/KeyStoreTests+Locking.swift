@@ -42,6 +42,24 @@ extension KeyStoreTests {
 
     /// The claim's file is only ever a regular file: a link or a directory in its place is
     /// refused, not followed.
+    /// A claim is on a key of one store: the same key in another store is not held by it, so
+    /// deleting it there with that claim is refused (before, only the key id was compared).
+    @Test func aClaimFromAnotherStoreIsNotHeldHere() throws {
+        try withStore { store, directory in
+            let (key, keyId) = try saveKey(in: store)
+            let other = try KeyStore(directory: directory.deletingLastPathComponent().appendingPathComponent("other"))
+            _ = try other.save(
+                key, metadata: KeyMetadata(publicKey: key.publicKey), passphrase: secret("pass"), kdf: cheap)
+            let claim = try store.claim(keyId)
+            defer { claim.release() }
+            expectError(.keyInUse) { try other.delete(keyId, claim: claim) }
+            #expect(try other.list().map(\.keyId) == [keyId], "nothing was deleted")
+            // In its own store, and through another instance of that store, the claim holds.
+            try KeyStore(directory: directory).delete(keyId, claim: claim)
+            #expect(try store.list().isEmpty)
+        }
+    }
+
     @Test func aClaimRefusesAnythingButARegularFile() throws {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
