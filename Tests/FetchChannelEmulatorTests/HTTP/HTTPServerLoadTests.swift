@@ -1,3 +1,4 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
@@ -85,7 +86,7 @@ extension HTTPServerTests {
             let start = ContinuousClock.now
             server.stop()
             let elapsed = ContinuousClock.now - start
-            #expect(elapsed < .seconds(2), "stop took \(elapsed)")
+            #expect(elapsed < LooseTimeBounds.scaled(.seconds(2)), "stop took \(elapsed)")
             #expect(server.statistics.liveThreads == 0)
             #expect(server.openConnectionCount == 0)
             for client in idle + [partial, delayed, hanging] {
