@@ -67,19 +67,13 @@ extension CLISubprocessTests {
             #expect(backend.statistics.requests(to: .targets) == requestsBefore)
         }
 
-        /// How long the backend holds the first command's answer while the second command starts:
-        /// 3 s, stretched in the sanitizer runs (``LooseTimeBounds``), where starting a child can
-        /// itself take seconds and the second could otherwise start after the first had finished.
-        static var raceWindowSeconds: Double { 3 * Double(LooseTimeBounds.scale) }
-
         /// Two registers of one key at once: the second is refused before it sends anything (it
         /// used to register a second dispatch target on the backend, which nothing recorded).
         @Test func concurrentRegistersOfOneKeyRecordOne() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }
             // A slow answer, so that the second command starts while the first waits for it.
-            try backend.injectFault(
-                EmulatorFault(endpoint: .targets, kind: .delay, seconds: Self.raceWindowSeconds, count: 2))
+            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 2))
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
@@ -128,8 +122,7 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let (keyId, targetId) = try await registeredKey(in: sandbox, on: backend)
             let requestsBefore = backend.statistics.requests(to: .targets)
-            try backend.injectFault(
-                EmulatorFault(endpoint: .targets, kind: .delay, seconds: Self.raceWindowSeconds, count: 2))
+            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 2))
             let runs = try await withThrowingTaskGroup(of: CLIResult.self) { group in
                 for _ in 0..<2 {
                     group.addTask {
@@ -155,8 +148,7 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let (keyId, _) = try await registeredKey(in: sandbox, on: backend)
-            try backend.injectFault(
-                EmulatorFault(endpoint: .targets, kind: .delay, seconds: Self.raceWindowSeconds, count: 1))
+            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 1))
             async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
             // The new key appears in the store before the PATCH is sent.
             var newKeyId: String?
