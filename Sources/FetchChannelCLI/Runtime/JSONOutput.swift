@@ -17,8 +17,7 @@ enum JSONOutput {
     /// C0 controls only, and a backend's text reaches `--json` output.
     static func escapingTerminalControls(_ json: String) -> String {
         func escaped(_ scalar: Unicode.Scalar) -> Bool {
-            (0x80...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
-                || scalar.properties.isBidiControl
+            (0x80...0x9F).contains(scalar.value) || PrintableText.isLayoutControl(scalar)
         }
         guard json.unicodeScalars.contains(where: escaped) else { return json }
         var result = String.UnicodeScalarView()

@@ -14,14 +14,20 @@ enum PrintableText {
         replacing(text) { _ in true }
     }
 
-    /// `text` with each control character for which `isReplaced` holds shown as `?`.
+    /// A line or paragraph separator, or a bidirectional control: not a control character, but
+    /// something a terminal acts on (a break, a reordering). `JSONOutput` escapes these too.
+    static func isLayoutControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .lineSeparator, .paragraphSeparator: true
+        default: scalar.properties.isBidiControl
+        }
+    }
+
+    /// `text` with each control character for which `isReplaced` holds, and each layout control,
+    /// shown as `?`.
     private static func replacing(_ text: some StringProtocol, _ isReplaced: (Unicode.Scalar) -> Bool) -> String {
         func replaced(_ scalar: Unicode.Scalar) -> Bool {
-            switch scalar.properties.generalCategory {
-            case .control: isReplaced(scalar)
-            case .lineSeparator, .paragraphSeparator: true
-            default: scalar.properties.isBidiControl
-            }
+            scalar.properties.generalCategory == .control ? isReplaced(scalar) : isLayoutControl(scalar)
         }
         guard text.unicodeScalars.contains(where: replaced) else { return String(text) }
         return String(String.UnicodeScalarView(text.unicodeScalars.map { replaced($0) ? "?" : $0 }))
