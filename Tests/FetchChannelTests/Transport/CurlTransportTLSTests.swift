@@ -85,6 +85,21 @@
             }
         }
 
+        /// Easy handles are reused (``CurlEasyHandlePool``): a request's anchors and pins must not
+        /// stay on its handle. A request trusting the system CAs after one that trusted the private
+        /// CA is refused, on a new connection, not let through on the first one's trust.
+        @Test func aReusedHandleKeepsNoTrustOfTheRequestBefore() async throws {
+            let pinned = try TLSTrust.caFile(certificates.caFile.path, pins: [certificates.leafPin])
+            try await withServer(certificates.leaf) { server in
+                let trusted = await get(server.url, trust: pinned)
+                #expect(trusted.answer?.status == 200, "\(trusted)")
+                #expect(transport.handles.idleCount == 1, "the handle is kept for the next request")
+                let system = await get(server.url, trust: .system)
+                #expect(system.failureKind == .tlsUntrustedCertificate, "\(system)")
+                #expect(transport.handles.idleCount == 1, "the same handle served the second request")
+            }
+        }
+
         @Test func aCertificateForAnotherNameIsAHostnameMismatch() async throws {
             let trust = try TLSTrust.caFile(certificates.caFile.path)
             try await withServer(certificates.otherNameLeaf) { server in

@@ -218,14 +218,15 @@
             defer { server.stop() }
             let loop = try CurlMultiLoop.start(name: "fetchchannel-curl-test").get()
             defer { loop.shutdown() }
-            let transfer = try CurlTransfer.make(for: Self.request(Self.url(server.port))).get()
+            let transfer = try CurlTransfer.make(for: Self.request(Self.url(server.port)), from: transport.handles)
+                .get()
             loop.cancel(transfer)
             let result = await withCheckedContinuation { continuation in
                 loop.submit(transfer, continuation: continuation)
             }
             #expect(result.failureKind == .cancelled, "\(result)")
             // The loop is usable: the next transfer goes out and is answered.
-            let next = try CurlTransfer.make(for: Self.request(Self.url(server.port))).get()
+            let next = try CurlTransfer.make(for: Self.request(Self.url(server.port)), from: transport.handles).get()
             let answered = await withCheckedContinuation { continuation in
                 loop.submit(next, continuation: continuation)
             }
@@ -262,7 +263,7 @@
             ).get()
             defer { loop.shutdown() }
             func send(_ port: Int) async throws -> TransportResult {
-                let transfer = try CurlTransfer.make(for: Self.request(Self.url(port))).get()
+                let transfer = try CurlTransfer.make(for: Self.request(Self.url(port)), from: transport.handles).get()
                 return await withCheckedContinuation { loop.submit(transfer, continuation: $0) }
             }
             let waiting = Task { try await send(slow.port) }
@@ -279,6 +280,44 @@
             #expect(answered.answer?.status == 200, "the other transfer is untouched: \(answered)")
             let next = try await send(quick.port)
             #expect(next.answer?.status == 200, "the loop goes on: \(next)")
+        }
+
+        /// Easy handles are reused (``CurlEasyHandlePool``), reset in between: a request after a
+        /// PUT with a body and a header field of its own is a plain GET with neither.
+        @Test func aReusedHandleCarriesNothingOfTheRequestBefore() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            let first = await transport.send(
+                Self.request(
+                    Self.url(server.port, "/first"), method: "PUT", headers: ["X-First": "only-here"],
+                    body: Data("first body".utf8)))
+            #expect(first.answer?.status == 200, "\(first)")
+            #expect(transport.handles.idleCount == 1, "the handle is kept for the next request")
+            let second = await transport.send(Self.request(Self.url(server.port, "/second")))
+            #expect(second.answer?.status == 200, "\(second)")
+            #expect(transport.handles.idleCount == 1, "the same handle served the second request")
+
+            let heads = server.counters.heads
+            try #require(heads.count == 2, "\(heads)")
+            #expect(heads[0].hasPrefix("PUT /first HTTP/1.1"), "\(heads[0])")
+            #expect(heads[1].hasPrefix("GET /second HTTP/1.1"), "\(heads[1])")
+            #expect(!heads[1].lowercased().contains("x-first"), "\(heads[1])")
+            #expect(!heads[1].lowercased().contains("content-length"), "\(heads[1])")
+        }
+
+        /// The pool keeps at most its capacity; the rest are freed.
+        @Test func thePoolKeepsAtMostItsCapacity() {
+            let pool = CurlEasyHandlePool()
+            let handles = (0..<(CurlEasyHandlePool.capacity + 3)).compactMap { _ in pool.take() }
+            #expect(handles.count == CurlEasyHandlePool.capacity + 3)
+            #expect(Set(handles).count == handles.count, "an empty pool makes new handles")
+            for handle in handles { pool.giveBack(handle) }
+            #expect(pool.idleCount == CurlEasyHandlePool.capacity)
+            let again = pool.take()
+            #expect(again.map(handles.contains) == true, "a kept handle is handed out again")
+            if let again { pool.giveBack(again) }
         }
 
         @Test func aBodyAnnouncedAboveTheCapIsNotRead() async throws {

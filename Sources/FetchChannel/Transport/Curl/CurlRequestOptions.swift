@@ -15,7 +15,9 @@
     ///   such a URL first). A transfer coding other than `chunked` and an answer head over
     ///   ``HTTPAnswer/maximumHeadBytes`` are refused as not HTTP (``CurlTransfer``).
     /// - TLS 1.2 or later; peer and host verification always on (CURLOPT_SSL_VERIFYPEER 1,
-    ///   CURLOPT_SSL_VERIFYHOST 2); the anchors and pins of the request's ``TLSTrust``.
+    ///   CURLOPT_SSL_VERIFYHOST 2); the anchors and pins of the request's ``TLSTrust``. No TLS
+    ///   session is resumed from an easy handle's cache (CURLOPT_SSL_SESSIONID_CACHE 0): handles are
+    ///   reused (``CurlEasyHandlePool``), and a session made under one request's trust is not another's.
     /// - HTTP/1.1 only: the version every endpoint here is tested with.
     /// - CURLOPT_TIMEOUT_MS: the whole exchange, exact to the millisecond (below 1 s too).
     /// - CURLOPT_NOSIGNAL: libcurl runs on the transport's thread and its callers' and must not use signals.
@@ -40,6 +42,7 @@
             try transfer.set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
             try transfer.set(CURLOPT_SSL_VERIFYPEER, 1)
             try transfer.set(CURLOPT_SSL_VERIFYHOST, 2)
+            try transfer.set(CURLOPT_SSL_SESSIONID_CACHE, 0)
             // Plain http (to loopback only) has no certificate to check: a CA file is not read for it.
             if request.url.scheme?.lowercased() == "https" { try applyTrust(request.trust, to: transfer) }
             try transfer.setCallbacks()

@@ -15,8 +15,10 @@
     final class CurlTransfer: @unchecked Sendable {
         // @unchecked: mutable state is used by one thread at a time, handed over through a lock (above).
 
-        /// The easy handle (`CURL *`), owned: freed once, in deinit, after the loop removed it.
+        /// The easy handle (`CURL *`), owned: given back to `pool` once, in deinit, after the loop
+        /// removed it.
         let easy: UnsafeMutableRawPointer
+        private let pool: CurlEasyHandlePool
         /// The request's header fields as libcurl reads them during the transfer; owned.
         private var headerList: UnsafeMutablePointer<curl_slist>?
         /// CURLOPT_ERRORBUFFER: libcurl writes its message here; owned, CURL_ERROR_SIZE bytes.
@@ -40,9 +42,13 @@
         var cancelRequested = false
         private let isHead: Bool
 
-        /// Adopts `easy` (freed in deinit, whatever happens next).
-        private init(adopting easy: UnsafeMutableRawPointer, request: TransportRequest, host: String) {
+        /// Adopts `easy` (given back in deinit, whatever happens next).
+        private init(
+            adopting easy: UnsafeMutableRawPointer, from pool: CurlEasyHandlePool, request: TransportRequest,
+            host: String
+        ) {
             self.easy = easy
+            self.pool = pool
             self.host = host
             trust = request.trust
             timeout = request.timeout
@@ -52,21 +58,23 @@
         }
 
         deinit {
-            curl_easy_cleanup(easy)  // first: libcurl may read the list and buffer until then
+            pool.giveBack(easy)  // first: once reset, libcurl no longer points to the list and buffer
             curl_slist_free_all(headerList)
             errorBuffer.deallocate()
         }
 
-        /// A transfer for `request`, every option set; or why not (nothing was sent).
-        static func make(for request: TransportRequest) -> Result<CurlTransfer, NetworkFailure> {
+        /// A transfer for `request` on a handle of `pool`, every option set; or why not (nothing was sent).
+        static func make(for request: TransportRequest, from pool: CurlEasyHandlePool)
+            -> Result<CurlTransfer, NetworkFailure>
+        {
             guard let host = request.url.host else {
                 return .failure(NetworkFailure(.invalidURL, detail: "\(request.url.absoluteString) has no host"))
             }
-            guard CurlGlobal.initialized, let easy = curl_easy_init() else {
+            guard CurlGlobal.initialized, let easy = pool.take() else {
                 return .failure(
                     NetworkFailure(.other, detail: "libcurl could not be initialised (\(CurlGlobal.problem))"))
             }
-            let transfer = CurlTransfer(adopting: easy, request: request, host: host)
+            let transfer = CurlTransfer(adopting: easy, from: pool, request: request, host: host)
             do {
                 try CurlRequestOptions.apply(request, to: transfer)
             } catch {

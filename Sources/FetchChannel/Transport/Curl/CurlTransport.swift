@@ -18,6 +18,8 @@
         package static let shared = CurlTransport(threadName: "fetchchannel-curl")
 
         private let loop: Result<CurlMultiLoop, NetworkFailure>
+        /// The easy handles of its finished transfers, for its next ones.
+        let handles = CurlEasyHandlePool()
 
         /// A transport with its own multi handle, thread and connections (tests count connections
         /// with one of their own). Its thread ends when it is released.
@@ -49,7 +51,7 @@
             }
             let loop: CurlMultiLoop
             let transfer: CurlTransfer
-            switch (self.loop, CurlTransfer.make(for: request)) {
+            switch (self.loop, CurlTransfer.make(for: request, from: handles)) {
             case (.failure(let failure), _), (_, .failure(let failure)):
                 return .failure(failure)
             case (.success(let running), .success(let made)):
