@@ -15,6 +15,20 @@ enum VectorDecoding {
         }
     }
 
+    /// ``decode(_:from:)`` for one of the package's own vector files: a member that no checker
+    /// reads is refused too, naming its path (``UnreadVectorMembers``). Not for the Wycheproof
+    /// suites, whose many members this package has no use for.
+    static func decodeVectorFile<T: Decodable>(_ type: T.Type, from data: Data) -> Result<T, VectorDecodingError> {
+        let decoded = decode(type, from: data)
+        guard case .success(let file) = decoded,
+            let json = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        else { return decoded }
+        if let path = UnreadVectorMembers.first(in: json, readAs: file) {
+            return .failure(VectorDecodingError(code: .unreadMember, reason: "a member no checker reads at \(path)"))
+        }
+        return decoded
+    }
+
     private static func describe(_ error: DecodingError) -> VectorDecodingError {
         func path(_ codingPath: [any CodingKey]) -> String {
             let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()

@@ -32,7 +32,18 @@ public struct VectorFileReport: Sendable, Hashable {
     /// (`describedAs` names it in that message, the report's file name by default) and gives nil.
     mutating func decode<File: Decodable>(_ type: File.Type, from data: Data, describedAs name: String? = nil) -> File?
     {
-        switch VectorDecoding.decode(type, from: data) {
+        record(VectorDecoding.decode(type, from: data), describedAs: name)
+    }
+
+    /// ``decode(_:from:describedAs:)`` for one of the package's own vector files, which may hold no
+    /// member that no checker reads (``VectorDecoding/decodeVectorFile(_:from:)``).
+    mutating func decodeVectorFile<File: Decodable>(_ type: File.Type, from data: Data) -> File? {
+        record(VectorDecoding.decodeVectorFile(type, from: data), describedAs: nil)
+    }
+
+    private mutating func record<File>(_ decoded: Result<File, VectorDecodingError>, describedAs name: String?) -> File?
+    {
+        switch decoded {
         case .success(let file):
             return file
         case .failure(let error):

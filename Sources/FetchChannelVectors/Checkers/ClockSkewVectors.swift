@@ -34,11 +34,31 @@ public enum ClockSkewVectors: VectorFileChecker {
     }
 
     /// `"report"` or `{"compensate": maximumOffsetMillis}`.
-    public struct Policy: Decodable, Sendable {
+    /// Read whole: it refuses an object member other than `compensate` itself.
+    public struct Policy: Decodable, Sendable, VectorValueReadWhole {
         public var value: ClockSkewPolicy
 
         private struct Compensate: Decodable {
             var compensate: Int64
+
+            private enum CodingKeys: String, CodingKey { case compensate }
+
+            private struct AnyMember: CodingKey {
+                let stringValue: String
+                var intValue: Int? { nil }
+                init(stringValue: String) { self.stringValue = stringValue }
+                init?(intValue: Int) { nil }
+            }
+
+            init(from decoder: any Decoder) throws {
+                compensate = try decoder.container(keyedBy: CodingKeys.self).decode(Int64.self, forKey: .compensate)
+                let members = try decoder.container(keyedBy: AnyMember.self)
+                if let other = members.allKeys.first(where: { $0.stringValue != "compensate" }) {
+                    let context = DecodingError.Context(
+                        codingPath: members.codingPath + [other], debugDescription: "a member no checker reads")
+                    throw DecodingError.dataCorrupted(context)
+                }
+            }
         }
 
         public init(from decoder: any Decoder) throws {

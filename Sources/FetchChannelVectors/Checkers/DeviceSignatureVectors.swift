@@ -15,6 +15,8 @@ public enum DeviceSignatureVectors: VectorFileChecker {
     public static let minimumPositiveCases = 5
     public static let minimumRejections = 12
     /// The x and y of the RFC 7515 A.3 key, which the file must use.
+    /// The verification case signed with ``File/otherKey``.
+    static let otherKeyCaseName = "signature-by-another-key"
     static let rfc7515X = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"
     static let rfc7515Y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
     static let knownOutcomes = Set(
@@ -28,6 +30,11 @@ public enum DeviceSignatureVectors: VectorFileChecker {
     public struct File: Decodable, Sendable {
         public struct PrivateJWK: Decodable, Sendable {
             public let kty, crv, x, y, d, comment: String
+        }
+
+        /// The key that signs the one case made with a key not registered for its kid.
+        public struct PublicJWK: Decodable, Sendable {
+            public let kty, crv, x, y, comment: String
         }
 
         public struct Verifier: Decodable, Sendable {
@@ -62,6 +69,7 @@ public enum DeviceSignatureVectors: VectorFileChecker {
 
         public let testOnly: String
         public let key: PrivateJWK
+        public let otherKey: PublicJWK
         public let verifier: Verifier
         public let positive: [Positive]
         public let verification: [Verification]
@@ -90,6 +98,24 @@ public enum DeviceSignatureVectors: VectorFileChecker {
 
         checkPositiveCases(file, key: key, into: &report)
         checkVerificationCases(file, key: key.publicKey, into: &report)
+        checkOtherKeyCase(file, into: &report)
+    }
+
+    /// The case signed with another key is refused for that alone: its signature verifies with
+    /// `otherKey`, so an `INVALID_SIGNATURE` there is not the outcome of a garbled signature.
+    private static func checkOtherKeyCase(_ file: File, into report: inout VectorFileReport) {
+        let name = otherKeyCaseName
+        report.expect(file.otherKey.comment.contains("TEST ONLY"), "otherKey: the comment must say TEST ONLY")
+        guard let vector = file.verification.first(where: { $0.name == name }) else {
+            report.fail("\(name): the case signed with otherKey is missing")
+            return
+        }
+        let jwk = JWK(kty: file.otherKey.kty, crv: file.otherKey.crv, x: file.otherKey.x, y: file.otherKey.y)
+        do {
+            _ = try CompactJWS(parsing: vector.compact).verifiedPayload(with: P256.Signing.PublicKey(jwk: jwk))
+        } catch {
+            report.fail("\(name): its signature does not verify with otherKey: \(error)")
+        }
     }
 
     static func makeVerifier(_ file: File, key: P256.Signing.PublicKey, at time: Int64) throws -> (

@@ -15,6 +15,8 @@ public enum JWSVectors: VectorFileChecker {
         public let invalid: [Invalid]
     }
     public struct Key: Decodable, Sendable {
+        public let kty: String
+        public let crv: String
         public let x: String
         public let y: String
     }
@@ -41,7 +43,8 @@ public enum JWSVectors: VectorFileChecker {
     public static func check(_ file: File, into report: inout VectorFileReport) {
         let key: P256.Signing.PublicKey
         do {
-            key = try P256.Signing.PublicKey(jwk: JWK(x: file.key.x, y: file.key.y))
+            key = try P256.Signing.PublicKey(
+                jwk: JWK(kty: file.key.kty, crv: file.key.crv, x: file.key.x, y: file.key.y))
         } catch {
             report = .unusable(fileName, "the file's key is not a P-256 public key: \(error)")
             return
