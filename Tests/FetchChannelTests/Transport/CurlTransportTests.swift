@@ -307,6 +307,21 @@
             #expect(!heads[1].lowercased().contains("content-length"), "\(heads[1])")
         }
 
+        /// libcurl 7.88 keeps a handle's last socket error into its next transfer, where the
+        /// failure mapping would read it: a handle whose connection was refused is not kept.
+        @Test func aHandleWithASocketErrorIsNotKept() async throws {
+            let refused = await transport.send(Self.request(Self.url(try RefusedPort.make())))
+            #expect(refused.failureKind == .connectionRefused, "\(refused)")
+            #expect(transport.handles.idleCount == 0)
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            let answered = await transport.send(Self.request(Self.url(server.port)))
+            #expect(answered.answer?.status == 200, "\(answered)")
+            #expect(transport.handles.idleCount == 1, "a handle without one is kept")
+        }
+
         /// The pool keeps at most its capacity; the rest are freed.
         @Test func thePoolKeepsAtMostItsCapacity() {
             let pool = CurlEasyHandlePool()

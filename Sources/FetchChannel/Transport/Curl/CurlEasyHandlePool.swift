@@ -1,22 +1,29 @@
 #if os(Linux)
     internal import CCurl
+    internal import CCurlShim
     import DeviceSigning
 
     /// A transport's easy handles of finished transfers, reset and kept for its next requests.
     ///
     /// A new easy handle costs a request its allocation and, on its first transfer, libcurl's
     /// receive and send buffers; freeing it costs as much again. A handle given back here is
-    /// reset (`curl_easy_reset`: every option back to its default, so nothing of one request's
-    /// URL, method, headers, trust or callbacks reaches the next) and handed to a later transfer,
-    /// which sets its options again (``CurlRequestOptions``).
+    /// reset (`curl_easy_reset`: every option back to its default, so no option of one request,
+    /// its URL, method, body, headers, trust or callbacks, reaches the next) and handed to a later
+    /// transfer, which sets its options again (``CurlRequestOptions``).
     ///
-    /// `curl_easy_reset` keeps the handle's TLS session cache; every request turns it off
-    /// (CURLOPT_SSL_SESSIONID_CACHE 0), so a new connection never resumes a session made under
-    /// another request's anchors or pins, as with a new handle. Connections and DNS answers are
-    /// the multi handle's, as before; cookies are never started.
+    /// What a reset keeps, and why it does not matter here:
+    /// - the handle's TLS session cache: every request turns it off (CURLOPT_SSL_SESSIONID_CACHE
+    ///   0), so a new connection never resumes a session made under another request's anchors or
+    ///   pins, as with a new handle;
+    /// - the last socket error (CURLINFO_OS_ERRNO), which libcurl 7.88 does not clear when the
+    ///   next transfer starts and which the failure mapping reads (a stale ECONNREFUSED would call
+    ///   a later failure "connection refused"): a handle that holds one is freed, not kept;
+    /// - connections and DNS answers are the multi handle's while a transfer runs; cookies and
+    ///   alt-svc are never started.
     ///
     /// At most ``capacity`` are kept (more than the transport's usual concurrency, one request per
-    /// backend); more are freed. A handle comes back only after it left the multi handle.
+    /// backend); more are freed. A handle comes back only after it left the multi handle. Kept
+    /// handles hold their buffers (some tens of kilobytes each) until the transport is released.
     final class CurlEasyHandlePool: Sendable {
         static let capacity = 16
 
@@ -38,9 +45,15 @@
             return curl_easy_init()
         }
 
-        /// Takes back a handle that no multi handle holds: reset, then kept or freed. Whatever its
-        /// options pointed to may be freed once this returns.
+        /// Takes back a handle that no multi handle holds: reset, then kept; freed instead when it
+        /// holds a socket error or enough are kept. Whatever its options pointed to may be freed
+        /// once this returns.
         func giveBack(_ handle: UnsafeMutableRawPointer) {
+            var socketError = 0
+            guard fcc_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &socketError) == CURLE_OK, socketError == 0 else {
+                curl_easy_cleanup(handle)
+                return
+            }
             curl_easy_reset(handle)
             let kept = idle.withLock { handles -> Bool in
                 guard handles.count < Self.capacity else { return false }

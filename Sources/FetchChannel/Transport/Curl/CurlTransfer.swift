@@ -6,7 +6,7 @@
     /// One request on libcurl: its easy handle, the memory libcurl reads while the request runs (the
     /// header list and the error buffer), and the answer as it arrives.
     ///
-    /// Made and configured on the calling thread (``make(for:)``), then handed to the
+    /// Made and configured on the calling thread (``make(for:from:)``), then handed to the
     /// ``CurlMultiLoop``; from then on it is touched only under the loop's lock: libcurl calls the
     /// callbacks below from `curl_multi_socket_action`, on whichever thread holds the lock, and the
     /// loop reads the result there. The callbacks find the transfer through an unretained pointer:
