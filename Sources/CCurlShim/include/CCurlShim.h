@@ -4,6 +4,12 @@
 // curl_easy_getinfo and curl_multi_setopt take `...`. Each wrapper passes exactly one argument
 // of the type the option documents and returns libcurl's code unchanged. Every symbol is
 // prefixed `fcc_`.
+//
+// curl.h is included here and by the CCurl module both, so its declarations belong to whichever
+// of the two Swift loads first for a target; a file that imports only CCurl then finds no
+// CURLE_* name when CCurlShim won. A Swift file imports CCurlShim only where it calls an `fcc_`
+// function, and the transport's files are so arranged that a clean build compiles (.ci/run
+// builds from a clean clone; an incremental build can hide a break).
 #include <curl/curl.h>
 
 /// curl_easy_setopt for a CURLOPTTYPE_LONG option (also CURLOPTTYPE_VALUES).

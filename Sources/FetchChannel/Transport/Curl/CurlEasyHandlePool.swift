@@ -1,6 +1,5 @@
 #if os(Linux)
     internal import CCurl
-    internal import CCurlShim
     import DeviceSigning
 
     /// A transport's easy handles of finished transfers, reset and kept for its next requests.
@@ -17,7 +16,8 @@
     ///   pins, as with a new handle;
     /// - the last socket error (CURLINFO_OS_ERRNO), which libcurl 7.88 does not clear when the
     ///   next transfer starts and which the failure mapping reads (a stale ECONNREFUSED would call
-    ///   a later failure "connection refused"): a handle that holds one is freed, not kept;
+    ///   a later failure "connection refused"): a handle that holds one is freed, not kept (its
+    ///   transfer says so when it gives the handle back);
     /// - connections and DNS answers are the multi handle's while a transfer runs; cookies and
     ///   alt-svc are never started.
     ///
@@ -45,12 +45,11 @@
             return curl_easy_init()
         }
 
-        /// Takes back a handle that no multi handle holds: reset, then kept; freed instead when it
-        /// holds a socket error or enough are kept. Whatever its options pointed to may be freed
-        /// once this returns.
-        func giveBack(_ handle: UnsafeMutableRawPointer) {
-            var socketError = 0
-            guard fcc_easy_getinfo_long(handle, CURLINFO_OS_ERRNO, &socketError) == CURLE_OK, socketError == 0 else {
+        /// Takes back a handle that no multi handle holds: reset and kept, unless `reusable` is
+        /// false (it holds a socket error, read by the transfer) or enough are kept; then freed.
+        /// Whatever its options pointed to may be freed once this returns.
+        func giveBack(_ handle: UnsafeMutableRawPointer, reusable: Bool = true) {
+            guard reusable else {
                 curl_easy_cleanup(handle)
                 return
             }

@@ -58,7 +58,9 @@
         }
 
         deinit {
-            pool.giveBack(easy)  // first: once reset, libcurl no longer points to the list and buffer
+            // First: once reset, libcurl no longer points to the list and buffer. A handle that
+            // holds a socket error is not reused (CurlEasyHandlePool).
+            pool.giveBack(easy, reusable: !holdsSocketError)
             curl_slist_free_all(headerList)
             errorBuffer.deallocate()
         }
@@ -264,6 +266,13 @@
                 verifyResult: info(CURLINFO_SSL_VERIFYRESULT), osErrno: info(CURLINFO_OS_ERRNO),
                 host: host, trust: trust, timeout: timeout)
             return CurlFailureMapping.result(for: facts)
+        }
+
+        /// Whether libcurl keeps a socket error for the handle (or cannot say): it would report it
+        /// for the handle's next transfer too.
+        private var holdsSocketError: Bool {
+            var value = 0
+            return fcc_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &value) != CURLE_OK || value != 0
         }
 
         private func info(_ item: CURLINFO) -> Int {
