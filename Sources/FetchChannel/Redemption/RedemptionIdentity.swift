@@ -35,6 +35,20 @@ public struct RedemptionIdentity: Sendable, Hashable, Codable, CustomStringConve
     }
 
     public var description: String { "\(token) at \(origin)" }
+
+    /// Equal when the origin and the token are the same bytes. Swift compares strings up to
+    /// canonical equivalence, so `"\u{E9}"` and `"e\u{301}"` would be one token here, and the
+    /// second operation would be skipped as already redeemed, while a backend tells the two apart.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.origin.utf8.elementsEqual(rhs.origin.utf8) && lhs.token.utf8.elementsEqual(rhs.token.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        for text in [origin, token] {
+            hasher.combine(text.utf8.count)
+            for byte in text.utf8 { hasher.combine(byte) }
+        }
+    }
 }
 
 extension PendingOutOfBandOperation.RedeemData {

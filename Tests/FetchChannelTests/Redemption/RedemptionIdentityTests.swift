@@ -37,6 +37,20 @@ extension Practices {
             #expect(await pipeline.redeemedTokens == ["same", "same"])
         }
 
+        /// Tokens are compared as bytes: two that Swift's string comparison takes for one
+        /// (canonically equivalent) are two operations, both kept and both redeemed.
+        @Test func canonicallyEquivalentTokensAreTwoOperations() async {
+            let composed = Self.operation("tok-\u{E9}", backend: Self.a, created: 1)
+            let decomposed = Self.operation("tok-e\u{301}", backend: Self.a, created: 2)
+            #expect(composed.token == decomposed.token, "Swift's strings call them equal")
+            #expect(composed.identity != decomposed.identity)
+            #expect(Set([composed.identity, decomposed.identity]).count == 2)
+            #expect(OperationOrdering.merged([[composed, decomposed]]).count == 2)
+            let pipeline = RedemptionPipeline(redeemer: ImmediateRedeemer())
+            #expect(await pipeline.redeem(composed).code == "redeemed")
+            #expect(await pipeline.redeem(decomposed).code == "redeemed", "not a duplicate of the first")
+        }
+
         @Test func aBackendThatSendsAnotherBackendsTokenFirstDoesNotSuppressIt() async throws {
             // b's operation is the latest, so it is started first; a's, with the same token, stays eligible.
             let fromA = Self.operation("same", backend: Self.a, created: 1)
