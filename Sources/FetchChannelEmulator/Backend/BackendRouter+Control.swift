@@ -10,6 +10,7 @@ extension BackendRouter {
             guard let body = BackendResponses.object(from: request) else {
                 return BackendResponses.malformed("The body must be a JSON object.")
             }
+            if let refusal = Self.unknownMember(of: body, allowed: Self.dispatchMembers) { return refusal }
             switch dispatch(body) {
             case .success(let operation):
                 return HTTPResponse.json(status: HTTPStatus.created.code, Data(operation.json))
@@ -17,6 +18,7 @@ extension BackendRouter {
             }
         case ("POST", WirePaths.Emulator.clock):
             guard let body = BackendResponses.object(from: request),
+                body.keys.allSatisfy({ $0 == "offsetSeconds" }),
                 case .number(let seconds) = ControlNumber(body["offsetSeconds"]),
                 seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400
             else {
@@ -29,6 +31,7 @@ extension BackendRouter {
             guard let body = BackendResponses.object(from: request) else {
                 return BackendResponses.malformed("The body must be a JSON object.")
             }
+            if let refusal = Self.unknownMember(of: body, allowed: Self.faultMembers) { return refusal }
             guard let endpoint = (body["endpoint"] as? String).flatMap(EmulatorEndpoint.init(rawValue:)),
                 let kind = (body["kind"] as? String).flatMap(EmulatorFault.Kind.init(rawValue:))
             else {
@@ -68,6 +71,19 @@ extension BackendRouter {
         default:
             return BackendResponses.notFound
         }
+    }
+
+    /// The members each control body may have. Any other is refused rather than ignored: a
+    /// misspelled `lifetimeSecnds` would otherwise leave the default in place without a word.
+    static let dispatchMembers: Set<String> = ["deviceId", "channel", "lifetimeSeconds", "operation", "data"]
+    static let faultMembers: Set<String> = ["endpoint", "kind", "count", "seconds", "status"]
+
+    /// A 400 naming the first member of `body` (in name order) that is not `allowed`, or nil.
+    static func unknownMember(of body: [String: Any], allowed: Set<String>) -> HTTPResponse? {
+        guard let unknown = body.keys.sorted().first(where: { !allowed.contains($0) }) else { return nil }
+        let shown = unknown.count > 64 ? unknown.prefix(64) + "…" : unknown  // the answer is JSON-escaped
+        return BackendResponses.malformed(
+            "Unknown member \"\(shown)\"; the body takes \(allowed.sorted().joined(separator: ", ")).")
     }
 
     /// The most requests a counted fault applies to; a fault for longer leaves `count` out.
@@ -122,8 +138,12 @@ extension BackendRouter {
             return .failure(
                 BackendResponses.Refusal(BackendResponses.malformed("lifetimeSeconds must be in (0, 2592000].")))
         }
-        let kindText = (body["operation"] as? String) ?? OperationKind.authentication.rawValue
-        guard let kind = OperationKind(rawValue: kindText) else {
+        // Absent or null is the default; any other value must name a kind (5 is not "authentication").
+        let kindValue = body["operation"].flatMap { $0 is NSNull ? nil : $0 }
+        guard
+            let kind = kindValue == nil
+                ? .authentication : (kindValue as? String).flatMap(OperationKind.init(rawValue:))
+        else {
             return .failure(
                 BackendResponses.Refusal(
                     BackendResponses.malformed("operation must be registration, authentication or deregistration.")))

@@ -277,6 +277,38 @@ import Testing
         #expect(try await refusal("dispatch", ["deviceId": "d", "channel": "link", "lifetimeSeconds": 60]) == nil)
     }
 
+    /// A control body's member that no route reads is refused, not ignored: a misspelled
+    /// `lifetimeSecnds` would otherwise leave the default lifetime without a word. So is an
+    /// `operation` that is not a kind's name (5 used to become "authentication").
+    @Test func controlBodiesRefuseMembersTheyDoNotRead() async throws {
+        let backend = try ReferenceBackend.start()
+        defer { backend.stop() }
+        let control = backend.baseURL.appendingPathComponent("_emulator")
+        func refusal(_ path: String, _ body: [String: Any]) async throws -> String? {
+            let answer = try await BackendClient.send("POST", control.appendingPathComponent(path), json: body)
+            return answer.status == 400 ? (answer.json["message"] as? String ?? "") : nil
+        }
+        let misspelled = try await refusal("dispatch", ["deviceId": "d", "channel": "c", "lifetimeSecnds": 1])
+        #expect(misspelled?.hasPrefix(#"Unknown member "lifetimeSecnds""#) == true, "\(misspelled ?? "accepted")")
+        let fault = try await refusal(
+            "faults", ["endpoint": "operations", "kind": "status", "status": 503, "extra": [1]])
+        #expect(fault?.hasPrefix(#"Unknown member "extra""#) == true, "\(fault ?? "accepted")")
+        #expect(try await refusal("clock", ["offsetSeconds": 1, "offsetSecond": 99]) != nil)
+        #expect(backend.clockOffsetMillis == 0, "nothing of a refused body is applied")
+        let operation = try await refusal("dispatch", ["deviceId": "d", "channel": "c", "operation": 5])
+        #expect(operation?.hasPrefix("operation must be") == true, "\(operation ?? "accepted")")
+        // Every member a route reads is still taken, and a null operation is the default.
+        #expect(
+            try await refusal(
+                "dispatch",
+                ["deviceId": "d", "channel": "c", "lifetimeSeconds": 60, "operation": NSNull(), "data": ["k": 1]])
+                == nil)
+        #expect(
+            try await refusal(
+                "faults", ["endpoint": "operations", "kind": "delay", "seconds": 0.01, "count": 1]) == nil)
+        #expect(try await refusal("clock", ["offsetSeconds": 0]) == nil)
+    }
+
     /// The fault list is bounded: the fault past the limit is refused, in process and over the
     /// control API, until the list is cleared.
     @Test func faultsAreKeptUpToTheirLimit() async throws {
