@@ -173,6 +173,9 @@ public actor FetchCoordinator {
         // Only notifications that were there before the request can be contradicted by its answer.
         // Read, not compared by time: the clock may be set back while the fetch is under way.
         let notificationsBefore = await notifications?.current() ?? []
+        // Redemptions begun on the pipeline from here on (by the app too, which the coordinator
+        // does not see) keep the chosen operation from starting, checked in the pipeline's own step.
+        let redemptionsBefore = await pipeline.redemptionsBegun
         let startedAt = clock.nowMillis()
         let result = await fetcher.fetch()
         let completedAt = clock.nowMillis()
@@ -199,9 +202,11 @@ public actor FetchCoordinator {
             result.operations.filter { !expired.contains($0.identity) }, policy: policy, states: states)
         var started: RedemptionReport?
         // An operation that came in while this fetch ran was started, and may have finished: the
-        // chosen one, older than the answer, must not follow it into the person's hands.
+        // chosen one, older than the answer, must not follow it into the person's hands. The
+        // coordinator's count covers the time before `redemptionsBefore` was read; the pipeline's,
+        // the rest, up to the very step that would begin the chosen one.
         if startsChosenOperation, incomingStarted == incomingBefore, let chosen = eligible.last {
-            started = await pipeline.redeemIfIdle(chosen)
+            started = await pipeline.redeemIfIdle(chosen, unlessStartedSince: redemptionsBefore)
         }
 
         let snapshot = FetchSnapshot(

@@ -78,12 +78,21 @@ public actor RedemptionPipeline {
         await redeem(operation.payload)
     }
 
-    /// Redeems `operation` only when no redemption at all is under way; nil (nothing done) when
-    /// one is. A fetch starts its chosen operation this way, so that it never competes with an
-    /// operation a push, link or QR code (or the app) is already starting. Decided and begun in
-    /// one step on the actor.
-    public func redeemIfIdle(_ operation: PendingOutOfBandOperation) async -> RedemptionReport? {
-        guard ledger.inProgressCount == 0 else { return nil }
+    /// How many redemptions this pipeline has begun (requests started, whoever asked): a fetch
+    /// reads it as it starts and passes it to ``redeemIfIdle(_:unlessStartedSince:)``.
+    public private(set) var redemptionsBegun = 0
+
+    /// Redeems `operation` only when no redemption at all is under way, and, given
+    /// `redemptionsBegun`, none has begun since that count was read; nil (nothing done)
+    /// otherwise. A fetch starts its chosen operation this way, so that it never competes with an
+    /// operation a push, link or QR code (or the app) is already starting, nor follows one that
+    /// began while the fetch ran. Decided and begun in one step on the actor.
+    public func redeemIfIdle(
+        _ operation: PendingOutOfBandOperation, unlessStartedSince redemptionsBegun: Int? = nil
+    ) async -> RedemptionReport? {
+        guard ledger.inProgressCount == 0, redemptionsBegun.map({ $0 == self.redemptionsBegun }) ?? true else {
+            return nil
+        }
         if let report = begin(operation.identity) { return report }
         return await settle(operation.payload, identity: operation.identity)
     }
@@ -94,7 +103,9 @@ public actor RedemptionPipeline {
     private func begin(_ identity: RedemptionIdentity) -> RedemptionReport? {
         if let error = expired[identity] { return .expired(identity: identity, error: error) }
         let previous = ledger.begin(identity)
-        return previous == .unseen ? nil : .duplicate(identity: identity, state: previous)
+        guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
+        redemptionsBegun += 1
+        return nil
     }
 
     /// Sends the request for `identity`, which ``RedemptionLedger/begin(_:)`` has just marked in

@@ -275,6 +275,30 @@ extension Practices {
             #expect(redeemer.violations.isEmpty)
         }
 
+        /// The app redeems an operation through the pipeline itself while a fetch is under way,
+        /// which the coordinator does not see: the fetch does not start the older one after it.
+        @Test func aFetchStartsNothingAfterAnOperationTheAppStartedMeanwhile() async throws {
+            let fetcher = ScriptedFetcher(
+                gated: true, operations: [Practices.operation("W", created: 1), Practices.operation("T", created: 2)])
+            let redeemer = ImmediateRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            let coordinator = FetchCoordinator(
+                fetcher: fetcher, pipeline: pipeline, policy: .pushOnly, clock: ManualWallClock(millis: Self.start))
+            let fetch = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            #expect(await pipeline.redeem(Practices.operation("T", created: 2)).code == "redeemed")
+            fetcher.releaseAll()
+            let snapshot = try #require(await fetch.value.snapshot)
+            #expect(snapshot.eligible.map(\.token) == ["W"])
+            #expect(snapshot.started == nil, "W was started right after T")
+            #expect(redeemer.calls("W") == 0)
+            // With nothing begun meanwhile, the next fetch starts W as usual.
+            let later = FetchCoordinator(
+                fetcher: ScriptedFetcher(operations: [Practices.operation("W", created: 1)]), pipeline: pipeline,
+                policy: .pushOnly, clock: ManualWallClock(millis: Self.start))
+            #expect(try #require(await later.handle(.foreground).snapshot).started?.code == "redeemed")
+        }
+
         /// A backend that still lists an operation it called expired: the next fetch starts the
         /// older one instead of trying the expired one again.
         @Test func anOperationTheBackendCalledExpiredIsNotChosenAgain() async throws {
