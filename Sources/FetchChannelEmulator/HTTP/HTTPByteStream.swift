@@ -7,6 +7,10 @@ protocol HTTPByteStream: ~Copyable {
     /// Whether bytes already received wait inside the stream (decrypted but unread), so that a read
     /// returns without the socket becoming readable: such a connection is not idle.
     var hasBufferedInput: Bool { get }
+    /// Whether the last read stopped because the stream must write first (TLS: a reply libssl owes
+    /// the client, such as to a KeyUpdate, that the socket has no room for). Such a connection is
+    /// not idle: waiting for the socket to become readable again would not let it go on.
+    var isWaitingToWrite: Bool { get }
     /// Reads what is available (at most `buffer.count` bytes) into the start of `buffer`, waiting until `deadline`.
     func receive(
         into buffer: inout [UInt8], until deadline: ContinuousClock.Instant?,

@@ -86,6 +86,9 @@ struct HTTPConnection {
 
             var deadline = requestDeadline ?? idleDeadline
             if requestDeadline == nil && !socket.hasBufferedInput {
+                // A readable socket wins over a passed deadline in the wait below: a client whose
+                // records carry no request (KeyUpdates) would keep an idle connection for good.
+                guard ContinuousClock.now < idleDeadline else { return }
                 // Idle (evictable) only while nothing has been read: the wait reads nothing, and
                 // the connection is busy again before it reads. Bytes read while still idle would
                 // be lost to an eviction, which spares only bytes still in the kernel's buffer.
@@ -101,8 +104,11 @@ struct HTTPConnection {
                     lastActivity = ContinuousClock.now
                     parser.append(readBuffer[0..<count])
                     continue
-                case .timedOut where !socket.hasBufferedInput:
+                case .timedOut where !socket.hasBufferedInput && !socket.isWaitingToWrite:
                     continue  // idle again, until the same idle deadline
+                // Owing the client a write (a KeyUpdate's reply the socket has no room for): the
+                // socket stays readable, and going back to the idle wait would spin until the idle
+                // deadline. The wait below waits for room, within a request's time.
                 case .timedOut:
                     break
                 case .endOfStream, .stopped, .failed:

@@ -12,6 +12,9 @@ struct HTTPSocket: ~Copyable, HTTPByteStream {
     /// The kernel's receive buffer is all there is; the connection slot checks it itself.
     var hasBufferedInput: Bool { false }
 
+    /// A read never has to write first.
+    var isWaitingToWrite: Bool { false }
+
     /// Takes ownership of `fd`.
     init(adopting fd: Int32) {
         self.fd = fd

@@ -40,6 +40,11 @@ final class TLSServerSession: HTTPByteStream {
         SSL_has_pending(ssl) == 1
     }
 
+    /// libssl's last call stopped to write (SSL_want_write, a macro Swift cannot call).
+    var isWaitingToWrite: Bool {
+        SSL_want(ssl) == SSL_WRITING
+    }
+
     // MARK: - Handshake
 
     enum HandshakeOutcome: Equatable {
