@@ -269,6 +269,15 @@ package final class KeyStoreDirectory: Sendable {
         try syncDirectory()
     }
 
+    /// Renames `name` to `newName` in this directory, replacing a `newName` there, and makes it
+    /// durable. A symbolic link is renamed as itself, never followed.
+    package func rename(_ name: String, to newName: String) throws {
+        guard renameat(descriptor, name, descriptor, newName) == 0 else {
+            throw Self.failure("rename \(filePath(name)) to \(filePath(newName))", errno)
+        }
+        try syncDirectory()
+    }
+
     /// Removes `name`; false if it did not exist. The caller syncs the directory.
     func remove(_ name: String) throws -> Bool {
         guard unlinkat(descriptor, name, 0) == 0 else {

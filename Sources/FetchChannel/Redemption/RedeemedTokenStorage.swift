@@ -90,27 +90,37 @@ final class RedeemedTokenStorage: Sendable {
     /// processes too): a write appends, and an identity the file has dropped (beyond a capacity)
     /// never comes back. The file is read and replaced under the directory's write lock, so two
     /// writers cannot both start from the same file and each drop what the other added. A file
-    /// that no longer reads as a redeemed-token list (corrupt) is replaced, as it was before
-    /// writes merged, by `everything` (the pipeline's whole set); one that cannot be read now
-    /// (another version, another mode, an I/O error) is left alone and the error thrown: the
-    /// pipeline reports it as ``RedemptionPipeline/persistenceFailure`` and writes those
-    /// identities with its next change.
+    /// that no longer reads as a redeemed-token list (corrupt) is moved aside, to
+    /// ``corruptCopyName`` (replacing an earlier copy), and replaced, as it was before writes
+    /// merged, by `everything` (the pipeline's whole set): the returned error says so and where
+    /// the copy is. One that cannot be read now (another version, another mode, an I/O error) is
+    /// left alone and the error thrown: the pipeline reports it as
+    /// ``RedemptionPipeline/persistenceFailure`` and writes those identities with its next change.
+    @discardableResult
     func save(
         _ redeemed: [RedemptionIdentity], replacingACorruptFileWith everything: () -> [RedemptionIdentity],
         capacity: Int
-    ) throws(RedeemedTokenFileError) {
+    ) throws(RedeemedTokenFileError) -> RedeemedTokenFileError? {
         do {
-            try directory.withExclusiveLock {
+            return try directory.withExclusiveLock { () throws -> RedeemedTokenFileError? in
                 var onDisk: [RedemptionIdentity]
+                var replaced: RedeemedTokenFileError?
                 do {
                     onDisk = try load()
                 } catch let error as RedeemedTokenFileError where error.code == .corrupt {
+                    // Kept, not overwritten: it may hold what other processes redeemed.
+                    try directory.rename(file.fileName, to: corruptCopyName)
+                    replaced = RedeemedTokenFileError(
+                        .corrupt, path: file.path,
+                        reason: "the file was corrupt; it was moved to \(directory.filePath(corruptCopyName)) and "
+                            + "replaced by this process's redeemed set.")
                     onDisk = everything()
                 }
                 let known = Set(onDisk)
                 onDisk.append(contentsOf: redeemed.filter { !known.contains($0) })
                 let data = try Self.encoded(Array(onDisk.suffix(capacity)))
                 try data.withUnsafeBytes { try directory.writeAtomically(file.fileName, contents: $0) }
+                return replaced
             }
         } catch let error as RedeemedTokenFileError {
             throw error
@@ -118,6 +128,9 @@ final class RedeemedTokenStorage: Sendable {
             throw Self.wrap(error, file)
         }
     }
+
+    /// Where a corrupt file is moved before it is replaced: beside it, `.corrupt` appended.
+    var corruptCopyName: String { file.fileName + ".corrupt" }
 
     private static let moveAway =
         "Move it away to start with an empty set (operations already redeemed are then refused by the backend as "

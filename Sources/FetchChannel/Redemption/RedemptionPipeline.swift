@@ -33,6 +33,10 @@ public actor RedemptionPipeline {
     /// The last failure to write the redeemed-token file (nil when the last write worked or
     /// nothing persists). The set in memory stays right; only a restart could forget tokens.
     public private(set) var persistenceFailure: RedeemedTokenFileError?
+    /// Set when a write found the redeemed-token file corrupt: it was moved aside (the reason
+    /// says where, `.corrupt` appended to its name) and replaced by this pipeline's redeemed set.
+    /// Whatever only the damaged file held (other processes' tokens) is in that copy alone.
+    public private(set) var corruptFileReplaced: RedeemedTokenFileError?
     /// Identities redeemed since the last successful write of the file (at most ``capacity``).
     private var unsaved: [RedemptionIdentity] = []
     /// How many expired identities are remembered.
@@ -166,7 +170,9 @@ public actor RedemptionPipeline {
         unsaved.append(identity)
         if unsaved.count > capacity { unsaved.removeFirst(unsaved.count - capacity) }
         do {
-            try storage.save(unsaved, replacingACorruptFileWith: { ledger.redeemedOldestFirst }, capacity: capacity)
+            let replaced = try storage.save(
+                unsaved, replacingACorruptFileWith: { ledger.redeemedOldestFirst }, capacity: capacity)
+            if let replaced { corruptFileReplaced = replaced }
             unsaved.removeAll()
             persistenceFailure = nil
         } catch {

@@ -242,17 +242,25 @@ extension Practices {
         }
 
         /// A file that became corrupt is replaced by the pipeline's whole set, not only by what
-        /// it redeemed since its last write.
-        @Test func aFileThatBecameCorruptIsReplacedByTheWholeSet() async throws {
+        /// it redeemed since its last write; the damaged file is kept beside it, not lost (it may
+        /// hold what other processes redeemed), and the pipeline says so.
+        @Test func aFileThatBecameCorruptIsKeptAsideAndReplacedByTheWholeSet() async throws {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory)
                 let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
                 _ = await pipeline.redeem(Practices.payload("t1"))
                 _ = await pipeline.redeem(Practices.payload("t2"))
-                try #require(Self.write(Data("not json".utf8), to: file))
+                #expect(await pipeline.corruptFileReplaced == nil)
+                let damaged = Data(#"{"version":2,"redeemed":[{"origin":"https://other.example:443","#.utf8)
+                try #require(Self.write(damaged, to: file))
                 _ = await pipeline.redeem(Practices.payload("t3"))
                 #expect(await pipeline.persistenceFailure == nil)
                 #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2", "t3"])
+                let copy = file.path + ".corrupt"
+                #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == damaged, "the damaged file is kept")
+                let notice = await pipeline.corruptFileReplaced
+                #expect(notice?.code == .corrupt)
+                #expect(notice?.reason.contains(copy) == true, "\(String(describing: notice))")
             }
         }
 
