@@ -269,13 +269,16 @@ package final class KeyStoreDirectory: Sendable {
         try syncDirectory()
     }
 
-    /// Renames `name` to `newName` in this directory, replacing a `newName` there, and makes it
-    /// durable. A symbolic link is renamed as itself, never followed.
-    package func rename(_ name: String, to newName: String) throws {
-        guard renameat(descriptor, name, descriptor, newName) == 0 else {
-            throw Self.failure("rename \(filePath(name)) to \(filePath(newName))", errno)
+    /// Gives the file `name` the second name `newName` in this directory (a hard link), durably;
+    /// false, and nothing done, when `newName` exists. `name` keeps its contents until it is
+    /// replaced. A symbolic link is linked as itself, never followed.
+    package func link(_ name: String, as newName: String) throws -> Bool {
+        guard linkat(descriptor, name, descriptor, newName, 0) == 0 else {
+            guard errno == EEXIST else { throw Self.failure("link \(filePath(name)) as \(filePath(newName))", errno) }
+            return false
         }
         try syncDirectory()
+        return true
     }
 
     /// Removes `name`; false if it did not exist. The caller syncs the directory.

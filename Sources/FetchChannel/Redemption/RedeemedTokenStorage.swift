@@ -90,10 +90,10 @@ final class RedeemedTokenStorage: Sendable {
     /// processes too): a write appends, and an identity the file has dropped (beyond a capacity)
     /// never comes back. The file is read and replaced under the directory's write lock, so two
     /// writers cannot both start from the same file and each drop what the other added. A file
-    /// that no longer reads as a redeemed-token list (corrupt) is moved aside, to
-    /// ``corruptCopyName`` (replacing an earlier copy), and replaced, as it was before writes
-    /// merged, by `everything` (the pipeline's whole set): the returned error says so and where
-    /// the copy is. One that cannot be read now (another version, another mode, an I/O error) is
+    /// that no longer reads as a redeemed-token list (corrupt) is kept under a new name of its
+    /// own (``keepCorruptCopy()``, a hard link, so that a write that fails leaves it where it
+    /// was) and replaced, as it was before writes merged, by `everything` (the pipeline's whole
+    /// set): the returned error says so and where the copy is. One that cannot be read now (another version, another mode, an I/O error) is
     /// left alone and the error thrown: the pipeline reports it as
     /// ``RedemptionPipeline/persistenceFailure`` and writes those identities with its next change.
     @discardableResult
@@ -109,10 +109,10 @@ final class RedeemedTokenStorage: Sendable {
                     onDisk = try load()
                 } catch let error as RedeemedTokenFileError where error.code == .corrupt {
                     // Kept, not overwritten: it may hold what other processes redeemed.
-                    try directory.rename(file.fileName, to: corruptCopyName)
+                    let copy = try keepCorruptCopy()
                     replaced = RedeemedTokenFileError(
                         .corrupt, path: file.path,
-                        reason: "the file was corrupt; it was moved to \(directory.filePath(corruptCopyName)) and "
+                        reason: "the file was corrupt; it was kept as \(directory.filePath(copy)) and "
                             + "replaced by this process's redeemed set.")
                     onDisk = everything()
                 }
@@ -129,8 +129,17 @@ final class RedeemedTokenStorage: Sendable {
         }
     }
 
-    /// Where a corrupt file is moved before it is replaced: beside it, `.corrupt` appended.
-    var corruptCopyName: String { file.fileName + ".corrupt" }
+    /// Links the corrupt file under a name no earlier copy has, beside it:
+    /// `<name>.corrupt-<seconds since 1970>`, then `-2`, `-3`… when that exists. Its name.
+    private func keepCorruptCopy() throws -> String {
+        let base = file.fileName + ".corrupt-" + String(Int64(Date().timeIntervalSince1970))
+        for attempt in 1...1_000 {
+            let name = attempt == 1 ? base : base + "-\(attempt)"
+            if try directory.link(file.fileName, as: name) { return name }
+        }
+        throw RedeemedTokenFileError(
+            .fileSystem, path: file.path, reason: "a thousand copies of a corrupt file are kept beside it already.")
+    }
 
     private static let moveAway =
         "Move it away to start with an empty set (operations already redeemed are then refused by the backend as "

@@ -33,8 +33,9 @@ public actor RedemptionPipeline {
     /// The last failure to write the redeemed-token file (nil when the last write worked or
     /// nothing persists). The set in memory stays right; only a restart could forget tokens.
     public private(set) var persistenceFailure: RedeemedTokenFileError?
-    /// Set when a write found the redeemed-token file corrupt: it was moved aside (the reason
-    /// says where, `.corrupt` appended to its name) and replaced by this pipeline's redeemed set.
+    /// Set when a write found the redeemed-token file corrupt: it was kept under another name
+    /// (the reason says which: `.corrupt-` and a time appended) and replaced by this pipeline's
+    /// redeemed set.
     /// Whatever only the damaged file held (other processes' tokens) is in that copy alone.
     public private(set) var corruptFileReplaced: RedeemedTokenFileError?
     /// Identities redeemed since the last successful write of the file (at most ``capacity``).

@@ -256,11 +256,21 @@ extension Practices {
                 _ = await pipeline.redeem(Practices.payload("t3"))
                 #expect(await pipeline.persistenceFailure == nil)
                 #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2", "t3"])
-                let copy = file.path + ".corrupt"
-                #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == damaged, "the damaged file is kept")
+                func copies() throws -> [String] {
+                    try FileManager.default.contentsOfDirectory(atPath: directory.path)
+                        .filter { $0.hasPrefix(RedeemedTokenFile.defaultFileName + ".corrupt-") }.sorted()
+                }
+                let copy = try #require(try copies().first, "the damaged file is kept")
+                #expect(try Data(contentsOf: directory.appendingPathComponent(copy)) == damaged)
                 let notice = await pipeline.corruptFileReplaced
                 #expect(notice?.code == .corrupt)
                 #expect(notice?.reason.contains(copy) == true, "\(String(describing: notice))")
+                // A second damage keeps a second copy: the first is not written over.
+                try #require(Self.write(Data("also damaged".utf8), to: file))
+                _ = await pipeline.redeem(Practices.payload("t4"))
+                #expect(try copies().count == 2)
+                #expect(try Data(contentsOf: directory.appendingPathComponent(copy)) == damaged)
+                #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2", "t3", "t4"])
             }
         }
 
