@@ -115,9 +115,13 @@ public actor FetchCoordinator {
         let mark = FetchMark()
         let marks = Self.fetchesOfThisTask + [mark]
         let incomingBefore = incomingStarted
+        // Read in this same step: a redemption that begins on the pipeline from now on (the app
+        // may call it directly, unseen here) keeps the fetch's choice from starting.
+        let redemptionsBefore = pipeline.redemptionsBegun
         let task = Task {
             await Self.$fetchesOfThisTask.withValue(marks) {
-                await self.fetchAndSettle(sequence: sequence, incomingBefore: incomingBefore)
+                await self.fetchAndSettle(
+                    sequence: sequence, incomingBefore: incomingBefore, redemptionsBefore: redemptionsBefore)
             }
         }
         inFlight = task
@@ -167,15 +171,13 @@ public actor FetchCoordinator {
     }
 
     /// One fetch and what follows from it; the result becomes the cached one as the in-flight
-    /// task ends, in one step, so a trigger always finds one or the other. `incomingBefore` is
-    /// ``incomingStarted`` as the fetch was decided.
-    private func fetchAndSettle(sequence: Int, incomingBefore: Int) async -> FetchSnapshot {
+    /// task ends, in one step, so a trigger always finds one or the other. `incomingBefore` and
+    /// `redemptionsBefore` are ``incomingStarted`` and the pipeline's
+    /// ``RedemptionPipeline/redemptionsBegun`` as the fetch was decided.
+    private func fetchAndSettle(sequence: Int, incomingBefore: Int, redemptionsBefore: Int) async -> FetchSnapshot {
         // Only notifications that were there before the request can be contradicted by its answer.
         // Read, not compared by time: the clock may be set back while the fetch is under way.
         let notificationsBefore = await notifications?.current() ?? []
-        // Redemptions begun on the pipeline from here on (by the app too, which the coordinator
-        // does not see) keep the chosen operation from starting, checked in the pipeline's own step.
-        let redemptionsBefore = await pipeline.redemptionsBegun
         let startedAt = clock.nowMillis()
         let result = await fetcher.fetch()
         let completedAt = clock.nowMillis()
@@ -203,8 +205,9 @@ public actor FetchCoordinator {
         var started: RedemptionReport?
         // An operation that came in while this fetch ran was started, and may have finished: the
         // chosen one, older than the answer, must not follow it into the person's hands. The
-        // coordinator's count covers the time before `redemptionsBefore` was read; the pipeline's,
-        // the rest, up to the very step that would begin the chosen one.
+        // coordinator's count sees an incoming trigger before its redemption reaches the
+        // pipeline; the pipeline's sees every redemption begun, up to the very step that would
+        // begin the chosen one.
         if startsChosenOperation, incomingStarted == incomingBefore, let chosen = eligible.last {
             started = await pipeline.redeemIfIdle(chosen, unlessStartedSince: redemptionsBefore)
         }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The single serialized path by which this device redeems operations: each operation is
 /// redeemed at most once, however many pushes, links, QR codes and fetches deliver it, and however
 /// they interleave.
@@ -83,9 +85,11 @@ public actor RedemptionPipeline {
         await redeem(operation.payload)
     }
 
-    /// How many redemptions this pipeline has begun (requests started, whoever asked): a fetch
-    /// reads it as it starts and passes it to ``redeemIfIdle(_:unlessStartedSince:)``.
-    public private(set) var redemptionsBegun = 0
+    /// How many redemptions this pipeline has begun (requests started, whoever asked). Read
+    /// without waiting for the actor, so that a coordinator reads it in the very step in which
+    /// it decides to fetch, and passes it to ``redeemIfIdle(_:unlessStartedSince:)``.
+    public nonisolated var redemptionsBegun: Int { begun.load(ordering: .acquiring) }
+    private nonisolated let begun = Atomic<Int>(0)
 
     /// Redeems `operation` only when no redemption at all is under way, and, given
     /// `redemptionsBegun`, none has begun since that count was read; nil (nothing done)
@@ -95,7 +99,8 @@ public actor RedemptionPipeline {
     public func redeemIfIdle(
         _ operation: PendingOutOfBandOperation, unlessStartedSince redemptionsBegun: Int? = nil
     ) async -> RedemptionReport? {
-        guard ledger.inProgressCount == 0, redemptionsBegun.map({ $0 == self.redemptionsBegun }) ?? true else {
+        guard ledger.inProgressCount == 0, redemptionsBegun.map({ $0 == begun.load(ordering: .acquiring) }) ?? true
+        else {
             return nil
         }
         if let report = begin(operation.identity) { return report }
@@ -109,7 +114,7 @@ public actor RedemptionPipeline {
         if let error = expired[identity] { return .expired(identity: identity, error: error) }
         let previous = ledger.begin(identity)
         guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
-        redemptionsBegun += 1
+        begun.add(1, ordering: .releasing)
         return nil
     }
 

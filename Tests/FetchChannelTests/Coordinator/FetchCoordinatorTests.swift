@@ -299,6 +299,62 @@ extension Practices {
             #expect(try #require(await later.handle(.foreground).snapshot).started?.code == "redeemed")
         }
 
+        /// Notifications whose first read waits until released, to hold a fetch before its request.
+        final class HeldNotifications: LocalNotifications {
+            private struct State {
+                var waiter: CheckedContinuation<Void, Never>?
+                var isHeld = false
+                var released = false
+            }
+            private let state = Locked(State())
+
+            func current() async -> [LocalNotification] {
+                await withCheckedContinuation { continuation in
+                    let goOn = state.withLock { state -> Bool in
+                        guard !state.released else { return true }
+                        state.isHeld = true
+                        state.waiter = continuation
+                        return false
+                    }
+                    if goOn { continuation.resume() }
+                }
+                return []
+            }
+
+            func cancel(identifiers: [String]) async {}
+
+            var isHeld: Bool { state.withLock { $0.isHeld } }
+
+            func release() {
+                let waiter = state.withLock { state in
+                    state.released = true
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }
+                waiter?.resume()
+            }
+        }
+
+        /// The same before the request is sent: the app's redemption begins and ends while the
+        /// fetch reads the notifications, the first thing it does.
+        @Test func aFetchStartsNothingAfterAnOperationTheAppStartedBeforeItsRequest() async throws {
+            let fetcher = ScriptedFetcher(
+                operations: [Practices.operation("W", created: 1), Practices.operation("T", created: 2)])
+            let redeemer = ImmediateRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            let notifications = HeldNotifications()
+            let coordinator = FetchCoordinator(
+                fetcher: fetcher, pipeline: pipeline, policy: .pushOnly, notifications: notifications,
+                clock: ManualWallClock(millis: Self.start))
+            let fetch = Task { await coordinator.handle(.foreground) }
+            #expect(await Practices.eventually { notifications.isHeld })
+            #expect(await pipeline.redeem(Practices.operation("T", created: 2)).code == "redeemed")
+            notifications.release()
+            let snapshot = try #require(await fetch.value.snapshot)
+            #expect(snapshot.started == nil, "W was started right after T")
+            #expect(redeemer.calls("W") == 0)
+        }
+
         /// A backend that still lists an operation it called expired: the next fetch starts the
         /// older one instead of trying the expired one again.
         @Test func anOperationTheBackendCalledExpiredIsNotChosenAgain() async throws {
