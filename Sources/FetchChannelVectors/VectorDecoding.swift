@@ -20,9 +20,13 @@ enum VectorDecoding {
     /// suites, whose many members this package has no use for.
     static func decodeVectorFile<T: Decodable>(_ type: T.Type, from data: Data) -> Result<T, VectorDecodingError> {
         let decoded = decode(type, from: data)
-        guard case .success(let file) = decoded,
-            let json = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        else { return decoded }
+        guard case .success(let file) = decoded else { return decoded }
+        guard let json = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else {
+            // Never seen: JSONDecoder read it. Not walked, it would pass unchecked.
+            return .failure(
+                VectorDecodingError(
+                    code: .notJSON, reason: "not JSON that can be searched for members no checker reads"))
+        }
         if let path = UnreadVectorMembers.first(in: json, readAs: file) {
             return .failure(VectorDecodingError(code: .unreadMember, reason: "a member no checker reads at \(path)"))
         }

@@ -60,6 +60,37 @@ import Testing
                 == ["jws-es256.json cannot be read: a member no checker reads at comment"])
     }
 
+    /// The walk goes into maps too: a member of a named key that nothing reads is refused.
+    @Test func aMemberOfAMapEntryIsRefused() throws {
+        let fileName = JWEVectors.fileName
+        var object = try #require(try JSONSerialization.jsonObject(with: try Self.data(fileName)) as? [String: Any])
+        var keys = try #require(object["keys"] as? [String: Any])
+        let name = try #require(keys.keys.sorted().first)
+        var key = try #require(keys[name] as? [String: Any])
+        key["expectedEror"] = "x"
+        keys[name] = key
+        object["keys"] = keys
+        let report = VectorSuite.check(fileName: fileName, data: try JSONSerialization.data(withJSONObject: object))
+        #expect(
+            report.failures == ["\(fileName) cannot be read: a member no checker reads at keys.\(name).expectedEror"])
+    }
+
+    /// Prose is for the file and its cases; inside what a case expects it is a member that checks
+    /// nothing, and is refused.
+    @Test func proseInsideWhatACaseExpectsIsRefused() throws {
+        let fileName = ErrorMappingVectors.fileName
+        var object = try #require(try JSONSerialization.jsonObject(with: try Self.data(fileName)) as? [String: Any])
+        var rows = try #require(object["rows"] as? [Any])
+        var row = try #require(rows.first as? [String: Any])
+        var expected = try #require(row["expected"] as? [String: Any])
+        expected["reason"] = "why this row expects what it does"
+        row["expected"] = expected
+        rows[0] = row
+        object["rows"] = rows
+        let report = VectorSuite.check(fileName: fileName, data: try JSONSerialization.data(withJSONObject: object))
+        #expect(report.failures == ["\(fileName) cannot be read: a member no checker reads at rows[0].expected.reason"])
+    }
+
     /// A clock-skew policy object reads only `compensate`; anything beside it is refused by the
     /// policy itself, which the walk does not look inside.
     @Test func aPolicyRefusesAMemberBesideCompensate() throws {

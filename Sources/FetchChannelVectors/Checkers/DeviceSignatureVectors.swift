@@ -14,9 +14,9 @@ public enum DeviceSignatureVectors: VectorFileChecker {
     public static let summary = "Device-Signature known answers and verification"
     public static let minimumPositiveCases = 5
     public static let minimumRejections = 12
-    /// The x and y of the RFC 7515 A.3 key, which the file must use.
     /// The verification case signed with ``File/otherKey``.
     static let otherKeyCaseName = "signature-by-another-key"
+    /// The x and y of the RFC 7515 A.3 key, which the file must use.
     static let rfc7515X = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU"
     static let rfc7515Y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
     static let knownOutcomes = Set(
