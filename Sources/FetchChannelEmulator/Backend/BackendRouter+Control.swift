@@ -17,9 +17,11 @@ extension BackendRouter {
             case .failure(let refusal): return refusal.response
             }
         case ("POST", WirePaths.Emulator.clock):
-            guard let body = BackendResponses.object(from: request),
-                body.keys.allSatisfy({ $0 == "offsetSeconds" }),
-                case .number(let seconds) = ControlNumber(body["offsetSeconds"]),
+            guard let body = BackendResponses.object(from: request) else {
+                return BackendResponses.malformed("The body must be a JSON object.")
+            }
+            if let refusal = Self.unknownMember(of: body, allowed: ["offsetSeconds"]) { return refusal }
+            guard case .number(let seconds) = ControlNumber(body["offsetSeconds"]),
                 seconds.isFinite, abs(seconds) <= 10 * 365 * 86_400
             else {
                 return BackendResponses.malformed(
