@@ -13,10 +13,11 @@ public enum NotificationReconciliation {
         failedServers: [String?]
     ) -> [LocalNotification] {
         if failedServers.contains(where: { $0 == nil }) { return [] }
-        let pending = Set(operations.map(\.token))
+        // Tokens as bytes, as an operation's identity compares them: `"\u{E9}"` is not `"e\u{301}"`.
+        let pending = Set(operations.map { Array($0.token.utf8) })
         let failed = Set(failedServers.compactMap { $0 })
         return notificationsBeforeFetch.filter { notification in
-            guard !pending.contains(notification.token) else { return false }
+            guard !pending.contains(Array(notification.token.utf8)) else { return false }
             if let server = notification.server { return !failed.contains(server) }
             return failed.isEmpty
         }

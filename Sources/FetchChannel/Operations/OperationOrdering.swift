@@ -35,7 +35,9 @@ public enum OperationOrdering {
             return a.creationTimeInEpochMillis < b.creationTimeInEpochMillis
         }
         if a.server != b.server { return a.server < b.server }
-        if a.token != b.token { return a.token < b.token }
-        return a.identity.origin < b.identity.origin
+        // Tokens and origins as bytes, as identities compare them: two tokens Swift's strings
+        // call equal are two operations, in an order that does not depend on the input's.
+        if !a.token.utf8.elementsEqual(b.token.utf8) { return a.token.utf8.lexicographicallyPrecedes(b.token.utf8) }
+        return a.identity.origin.utf8.lexicographicallyPrecedes(b.identity.origin.utf8)
     }
 }

@@ -26,6 +26,15 @@ extension Practices {
             #expect(stale.map(\.token) == ["redeemed-elsewhere", "expired"])
         }
 
+        /// Tokens are compared as bytes, as an operation's identity is: a notification for
+        /// `tok-\u{E9}` is stale when only `tok-e\u{301}` is pending, another operation.
+        @Test func aCanonicallyEquivalentTokenIsAnotherOperation() {
+            let stale = NotificationReconciliation.stale(
+                [note("tok-\u{E9}")], operations: [Practices.operation("tok-e\u{301}", created: 1)],
+                failedServers: [])
+            #expect(stale.map(\.identifier) == ["n-tok-\u{E9}"])
+        }
+
         @Test func aFailedBackendKeepsItsNotificationsAndThoseOfUnknownOrigin() {
             let notifications = [note("a"), note("b", server: Self.other), note("c", server: nil)]
             let stale = NotificationReconciliation.stale(

@@ -46,6 +46,12 @@ extension Practices {
             #expect(composed.identity != decomposed.identity)
             #expect(Set([composed.identity, decomposed.identity]).count == 2)
             #expect(OperationOrdering.merged([[composed, decomposed]]).count == 2)
+            // Of one time and one server, their order is the bytes', whatever the input's.
+            let first = Self.operation("tok-\u{E9}", backend: Self.a, created: 5)
+            let second = Self.operation("tok-e\u{301}", backend: Self.a, created: 5)
+            #expect(
+                OperationOrdering.merged([[first], [second]]).map { Array($0.token.utf8) }
+                    == OperationOrdering.merged([[second], [first]]).map { Array($0.token.utf8) })
             let pipeline = RedemptionPipeline(redeemer: ImmediateRedeemer())
             #expect(await pipeline.redeem(composed).code == "redeemed")
             #expect(await pipeline.redeem(decomposed).code == "redeemed", "not a duplicate of the first")
