@@ -186,6 +186,10 @@ final class TLSServerSession: HTTPByteStream {
             ERR_clear_error()
             return .failed(EPROTO)
         }
+        // A passed deadline ends the wait even when the socket is ready: a client whose records
+        // never complete what is waited for (KeyUpdates, sent without pause) would otherwise
+        // keep the call reading past it, for as long as it kept sending.
+        if let deadline, ContinuousClock.now >= deadline { return .timedOut }
         switch HTTPPoll.wait(fd: fd, events: events, stop: stop, deadline: deadline) {
         case .ready: return .retry
         case .timedOut: return .timedOut
