@@ -93,9 +93,10 @@ final class RedeemedTokenStorage: Sendable {
     /// that no longer reads as a redeemed-token list (corrupt) is kept under a new name of its
     /// own (``keepCorruptCopy()``, a hard link, so that a write that fails leaves it where it
     /// was) and replaced, as it was before writes merged, by `everything` (the pipeline's whole
-    /// set): the returned error says so and where the copy is. One that cannot be read now (another version, another mode, an I/O error) is
-    /// left alone and the error thrown: the pipeline reports it as
-    /// ``RedemptionPipeline/persistenceFailure`` and writes those identities with its next change.
+    /// set): the returned error says so and where the copy is. One that cannot be read now
+    /// (another version, another mode, an I/O error) is left alone and the error thrown: the
+    /// pipeline reports it as ``RedemptionPipeline/persistenceFailure`` and writes those
+    /// identities with its next change.
     @discardableResult
     func save(
         _ redeemed: [RedemptionIdentity], replacingACorruptFileWith everything: () -> [RedemptionIdentity],
