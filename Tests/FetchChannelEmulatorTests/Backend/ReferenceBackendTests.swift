@@ -245,16 +245,24 @@ import Testing
         #expect(throws: HTTPServerError.self) { try TLSServerIdentity.generate(now: .min) }
     }
 
+    /// The message of the 400 that POST `/_emulator/<path>` with `body` gets, or nil when the
+    /// body is taken.
+    static func controlRefusal(_ backend: ReferenceBackend, _ path: String, _ body: [String: Any]) async throws
+        -> String?
+    {
+        let url = backend.baseURL.appendingPathComponent("_emulator").appendingPathComponent(path)
+        let answer = try await BackendClient.send("POST", url, json: body)
+        return answer.status == 400 ? (answer.json["message"] as? String ?? "") : nil
+    }
+
     /// JSON booleans are not numbers, and a status is a whole number: `JSONSerialization` reads
     /// `true` as an NSNumber of 1, and `"count": true` used to count once, `"status": 200.9` to
     /// answer 200, and a `lifetimeSeconds` of the wrong type to fall back to the default.
     @Test func controlNumbersRefuseBooleansFractionsAndStrings() async throws {
         let backend = try ReferenceBackend.start()
         defer { backend.stop() }
-        let control = backend.baseURL.appendingPathComponent("_emulator")
         func refusal(_ path: String, _ body: [String: Any]) async throws -> String? {
-            let answer = try await BackendClient.send("POST", control.appendingPathComponent(path), json: body)
-            return answer.status == 400 ? (answer.json["message"] as? String ?? "") : nil
+            try await Self.controlRefusal(backend, path, body)
         }
         let garbage: [String: Any] = ["endpoint": "operations", "kind": "garbage"]
         let count = try await refusal("faults", garbage.merging(["count": true]) { $1 })
@@ -283,10 +291,8 @@ import Testing
     @Test func controlBodiesRefuseMembersTheyDoNotRead() async throws {
         let backend = try ReferenceBackend.start()
         defer { backend.stop() }
-        let control = backend.baseURL.appendingPathComponent("_emulator")
         func refusal(_ path: String, _ body: [String: Any]) async throws -> String? {
-            let answer = try await BackendClient.send("POST", control.appendingPathComponent(path), json: body)
-            return answer.status == 400 ? (answer.json["message"] as? String ?? "") : nil
+            try await Self.controlRefusal(backend, path, body)
         }
         let misspelled = try await refusal("dispatch", ["deviceId": "d", "channel": "c", "lifetimeSecnds": 1])
         #expect(misspelled?.hasPrefix(#"Unknown member "lifetimeSecnds""#) == true, "\(misspelled ?? "accepted")")
