@@ -44,9 +44,16 @@ public struct RedemptionIdentity: Sendable, Hashable, Codable, CustomStringConve
     }
 
     public func hash(into hasher: inout Hasher) {
-        for text in [origin, token] {
-            hasher.combine(text.utf8.count)
-            for byte in text.utf8 { hasher.combine(byte) }
+        // The bytes in one call each (a fetch hashes every operation's identity), and no array.
+        Self.combine(origin, into: &hasher)
+        Self.combine(token, into: &hasher)
+    }
+
+    private static func combine(_ text: String, into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { bytes in
+            hasher.combine(bytes.count)
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
         }
     }
 }
