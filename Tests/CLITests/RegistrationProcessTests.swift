@@ -11,6 +11,12 @@ import Testing
 extension CLISubprocessTests {
     /// `fetchchannel register` and `rotate` against a reference backend started in this process.
     @Suite struct RegistrationProcessTests {
+        /// Whether `hold`'s request arrived within a minute. Waited for on a thread of its own: the
+        /// test's own thread runs the child task that sends the request.
+        static func held(_ hold: AnswerHold) async -> Bool {
+            await DedicatedThreads.run { hold.waitUntilHeld(seconds: 60) }
+        }
+
         /// GET the pending operations of `deviceId` with `signature`; (status, body).
         func fetch(_ backend: ReferenceBackend, deviceId: String, signature: String) async throws -> (Int, String) {
             var request = URLRequest(
@@ -72,34 +78,31 @@ extension CLISubprocessTests {
         @Test func concurrentRegistersOfOneKeyRecordOne() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }
-            // A slow answer, so that the second command starts while the first waits for it.
-            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 2))
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
             let server = backend.baseURL.absoluteString
-            let runs = try await withThrowingTaskGroup(of: CLIResult.self) { group in
-                for device in ["device-a", "device-b"] {
-                    group.addTask {
-                        try await sandbox.run(
-                            ["register", "--server", server, "--device-id", device, "--key", keyId, "--json"]
-                                + sandbox.storeArguments)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
+            func register(_ device: String) async throws -> CLIResult {
+                try await sandbox.run(
+                    ["register", "--server", server, "--device-id", device, "--key", keyId, "--json"]
+                        + sandbox.storeArguments)
             }
-            let succeeded = runs.filter { $0.status == 0 }
-            #expect(succeeded.count == 1, "\(runs.map(\.summary))")
-            let winner = try #require(succeeded.first)
-            let recorded = try #require(try winner.json() as? [String: Any])
+            // The first register's request waits at the backend while the second runs.
+            let hold = backend.holdNextAnswer(to: .targets)
+            defer { hold.release() }
+            async let first = register("device-a")
+            #expect(await Self.held(hold), "the first register's request never arrived")
+            let second = try await register("device-b")
+            hold.release()
+            let winner = try await first
+
+            #expect(winner.status == 0, "\(winner.summary)")
+            let recorded = try #require(try winner.json() as? [String: Any], "\(winner.summary)")
             #expect(
                 try await keyJSON(sandbox, keyId)["dispatchTargetId"] as? String == recorded["dispatchTargetId"]
                     as? String)
-            let loser = try #require(runs.first { $0.status != 0 })
-            #expect(loser.status == 1, "\(loser.summary)")
-            // Refused while the first waited (one started 3 s late would have been refused as
-            // already registered instead, and this test would not be about the claim).
-            #expect(loser.err.contains("under way"), "\(loser.summary)")
+            // Refused because the first was under way, not because it had finished.
+            #expect(second.status == 1 && second.err.contains("under way"), "\(second.summary)")
             #expect(backend.statistics.requests(to: .targets) == 1)
         }
 
@@ -122,18 +125,20 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let (keyId, targetId) = try await registeredKey(in: sandbox, on: backend)
             let requestsBefore = backend.statistics.requests(to: .targets)
-            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 2))
-            let runs = try await withThrowingTaskGroup(of: CLIResult.self) { group in
-                for _ in 0..<2 {
-                    group.addTask {
-                        try await sandbox.run(["rotate", "--key", keyId, "--json"] + sandbox.storeArguments)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
+            func rotate() async throws -> CLIResult {
+                try await sandbox.run(["rotate", "--key", keyId, "--json"] + sandbox.storeArguments)
             }
-            #expect(runs.filter { $0.status == 0 }.count == 1, "\(runs.map(\.summary))")
-            let loser = try #require(runs.first { $0.status != 0 })
-            #expect(loser.status == 1 && loser.err.contains("under way"), "\(loser.summary)")
+            // The first rotation's request waits at the backend while the second runs.
+            let hold = backend.holdNextAnswer(to: .targets)
+            defer { hold.release() }
+            async let first = rotate()
+            #expect(await Self.held(hold), "the first rotation's request never arrived")
+            let second = try await rotate()
+            hold.release()
+            let winner = try await first
+
+            #expect(winner.status == 0, "\(winner.summary)")
+            #expect(second.status == 1 && second.err.contains("under way"), "\(second.summary)")
             #expect(backend.statistics.requests(to: .targets) == requestsBefore + 1)
             let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
             let keys = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
@@ -148,18 +153,17 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let (keyId, _) = try await registeredKey(in: sandbox, on: backend)
-            try backend.injectFault(EmulatorFault(endpoint: .targets, kind: .delay, seconds: 3, count: 1))
+            let hold = backend.holdNextAnswer(to: .targets)
+            defer { hold.release() }
             async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
-            // The new key appears in the store before the PATCH is sent.
-            var newKeyId: String?
-            let deadline = ContinuousClock.now + LooseTimeBounds.scaled(.seconds(3))
-            while newKeyId == nil, ContinuousClock.now < deadline {
-                let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
-                let keys = (try? listed.json() as? [[String: Any]]) ?? []
-                newKeyId = keys.compactMap { $0["keyId"] as? String }.first { $0 != keyId }
-            }
-            let candidate = try #require(newKeyId, "the rotation's new key never appeared")
+            // The new key is in the store before the PATCH is sent, so once the PATCH arrived.
+            #expect(await Self.held(hold), "the rotation's request never arrived")
+            let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
+            let keys = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
+            let candidate = try #require(
+                keys.compactMap { $0["keyId"] as? String }.first { $0 != keyId }, "no new key: \(listed.out)")
             let deleted = try await sandbox.run(["key", "delete", candidate] + sandbox.storeArguments)
+            hold.release()
             #expect(deleted.status == 1 && deleted.err.contains("in use"), "\(deleted.summary)")
             let rotated = try await rotation
             #expect(rotated.status == 0 && rotated.lines.first == candidate, "\(rotated.summary)")

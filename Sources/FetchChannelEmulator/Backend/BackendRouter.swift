@@ -74,13 +74,18 @@ struct BackendRouter: Sendable {
     /// Refuses a body that is not JSON, then counts the request and applies an injected fault.
     /// Faults that replace the answer (status, garbage, oversized, close, undecryptable) skip the request's
     /// processing, so it has no effect; delay, hang and wrong-content-type process it and then
-    /// disturb the answer.
+    /// disturb the answer. Without a fault, a test's ``AnswerHold`` may hold the processed answer.
     func serve(
         _ endpoint: EmulatorEndpoint, _ request: HTTPRequest,
         _ process: () -> HTTPResponse
     ) -> HTTPServerAction {
         if let refusal = BackendResponses.unsupportedMediaType(request) { return .respond(refusal) }
-        guard let fault = state.recordRequest(to: endpoint) else { return .respond(process()) }
+        guard let fault = state.recordRequest(to: endpoint) else {
+            guard let hold = state.takeHold(for: endpoint) else { return .respond(process()) }
+            let response = process()
+            hold.holdAnswer()
+            return .respond(response)
+        }
         switch fault.kind {
         case .delay:
             return .respondAfter(delayMillis: Int(((fault.seconds ?? 0) * 1000).rounded()), process())

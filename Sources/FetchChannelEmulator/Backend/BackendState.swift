@@ -33,6 +33,8 @@ final class BackendState: Sendable {
         var operationsByToken: [String: StoredOperation] = [:]
         var tokensByDevice: [String: [String]] = [:]
         var faults: [EmulatorFault] = []
+        /// Answers to hold, the next request of their endpoint each (``AnswerHold``).
+        var holds: [AnswerHold] = []
         var statistics = EmulatorStatistics()
     }
 
@@ -188,6 +190,19 @@ final class BackendState: Sendable {
 
     func clearFaults() {
         storage.withLock { $0.faults.removeAll() }
+    }
+
+    /// Holds the answer of the next request to `hold.endpoint`.
+    func addHold(_ hold: AnswerHold) {
+        storage.withLock { $0.holds.append(hold) }
+    }
+
+    /// The hold for a request to `endpoint` that arrived now, taken out; nil when none waits.
+    func takeHold(for endpoint: EmulatorEndpoint) -> AnswerHold? {
+        storage.withLock { storage in
+            guard let index = storage.holds.firstIndex(where: { $0.endpoint == endpoint }) else { return nil }
+            return storage.holds.remove(at: index)
+        }
     }
 
     /// Counts a request to `endpoint` and returns the fault to apply to it, if any (the first

@@ -78,6 +78,8 @@ public final class ReferenceBackend: Sendable {
     public let tlsPin: String?
     private let server: HTTPServer
     private let router: BackendRouter
+    /// Every hold made (``holdNextAnswer(to:)``), held or not yet.
+    private let holds = Locked<[AnswerHold]>([])
 
     /// Starts a backend and returns it, listening; over TLS when `tls` is given.
     public static func start(
@@ -126,11 +128,28 @@ public final class ReferenceBackend: Sendable {
 
     /// Stops listening, closes every connection and joins the server's threads. Idempotent.
     public func stop() {
+        releaseHolds()
         server.stop()
     }
 
     deinit {
+        releaseHolds()
         server.stop()
+    }
+
+    /// Holds the answer to the next request to `endpoint` (one that no fault applies to) until
+    /// the returned hold is released; ``stop()`` releases it too. For tests that need requests to
+    /// overlap.
+    package func holdNextAnswer(to endpoint: EmulatorEndpoint) -> AnswerHold {
+        let hold = AnswerHold(endpoint: endpoint)
+        holds.withLock { $0.append(hold) }
+        router.state.addHold(hold)
+        return hold
+    }
+
+    /// Lets every held answer go, so that no server thread waits for a release that will not come.
+    private func releaseHolds() {
+        for hold in holds.withLock({ $0 }) { hold.release() }
     }
 
     // MARK: In-process control (the same code as the `/_emulator/` API)
