@@ -1,3 +1,4 @@
+import DeviceSigning
 import FetchChannelTestSupport
 import Foundation
 import Testing
@@ -82,6 +83,8 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     let process = Process()
+    /// Signalled by the child's exit (its termination handler).
+    private let exited = ExitSignal()
     let outputURL: URL
     let errorURL: URL
     private let scratch: URL
@@ -135,25 +138,35 @@ final class CLIProcess: @unchecked Sendable {
     /// Starts the child without waiting, then closes this process's copies of the child's
     /// standard streams (the child has its own): tests elsewhere in this process count descriptors.
     func start() throws {
-        try process.run()
+        // Set before the start, so that an exit however early is seen.
+        process.terminationHandler = { [exited] _ in exited.signal() }
+        do {
+            try process.run()
+        } catch {
+            process.terminationHandler = nil
+            throw error
+        }
         for handle in [process.standardInput, process.standardOutput, process.standardError] {
             if let handle = handle as? FileHandle, handle !== FileHandle.nullDevice { try? handle.close() }
         }
     }
 
-    /// Waits for a child started with `start()`; kills it after `timeout` seconds, stretched in the
-    /// sanitizer runs (``LooseTimeBounds``): the bound only keeps a hung child from lasting for ever.
+    /// Waits for a child started with `start()`, woken by its exit; kills it after `timeout`
+    /// seconds, stretched in the sanitizer runs (``LooseTimeBounds``): the bound only keeps a hung
+    /// child from lasting for ever.
     func waitForExit(timeout: Double = 30) async -> CLIResult {
         let bound = timeout * Double(LooseTimeBounds.scale)
-        let deadline = Date().addingTimeInterval(bound)
-        while process.isRunning {
-            if Date() > deadline {
+        let (exited, process) = (exited, process)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await exited.wait() }
+            group.addTask {
+                guard (try? await Task.sleep(for: .seconds(bound))) != nil else { return }  // cancelled: it exited
                 kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
                 Issue.record("fetchchannel \(process.arguments ?? []) did not exit within \(bound) s; killed")
-                break
             }
-            try? await Task.sleep(for: .milliseconds(20))
+            await group.next()
+            // The bound's task ends at once; after a kill, the wait ends with the exit it causes.
+            group.cancelAll()
         }
         return result()
     }
@@ -168,6 +181,30 @@ final class CLIProcess: @unchecked Sendable {
             status: process.terminationStatus,
             standardOutput: (try? Data(contentsOf: outputURL)) ?? Data(),
             standardError: (try? Data(contentsOf: errorURL)) ?? Data())
+    }
+}
+
+/// One child's exit, awaited without polling: signalled once by its termination handler.
+final class ExitSignal: Sendable {
+    private let state = Locked<(exited: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func signal() {
+        let waiters = state.withLock { state in
+            state.exited = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hasExited = state.withLock { state in
+                if !state.exited { state.waiters.append(continuation) }
+                return state.exited
+            }
+            if hasExited { continuation.resume() }
+        }
     }
 }
 
