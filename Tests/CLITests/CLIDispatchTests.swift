@@ -14,9 +14,15 @@ import Testing
         let err: String
     }
 
+    /// A home that does not exist: a command that reaches for the default key store (no
+    /// `--store`) finds nothing there instead of the real home's keys.
+    static let absentHome = FileManager.default.temporaryDirectory
+        .appendingPathComponent("cli-dispatch-no-home-\(UUID().uuidString)").path
+
     func run(_ arguments: [String], environment: [String: String] = [:], standardInput: [UInt8] = []) async -> Run {
+        let sandboxed = ["HOME": Self.absentHome, "XDG_DATA_HOME": Self.absentHome].merging(environment) { $1 }
         let context = CLIContext.inMemory(
-            environment: environment, currentDirectory: FileManager.default.temporaryDirectory,
+            environment: sandboxed, currentDirectory: FileManager.default.temporaryDirectory,
             standardInput: standardInput)
         let status = await FetchChannelCLI.run(arguments, context: context)
         return Run(status: status, out: context.standardOutput.capturedText, err: context.standardError.capturedText)
