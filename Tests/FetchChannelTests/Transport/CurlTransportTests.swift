@@ -547,6 +547,21 @@
                 !head.contains("Accept:") && !head.contains("Expect:"), "no field the caller did not ask for: \(head)")
         }
 
+        /// A POST without a body is sent with an empty one, and without the form Content-Type
+        /// libcurl adds to a POST that names none.
+        @Test func aPostWithoutABodyCarriesNoContentTypeOfLibcurls() async throws {
+            let server = try RawTestServer { connection in
+                while connection.readRequest() != nil { connection.write(Self.okAnswer) }
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), method: "POST"))
+            #expect(result.answer?.status == 200, "\(result)")
+            let head = try #require(server.counters.heads.first).lowercased()
+            #expect(head.hasPrefix("post / "), "\(head)")
+            #expect(head.contains("content-length: 0"), "\(head)")
+            #expect(!head.contains("content-type"), "no field the caller did not ask for: \(head)")
+        }
+
         @Test func eightBackendsAreAskedAtOnce() async throws {
             // Every server holds its answer until all eight requests have arrived: a transport that
             // sent them one after another would make the first wait for the others (and fail).

@@ -47,7 +47,10 @@
             if request.url.scheme?.lowercased() == "https" { try applyTrust(request.trust, to: transfer) }
             try transfer.setCallbacks()
             try applyMethod(request.method, body: request.body, to: transfer)
-            try transfer.setHeaderLines(CurlHeaderLines.lines(for: request.headers, hasBody: request.body != nil))
+            // A POST always sends a body (an empty one when it has none): libcurl would give it a
+            // form Content-Type unless the line that removes it is there.
+            let sendsBody = request.body != nil || request.method == "POST"
+            try transfer.setHeaderLines(CurlHeaderLines.lines(for: request.headers, hasBody: sendsBody))
         }
 
         /// Rounded up to whole milliseconds, at least 1 (libcurl reads 0 as "no timeout") and at
