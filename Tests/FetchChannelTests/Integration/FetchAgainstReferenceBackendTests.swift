@@ -21,10 +21,15 @@ import Testing
         ReferenceBackend, FetchRegistration
     ) {
         let backend = try ReferenceBackend.start(configuration)
-        let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
-        let registration = FetchRegistration(
-            server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key)
-        return (backend, registration)
+        do {
+            let target = try backend.registerDispatchTarget(deviceId: deviceId, signatureKey: key.publicKey)
+            let registration = FetchRegistration(
+                server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key)
+            return (backend, registration)
+        } catch {
+            backend.stop()
+            throw error
+        }
     }
 
     /// ±2 s, widened by however long the fetch took: an offset measured across a request that
@@ -194,18 +199,18 @@ import Testing
     @Test func cancellingTheFetchCancelsTheRequest() async throws {
         let (slow, registration) = try backend()
         defer { slow.stop() }
-        try slow.injectFault(EmulatorFault(endpoint: .operations, kind: .delay, seconds: 60))
-        let started = ContinuousClock.now
+        let hold = slow.holdNextAnswer(to: .operations)
+        defer { hold.release() }
         let fetch = Task { await FetchClient().pendingOutOfBandOperations([registration]) }
-        // Cancel once the backend holds the request (polled, bounded; a yield loop would spin a core).
-        while slow.statistics.requests(to: .operations) == 0, ContinuousClock.now - started < .seconds(45) {
-            try await Task.sleep(for: .milliseconds(2))
-        }
-        #expect(slow.statistics.requests(to: .operations) == 1)
+        // Cancelled once the backend holds the request (waited for on a thread of its own: this
+        // test's thread runs the fetch).
+        #expect(await DedicatedThreads.run { hold.waitUntilHeld(seconds: 45) }, "the request never arrived")
+        let cancelled = ContinuousClock.now
         fetch.cancel()
         let result = await fetch.value
+        // Without the cancellation, the request would end by its own timeout (timedOut).
         #expect(result.errors.map { $0.networkFailure?.kind } == [.cancelled])
-        #expect(ContinuousClock.now - started < .seconds(45), "cancellation does not wait for the 60 s answer")
+        #expect(ContinuousClock.now - cancelled < .seconds(45), "cancellation does not wait for the held answer")
     }
 
     @Test func plainHTTPToAnotherHostIsRefusedWithoutARequest() async throws {
