@@ -13,9 +13,11 @@ import Testing
         #expect(Self.runsOnADedicatedThread())
     }
 
-    @Test func anAsynchronousBodyRunsThereAfterASuspension() async throws {
+    @Test func anAsynchronousBodyRunsThereAfterASuspension() async {
         #expect(Self.runsOnADedicatedThread())
-        try await Task.sleep(for: .milliseconds(1))
+        // Suspends until another thread resumes it: the body must come back to its own thread.
+        let elsewhere = await DedicatedThreads.run { Self.runsOnADedicatedThread() }
+        #expect(!elsewhere)
         #expect(Self.runsOnADedicatedThread())
         async let child = Self.runsOnADedicatedThread()
         #expect(await child, "a structured child task keeps the executor preference")
