@@ -42,9 +42,18 @@ fail:
     return 0;
 }
 
+/* The size of a DER header (identifier and length octets) for a tag below 31 and `length`
+ * content octets: one identifier octet, then the length in the fewest octets. */
+static long dss_der_header_bytes(long length) {
+    long bytes = 2;
+    for (long rest = length; length >= 0x80 && rest > 0; rest >>= 8) bytes++;
+    return bytes;
+}
+
 /* One DER element at *p (of the *left bytes that remain): 1 when its tag, class and form are
  * those asked for, with its contents in *content / *content_len and *p, *left past it; else 0.
- * ASN1_get_object checks that the length fits in what remains; an indefinite length is not DER. */
+ * ASN1_get_object checks that the length fits in what remains; an indefinite length, a length in
+ * more octets than it needs and a tag in the long form are BER, not DER: one key, one encoding. */
 static int dss_der_element(const uint8_t **p, long *left, int tag, int class, int constructed,
                            const uint8_t **content, long *content_len) {
     if (*left <= 0) return 0;
@@ -56,6 +65,7 @@ static int dss_der_element(const uint8_t **p, long *left, int tag, int class, in
     if (found_tag != tag || found_class != class || ((info & V_ASN1_CONSTRUCTED) != 0) != (constructed != 0)) {
         return 0;
     }
+    if (tag >= 31 || (long)(q - *p) != dss_der_header_bytes(length)) return 0;
     *content = q;
     *content_len = length;
     long used = (long)(q - *p) + length;
@@ -175,6 +185,19 @@ EVP_PKEY *dss_p256_key_from_pkcs8(const PKCS8_PRIV_KEY_INFO *p8, int *status) {
     return dss_key_from_ec_private_key(key, key_len, 0, status);
 }
 
+/* Whether `der` (len bytes, which d2i read into p8) is DER: d2i also reads BER (indefinite and
+ * long-form lengths), and DER is what re-encoding gives. The copy holds the key: cleared. */
+static int dss_pkcs8_is_der(const PKCS8_PRIV_KEY_INFO *p8, const uint8_t *der, size_t len) {
+    int encoded_len = i2d_PKCS8_PRIV_KEY_INFO(p8, NULL);
+    if (encoded_len <= 0 || (size_t)encoded_len != len) return 0;
+    unsigned char *encoded = OPENSSL_malloc(len);
+    if (encoded == NULL) return 0;
+    unsigned char *end = encoded;
+    int same = i2d_PKCS8_PRIV_KEY_INFO(p8, &end) == encoded_len && CRYPTO_memcmp(encoded, der, len) == 0;
+    OPENSSL_clear_free(encoded, len);
+    return same;
+}
+
 EVP_PKEY *dss_p256_key_from_der(const uint8_t *der, size_t len, int *status) {
     int ignored;
     if (status == NULL) status = &ignored;
@@ -185,7 +208,8 @@ EVP_PKEY *dss_p256_key_from_der(const uint8_t *der, size_t len, int *status) {
      * (an OCTET STRING where PKCS#8 has a SEQUENCE), before any key octets are copied. */
     PKCS8_PRIV_KEY_INFO *p8 = d2i_PKCS8_PRIV_KEY_INFO(NULL, &p, (long)len);
     if (p8 != NULL) {
-        EVP_PKEY *pkey = (size_t)(p - der) == len ? dss_p256_key_from_pkcs8(p8, status) : NULL;
+        EVP_PKEY *pkey = (size_t)(p - der) == len && dss_pkcs8_is_der(p8, der, len)
+            ? dss_p256_key_from_pkcs8(p8, status) : NULL;
         PKCS8_PRIV_KEY_INFO_free(p8);
         return pkey;
     }

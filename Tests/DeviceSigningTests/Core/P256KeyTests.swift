@@ -280,6 +280,39 @@ import Testing
         }
     }
 
+    /// BER spellings of a DER key (a length in more octets than it needs, an indefinite length, a
+    /// tag in the long form) are refused: one key has one encoding, as a check of key files by
+    /// their bytes assumes.
+    @Test func berSpellingsOfAKeyAreRefused() throws {
+        let key = try P256.Signing.PrivateKey()
+        let der = try bytes(key.derRepresentation)  // 30 81 87 <135 bytes>
+        #expect(try P256.Signing.PrivateKey(derRepresentation: der).publicKey == key.publicKey)
+        let pkcs8Content = Array(der[3...])
+        let scalar = try bytes(key.rawRepresentation)
+        let curve = TestSupport.hex("a00a06082a8648ce3d030107")
+        func sec1(outer: [UInt8], scalarHead: [UInt8]) -> [UInt8] {
+            let content = [0x02, 0x01, 0x01] + scalarHead + scalar + curve
+            return outer + [UInt8(content.count)] + content
+        }
+        let sec1Valid = sec1(outer: [0x30], scalarHead: [0x04, 0x20])
+        #expect(try P256.Signing.PrivateKey(derRepresentation: sec1Valid).publicKey == key.publicKey)
+        // The PKCS#8 key octets with their length in two octets: the outer length grows by one.
+        let innerLong = [0x02, 0x01, 0x00] + Array(der[6..<27]) + [0x04, 0x81] + Array(der[28...])
+        let spellings: [(String, [UInt8])] = [
+            ("PKCS#8, outer length in three octets", [0x30, 0x82, 0x00, 0x87] + pkcs8Content),
+            ("PKCS#8, indefinite outer length", [0x30, 0x80] + pkcs8Content + [0x00, 0x00]),
+            ("PKCS#8, key octets' length in two octets", [0x30, 0x81, UInt8(innerLong.count)] + innerLong),
+            ("SEC1, outer length in two octets", sec1(outer: [0x30, 0x81], scalarHead: [0x04, 0x20])),
+            ("SEC1, scalar length in two octets", sec1(outer: [0x30], scalarHead: [0x04, 0x81, 0x20])),
+            ("SEC1, outer tag in the long form", sec1(outer: [0x3F, 0x10], scalarHead: [0x04, 0x20])),
+        ]
+        for (name, spelling) in spellings {
+            #expect(throws: DeviceSigningError(.malformedEncoding, ""), "\(name)") {
+                try P256.Signing.PrivateKey(derRepresentation: spelling)
+            }
+        }
+    }
+
     /// Encoders that drop a scalar's leading zero bytes (an OCTET STRING shorter than 32) still
     /// give the same key.
     @Test func aScalarWithoutItsLeadingZeroIsPadded() throws {
