@@ -12,7 +12,8 @@ extension HTTPServerTests {
     /// The connection cap: refusal when every connection is busy, room made from the least recently used idle one.
     @Suite struct ConnectionLimitTests {
         @Test func connectionsBeyondTheLimitAreRefusedWhenNoneIsIdle() async throws {
-            // Both served connections are busy in the handler until the test releases them.
+            // Both served connections are busy in the handler until the test releases them; a
+            // handler never released (a broken test) gives up after a minute.
             let entered = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             let configuration = HTTPTestSupport.configuration(maxConnections: 2)
@@ -21,11 +22,17 @@ extension HTTPServerTests {
                 handler: { request in
                     if request.path == "/busy" {
                         entered.signal()
-                        release.wait()
+                        _ = release.wait(timeout: .now() + 60)
                     }
                     return HTTPTestSupport.echoHandler(request)
                 })
             defer { server.stop() }
+            // Runs before the stop above, which joins the handlers' threads: a test that returns or
+            // throws before it releases them does not leave stop() waiting for them.
+            defer {
+                release.signal()
+                release.signal()
+            }
 
             typealias Observed = (RawHTTPClient.CloseOutcome, [Int])
             let (refused, afterwards) = try await DedicatedThreads.run { () throws -> Observed in
