@@ -241,11 +241,14 @@
             let gate = DispatchSemaphore(value: 0)
             let slow = try RawTestServer { connection in
                 _ = connection.readRequest()
-                gate.wait()
+                _ = gate.wait(timeout: .now() + 60)
                 connection.write(Self.okAnswer)
                 connection.waitForClose()
             }
             defer { slow.stop() }
+            // Runs before the stop above: a test that throws before it opens the gate does not leave
+            // the connection's thread waiting behind it.
+            defer { gate.signal() }
             let quick = try RawTestServer { connection in
                 while connection.readRequest() != nil { connection.write(Self.okAnswer) }
             }
