@@ -22,6 +22,7 @@ import Testing
         }
         let server = "https://backend.example"
         let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
         let key = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm.configuration())
         let body = try JWE.encrypt(Array(#"{"operations":[]}"#.utf8), to: key.publicKey)
         let answer = HTTPAnswer(

@@ -55,6 +55,7 @@ import Testing
         guard SoftwareTPM.available(for: "TPM encryption key") else { return }
         let codes = try await onOwnThread { () throws -> [DeviceSigningError.Code?] in
             let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
             let key = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm.configuration())
             let jwe = try JWE.encrypt(Array("{}".utf8), to: key.publicKey)
             _ = try JWE.decrypt(jwe, with: key)

@@ -84,6 +84,7 @@ import Testing
         guard SoftwareTPM.available(for: "TPM key store load without its TPM") else { return }
         let outcome = try await onOwnThread { () throws -> (String, String, DeviceSigningError?) in
             let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
             let store = try KeyStore(directory: tpm.directory.appendingPathComponent("keys"))
             let keyId: String
             do {

@@ -217,6 +217,7 @@ import Testing
         guard SoftwareTPM.available(for: "stopped TPM") else { return }
         let outcome = try await onOwnThread { () throws -> (String, DeviceSigningError?, DeviceSigningError?) in
             let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
             let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
             _ = try key.signature(for: Self.message)
             tpm.stop()

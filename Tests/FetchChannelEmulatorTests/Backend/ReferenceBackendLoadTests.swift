@@ -13,6 +13,7 @@ extension HTTPServerTests {
             let fetchesPerClient = 500
             let clock = ManualWallClock(millis: 1_700_000_000_000)
             let backend = try ReferenceBackend.start(.init(clock: clock))
+            defer { backend.stop() }
             let devices = try (0..<clients).map { _ in try TestDevice(backend: backend, clock: clock) }
             for device in devices {
                 try backend.dispatch(deviceId: device.deviceId, channel: "firebase-cloud-messaging")

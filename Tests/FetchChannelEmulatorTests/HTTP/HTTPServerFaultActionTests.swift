@@ -38,6 +38,7 @@ extension HTTPServerTests {
                 entered.signal()
                 return .respondAfter(delayMillis: 60_000, .text(status: 200, "never"))
             })
+            defer { server.stop() }
 
             let client = try RawHTTPClient(port: address.port)
             try client.send(HTTPTestSupport.get("/"))

@@ -13,6 +13,7 @@ extension HTTPServerTests {
             let (server, address) = try HTTPTestSupport.startServer(handler: { request in
                 .respond(.text(status: 200, request.path))
             })
+            defer { server.stop() }
             let start = ContinuousClock.now
             let answered = HTTPTestSupport.onThreads(clients) { index -> Int in
                 do {
@@ -68,6 +69,7 @@ extension HTTPServerTests {
                     return .respond(HTTPResponse(status: 200))
                 }
             })
+            defer { server.stop() }
 
             let idle = try (0..<8).map { _ in try RawHTTPClient(port: address.port) }
             for client in idle {

@@ -194,14 +194,14 @@ extension Practices {
 
         @Test func theResultKeepsABackendsClockSkewError() async throws {
             let clock = ManualWallClock(millis: ReferenceDevice.startMillis)
+            let healthyBackend = try ReferenceBackend.start(.init(clock: clock))
+            defer { healthyBackend.stop() }
             let healthy = try ReferenceDevice(
-                backend: try ReferenceBackend.start(.init(clock: clock)), clock: clock,
-                key: try P256.Signing.PrivateKey(), deviceId: "device-skew")
-            defer { healthy.backend.stop() }
+                backend: healthyBackend, clock: clock, key: try P256.Signing.PrivateKey(), deviceId: "device-skew")
+            let skewedBackend = try ReferenceBackend.start(.init(clock: clock, clockOffsetMillis: 600_000))
+            defer { skewedBackend.stop() }
             let skewed = try ReferenceDevice(
-                backend: try ReferenceBackend.start(.init(clock: clock, clockOffsetMillis: 600_000)),
-                clock: clock, key: healthy.key, deviceId: healthy.deviceId)
-            defer { skewed.backend.stop() }
+                backend: skewedBackend, clock: clock, key: healthy.key, deviceId: healthy.deviceId)
             let t = try healthy.dispatch(.pushNotification)
             let fetcher = RegisteredFetchClient(
                 client: FetchClient(clock: clock), registrations: [healthy.registration, skewed.registration])

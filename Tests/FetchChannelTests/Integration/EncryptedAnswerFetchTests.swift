@@ -57,12 +57,18 @@ import Testing
     /// the registration that holds the private halves.
     func backend(clockOffsetMillis: Int64 = 0) throws -> (ReferenceBackend, FetchRegistration) {
         let backend = try ReferenceBackend.start(.init(clockOffsetMillis: clockOffsetMillis))
-        let target = try backend.registerDispatchTarget(
-            deviceId: deviceId, signatureKey: key.publicKey, encryptionKey: decryption.publicKey)
-        let registration = FetchRegistration(
-            server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key,
-            encryptionKey: decryption)
-        return (backend, registration)
+        do {
+            let target = try backend.registerDispatchTarget(
+                deviceId: deviceId, signatureKey: key.publicKey, encryptionKey: decryption.publicKey)
+            let registration = FetchRegistration(
+                server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target, key: key,
+                encryptionKey: decryption)
+            return (backend, registration)
+        } catch {
+            // Not returned, so no caller would stop it.
+            backend.stop()
+            throw error
+        }
     }
 
     // MARK: Clock skew with encryption

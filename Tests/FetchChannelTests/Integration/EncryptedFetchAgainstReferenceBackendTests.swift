@@ -19,13 +19,19 @@ import Testing
     ) throws -> (ReferenceBackend, FetchRegistration) {
         let key = try P256.Signing.PrivateKey()
         let backend = try ReferenceBackend.start(configuration)
-        let target = try backend.registerDispatchTarget(
-            deviceId: deviceId, signatureKey: key.publicKey,
-            encryptionKey: encryptionKey?.publicKey)
-        let registration = FetchRegistration(
-            server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target,
-            key: key, encryptionKey: encryptionKey)
-        return (backend, registration)
+        do {
+            let target = try backend.registerDispatchTarget(
+                deviceId: deviceId, signatureKey: key.publicKey,
+                encryptionKey: encryptionKey?.publicKey)
+            let registration = FetchRegistration(
+                server: backend.baseURL, deviceId: deviceId, dispatchTargetId: target,
+                key: key, encryptionKey: encryptionKey)
+            return (backend, registration)
+        } catch {
+            // Not returned, so no caller would stop it.
+            backend.stop()
+            throw error
+        }
     }
 
     @Test func decryptsEveryAlgorithmTheBackendIsConfiguredWith() async throws {

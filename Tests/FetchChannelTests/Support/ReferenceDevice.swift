@@ -17,9 +17,14 @@ struct ReferenceDevice {
     /// A new backend on a new clock.
     init(deviceId: String = "device-practices") throws {
         let clock = ManualWallClock(millis: Self.startMillis)
-        try self.init(
-            backend: try ReferenceBackend.start(.init(clock: clock)), clock: clock, key: try P256.Signing.PrivateKey(),
-            deviceId: deviceId)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        do {
+            try self.init(backend: backend, clock: clock, key: try P256.Signing.PrivateKey(), deviceId: deviceId)
+        } catch {
+            // No device holds it, so no caller would stop it.
+            backend.stop()
+            throw error
+        }
     }
 
     /// Another device on an existing backend.
