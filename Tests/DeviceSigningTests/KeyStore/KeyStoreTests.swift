@@ -230,10 +230,13 @@ import Testing
             let file = directory.appendingPathComponent("\(keyId).pem")
             let original = try String(contentsOf: file, encoding: .utf8)
             let lines = original.split(separator: "\n")
+            // Seeded: a run that fails fails again, with the same bytes.
+            var random = SplitMix64(seed: 0x5EED_0002)
+            let garbage = (0..<300).map { _ in UInt8.random(in: 0...255, using: &random) }
             let damaged = [
                 String(original.prefix(original.count / 2)),  // cut mid-file
                 (lines.prefix(2) + lines.suffix(1)).joined(separator: "\n") + "\n",  // body lines lost
-                String(decoding: (0..<300).map { _ in UInt8.random(in: 0...255) }, as: UTF8.self),  // garbage
+                String(decoding: garbage, as: UTF8.self),  // garbage
                 "",  // empty
             ]
             for text in damaged {
