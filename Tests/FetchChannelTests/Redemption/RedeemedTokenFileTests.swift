@@ -1,10 +1,12 @@
+import FetchChannelTestSupport
 import Foundation
 import Testing
 
 @testable import FetchChannel
 
 extension Practices {
-    @Suite struct RedeemedTokenFileTests {
+    /// On threads of their own: the pipeline's file writes (each fsynced) block.
+    @Suite(.dedicatedThread) struct RedeemedTokenFileTests {
         /// Puts `contents` where the pipeline reads its file, as the pipeline would (0600).
         static func write(_ contents: Data, to file: RedeemedTokenFile) -> Bool {
             FileManager.default.createFile(
