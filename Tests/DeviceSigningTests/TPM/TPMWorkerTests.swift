@@ -10,7 +10,7 @@ import Testing
     private static let configuration = TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=9", timeout: .seconds(60))
 
     @Test func aJobQueuedBehindOneThatFailedTheConnectionDoesNotRun() async throws {
-        let outcome = try await onOwnThread { () -> (DeviceSigningError?, DeviceSigningError?, Bool) in
+        let outcome = try await onOwnThread { () -> (DeviceSigningError?, DeviceSigningError?, Bool, Bool) in
             let worker = TPMWorker(configuration: Self.configuration)
             let started = DispatchSemaphore(value: 0)
             let gate = DispatchSemaphore(value: 0)
@@ -37,12 +37,23 @@ import Testing
                 second.withLock { $0 = error }
                 secondDone.signal()
             }.start()
-            while worker.waitingCallers < 2 { sched_yield() }
+            // Bounded, so that a worker that never counts the second caller fails the test rather
+            // than hang it: the gate opens either way.
+            let deadline = ContinuousClock.now + .seconds(60)
+            var queued = true
+            while worker.waitingCallers < 2 {
+                guard ContinuousClock.now < deadline else {
+                    queued = false
+                    break
+                }
+                sched_yield()
+            }
             gate.signal()
             firstDone.wait()
             secondDone.wait()
-            return (first.withLock { $0 }, second.withLock { $0 }, ran.withLock { $0 })
+            return (first.withLock { $0 }, second.withLock { $0 }, ran.withLock { $0 }, queued)
         }
+        #expect(outcome.3, "the second job was not seen waiting behind the first within 60 s")
         #expect(outcome.0?.reason == "the connection broke")
         #expect(outcome.1?.code == .tpmUnavailable)
         #expect(outcome.1?.reason.contains("failed earlier") == true, "\(outcome.1?.reason ?? "")")
