@@ -65,8 +65,21 @@ import Testing
     /// then went unwaited although nothing was stuck once the first job returned.
     @Test func onlyARunningJobThatOutlivesItsCallerHoldsTheQueue() async throws {
         let stuck = try await onOwnThread { () -> Int in
-            let worker = TPMWorker(
-                configuration: TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=9", timeout: .milliseconds(300)))
+            // The first caller's deadline passes (without waiting for it) once the second waits.
+            let secondWaits = DispatchSemaphore(value: 0)
+            let calls = Locked(0)
+            let worker = TPMWorker(configuration: Self.configuration) { finished, seconds in
+                let call = calls.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                guard call == 1 else {
+                    secondWaits.signal()
+                    return finished.wait(timeout: .now() + seconds)
+                }
+                _ = secondWaits.wait(timeout: .now() + seconds)
+                return .timedOut
+            }
             let started = DispatchSemaphore(value: 0)
             let gate = DispatchSemaphore(value: 0)
             let callers = DispatchGroup()

@@ -26,11 +26,19 @@ final class TPMWorker: Sendable {
     /// Marks this worker's queue (no other), so that work already on it runs inline instead of
     /// waiting for itself.
     private let onWorker = DispatchSpecificKey<Bool>()
+    /// How a caller waits for its job: (the job's semaphore, the timeout in seconds) -> whether it
+    /// was signalled in time. A test decides when a deadline passes without waiting for it.
+    typealias JobWait = @Sendable (DispatchSemaphore, Double) -> DispatchTimeoutResult
+    private let waitForJob: JobWait
 
-    init(configuration: TPMConfiguration) {
+    init(
+        configuration: TPMConfiguration,
+        waitForJob: @escaping JobWait = { finished, seconds in finished.wait(timeout: .now() + seconds) }
+    ) {
         target = configuration.target
         timeout = configuration.timeout
         timeoutSeconds = configuration.timeoutSeconds
+        self.waitForJob = waitForJob
         queue.setSpecific(key: onWorker, value: true)
     }
 
@@ -97,7 +105,7 @@ final class TPMWorker: Sendable {
         }
         // A failure recorded after `perform` looked and before this caller was listed woke nobody.
         if !runsAfterFailure, hasFailed { finished.signal() }
-        _ = finished.wait(timeout: .now() + timeoutSeconds)
+        _ = waitForJob(finished, timeoutSeconds)
         waiters.withLock { $0.removeAll { $0 === finished } }
         let outcome = state.withLock { state -> Result<T, any Error>? in
             switch state {
