@@ -5,7 +5,7 @@ import Testing
 extension CLISubprocessTests {
     /// `fetchchannel bench --json`: rows with exactly the documented keys. A short debug run of the
     /// light rows only (the emulator and fetch rows load both cores for seconds and would disturb the
-    /// timing tests running beside this one; CI's release smoke run of fetchchannel-bench runs every
+    /// timing tests running beside this one; .ci/run's bench smoke, after the tests, runs every
     /// row through the same BenchmarkSuite, which checks the names against `rowNames`).
     @Suite struct BenchProcessTests {
         static let lightRows = ["sign", "verify", "device-signature", "keystore-load", "sign-resident-growth"]
