@@ -42,8 +42,8 @@ fail:
     return 0;
 }
 
-/* The size of a DER header (identifier and length octets) for a tag below 31 and `length`
- * content octets: one identifier octet, then the length in the fewest octets. */
+/* The size of a DER header (identifier and length octets) for `length` content octets and one
+ * of the tags read here (all below 31: one identifier octet), the length in the fewest octets. */
 static long dss_der_header_bytes(long length) {
     long bytes = 2;
     for (long rest = length; length >= 0x80 && rest > 0; rest >>= 8) bytes++;
@@ -53,7 +53,8 @@ static long dss_der_header_bytes(long length) {
 /* One DER element at *p (of the *left bytes that remain): 1 when its tag, class and form are
  * those asked for, with its contents in *content / *content_len and *p, *left past it; else 0.
  * ASN1_get_object checks that the length fits in what remains; an indefinite length, a length in
- * more octets than it needs and a tag in the long form are BER, not DER: one key, one encoding. */
+ * more octets than it needs and a tag in the long form (a header larger than DER's) are BER, not
+ * DER, and refused: each structure is read in its one DER form. */
 static int dss_der_element(const uint8_t **p, long *left, int tag, int class, int constructed,
                            const uint8_t **content, long *content_len) {
     if (*left <= 0) return 0;
@@ -65,7 +66,7 @@ static int dss_der_element(const uint8_t **p, long *left, int tag, int class, in
     if (found_tag != tag || found_class != class || ((info & V_ASN1_CONSTRUCTED) != 0) != (constructed != 0)) {
         return 0;
     }
-    if (tag >= 31 || (long)(q - *p) != dss_der_header_bytes(length)) return 0;
+    if ((long)(q - *p) != dss_der_header_bytes(length)) return 0;
     *content = q;
     *content_len = length;
     long used = (long)(q - *p) + length;

@@ -11,10 +11,15 @@ import Testing
 extension CLISubprocessTests {
     /// `fetchchannel register` and `rotate` against a reference backend started in this process.
     @Suite struct RegistrationProcessTests {
-        /// Whether `hold`'s request arrived within a minute. Waited for on a thread of its own: the
-        /// test's own thread runs the child task that sends the request.
-        static func held(_ hold: AnswerHold) async -> Bool {
-            await DedicatedThreads.run { hold.waitUntilHeld(seconds: 60) }
+        /// Whether `hold`'s request arrived within a minute; an issue naming `request` when not.
+        /// Waited for on a thread of its own: the test's own thread runs the child task that sends
+        /// the request.
+        static func held(_ hold: AnswerHold, _ request: String) async -> Bool {
+            guard await DedicatedThreads.run({ hold.waitUntilHeld(seconds: 60) }) else {
+                Issue.record("\(request) never arrived at the backend")
+                return false
+            }
+            return true
         }
 
         /// GET the pending operations of `deviceId` with `signature`; (status, body).
@@ -89,9 +94,10 @@ extension CLISubprocessTests {
             }
             // The first register's request waits at the backend while the second runs.
             let hold = backend.holdNextAnswer(to: .targets)
-            defer { hold.release() }
             async let first = register("device-a")
-            #expect(await Self.held(hold), "the first register's request never arrived")
+            // After the async let, so that a throw releases the answer before the child is awaited.
+            defer { hold.release() }
+            guard await Self.held(hold, "the first register's request") else { return }
             let second = try await register("device-b")
             hold.release()
             let winner = try await first
@@ -130,9 +136,9 @@ extension CLISubprocessTests {
             }
             // The first rotation's request waits at the backend while the second runs.
             let hold = backend.holdNextAnswer(to: .targets)
-            defer { hold.release() }
             async let first = rotate()
-            #expect(await Self.held(hold), "the first rotation's request never arrived")
+            defer { hold.release() }
+            guard await Self.held(hold, "the first rotation's request") else { return }
             let second = try await rotate()
             hold.release()
             let winner = try await first
@@ -154,10 +160,10 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let (keyId, _) = try await registeredKey(in: sandbox, on: backend)
             let hold = backend.holdNextAnswer(to: .targets)
-            defer { hold.release() }
             async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            defer { hold.release() }
             // The new key is in the store before the PATCH is sent, so once the PATCH arrived.
-            #expect(await Self.held(hold), "the rotation's request never arrived")
+            guard await Self.held(hold, "the rotation's request") else { return }
             let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
             let keys = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
             let candidate = try #require(

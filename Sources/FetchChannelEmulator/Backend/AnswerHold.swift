@@ -8,8 +8,8 @@ import Synchronization
 /// it hopes is long enough. The request is processed when it arrives; only its answer waits.
 /// Package access: the control API has no such fault, and its contract stays as it is.
 package final class AnswerHold: Sendable {
-    /// The longest an answer is held that nobody lets go: a test that fails before its release
-    /// must not keep a server thread, and the backend's `stop()`, waiting for ever.
+    /// The longest an answer is held that nobody lets go. Only a safety net: the backend's
+    /// `stop()` (and deinit) releases every hold before it joins the server's threads.
     static let longestHold = DispatchTimeInterval.seconds(120)
 
     package let endpoint: EmulatorEndpoint
@@ -22,7 +22,8 @@ package final class AnswerHold: Sendable {
     }
 
     /// Waits until the held request has arrived and been processed, at most `seconds`. False
-    /// when it did not arrive in time.
+    /// when it did not arrive in time. (A request that arrives after ``release()`` is not held,
+    /// but counts as arrived.)
     package func waitUntilHeld(seconds: Double) -> Bool {
         guard arrival.wait(timeout: .now() + seconds) == .success else { return false }
         arrival.signal()  // it stays arrived for a later wait

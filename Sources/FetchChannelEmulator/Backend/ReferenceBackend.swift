@@ -78,8 +78,8 @@ public final class ReferenceBackend: Sendable {
     public let tlsPin: String?
     private let server: HTTPServer
     private let router: BackendRouter
-    /// Every hold made (``holdNextAnswer(to:)``), held or not yet.
-    private let holds = Locked<[AnswerHold]>([])
+    /// Every hold made (``holdNextAnswer(to:)``), held or not yet, and whether the backend stops.
+    private let holds = Locked<(all: [AnswerHold], stopped: Bool)>(([], false))
 
     /// Starts a backend and returns it, listening; over TLS when `tls` is given.
     public static func start(
@@ -142,14 +142,23 @@ public final class ReferenceBackend: Sendable {
     /// overlap.
     package func holdNextAnswer(to endpoint: EmulatorEndpoint) -> AnswerHold {
         let hold = AnswerHold(endpoint: endpoint)
-        holds.withLock { $0.append(hold) }
-        router.state.addHold(hold)
+        let stopped = holds.withLock { holds -> Bool in
+            if !holds.stopped { holds.all.append(hold) }
+            return holds.stopped
+        }
+        // Made while (or after) the backend stops: released already, so nothing can wait on it.
+        if stopped { hold.release() } else { router.state.addHold(hold) }
         return hold
     }
 
-    /// Lets every held answer go, so that no server thread waits for a release that will not come.
+    /// Lets every held answer go, and every hold made from now on, so that no server thread
+    /// waits for a release that will not come.
     private func releaseHolds() {
-        for hold in holds.withLock({ $0 }) { hold.release() }
+        let all = holds.withLock { holds -> [AnswerHold] in
+            holds.stopped = true
+            return holds.all
+        }
+        for hold in all { hold.release() }
     }
 
     // MARK: In-process control (the same code as the `/_emulator/` API)

@@ -152,17 +152,27 @@ final class CLIProcess: @unchecked Sendable {
     }
 
     /// Waits for a child started with `start()`, woken by its exit; kills it after `timeout`
-    /// seconds, stretched in the sanitizer runs (``LooseTimeBounds``): the bound only keeps a hung
-    /// child from lasting for ever.
+    /// seconds, stretched in the sanitizer runs (``LooseTimeBounds``), or at once when the waiting
+    /// task is cancelled (a test that throws): the bound only keeps a hung child from lasting for
+    /// ever.
     func waitForExit(timeout: Double = 30) async -> CLIResult {
         let bound = timeout * Double(LooseTimeBounds.scale)
         let (exited, process) = (exited, process)
+        guard process.processIdentifier > 0 else {
+            Issue.record("fetchchannel \(process.arguments ?? []) was never started")
+            return result()
+        }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await exited.wait() }
             group.addTask {
-                guard (try? await Task.sleep(for: .seconds(bound))) != nil else { return }  // cancelled: it exited
+                let timedOut = (try? await Task.sleep(for: .seconds(bound))) != nil
+                // Cancelled because it exited: nothing to do. Otherwise the bound passed, or the
+                // waiting task was cancelled: the child goes.
+                guard !exited.hasExited else { return }
                 kill(process.processIdentifier, SIGKILL)
-                Issue.record("fetchchannel \(process.arguments ?? []) did not exit within \(bound) s; killed")
+                if timedOut {
+                    Issue.record("fetchchannel \(process.arguments ?? []) did not exit within \(bound) s; killed")
+                }
             }
             await group.next()
             // The bound's task ends at once; after a kill, the wait ends with the exit it causes.
@@ -196,6 +206,8 @@ final class ExitSignal: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
+
+    var hasExited: Bool { state.withLock { $0.exited } }
 
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -281,8 +281,7 @@ import Testing
     }
 
     /// BER spellings of a DER key (a length in more octets than it needs, an indefinite length, a
-    /// tag in the long form) are refused: one key has one encoding, as a check of key files by
-    /// their bytes assumes.
+    /// tag in the long form) are refused: each structure is read in its one DER form.
     @Test func berSpellingsOfAKeyAreRefused() throws {
         let key = try P256.Signing.PrivateKey()
         let der = try bytes(key.derRepresentation)  // 30 81 87 <135 bytes>

@@ -66,6 +66,8 @@ import Testing
     @Test func onlyARunningJobThatOutlivesItsCallerHoldsTheQueue() async throws {
         let stuck = try await onOwnThread { () -> Int in
             // The first caller's deadline passes (without waiting for it) once the second waits.
+            // The second starts only after the first waits, so the first call is the first caller's.
+            let firstWaits = DispatchSemaphore(value: 0)
             let secondWaits = DispatchSemaphore(value: 0)
             let calls = Locked(0)
             let worker = TPMWorker(configuration: Self.configuration) { finished, seconds in
@@ -77,6 +79,7 @@ import Testing
                     secondWaits.signal()
                     return finished.wait(timeout: .now() + seconds)
                 }
+                firstWaits.signal()
                 _ = secondWaits.wait(timeout: .now() + seconds)
                 return .timedOut
             }
@@ -94,6 +97,7 @@ import Testing
                 callers.leave()
             }.start()
             started.wait()
+            firstWaits.wait()
             callers.enter()
             Thread {
                 _ = caught { try worker.perform("sign") {} }
