@@ -22,7 +22,7 @@ package enum BenchmarkSuite: Sendable {
         package var seconds: Double
         /// Signatures made for the signing resident-memory row.
         package var signatures: Int
-        /// Requests for the emulator's resident-memory row; nil derives a count from `seconds`.
+        /// Requests for the emulator's resident-memory row; nil: 1,000,000 (`EmulatorBenchmarks`).
         package var emulatorRequests: Int?
         /// Only these rows (names from `rowNames`); nil runs every row. Rows measured together
         /// (sign and verify; the emulator's four; the fetch client's four) run as a group.

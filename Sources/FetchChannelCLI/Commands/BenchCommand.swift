@@ -11,7 +11,7 @@ struct BenchCommand: CLICommand {
         .integer(in: Self.wide(BenchmarkSuite.Options.signaturesRange)))
     static let emulatorRequests = Option(
         "emulator-requests", "N",
-        help: "Requests for the emulator's resident-memory row, at least 1000 (default: derived from --seconds).",
+        help: "Requests for the emulator's resident-memory row, at least 1000 (default: 1000000).",
         .integer(in: Self.wide(BenchmarkSuite.Options.emulatorRequestsRange)))
     private static func wide(_ range: ClosedRange<Int>) -> ClosedRange<Int64> {
         Int64(range.lowerBound)...Int64(range.upperBound)
