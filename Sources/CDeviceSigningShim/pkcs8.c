@@ -153,7 +153,10 @@ EVP_PKEY *dss_pkcs8_decrypt_der(const uint8_t *der, size_t der_len, const uint8_
     const uint8_t *p = der;
     X509_SIG *enc = d2i_X509_SIG(NULL, &p, (long)der_len);
     if (enc == NULL) return NULL;
-    if ((size_t)(p - der) != der_len) {
+    /* No encrypted data: nothing a passphrase could open, so malformed, not a wrong passphrase. */
+    const ASN1_OCTET_STRING *ciphertext = NULL;
+    X509_SIG_get0(enc, NULL, &ciphertext);
+    if ((size_t)(p - der) != der_len || ciphertext == NULL || ciphertext->length <= 0) {
         X509_SIG_free(enc);
         return NULL;
     }

@@ -71,6 +71,17 @@ import Testing
         }
     }
 
+    /// `der` (an EncryptedPrivateKeyInfo, `SEQUENCE { AlgorithmIdentifier, OCTET STRING }`) with
+    /// an empty encrypted-data octet string: nothing to decrypt, so not a passphrase's fault.
+    static func withoutEncryptedData(_ der: [UInt8]) -> [UInt8] {
+        // The outer header is 30 81 xx or 30 82 xx xx; the algorithm identifier follows it.
+        let outerHeader = der[1] == 0x81 ? 3 : 4
+        let algorithmLength =
+            Int(der[outerHeader + 1]) == 0x81 ? Int(der[outerHeader + 2]) + 3 : Int(der[outerHeader + 1]) + 2
+        let content = Array(der[outerHeader..<(outerHeader + algorithmLength)]) + [0x04, 0x00]
+        return (content.count < 128 ? [0x30] : [0x30, 0x81]) + [UInt8(content.count)] + content
+    }
+
     @Test func truncatedOrGarbageInputIsMalformed() throws {
         let pem = try PrivateKey().encryptedPEMRepresentation(
             passphrase: secret("pass"), kdf: KeyStoreFixtures.cheapKDF)
@@ -87,6 +98,7 @@ import Testing
                     label: "ENCRYPTED PRIVATE KEY",
                     der: (0..<200).map { _ in UInt8.random(in: 0...255, using: &random) })
             ),
+            ("no encrypted data", TestPEM.pem(label: "ENCRYPTED PRIVATE KEY", der: Self.withoutEncryptedData(der))),
             ("not PEM", "garbage \u{0} \u{7F} text"),
             ("empty", ""),
             ("bad base64", "-----BEGIN ENCRYPTED PRIVATE KEY-----\n@@@@\n-----END ENCRYPTED PRIVATE KEY-----\n"),
