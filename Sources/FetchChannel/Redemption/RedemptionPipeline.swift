@@ -18,6 +18,11 @@ import Synchronization
 ///   it is reported expired again without a request, and a fetch does not choose it; any other failure (network — a redeem URL outside the registered
 ///   backends included —, 5xx, unknown) -> released, so the person can try again. An identity
 ///   never stays in progress after its request returned.
+/// - a request, once begun, runs to its end (its timeout bounds it) even when the caller is
+///   cancelled, and the caller gets its report: the backend redeems a token once, so an answer
+///   thrown away (the UAF request to carry on with) could not be asked for again; the next
+///   delivery would only hear `tokenAlreadyRedeemed`. A caller cancelled before it asks sends
+///   nothing: released, `networkError` (`cancelled`).
 ///
 /// Requests for *different* identities may be under way at the same time; only the bookkeeping is
 /// serialized. The redeemed set is bounded (``capacity``, default 10,000; the oldest is forgotten
@@ -124,7 +129,15 @@ public actor RedemptionPipeline {
         -> RedemptionReport
     {
         // In progress now: any delivery of `identity` that reaches the actor during this await is a duplicate.
-        let outcome = await redeemer.redeem(payload)
+        let outcome: Result<RedeemedOperation, RedemptionError>
+        if Task.isCancelled {
+            // The redeemer sees the cancellation and refuses before sending anything.
+            outcome = await redeemer.redeem(payload)
+        } else {
+            // A task of its own, which the caller's cancellation does not reach.
+            let redeemer = redeemer
+            outcome = await Task { await redeemer.redeem(payload) }.value
+        }
         if ledger.finish(identity, with: outcome) == .redeemed { persist(identity) }
         if case .failure(let error) = outcome, case .tokenExpired = error { rememberExpired(identity, error) }
         return RedemptionReport(identity, settledWith: outcome)

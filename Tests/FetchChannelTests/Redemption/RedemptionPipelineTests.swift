@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 import Testing
 
@@ -94,14 +95,32 @@ extension Practices {
             #expect(await pipeline.expired(among: [.onBackend("t1"), .onBackend("t2")]) == [.onBackend("t1")])
         }
 
-        @Test func aCancelledCallerReleasesItsTokenInsteadOfLeavingItInProgress() async {
+        /// The backend redeems a token once: a request under way when its caller is cancelled
+        /// still ends with its answer, which the caller gets, instead of a cancelled request whose
+        /// answer (the UAF request) is lost and whose retry hears only "already redeemed".
+        @Test func aCallerCancelledWhileItsRequestRunsStillGetsTheAnswer() async {
             let redeemer = GatedRedeemer()
             let pipeline = RedemptionPipeline(redeemer: redeemer)
             let caller = Task { await pipeline.redeem(Practices.payload("t1")) }
             await redeemer.waitForWaiting(1)
             caller.cancel()
-            #expect(await caller.value.code == "released")
+            #expect(redeemer.resolve("t1", succeed: true), "the request was cancelled with its caller")
+            #expect(await caller.value == .redeemed(identity: .onBackend("t1"), operation: Practices.answer))
             #expect(await pipeline.inProgressTokens.isEmpty)
+            #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
+        }
+
+        /// A caller cancelled before it asks: the redeemer is asked in the cancelled task, so the
+        /// real client refuses before sending, and the token is released.
+        @Test func aCallerCancelledBeforeItAsksSendsNothing() async {
+            let redeemer = CancellationRecordingRedeemer()
+            let pipeline = RedemptionPipeline(redeemer: redeemer)
+            let caller = Task { () -> RedemptionReport in
+                withUnsafeCurrentTask { $0?.cancel() }
+                return await pipeline.redeem(Practices.payload("t1"))
+            }
+            #expect(await caller.value.code == "released")
+            #expect(redeemer.sawCancelled == [true])
             #expect(await pipeline.state(of: .onBackend("t1")) == .unseen)
         }
 
@@ -151,5 +170,17 @@ extension Practices {
             #expect(ledger.begin("a") == .redeemed)
             #expect(ledger.inProgress.isEmpty)
         }
+    }
+}
+
+/// Answers every call as cancelled, and records whether the calling task was cancelled.
+final class CancellationRecordingRedeemer: OperationRedeeming {
+    private let seen = Locked<[Bool]>([])
+
+    var sawCancelled: [Bool] { seen.withLock { $0 } }
+
+    func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionResult {
+        seen.withLock { $0.append(Task.isCancelled) }
+        return .failure(Practices.cancelled)
     }
 }
