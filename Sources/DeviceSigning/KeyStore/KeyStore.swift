@@ -179,9 +179,18 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         tpm: TPMConfiguration = .environment
     ) throws -> P256.Signing.PrivateKey {
         try Self.checkKeyId(keyId)
-        // A key file whose record is missing or unreadable still opens (it may be the only
-        // copy); with a record, the file must be what the record says.
-        let record = try? readMetadata(keyId)
+        // A key file whose record is missing or damaged still opens (it may be the only copy);
+        // with a record, the file must be what the record says. A record open to others (or a
+        // link, a FIFO) is refused as the key file would be: what it says cannot be trusted, and
+        // without it the checks it drives (encrypted or not, TPM or not) would be skipped.
+        let record: KeyMetadata?
+        do {
+            record = try readMetadata(keyId)
+        } catch let error as DeviceSigningError where error.code == .insecureKeyFile {
+            throw error
+        } catch {
+            record = nil
+        }
         let key: P256.Signing.PrivateKey
         do {
             key = try readPrivateKey(

@@ -67,7 +67,11 @@ extension KeyStoreTests {
                         : try store.metadata(keyId).keyId
                 }
                 #expect(error?.reason.contains("chmod 600 \(file.path)") == true)
-                if name.hasSuffix(".json") { expectError(.insecureKeyFile) { try store.list() } }
+                if name.hasSuffix(".json") {
+                    expectError(.insecureKeyFile) { try store.list() }
+                    // Nor does the key open under a record that cannot be trusted.
+                    expectError(.insecureKeyFile) { try store.load(keyId, passphrase: secret("pass")) }
+                }
                 #expect(chmod(file.path, 0o600) == 0)
             }
             #expect(try store.load(keyId, passphrase: secret("pass")).publicKey.jwkThumbprint == keyId)
