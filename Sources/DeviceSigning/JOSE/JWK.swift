@@ -29,9 +29,11 @@ public struct JWK: Sendable, Hashable, Codable {
         JWK(kty: kty, crv: crv, x: x, y: y, use: use)
     }
 
-    /// The RFC 7638 canonical JSON: required members only, sorted, no whitespace.
+    /// The RFC 7638 canonical JSON: required members only, sorted, no whitespace. Each value is
+    /// written as a JSON string, so a JWK built from unchecked members (the memberwise init,
+    /// `Decodable`) cannot put members of its own into the text its thumbprint is taken over.
     public var thumbprintInput: String {
-        #"{"crv":"\#(crv)","kty":"\#(kty)","x":"\#(x)","y":"\#(y)"}"#
+        #"{"crv":\#(Self.quoted(crv)),"kty":\#(Self.quoted(kty)),"x":\#(Self.quoted(x)),"y":\#(Self.quoted(y))}"#
     }
 
     /// RFC 7638 thumbprint: base64url(SHA-256(canonical JSON)). This package's key id.
@@ -43,10 +45,19 @@ public struct JWK: Sendable, Hashable, Codable {
     /// The compact JSON with members sorted: the thumbprint input, plus `use` when stated.
     public var jsonString: String {
         guard let use else { return thumbprintInput }
+        return
+            #"{"crv":\#(Self.quoted(crv)),"kty":\#(Self.quoted(kty)),"use":\#(Self.quoted(use)),"x":\#(Self.quoted(x)),"y":\#(Self.quoted(y))}"#
+    }
+
+    /// `text` as a JSON string. The members of a checked JWK are plain ASCII (base64url, `EC`,
+    /// `P-256`), which this leaves as they are.
+    private static func quoted(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            return "\"\(text)\""
+        }
         // A one-element array is always serializable; its brackets dropped, the string is quoted.
-        let array = (try? JSONSerialization.data(withJSONObject: [use])) ?? Data(#"[""]"#.utf8)
-        let quoted = String(decoding: array, as: UTF8.self).dropFirst().dropLast()
-        return #"{"crv":"\#(crv)","kty":"\#(kty)","use":\#(quoted),"x":"\#(x)","y":"\#(y)"}"#
+        let array = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data(#"[""]"#.utf8)
+        return String(String(decoding: array, as: UTF8.self).dropFirst().dropLast())
     }
 
     /// Parses and checks a public JWK (kty EC, crv P-256, 32-byte coordinates on the curve). A

@@ -24,4 +24,20 @@ import Testing
         let text = #"{"crv":"P-256","kty":"EC","use":7,"x":"\#(jwk.x)","y":"\#(jwk.y)"}"#
         #expect(throws: DeviceSigningError(.malformedEncoding, "")) { try JWK(jsonRepresentation: Data(text.utf8)) }
     }
+
+    /// A JWK built from unchecked members (the memberwise init, or `Decodable`) cannot add
+    /// members to the JSON its thumbprint is taken over, nor to its written form: each value is a
+    /// JSON string.
+    @Test func membersAreWrittenAsJSONStrings() throws {
+        let jwk = JWK(crv: #"P-256","z":"1"#, x: "a\\b", y: "c\u{1}d", use: #"enc","k":"v"#)
+        for text in [jwk.thumbprintInput, jwk.jsonString] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String])
+            #expect(object["crv"] == jwk.crv && object["x"] == jwk.x && object["y"] == jwk.y, "\(text)")
+            #expect(object["z"] == nil && object["k"] == nil, "\(text)")
+        }
+        #expect(jwk.thumbprintInput.hasPrefix(#"{"crv":"P-256\",\"z\":\"1","kty":"EC","#))
+        // A checked JWK's text is as before: plain members between quotes.
+        let key = try P256.Signing.PrivateKey().publicKey.jwk
+        #expect(key.thumbprintInput == #"{"crv":"P-256","kty":"EC","x":"\#(key.x)","y":"\#(key.y)"}"#)
+    }
 }
