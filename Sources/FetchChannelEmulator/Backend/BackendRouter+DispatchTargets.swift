@@ -138,7 +138,9 @@ extension BackendRouter {
         publicKey(WireMember.signatureKey, in: body)
     }
 
-    /// The public P-256 JWK in member `name` of the body, checked to be on the curve.
+    /// The public P-256 JWK in member `name` of the body, checked to be on the curve. A JWK with
+    /// a private `d` is refused: a device sends only its public key, and a client that sent the
+    /// private one must hear so rather than have it stored.
     static func publicKey(
         _ name: String,
         in body: [String: Any]
@@ -148,6 +150,12 @@ extension BackendRouter {
             let jwkData = try? JSONSerialization.data(withJSONObject: jwkObject)
         else {
             return .failure(refusal("\(name) must be a public JWK object."))
+        }
+        guard JWK.isPublicOnly(jwkData) else {
+            return .failure(
+                refusal(
+                    "\(name) holds a private key (d): a device sends only its public key. "
+                        + "Treat that key as exposed."))
         }
         do {
             return .success(try JWK(jsonRepresentation: jwkData).publicKey())

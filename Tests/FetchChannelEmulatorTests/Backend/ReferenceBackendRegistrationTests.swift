@@ -73,6 +73,23 @@ import Testing
         #expect(backend.dispatchTargetIds(ofDevice: "x1").isEmpty && backend.dispatchTargetIds(ofDevice: "x2").isEmpty)
     }
 
+    /// A signature key sent with its private `d` is refused, not stored: the client must hear
+    /// that it sent its private key.
+    @Test func aPrivateJWKIsRefused() async throws {
+        let backend = try ReferenceBackend.start(.init(clock: ManualWallClock(millis: start)))
+        defer { backend.stop() }
+        let key = try P256.Signing.PrivateKey()
+        let privateJWK = try key.jwkRepresentation(includingPrivateKey: true)
+        let jwk = try #require(
+            try JSONSerialization.jsonObject(with: privateJWK.withUnsafeBytes { Data($0) }) as? [String: String])
+        #expect(jwk["d"] != nil)
+        let url = backend.baseURL.appendingPathComponent("nevisfido/token/dispatch/targets")
+        let answer = try await BackendClient.send("POST", url, json: ["deviceId": "p1", "signatureKey": jwk])
+        #expect(answer.status == 400, "\(answer.json)")
+        #expect((answer.json["message"] as? String)?.contains("holds a private key") == true, "\(answer.json)")
+        #expect(backend.dispatchTargetIds(ofDevice: "p1").isEmpty)
+    }
+
     /// Rotations signed with one old key, sent at once: one of them replaces the key, the others
     /// are refused. Before, each was checked against the old key before any was stored, all got
     /// 200, and the last stored won, which could be an attacker's holding the old key.
