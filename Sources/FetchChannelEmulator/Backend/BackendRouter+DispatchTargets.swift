@@ -151,14 +151,16 @@ extension BackendRouter {
         else {
             return .failure(refusal("\(name) must be a public JWK object."))
         }
-        guard JWK.isPublicOnly(jwkData) else {
-            return .failure(
-                refusal(
-                    "\(name) holds a private key (d): a device sends only its public key. "
-                        + "Treat that key as exposed."))
-        }
         do {
-            return .success(try JWK(jsonRepresentation: jwkData).publicKey())
+            let key = try JWK(jsonRepresentation: jwkData).publicKey()
+            // Read, so `isPublicOnly` is false only for a `d` (not for text it cannot read).
+            guard JWK.isPublicOnly(jwkData) else {
+                return .failure(
+                    refusal(
+                        "\(name) holds a private key (d): a device sends only its public key. "
+                            + "Treat that key as exposed."))
+            }
+            return .success(key)
         } catch let error as DeviceSigningError {
             return .failure(refusal("\(name) is not a usable P-256 JWK: \(error.reason)"))
         } catch {

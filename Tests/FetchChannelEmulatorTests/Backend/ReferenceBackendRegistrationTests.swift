@@ -88,6 +88,14 @@ import Testing
         #expect(answer.status == 400, "\(answer.json)")
         #expect((answer.json["message"] as? String)?.contains("holds a private key") == true, "\(answer.json)")
         #expect(backend.dispatchTargetIds(ofDevice: "p1").isEmpty)
+        // A public JWK too large to read is not called private: the alarm is for a d only.
+        var large: [String: Any] = jwk
+        large["d"] = nil
+        large["x5c"] = [String(repeating: "A", count: 9_000)]
+        let tooLarge = try await BackendClient.send("POST", url, json: ["deviceId": "p2", "signatureKey": large])
+        #expect(tooLarge.status == 400, "\(tooLarge.json)")
+        let message = tooLarge.json["message"] as? String ?? ""
+        #expect(message.contains("not a usable P-256 JWK") && !message.contains("private"), "\(message)")
     }
 
     /// Rotations signed with one old key, sent at once: one of them replaces the key, the others
