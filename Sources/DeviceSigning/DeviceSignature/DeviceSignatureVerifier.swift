@@ -41,6 +41,11 @@ public final class DeviceSignatureVerifier: Sendable {
     public typealias KeyLookup = @Sendable (_ dispatchTargetId: String) -> P256.Signing.PublicKey?
 
     public static let defaultToleranceMillis: Int64 = 60_000
+    /// The key an unknown dispatch target's signature is checked against: the public key of the
+    /// scalar 1 (the group's generator). Only the time the check takes matters.
+    private static let standInKey = try? P256.Signing.PrivateKey(
+        rawRepresentation: [UInt8](repeating: 0, count: 31) + [1]
+    ).publicKey
     public static let defaultReplayCacheCapacity = 100_000
     public static let defaultReplayQuotaPerDispatchTarget = 1_000
 
@@ -129,6 +134,10 @@ public final class DeviceSignatureVerifier: Sendable {
             return .failure(.malformed(reason: "The JWS kid is not a dispatch target id: " + problem))
         }
         guard let key = keyLookup(kid) else {
+            // Checked against a stand-in key all the same (the outcome is dropped), so that the
+            // time taken does not tell an unknown dispatch target from a known one whose
+            // signature fails: the wire answer is the same for both.
+            if let standIn = Self.standInKey { _ = try? jws.verifiedPayload(with: standIn) }
             return .failure(.unknownDispatchTarget(kid))
         }
         guard let payloadJSON = try? jws.verifiedPayload(with: key) else {
