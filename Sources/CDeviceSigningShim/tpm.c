@@ -208,14 +208,18 @@ int dss_ecdh_derive(EVP_PKEY *priv, OSSL_LIB_CTX *lib, EVP_PKEY *peer, uint8_t *
 }
 
 int dss_tpm_pop_error(char *text, size_t text_cap, char *detail, size_t detail_cap, uint32_t *tss_rc,
-                      int *has_tss_rc) {
+                      int *has_tss_rc, int *provider_reason) {
     if (text == NULL || text_cap == 0 || detail == NULL || detail_cap == 0 || tss_rc == NULL ||
-        has_tss_rc == NULL) return 0;
-    const char *data = NULL;
-    int flags = 0;
-    unsigned long code = ERR_get_error_all(NULL, NULL, NULL, &data, &flags);
+        has_tss_rc == NULL || provider_reason == NULL) return 0;
+    const char *data = NULL, *file = NULL;
+    int flags = 0, line = 0;
+    unsigned long code = ERR_get_error_all(&file, &line, NULL, &data, &flags);
     if (code == 0) return 0;
     *has_tss_rc = 0;
+    /* The provider's own errors, told by having no source position: tpm2-openssl raises them
+     * without one, while OpenSSL's own errors always carry theirs. Their library number says
+     * nothing once it has wrapped (see below), and then OpenSSL has no text for the reason. */
+    *provider_reason = (file == NULL || file[0] == '\0') && line <= 0 ? ERR_GET_REASON(code) : -1;
     detail[0] = '\0';
     char reason[256];
     ERR_error_string_n(code, reason, sizeof reason);

@@ -73,9 +73,11 @@ int dss_ecdh_derive(EVP_PKEY *priv, OSSL_LIB_CTX *lib, EVP_PKEY *peer, uint8_t *
 /// the error's data string when it has one). tpm2-openssl puts the TSS2 return code first in
 /// that data string ("%i %s", the words being tss2's "layer:text"): when the data reads so
 /// (dss_tpm_parse_error_data), *tss_rc receives the code, `detail` the words, and *has_tss_rc is
-/// 1 (else 0). Returns 0 when the queue is empty.
+/// 1 (else 0). *provider_reason is the error's reason code when tpm2-openssl raised it (an
+/// error without a source position: OpenSSL's own always have one), else -1. Returns 0 when
+/// the queue is empty.
 int dss_tpm_pop_error(char *text, size_t text_cap, char *detail, size_t detail_cap, uint32_t *tss_rc,
-                      int *has_tss_rc);
+                      int *has_tss_rc, int *provider_reason);
 
 /// Reads tpm2-openssl's error data, "<decimal TSS2 code> <layer>:<words>": 1 with *tss_rc and
 /// `detail` (the words, NUL-terminated, cut to detail_cap) set, else 0.

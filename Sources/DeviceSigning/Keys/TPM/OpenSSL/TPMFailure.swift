@@ -39,6 +39,8 @@ enum TPMFailure {
     /// The drained queue: every entry's text, and the first TSS2 return code with its words.
     struct Queue {
         var texts: [String] = []
+        /// The reason codes of the entries tpm2-openssl raised (``providerAuthorizationFailure``).
+        var providerReasons: [Int32] = []
         var returnCode: ReturnCode?
         var detail: String?
 
@@ -54,8 +56,10 @@ enum TPMFailure {
         var detail = [CChar](repeating: 0, count: 256)
         var code: UInt32 = 0
         var hasCode: Int32 = 0
-        while dss_tpm_pop_error(&text, text.count, &detail, detail.count, &code, &hasCode) == 1 {
+        var providerReason: Int32 = -1
+        while dss_tpm_pop_error(&text, text.count, &detail, detail.count, &code, &hasCode, &providerReason) == 1 {
             queue.texts.append(string(text))
+            if providerReason >= 0 { queue.providerReasons.append(providerReason) }
             if hasCode == 1 && queue.returnCode == nil {
                 queue.returnCode = ReturnCode(value: code)
                 let words = string(detail)
@@ -70,13 +74,20 @@ enum TPMFailure {
     /// signature, a key agreement); when the TPM no longer holds it (a reset, a restart, a resume
     /// from hibernation), the connection is as good as lost: `.tpmUnavailable`, which makes the
     /// next operation load the key again (``TPMKeyHandle``) rather than fail the same way forever.
+    /// tpm2-openssl's reason code for "authorization failure" (TPM2_ERR_AUTHORIZATION_FAILURE).
+    static let providerAuthorizationFailure: Int32 = 2
+
     static func error(_ action: String, target: String, loadingKey: Bool = false, withLoadedKey: Bool = false)
         -> DeviceSigningError
     {
         let queue = drain()
         // tpm2-openssl says so without a TSS2 code when the parent's (the owner hierarchy's)
-        // authorization fails: the TPM refused, the key file is not at fault.
-        if queue.returnCode == nil, queue.texts.contains(where: { $0.contains("authorization failure") }) {
+        // authorization fails: the TPM refused, the key file is not at fault. Known by its reason
+        // code, since its text is missing once the provider's library number has wrapped.
+        if queue.returnCode == nil,
+            queue.providerReasons.contains(Self.providerAuthorizationFailure)
+                || queue.texts.contains(where: { $0.contains("authorization failure") })
+        {
             return DeviceSigningError(
                 .tpmRefused,
                 "The TPM reached through \(target) refused to \(action): authorization failure. Its owner "
