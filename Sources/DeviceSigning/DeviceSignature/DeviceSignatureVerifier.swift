@@ -41,11 +41,6 @@ public final class DeviceSignatureVerifier: Sendable {
     public typealias KeyLookup = @Sendable (_ dispatchTargetId: String) -> P256.Signing.PublicKey?
 
     public static let defaultToleranceMillis: Int64 = 60_000
-    /// The key an unknown dispatch target's signature is checked against: the public key of the
-    /// scalar 1 (the group's generator). Only the time the check takes matters.
-    private static let standInKey = try? P256.Signing.PrivateKey(
-        rawRepresentation: [UInt8](repeating: 0, count: 31) + [1]
-    ).publicKey
     public static let defaultReplayCacheCapacity = 100_000
     public static let defaultReplayQuotaPerDispatchTarget = 1_000
 
@@ -59,6 +54,10 @@ public final class DeviceSignatureVerifier: Sendable {
     private let clock: any WallClock
     private let keyLookup: KeyLookup
     private let replayCache: Locked<ReplayCache>
+    /// The key an unknown dispatch target's signature is checked against, so that the time taken
+    /// is a known target's: the group's generator G (the public key of the scalar 1). The
+    /// verifier's own, not a process-wide one made on first use.
+    private let standInKey: P256.Signing.PublicKey?
 
     /// - Parameters:
     ///   - toleranceMillis: the clock-skew tolerance, ≥ 0 (default 60 s).
@@ -97,6 +96,7 @@ public final class DeviceSignatureVerifier: Sendable {
         self.replayQuotaPerDispatchTarget = replayQuotaPerDispatchTarget
         self.clock = clock
         self.keyLookup = keyLookup
+        standInKey = try? P256.Signing.PublicKey(x963Representation: Self.generatorPoint())
         self.replayCache = Locked(
             ReplayCache(
                 capacity: replayCacheCapacity,
@@ -107,6 +107,17 @@ public final class DeviceSignatureVerifier: Sendable {
     /// verification).
     public var replayCacheCount: Int {
         replayCache.withLock { $0.count }
+    }
+
+    /// The P-256 generator G, uncompressed (SEC 2 §2.4.2). A function, not a stored constant: a
+    /// process-wide value made on first use would stay allocated for good.
+    static func generatorPoint() -> [UInt8] {
+        [
+            0x04, 0x6B, 0x17, 0xD1, 0xF2, 0xE1, 0x2C, 0x42, 0x47, 0xF8, 0xBC, 0xE6, 0xE5, 0x63, 0xA4, 0x40, 0xF2,
+            0x77, 0x03, 0x7D, 0x81, 0x2D, 0xEB, 0x33, 0xA0, 0xF4, 0xA1, 0x39, 0x45, 0xD8, 0x98, 0xC2, 0x96,
+            0x4F, 0xE3, 0x42, 0xE2, 0xFE, 0x1A, 0x7F, 0x9B, 0x8E, 0xE7, 0xEB, 0x4A, 0x7C, 0x0F, 0x9E, 0x16,
+            0x2B, 0xCE, 0x33, 0x57, 0x6B, 0x31, 0x5E, 0xCE, 0xCB, 0xB6, 0x40, 0x68, 0x37, 0xBF, 0x51, 0xF5,
+        ]
     }
 
     /// Verifies a `Device-Signature` header value and, if it is accepted, records its request id.
@@ -137,7 +148,7 @@ public final class DeviceSignatureVerifier: Sendable {
             // Checked against a stand-in key all the same (the outcome is dropped), so that the
             // time taken does not tell an unknown dispatch target from a known one whose
             // signature fails: the wire answer is the same for both.
-            if let standIn = Self.standInKey { _ = try? jws.verifiedPayload(with: standIn) }
+            if let standIn = standInKey { _ = try? jws.verifiedPayload(with: standIn) }
             return .failure(.unknownDispatchTarget(kid))
         }
         guard let payloadJSON = try? jws.verifiedPayload(with: key) else {

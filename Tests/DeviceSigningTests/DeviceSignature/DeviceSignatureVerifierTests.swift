@@ -1,12 +1,20 @@
-import DeviceSigning
 import FetchChannelWire
 import Foundation
 import Synchronization
 import Testing
 
+@testable import DeviceSigning
+
 @Suite struct DeviceSignatureVerifierTests {
     typealias F = DeviceSignatureFixtures
     static let tolerance: Int64 = 60_000
+
+    /// The key an unknown dispatch target's signature is checked against (so that the time taken
+    /// is a known target's) is a valid point: the generator, the public key of the scalar 1.
+    @Test func theStandInKeyIsTheGenerator() throws {
+        let one = try P256.Signing.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 31) + [1])
+        #expect(Array(one.publicKey.x963Representation) == DeviceSignatureVerifier.generatorPoint())
+    }
 
     /// A signer at `F.t0 + creationOffset` and a verifier at `F.t0`.
     private func signedAt(creationOffset: Int64, requestId: String = "edge") throws -> (String, DeviceSignatureVerifier)
