@@ -69,14 +69,14 @@ enum TPMFailure {
         return queue
     }
 
+    /// tpm2-openssl's reason code for "authorization failure" (TPM2_ERR_AUTHORIZATION_FAILURE).
+    static let providerAuthorizationFailure: Int32 = 2
+
     /// The error for a failed `action` (a phrase such as "sign" or "load the key") on the TPM
     /// reached through `target`. `withLoadedKey`: the action used a key loaded earlier (a
     /// signature, a key agreement); when the TPM no longer holds it (a reset, a restart, a resume
     /// from hibernation), the connection is as good as lost: `.tpmUnavailable`, which makes the
     /// next operation load the key again (``TPMKeyHandle``) rather than fail the same way forever.
-    /// tpm2-openssl's reason code for "authorization failure" (TPM2_ERR_AUTHORIZATION_FAILURE).
-    static let providerAuthorizationFailure: Int32 = 2
-
     static func error(_ action: String, target: String, loadingKey: Bool = false, withLoadedKey: Bool = false)
         -> DeviceSigningError
     {
