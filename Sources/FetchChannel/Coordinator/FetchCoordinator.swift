@@ -19,8 +19,9 @@ import DeviceSigning
 /// 6. Otherwise a fetch. Its operations are filtered by the ``policy`` and by the pipeline
 ///    (operations whose ``RedemptionIdentity`` is redeemed or in progress are left out); local
 ///    notifications whose token is no longer pending are cancelled; and, unless turned off, the
-///    latest eligible operation is started through the pipeline, unless a redemption is already
-///    under way there (``RedemptionPipeline/redeemIfIdle(_:)``), or an `.incoming` operation was
+///    latest eligible operation is started through the pipeline, unless a redemption is under
+///    way there, was under way as the fetch was decided or began since
+///    (``RedemptionPipeline/redeemIfIdle(_:unlessActiveSince:)``), or an `.incoming` operation was
 ///    started while the fetch ran (the person is in that operation's flow, finished or not). The
 ///    fetch has already dropped every operation whose redeem URL is not on the backend that
 ///    returned it.
@@ -115,9 +116,10 @@ public actor FetchCoordinator {
         let mark = FetchMark()
         let marks = Self.fetchesOfThisTask + [mark]
         let incomingBefore = incomingStarted
-        // Read in this same step: a redemption that begins on the pipeline from now on (the app
-        // may call it directly, unseen here) keeps the fetch's choice from starting.
-        let redemptionsBefore = pipeline.redemptionsBegun
+        // Read in this same step: a redemption under way on the pipeline now (the app may call it
+        // directly, unseen here), or one that begins or ends from now on, keeps the fetch's choice
+        // from starting.
+        let redemptionsBefore = pipeline.activity
         let task = Task {
             await Self.$fetchesOfThisTask.withValue(marks) {
                 await self.fetchAndSettle(
@@ -173,8 +175,10 @@ public actor FetchCoordinator {
     /// One fetch and what follows from it; the result becomes the cached one as the in-flight
     /// task ends, in one step, so a trigger always finds one or the other. `incomingBefore` and
     /// `redemptionsBefore` are ``incomingStarted`` and the pipeline's
-    /// ``RedemptionPipeline/redemptionsBegun`` as the fetch was decided.
-    private func fetchAndSettle(sequence: Int, incomingBefore: Int, redemptionsBefore: Int) async -> FetchSnapshot {
+    /// ``RedemptionPipeline/activity`` as the fetch was decided.
+    private func fetchAndSettle(sequence: Int, incomingBefore: Int, redemptionsBefore: RedemptionPipeline.Activity)
+        async -> FetchSnapshot
+    {
         // Only notifications that were there before the request can be contradicted by its answer.
         // Read, not compared by time: the clock may be set back while the fetch is under way.
         let notificationsBefore = await notifications?.current() ?? []
@@ -206,10 +210,11 @@ public actor FetchCoordinator {
         // An operation that came in while this fetch ran was started, and may have finished: the
         // chosen one, older than the answer, must not follow it into the person's hands. The
         // coordinator's count sees an incoming trigger before its redemption reaches the
-        // pipeline; the pipeline's sees every redemption begun, up to the very step that would
-        // begin the chosen one.
+        // pipeline; the pipeline's activity sees every redemption under way as the fetch was
+        // decided, and every one begun or ended since, up to the very step that would begin the
+        // chosen one.
         if startsChosenOperation, incomingStarted == incomingBefore, let chosen = eligible.last {
-            started = await pipeline.redeemIfIdle(chosen, unlessStartedSince: redemptionsBefore)
+            started = await pipeline.redeemIfIdle(chosen, unlessActiveSince: redemptionsBefore)
         }
 
         let snapshot = FetchSnapshot(

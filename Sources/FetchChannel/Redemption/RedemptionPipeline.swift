@@ -90,22 +90,37 @@ public actor RedemptionPipeline {
         await redeem(operation.payload)
     }
 
-    /// How many redemptions this pipeline has begun (requests started, whoever asked). Read
-    /// without waiting for the actor, so that a coordinator reads it in the very step in which
-    /// it decides to fetch, and passes it to ``redeemIfIdle(_:unlessStartedSince:)``.
-    public nonisolated var redemptionsBegun: Int { begun.load(ordering: .acquiring) }
-    private nonisolated let begun = Atomic<Int>(0)
+    /// How many redemptions this pipeline has begun and how many of them have ended, whoever
+    /// asked. Read without waiting for the actor, so that a coordinator reads it in the very step
+    /// in which it decides to fetch, and passes it to ``redeemIfIdle(_:unlessActiveSince:)``.
+    public struct Activity: Sendable, Hashable {
+        /// Redemptions begun (requests started).
+        public let begun: Int
+        /// Redemptions whose request has returned and whose outcome is recorded.
+        public let settled: Int
+        /// Whether no redemption was under way when this was read.
+        public var isIdle: Bool { begun == settled }
+    }
 
-    /// Redeems `operation` only when no redemption at all is under way, and, given
-    /// `redemptionsBegun`, none has begun since that count was read; nil (nothing done)
-    /// otherwise. A fetch starts its chosen operation this way, so that it never competes with an
-    /// operation a push, link or QR code (or the app) is already starting, nor follows one that
-    /// began while the fetch ran. Decided and begun in one step on the actor.
+    /// What the pipeline has begun and settled so far. The settled count is read first: a
+    /// redemption under way at any moment of the read shows as one begun and not settled.
+    public nonisolated var activity: Activity {
+        let settled = settledCount.load(ordering: .acquiring)
+        return Activity(begun: begunCount.load(ordering: .acquiring), settled: settled)
+    }
+    private nonisolated let begunCount = Atomic<Int>(0)
+    private nonisolated let settledCount = Atomic<Int>(0)
+
+    /// Redeems `operation` only when no redemption at all is under way, and, given an
+    /// ``activity`` read earlier, none was under way then and none has begun or ended since; nil
+    /// (nothing done) otherwise. A fetch starts its chosen operation this way, so that it never
+    /// competes with an operation a push, link or QR code (or the app) is already starting, nor
+    /// follows one that was under way or began while the fetch ran (the person is in that
+    /// operation's flow, finished or not). Decided and begun in one step on the actor.
     public func redeemIfIdle(
-        _ operation: PendingOutOfBandOperation, unlessStartedSince redemptionsBegun: Int? = nil
+        _ operation: PendingOutOfBandOperation, unlessActiveSince earlier: Activity? = nil
     ) async -> RedemptionReport? {
-        guard ledger.inProgressCount == 0, redemptionsBegun.map({ $0 == begun.load(ordering: .acquiring) }) ?? true
-        else {
+        guard ledger.inProgressCount == 0, earlier.map({ $0.isIdle && $0 == activity }) ?? true else {
             return nil
         }
         if let report = begin(operation.identity) { return report }
@@ -119,7 +134,7 @@ public actor RedemptionPipeline {
         if let error = expired[identity] { return .expired(identity: identity, error: error) }
         let previous = ledger.begin(identity)
         guard previous == .unseen else { return .duplicate(identity: identity, state: previous) }
-        begun.add(1, ordering: .releasing)
+        begunCount.add(1, ordering: .releasing)
         return nil
     }
 
@@ -138,7 +153,9 @@ public actor RedemptionPipeline {
             let redeemer = redeemer
             outcome = await Task { await redeemer.redeem(payload) }.value
         }
-        if ledger.finish(identity, with: outcome) == .redeemed { persist(identity) }
+        let state = ledger.finish(identity, with: outcome)
+        settledCount.add(1, ordering: .releasing)
+        if state == .redeemed { persist(identity) }
         if case .failure(let error) = outcome, case .tokenExpired = error { rememberExpired(identity, error) }
         return RedemptionReport(identity, settledWith: outcome)
     }

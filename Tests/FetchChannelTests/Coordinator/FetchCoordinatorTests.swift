@@ -299,6 +299,42 @@ extension Practices {
             #expect(try #require(await later.handle(.foreground).snapshot).started?.code == "redeemed")
         }
 
+        /// The app's own redemption was under way as the fetch was decided and ended while the
+        /// fetch ran: the pipeline is idle again and no redemption began meanwhile, yet the person
+        /// is in that operation's flow, so the older chosen one must not follow it.
+        @Test func aFetchStartsNothingAfterAnOperationTheAppWasRedeemingAsItBegan() async throws {
+            let fetcher = ScriptedFetcher(gated: true, operations: [Practices.operation("W", created: 1)])
+            let gated = GatedRedeemer()
+            let immediate = ImmediateRedeemer()
+            // T waits for the test; W, were it wrongly started, is answered at once (no hang).
+            let pipeline = RedemptionPipeline(
+                redeemer: TokenRoutedRedeemer(gated: gated, gatedToken: "T", others: immediate))
+            let coordinator = FetchCoordinator(
+                fetcher: fetcher, pipeline: pipeline, policy: .pushOnly, clock: ManualWallClock(millis: Self.start))
+            let push = Task { await pipeline.redeem(Practices.operation("T", created: 2)) }
+            await gated.waitForWaiting(1)
+            let fetch = Task { await coordinator.handle(.foreground) }
+            await fetcher.waitForHeld()
+            #expect(gated.resolve("T", succeed: true))
+            #expect(await push.value.code == "redeemed")
+            fetcher.releaseAll()
+            let snapshot = try #require(await fetch.value.snapshot)
+            #expect(snapshot.eligible.map(\.token) == ["W"])
+            #expect(snapshot.started == nil, "W was started right after T")
+            #expect(immediate.calls("W") == 0)
+        }
+
+        /// `gatedToken` goes to `gated`, every other token to `others`.
+        struct TokenRoutedRedeemer: OperationRedeeming {
+            let gated: GatedRedeemer
+            let gatedToken: String
+            let others: ImmediateRedeemer
+
+            func redeem(_ payload: PendingOutOfBandOperation.Payload) async -> RedemptionResult {
+                payload.redeemData.token == gatedToken ? await gated.redeem(payload) : await others.redeem(payload)
+            }
+        }
+
         /// Notifications whose first read waits until released, to hold a fetch before its request.
         final class HeldNotifications: LocalNotifications {
             private struct State {
