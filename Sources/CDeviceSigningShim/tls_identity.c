@@ -131,5 +131,9 @@ int dss_tls_configure_server_context(SSL_CTX *ctx) {
     if (ctx == NULL) return 0;
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) return 0;
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    // Each read returns after a record without application data (a KeyUpdate, a refused
+    // renegotiation), so the caller's deadline and stop signal are checked between records: with
+    // libssl's default auto-retry, one SSL_read kept reading for as long as a client sent them.
+    SSL_CTX_clear_mode(ctx, SSL_MODE_AUTO_RETRY);
     return 1;
 }

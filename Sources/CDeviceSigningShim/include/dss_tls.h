@@ -15,8 +15,9 @@
 /// *leaf_key; on failure returns 0, sets nothing and leaves the error queue set.
 int dss_tls_generate_identity(int64_t not_before, int64_t not_after, X509 **ca, X509 **leaf, EVP_PKEY **leaf_key);
 
-/// TLS 1.2 as the minimum version and no renegotiation on a server context: both are set through
-/// macros (SSL_CTX_set_min_proto_version, SSL_OP_NO_RENEGOTIATION) Swift cannot call. 1 on success.
+/// TLS 1.2 as the minimum version, no renegotiation and no auto-retry (a read returns after any
+/// record without application data) on a server context: all set through macros
+/// (SSL_CTX_set_min_proto_version, SSL_CTX_clear_mode) Swift cannot call. 1 on success.
 int dss_tls_configure_server_context(SSL_CTX *ctx);
 
 #endif
