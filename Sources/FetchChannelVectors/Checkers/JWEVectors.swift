@@ -144,6 +144,9 @@ public enum JWEVectors: VectorFileChecker {
         switch (vector.expected.plaintext, vector.expected.error, outcome(compact, key: key)) {
         case (let plaintext?, nil, .success(let decrypted)):
             report.expect(decrypted == Data(plaintext.utf8), "\(label): the plaintext differs")
+            if let pinned = vector.encryptionInputs {
+                checkEncryption(vector, plaintext: plaintext, pinned: pinned, key: key, label: label, into: &report)
+            }
         case (_?, nil, .failure(let code)):
             report.fail("\(label): failed with \(code) but must decrypt")
         case (nil, let expected?, .success):
@@ -152,6 +155,39 @@ public enum JWEVectors: VectorFileChecker {
             report.expect(code == expected, "\(label): failed with \(code), expected \(expected)")
         default:
             report.fail("\(label): expected needs exactly one of plaintext and error")
+        }
+        if vector.encryptionInputs != nil, vector.expected.plaintext == nil || vector.replacePart != nil {
+            report.fail("\(label): encryptionInputs belong to a case that decrypts as it is written")
+        }
+    }
+
+    /// Encrypting the case's plaintext with its pinned ephemeral key, IV and content key, and the
+    /// header's algorithms, `kid`, `apu` and `apv`, gives its compact serialization byte for byte.
+    static func checkEncryption(
+        _ vector: Case, plaintext: String, pinned: EncryptionInputs, key: P256.KeyAgreement.PrivateKey,
+        label: String, into report: inout VectorFileReport
+    ) {
+        guard let d = VectorDecoding.base64url(pinned.ephemeralD), let iv = VectorDecoding.base64url(pinned.iv) else {
+            report.fail("\(label): encryptionInputs ephemeralD or iv is not base64url")
+            return
+        }
+        var contentKey: [UInt8]?
+        if let cek = pinned.cek {
+            guard let bytes = VectorDecoding.base64url(cek) else {
+                report.fail("\(label): encryptionInputs cek is not base64url")
+                return
+            }
+            contentKey = Array(bytes)
+        }
+        do {
+            let header = try CompactJWE(parsing: vector.compact).header
+            let values = try CompactJWE.PinnedValues(ephemeralScalar: Array(d), contentKey: contentKey, iv: Array(iv))
+            let encrypted = try CompactJWE.encrypt(
+                Array(plaintext.utf8), to: key.publicKey, algorithm: header.alg, encryption: header.enc,
+                keyId: header.kid, partyUInfo: header.apu, partyVInfo: header.apv, pinned: values)
+            report.expect(encrypted == vector.compact, "\(label): encrypting with encryptionInputs gives another JWE")
+        } catch {
+            report.fail("\(label): encrypting with encryptionInputs failed: \(error)")
         }
     }
 }

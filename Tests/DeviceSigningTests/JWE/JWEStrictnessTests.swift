@@ -104,6 +104,10 @@ import Testing
         #expect(first.count == 32 && second.count == 32)
         #expect(first.withUnsafeBytes { Array($0) } != second.withUnsafeBytes { Array($0) }, "random each time")
         #expect(ERR_peek_error() == 0, "the failed unwrap left an OpenSSL error queued")
+        // The unwrap itself says nil and words nothing: an error built from OpenSSL's queue (its
+        // text formatted) would cost the failed unwrap more than a failed tag costs.
+        #expect(try JWEBackend.unwrap(wrapped, kek: wrongKEK) == nil)
+        #expect(ERR_peek_error() == 0)
     }
 
     /// The Concat KDF's public entry refuses sizes it cannot encode, before writing OtherInfo

@@ -23,25 +23,3 @@ enum JWEFixtures {
         try #require(TestSupport.base64url(text), "not base64url: \(text)")
     }
 }
-
-/// Pinned "random" values for `CompactJWE.encrypt`: the ephemeral key, then byte strings in the
-/// order the encrypter asks for them (content key for key wrapping, then the IV).
-final class PinnedJWERandomSource: JWERandomSource, @unchecked Sendable {
-    // @unchecked: used by one test on one thread.
-    private let ephemeral: P256.KeyAgreement.PrivateKey
-    private var queue: [[UInt8]]
-
-    init(ephemeral: P256.KeyAgreement.PrivateKey, bytes: [[UInt8]]) {
-        self.ephemeral = ephemeral
-        self.queue = bytes
-    }
-
-    func ephemeralKey() throws -> P256.KeyAgreement.PrivateKey { ephemeral }
-
-    func bytes(count: Int) throws -> SecureBytes {
-        guard !queue.isEmpty, queue[0].count == count else {
-            throw DeviceSigningError(.invalidKey, "the test pinned no value of \(count) bytes here")
-        }
-        return SecureBytes(queue.removeFirst())
-    }
-}

@@ -37,21 +37,34 @@ import Testing
             guard let pinned = vector.encryptionInputs, let plaintext = vector.expected.plaintext else { continue }
             let recipient = try JWEFixtures.key(vector.key, in: file).publicKey
             let header = try CompactJWE(parsing: vector.compact).header
-            let d = try JWEFixtures.bytes(base64url: pinned.ephemeralD)
-            let ephemeral = try P256.KeyAgreement.PrivateKey(rawRepresentation: d)
-            var bytes = [try JWEFixtures.bytes(base64url: pinned.iv)]
-            if let cek = pinned.cek { bytes.insert(try JWEFixtures.bytes(base64url: cek), at: 0) }
-            let inputs = CompactJWE.Inputs(
-                recipient: recipient, algorithm: header.alg, encryption: header.enc,
-                keyId: header.kid, partyUInfo: header.apu, partyVInfo: header.apv)
-            let random = PinnedJWERandomSource(ephemeral: ephemeral, bytes: bytes)
-            let compact = try Array(plaintext.utf8).withUnsafeBytes {
-                try CompactJWE.encrypt($0, inputs, random: random)
-            }
+            let values = try CompactJWE.PinnedValues(
+                ephemeralScalar: JWEFixtures.bytes(base64url: pinned.ephemeralD),
+                contentKey: pinned.cek.map { try JWEFixtures.bytes(base64url: $0) },
+                iv: JWEFixtures.bytes(base64url: pinned.iv))
+            let compact = try CompactJWE.encrypt(
+                Array(plaintext.utf8), to: recipient, algorithm: header.alg, encryption: header.enc,
+                keyId: header.kid, partyUInfo: header.apu, partyVInfo: header.apv, pinned: values)
             #expect(compact == vector.compact, "case \(vector.id) \(vector.name): encryption differs")
             reproduced += 1
         }
         #expect(reproduced >= 26)
+    }
+
+    /// `vectors verify` checks a case's encryptionInputs too: one IV character changed (still
+    /// base64url of the right size) makes the encryption differ, and the file fail.
+    @Test func aWrongPinnedIVFailsTheFile() throws {
+        let original = try TestSupport.vectorFile(JWEVectors.fileName)
+        var root = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+        var cases = try #require(root["cases"] as? [[String: Any]])
+        let index = try #require(cases.firstIndex { $0["encryptionInputs"] != nil })
+        var inputs = try #require(cases[index]["encryptionInputs"] as? [String: Any])
+        let iv = try #require(inputs["iv"] as? String)
+        inputs["iv"] = (iv.first == "A" ? "B" : "A") + iv.dropFirst()
+        cases[index]["encryptionInputs"] = inputs
+        root["cases"] = cases
+        let report = JWEVectors.check(try JSONSerialization.data(withJSONObject: root))
+        #expect(report.failures.count == 1)
+        #expect(report.failures.first?.contains("encrypting with encryptionInputs gives another JWE") == true)
     }
 
     /// RFC 7518 Appendix C lists OtherInfo field by field; the KDF input must be exactly that.

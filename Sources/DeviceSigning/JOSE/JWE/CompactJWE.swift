@@ -181,15 +181,12 @@ public struct CompactJWE: Sendable {
     }
 
     /// The content key `encryptedKey` wraps under `kek`; when it does not unwrap, a random key of
-    /// the same size, with which the content then fails its tag (RFC 7516 §11.5). A wrapped key
-    /// that was altered thus takes the same steps, and about the same time, as an altered tag.
+    /// the same size, with which the content then fails its tag (RFC 7516 §11.5). The random key
+    /// is drawn either way, so a wrapped key that was altered takes the same steps, and about the
+    /// same time, as an altered tag.
     static func unwrappedOrRandom(_ encryptedKey: [UInt8], kek: SecureBytes, keyBytes: Int) throws -> SecureBytes {
-        do {
-            return try JWEBackend.unwrap(encryptedKey, kek: kek)
-        } catch {
-            OpenSSLErrorQueue.clear()
-            return try JWEBackend.randomBytes(count: keyBytes)
-        }
+        let substitute = try JWEBackend.randomBytes(count: keyBytes)
+        return try JWEBackend.unwrap(encryptedKey, kek: kek) ?? substitute
     }
 }
 
@@ -213,7 +210,8 @@ extension CompactJWE {
         }) {
             return result
         }
-        return try Array(plaintext).withUnsafeBytes { try encrypt($0, inputs, random: OpenSSLJWERandomSource()) }
+        // A plaintext in pieces (DispatchData, say) is gathered where it is cleared when released.
+        return try SecureBytes(plaintext).withUnsafeBytes { try encrypt($0, inputs, random: OpenSSLJWERandomSource()) }
     }
 
     /// Everything about one encryption but the plaintext and the random values.

@@ -19,8 +19,9 @@ public enum JWE: Sendable {
     /// Parses `compact` strictly and decrypts it with `key`; the plaintext.
     ///
     /// Throws `.inputTooLarge`, `.malformedJWE`, `.unsupportedAlgorithm` or an `epk` key error
-    /// (`.invalidKey`, `.unsupportedCurve`, `.unsupportedKeyType`) for a JWE that is refused before
-    /// any key agreement, and `.decryptionFailed` for every failure after that.
+    /// (`.invalidKey`, `.malformedEncoding` for a coordinate that is not 32 bytes of base64url,
+    /// `.unsupportedCurve`, `.unsupportedKeyType`) for a JWE that is refused before any key
+    /// agreement, and `.decryptionFailed` for every failure after that.
     public static func decrypt(_ compact: String, with key: P256.KeyAgreement.PrivateKey) throws -> Data {
         try CompactJWE(parsing: compact).plaintext(with: key)
     }

@@ -77,8 +77,11 @@ enum JWEBackend {
         return wrapped
     }
 
-    /// AES Key Unwrap; fails when the RFC 3394 integrity check does (wrong KEK or altered bytes).
-    static func unwrap(_ wrapped: [UInt8], kek: SecureBytes) throws -> SecureBytes {
+    /// AES Key Unwrap; nil when the RFC 3394 integrity check fails (wrong KEK or altered bytes).
+    /// That failure is not worded (the error queue is only cleared), so that it costs what a
+    /// failed tag costs (``CompactJWE/unwrappedOrRandom(_:kek:keyBytes:)``). Throws only for sizes
+    /// that the JWE's length checks have already refused.
+    static func unwrap(_ wrapped: [UInt8], kek: SecureBytes) throws -> SecureBytes? {
         guard [16, 24, 32].contains(kek.count), wrapped.count >= 24, wrapped.count % 8 == 0 else {
             throw DeviceSigningError(.invalidKey, "AES Key Unwrap takes a 16-, 24- or 32-byte KEK and 8n >= 24 bytes.")
         }
@@ -86,7 +89,10 @@ enum JWEBackend {
         let key = SecureBytes(count: wrapped.count - keyWrapOverhead) { out in
             ok = wrapped.withUnsafeBytes { keyWrap(dss_aes_key_unwrap, kek: kek, $0, into: out) }
         }
-        guard ok else { throw OpenSSLErrorQueue.error(.openSSLFailure, "AES Key Unwrap failed.") }
+        guard ok else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
         return key
     }
 
