@@ -21,8 +21,10 @@ import Foundation
 ///
 /// Several pipelines, in one process or several, may share a file: a write appends the writer's
 /// newly redeemed identities to what the file holds (read again under the directory's write lock)
-/// and keeps the newest, up to the writer's capacity. A pipeline learns of the others' redemptions only when it
-/// starts; until then the backend refuses a token another process redeemed as already redeemed.
+/// and keeps the newest: as many as the writer's capacity, or as many as the file held when that
+/// is more (so a writer with a small capacity does not cut down a larger one's). A pipeline learns
+/// of the others' redemptions only when it starts; until then the backend refuses a token another
+/// process redeemed as already redeemed.
 ///
 /// Each change of the redeemed set rewrites the whole file (at the default capacity of 10,000
 /// identities, under a MiB and two fsyncs per redemption). Redemptions follow a person's

@@ -84,7 +84,8 @@ final class RedeemedTokenStorage: Sendable {
 
     /// Adds `redeemed` (this pipeline's identities redeemed since its last successful write,
     /// oldest first) to the end of the file, atomically, in the current version, and keeps the
-    /// newest `capacity`.
+    /// newest `capacity`, or as many as the file held when that is more (a writer with a larger
+    /// capacity shares it).
     ///
     /// The file's order is the order of redemption across every pipeline that shares it (other
     /// processes too): a write appends, and an identity the file has dropped (beyond a capacity)
@@ -117,9 +118,12 @@ final class RedeemedTokenStorage: Sendable {
                             + "replaced by this process's redeemed set.")
                     onDisk = everything()
                 }
+                // The file keeps as many as it held when a writer with a larger capacity shares
+                // it: a smaller writer does not cut down what the other remembers.
+                let kept = max(capacity, onDisk.count)
                 let known = Set(onDisk)
                 onDisk.append(contentsOf: redeemed.filter { !known.contains($0) })
-                let data = try Self.encoded(Array(onDisk.suffix(capacity)))
+                let data = try Self.encoded(Array(onDisk.suffix(kept)))
                 try data.withUnsafeBytes { try directory.writeAtomically(file.fileName, contents: $0) }
                 return replaced
             }

@@ -243,6 +243,24 @@ extension Practices {
             }
         }
 
+        /// A pipeline with a small capacity sharing the file with one of a larger capacity
+        /// does not cut the file down to its own size: its write keeps as many as the file
+        /// held, dropping the oldest for its own, as the larger one does at its capacity.
+        @Test func aSmallerWriterDoesNotCutDownWhatALargerOneStored() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let large = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 100, persistingTo: file)
+                let small = try RedemptionPipeline(redeemer: ImmediateRedeemer(), capacity: 2, persistingTo: file)
+                for index in 1...5 { _ = await large.redeem(Practices.payload("a\(index)")) }
+                _ = await small.redeem(Practices.payload("b1"))
+                #expect(await small.persistenceFailure == nil)
+                #expect(try await Self.tokensAfterRestart(file, capacity: 100) == ["a2", "a3", "a4", "a5", "b1"])
+                _ = await large.redeem(Practices.payload("a6"))
+                #expect(
+                    try await Self.tokensAfterRestart(file, capacity: 100) == ["a2", "a3", "a4", "a5", "b1", "a6"])
+            }
+        }
+
         /// A file that became corrupt is replaced by the pipeline's whole set, not only by what
         /// it redeemed since its last write; the damaged file is kept beside it, not lost (it may
         /// hold what other processes redeemed), and the pipeline says so.
