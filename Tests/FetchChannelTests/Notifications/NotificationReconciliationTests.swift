@@ -42,6 +42,18 @@ extension Practices {
             #expect(stale.map(\.token) == ["a"])
         }
 
+        /// A notification whose server the app wrote another way (explicit port, trailing `/`,
+        /// capitals) is still the failed backend's: kept. Another host's is not.
+        @Test func aFailedBackendKeepsNotificationsThatNameItAnotherWay() {
+            let notifications = [
+                note("a", server: "https://other.example:443/"), note("b", server: "HTTPS://Other.Example"),
+                note("c", server: "https://other.example:8443"), note("d", server: "not a url"),
+            ]
+            let stale = NotificationReconciliation.stale(
+                notifications, operations: [], failedServers: [Self.other])
+            #expect(stale.map(\.token) == ["c", "d"])
+        }
+
         @Test func aFailureThatNamesNoServerKeepsEverything() {
             let stale = NotificationReconciliation.stale(
                 [note("a"), note("b", server: nil)], operations: [],
