@@ -139,4 +139,19 @@ import Testing
         }
         #expect(released, "release returned before the key was freed")
     }
+
+    /// A job's result reaches its caller only: the worker holds no reference to it once the caller
+    /// is signalled. Otherwise the last reference to a TPM key could be dropped on the worker after
+    /// the caller went on (and a process exiting then frees it while OpenSSL cleans up).
+    @Test func theWorkerKeepsNoReferenceToAResultAfterSignallingItsCaller() async throws {
+        final class Probe: Sendable {}
+        let unique = try await onOwnThread { () -> Bool in
+            let held = DispatchSemaphore(value: 0)
+            let worker = TPMWorker(configuration: Self.configuration, afterJob: { held.wait() })
+            defer { held.signal() }
+            var probe = try worker.perform("make a probe") { Probe() }
+            return isKnownUniquelyReferenced(&probe)
+        }
+        #expect(unique, "the worker still held the result while its caller went on")
+    }
 }

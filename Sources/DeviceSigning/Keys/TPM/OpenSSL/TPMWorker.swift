@@ -30,15 +30,19 @@ final class TPMWorker: Sendable {
     /// was signalled in time. A test decides when a deadline passes without waiting for it.
     typealias JobWait = @Sendable (DispatchSemaphore, Double) -> DispatchTimeoutResult
     private let waitForJob: JobWait
+    /// Runs on the worker after each job's caller was signalled: a test holds the worker there.
+    private let afterJob: @Sendable () -> Void
 
     init(
         configuration: TPMConfiguration,
-        waitForJob: @escaping JobWait = { finished, seconds in finished.wait(timeout: .now() + seconds) }
+        waitForJob: @escaping JobWait = { finished, seconds in finished.wait(timeout: .now() + seconds) },
+        afterJob: @escaping @Sendable () -> Void = {}
     ) {
         target = configuration.target
         timeout = configuration.timeout
         timeoutSeconds = configuration.timeoutSeconds
         self.waitForJob = waitForJob
+        self.afterJob = afterJob
         queue.setSpecific(key: onWorker, value: true)
     }
 
@@ -73,35 +77,13 @@ final class TPMWorker: Sendable {
         let finished = DispatchSemaphore(value: 0)
         if !runsAfterFailure { waiters.withLock { $0.append(finished) } }
         queue.async { [self] in
-            // A caller's job it gave up on before it started is not run; a release always is.
-            let starts = state.withLock { state -> Bool in
-                guard case .pending = state else { return runsAfterFailure }
-                state = .running
-                return true
-            }
-            let result: Result<T, any Error>?
-            if !starts {
-                job.withLock { $0 = nil }
-                result = nil
-            } else if !runsAfterFailure, let earlier = failure.withLock({ $0 }) {
-                job.withLock { $0 = nil }
-                result = .failure(failedEarlier(action, earlier))
-            } else {
-                result = Self.run(job)
-            }
-            state.withLock { state in
-                switch state {
-                case .abandoned(whileRunning: true): overdue.withLock { $0 -= 1 }
-                case .abandoned: break
-                default: state = .done(result)
-                }
-            }
             // Recorded here, after this job's result and before the next job starts, so that the
             // next one does not run on the failed connection.
-            if case .failure(let error as DeviceSigningError) = result, error.code == .tpmUnavailable {
-                markFailed(error)
+            if let connectionFailure = runJob(action, job, state: state, runsAfterFailure: runsAfterFailure) {
+                markFailed(connectionFailure)
             }
             finished.signal()
+            afterJob()
         }
         // A failure recorded after `perform` looked and before this caller was listed woke nobody.
         if !runsAfterFailure, hasFailed { finished.signal() }
@@ -134,6 +116,40 @@ final class TPMWorker: Sendable {
             throw error
         }
         return try result.get()
+    }
+
+    /// Runs one queued job, unless its caller gave up on it before it started (a release always
+    /// runs), and hands its result to `state`; the connection failure it met, if any. Its result
+    /// is a local of this function, so the worker holds none of it once this returns, before the
+    /// caller is signalled.
+    private func runJob<T: Sendable>(
+        _ action: String, _ job: Locked<(@Sendable () throws -> T)?>, state: Locked<JobState<T>>,
+        runsAfterFailure: Bool
+    ) -> DeviceSigningError? {
+        let starts = state.withLock { state -> Bool in
+            guard case .pending = state else { return runsAfterFailure }
+            state = .running
+            return true
+        }
+        let result: Result<T, any Error>?
+        if !starts {
+            job.withLock { $0 = nil }
+            result = nil
+        } else if !runsAfterFailure, let earlier = failure.withLock({ $0 }) {
+            job.withLock { $0 = nil }
+            result = .failure(failedEarlier(action, earlier))
+        } else {
+            result = Self.run(job)
+        }
+        state.withLock { state in
+            switch state {
+            case .abandoned(whileRunning: true): overdue.withLock { $0 -= 1 }
+            case .abandoned: break
+            default: state = .done(result)
+            }
+        }
+        guard case .failure(let error as DeviceSigningError) = result, error.code == .tpmUnavailable else { return nil }
+        return error
     }
 
     private func failedEarlier(_ action: String, _ earlier: DeviceSigningError) -> DeviceSigningError {
