@@ -73,6 +73,9 @@ public struct DeviceSignatureSigner: Sendable {
         self.payloadPrefix = Array(#"{"dispatchTargetId":"#.utf8) + quotedId
     }
 
+    /// Whether the key signs in a TPM: each signature then waits for the TPM (up to its timeout).
+    public var isHardwareBound: Bool { key.isHardwareBound }
+
     /// A new `Device-Signature` value: a fresh request id, creation time `clock.nowMillis() +
     /// offsetMillis`, and a fresh signature.
     ///

@@ -129,7 +129,11 @@ public final class FetchClient: Sendable {
         }
         let signer: DeviceSignatureSigner
         do {
-            signer = try signers.signer(for: registration)
+            let signers = signers
+            signer =
+                registration.signingKey.isLoaded
+                ? try signers.signer(for: registration)
+                : try await BlockingWork.run { try signers.signer(for: registration) }
         } catch {
             return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
         }
@@ -147,7 +151,11 @@ public final class FetchClient: Sendable {
             let creation = clock.nowMillis()
             let signature: String
             do {
-                signature = try signer.headerValue(offsetMillis: offset)
+                let signedOffset = offset
+                signature =
+                    signer.isHardwareBound
+                    ? try await BlockingWork.run { try signer.headerValue(offsetMillis: signedOffset) }
+                    : try signer.headerValue(offsetMillis: offset)
             } catch {
                 return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
             }
@@ -167,9 +175,13 @@ public final class FetchClient: Sendable {
                 server: server, estimatedOffsetMillis: estimate,
                 toleranceMillis: registration.toleranceMillis,
                 requestCreationMillis: creation, deviceSignature: signature, signedWithOffsetMillis: offset)
-            let (mapped, classification) = FetchErrorMapping.evaluate(
-                result, context: context,
-                decryptionKey: registration.encryptionKey)
+            let decryptionKey = registration.encryptionKey
+            let (mapped, classification) =
+                decryptionKey?.isHardwareBound == true
+                ? await BlockingWork.run {
+                    FetchErrorMapping.evaluate(result, context: context, decryptionKey: decryptionKey)
+                }
+                : FetchErrorMapping.evaluate(result, context: context, decryptionKey: decryptionKey)
             let decision = policy.decision(
                 for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
                 isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)

@@ -1,5 +1,6 @@
 import DeviceSigning
 import Foundation
+import Synchronization
 
 /// Where a registration's signing key comes from: a key already loaded, or a loader run at the
 /// first fetch that needs it (typically ``keyStore(_:keyId:passphrase:)``).
@@ -15,18 +16,22 @@ public final class SigningKeySource: Sendable, CustomStringConvertible {
     }
 
     private let state: Locked<State>
+    /// Set once the key is loaded: read without the lock, which a load holds while it runs.
+    private let loaded: Atomic<Bool>
     /// For descriptions and error texts: never secret.
     private let label: String
 
     /// A key already in memory.
     public init(_ key: P256.Signing.PrivateKey) {
         state = Locked(.loaded(key))
+        loaded = Atomic(true)
         label = "key \(key.publicKey.jwkThumbprint)"
     }
 
     /// A key loaded by `load` when first needed; `label` names it in errors (no secrets).
     public init(label: String, load: @escaping @Sendable () throws -> P256.Signing.PrivateKey) {
         state = Locked(.pending(load))
+        loaded = Atomic(false)
         self.label = label
     }
 
@@ -51,15 +56,14 @@ public final class SigningKeySource: Sendable, CustomStringConvertible {
             case .pending(let load):
                 let key = try load()
                 state = .loaded(key)
+                loaded.store(true, ordering: .releasing)
                 return key
             }
         }
     }
 
-    /// Whether the key has been loaded.
-    public var isLoaded: Bool {
-        state.withLock { if case .loaded = $0 { true } else { false } }
-    }
+    /// Whether the key has been loaded. Never waits, not even for a load under way.
+    public var isLoaded: Bool { loaded.load(ordering: .acquiring) }
 
     public var description: String { "SigningKeySource(\(label))" }
 }
