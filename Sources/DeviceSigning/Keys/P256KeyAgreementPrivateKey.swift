@@ -100,7 +100,9 @@ extension P256.KeyAgreement {
         /// point, SEC 1 §3.3.1). Secret: feed it to a KDF, never use it as a key directly.
         public func sharedSecretFromKeyAgreement(with publicKeyShare: PublicKey) throws -> SecureBytes {
             // A TPM key derives in its own library context, on its session's worker.
-            if isHardwareBound { return try key.usableBacking().sharedSecret(with: publicKeyShare.backing) }
+            if isHardwareBound {
+                return try key.withinTPMDeadline { try key.usableBacking().sharedSecret(with: publicKeyShare.backing) }
+            }
             return try JWEBackend.sharedSecret(privateKey: key.softwareBacking(), publicKey: publicKeyShare.backing)
         }
 

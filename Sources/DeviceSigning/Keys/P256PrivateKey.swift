@@ -163,8 +163,10 @@ extension P256.Signing {
                     throw OpenSSLErrorQueue.error(.openSSLFailure, "SHA-256 of the message to sign failed.")
                 }
                 var raw = Data(count: P256Backend.rawSignatureBytes)
-                try raw.withUnsafeMutableBytes {
-                    try usableBacking().signDigest(UnsafeRawBufferPointer(digestBuffer), into: $0)
+                try raw.withUnsafeMutableBytes { out in
+                    try withinTPMDeadline {
+                        try usableBacking().signDigest(UnsafeRawBufferPointer(digestBuffer), into: out)
+                    }
                 }
                 return ECDSASignature(validatedRaw: raw)
             }

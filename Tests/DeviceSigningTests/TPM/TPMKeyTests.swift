@@ -247,6 +247,28 @@ import Testing
         #expect(error.reason.contains(outcome.0))
     }
 
+    /// One operation waits one timeout in all: the signature after a hang first waits for the old
+    /// connection's queue, then would connect and load the key again, and each of those steps
+    /// used to wait a timeout of its own (about twice the timeout here, more with a reload under
+    /// way on another thread).
+    @Test func theOperationAfterAHangWaitsOneTimeoutInAll() async throws {
+        guard SoftwareTPM.available(for: "one deadline per TPM operation") else { return }
+        let (error, elapsed) = try await onOwnThread { () throws -> (DeviceSigningError?, Duration) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let key = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration(timeout: .seconds(1)))
+            tpm.pause()
+            _ = caught { _ = try key.signature(for: Self.message) }
+            let started = ContinuousClock.now
+            let error = caught { _ = try key.signature(for: Self.message) }
+            let elapsed = ContinuousClock.now - started
+            tpm.resume()
+            return (error, elapsed)
+        }
+        #expect(error?.code == .tpmUnavailable)
+        #expect(elapsed < .seconds(1) + LooseTimeBounds.scaled(.milliseconds(600)), "took \(elapsed)")
+    }
+
     @Test func aSigningKeyWorksAgainOnceItsTPMAnswersAgain() async throws {
         guard SoftwareTPM.available(for: "TPM reconnection") else { return }
         let outcome = try await onOwnThread { () throws -> (DeviceSigningError?, Bool, Bool) in

@@ -154,4 +154,42 @@ import Testing
         }
         #expect(unique, "the worker still held the result while its caller went on")
     }
+
+    /// Inside an operation's deadline (``TPMDeadline``) a step waits only for what is left of it,
+    /// not its own full timeout; an inner deadline cannot extend an outer one.
+    @Test func aStepWaitsOnlyForWhatIsLeftOfTheOperationsDeadline() async throws {
+        let waits = try await onOwnThread { () -> [Double] in
+            let asked = Locked<[Double]>([])
+            let worker = TPMWorker(configuration: Self.configuration) { finished, seconds in
+                asked.withLock { $0.append(seconds) }
+                return finished.wait(timeout: .now() + seconds)
+            }
+            _ = try worker.perform("answer") { 1 }
+            _ = try TPMDeadline.within(seconds: 0.5) { try worker.perform("answer") { 1 } }
+            _ = try TPMDeadline.within(seconds: 0.5) {
+                try TPMDeadline.within(seconds: 60) { try worker.perform("answer") { 1 } }
+            }
+            return asked.withLock { $0 }
+        }
+        #expect(waits.count == 3)
+        #expect(waits.first == 60, "without a deadline a step waits its own timeout")
+        #expect(waits.dropFirst().allSatisfy { $0 > 0 && $0 <= 0.5 }, "\(waits)")
+    }
+
+    /// A step whose operation has no time left sends nothing and leaves the connection usable:
+    /// it did not fail, the operation's earlier steps took the time.
+    @Test func aStepWithNoTimeLeftSendsNothing() async throws {
+        let (error, ran, failed) = try await onOwnThread { () -> (DeviceSigningError?, Bool, Bool) in
+            let worker = TPMWorker(configuration: Self.configuration)
+            let ran = Locked(false)
+            let error = caught {
+                try TPMDeadline.within(seconds: 0) { try worker.perform("sign") { ran.withLock { $0 = true } } }
+            }
+            return (error, ran.withLock { $0 }, worker.hasFailed)
+        }
+        #expect(error?.code == .tpmUnavailable)
+        #expect(error?.reason.contains("ran out") == true, "\(String(describing: error))")
+        #expect(!ran)
+        #expect(!failed)
+    }
 }

@@ -15,7 +15,7 @@ extension P256.Signing.PrivateKey {
     /// Generates a new key inside the TPM of `tpm`. Store `tss2PEMRepresentation` (or save the key
     /// in a `KeyStore`) to use it again.
     public init(generatingInTPM tpm: TPMConfiguration) throws {
-        self = try TPMSession.open(tpm).generateKey()
+        self = try TPMDeadline.within(seconds: tpm.timeoutSeconds) { try TPMSession.open(tpm).generateKey() }
     }
 
     /// Loads a `TSS2 PRIVATE KEY` PEM (as written by `tss2PEMRepresentation` or `openssl genpkey
@@ -35,7 +35,14 @@ extension P256.Signing.PrivateKey {
         try TSS2KeyProvenance.check(der: document.der)
         // Only the one checked block reaches OpenSSL.
         let text = SecureBytes(PEM.encode(label: Self.tss2PEMLabel, der: document.der).utf8)
-        self = try TPMSession.open(tpm).key(fromKeyFile: text)
+        self = try TPMDeadline.within(seconds: tpm.timeoutSeconds) { try TPMSession.open(tpm).key(fromKeyFile: text) }
+    }
+
+    /// Runs `body`, an operation with this key, within one TPM timeout in all when the key is in a
+    /// TPM (``TPMDeadline``): reconnecting first, if its connection failed, takes from that time.
+    func withinTPMDeadline<T>(_ body: () throws -> T) rethrows -> T {
+        guard let handle = tpmHandle else { return try body() }
+        return try TPMDeadline.within(seconds: handle.configuration.timeoutSeconds, body)
     }
 
     /// Whether the private half is held by a TPM (and so is never exportable).

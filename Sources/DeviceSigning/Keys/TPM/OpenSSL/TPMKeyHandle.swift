@@ -45,7 +45,8 @@ final class TPMKeyHandle: Sendable {
     func usable() throws -> EVPKey {
         if let key = working() { return key }
         let reloadsSeen = lastReload.withLock { $0.count }
-        guard reloads.lock(before: Date(timeIntervalSinceNow: configuration.timeoutSeconds)) else {
+        let wait = TPMDeadline.remaining(cappedAt: configuration.timeoutSeconds)
+        guard reloads.lock(before: Date(timeIntervalSinceNow: wait)) else {
             throw DeviceSigningError(
                 .tpmUnavailable,
                 "Could not use the TPM key: another thread has been reconnecting to the TPM through "

@@ -57,7 +57,7 @@ final class TPMSession: @unchecked Sendable {
     static func open(_ configuration: TPMConfiguration) throws -> TPMSession {
         try configuration.validate()
         if let session = working(configuration) { return session }
-        let deadline = Date(timeIntervalSinceNow: configuration.timeoutSeconds)
+        let deadline = Date(timeIntervalSinceNow: TPMDeadline.remaining(cappedAt: configuration.timeoutSeconds))
         guard opens.lock(before: deadline) else {
             throw stillStarting(configuration.target)
         }

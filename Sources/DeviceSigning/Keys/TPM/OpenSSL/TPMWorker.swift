@@ -60,6 +60,14 @@ final class TPMWorker: Sendable {
     /// uses (copies, not borrowed buffers): it may outlive this call.
     func perform<T: Sendable>(_ action: String, _ body: @escaping @Sendable () throws -> T) throws -> T {
         if let earlier = failure.withLock({ $0 }) { throw failedEarlier(action, earlier) }
+        // The operation's earlier steps used up its time: nothing is sent, and the connection,
+        // which did not fail, stays usable.
+        guard TPMDeadline.remaining(cappedAt: timeoutSeconds) > 0 else {
+            throw DeviceSigningError(
+                .tpmUnavailable,
+                "Could not \(action): the TPM operation's time (\(timeout)) ran out before this step, "
+                    + "waiting for the TPM reached through \(target).")
+        }
         return try wait(action, runsAfterFailure: false, body)
     }
 
@@ -87,7 +95,7 @@ final class TPMWorker: Sendable {
         }
         // A failure recorded after `perform` looked and before this caller was listed woke nobody.
         if !runsAfterFailure, hasFailed { finished.signal() }
-        _ = waitForJob(finished, timeoutSeconds)
+        _ = waitForJob(finished, TPMDeadline.remaining(cappedAt: timeoutSeconds))
         waiters.withLock { $0.removeAll { $0 === finished } }
         let outcome = state.withLock { state -> Result<T, any Error>? in
             switch state {
@@ -192,7 +200,7 @@ final class TPMWorker: Sendable {
     func settle() {
         let settled = DispatchSemaphore(value: 0)
         queue.async { settled.signal() }
-        _ = settled.wait(timeout: .now() + timeoutSeconds)
+        _ = settled.wait(timeout: .now() + TPMDeadline.remaining(cappedAt: timeoutSeconds))
     }
 
     /// Takes the job out of its box and runs it; the closure (and what it captured) is released
