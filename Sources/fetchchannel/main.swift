@@ -20,7 +20,8 @@ if getenv("TPM2OPENSSL_TCTI") == nil { setenv("TPM2OPENSSL_TCTI", "", 0) }
 
 let context = CLIContext.process()
 // CommandLine.arguments replaces bytes that are not UTF-8 with U+FFFD: such an argument is refused.
-if let position = (1..<Int(CommandLine.argc)).first(where: { index in
+// An empty argument list (argc 0, which older kernels pass on) has nothing to check.
+if let position = (1..<max(1, Int(CommandLine.argc))).first(where: { index in
     CommandLine.unsafeArgv[index].map { String(validatingCString: $0) == nil } ?? false
 }) {
     exit(FetchChannelCLI.refuseArgumentNotUTF8(at: position, context: context))

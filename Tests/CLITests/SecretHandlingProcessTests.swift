@@ -202,6 +202,27 @@ extension CLIOfflineProcessTests {
             #expect(!FileManager.default.fileExists(atPath: sandbox.store), "no key was made")
         }
 
+        /// A HOME (or XDG_DATA_HOME) that is not UTF-8 is refused when it would locate the default
+        /// key store: read as text, its invalid bytes became U+FFFD, and `key generate` made a
+        /// store under another directory than that home.
+        @Test(arguments: ["HOME", "XDG_DATA_HOME"])
+        func aHomeThatIsNotUTF8IsRefusedForTheDefaultStore(variable: String) async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let child = try CLIProcess([], environment: sandbox.environment())
+            child.process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            child.process.arguments = [
+                "-c", #"export "$2"="$1/h$(printf '\377')"; exec "$0" key generate --no-encryption"#,
+                CLIProcess.binary.path, sandbox.root.path, variable,
+            ]
+            let refused = try await child.runToCompletion()
+            #expect(refused.status == 64, "\(refused.err)")
+            #expect(refused.err.contains("\(variable) is not UTF-8 text"), "\(refused.err)")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: sandbox.root.path).allSatisfy { !$0.hasPrefix("h") }
+            )
+        }
+
         /// Help and version that cannot be written fail as every other output does: exit 1 with
         /// the reason, not 0 (before, `--help > /dev/full` exited 0).
         @Test(arguments: [["--help"], ["--version"], ["key", "--help"], ["key", "list", "--help"]])

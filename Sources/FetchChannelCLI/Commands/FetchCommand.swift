@@ -30,7 +30,9 @@ struct FetchCommand: CLICommand {
             + "(default: push, QR code and link) or push-only. --json prints {\"operations\": [Op + \"server\"], "
             + "\"errors\": [{\"code\", \"server\", \"message\", …}]}; a clock-skew error adds measuredOffsetMillis "
             + "and toleranceMillis, a network error networkKind, an invalid answer invalidResponseKind "
-            + "(malformed, tooLarge, notHTTP, foreignRedeemUrl, undecryptable).",
+            + "(malformed, tooLarge, notHTTP, foreignRedeemUrl, undecryptable). One passphrase opens every "
+            + "encrypted key of the run (asked for once); a key under another passphrase fails as that "
+            + "backend's deviceProtectionError: fetch it with --key.",
         options: [key, policy, timeout, CommonOptions.store, CommonOptions.passphraseFile, CommonOptions.json]
     )
 
@@ -104,7 +106,8 @@ struct FetchCommand: CLICommand {
         let passphrase =
             selected.contains(where: \.needsPassphrase)
             ? try access.passphrases.passphrase(
-                for: .open(keyId: selected.count == 1 ? selected[0].keyId : "the selected keys")) : nil
+                for: selected.count == 1 ? .open(keyId: selected[0].keyId) : .openEach(what: "the selected keys"))
+            : nil
         var registrations: [FetchRegistration] = []
         var unusable: [PendingOutOfBandOperationsError] = []
         for metadata in selected {

@@ -15,11 +15,27 @@ struct KeyStoreAccess: Sendable {
     /// The parse step's part: `--store`, `--passphrase-file` and `--json`.
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         self.console = Console(arguments, context: context)
-        self.directory =
-            try arguments[CommonOptions.store].map { context.fileURL($0, isDirectory: true) }
-            ?? KeyStore.defaultDirectory(environment: context.environment)
+        if let store = try arguments[CommonOptions.store] {
+            self.directory = context.fileURL(store, isDirectory: true)
+        } else {
+            self.directory = try Self.defaultDirectory(context)
+        }
         self.passphrases = PassphraseResolver(file: try arguments[CommonOptions.passphraseFile], context: context)
         self.context = context
+    }
+
+    /// The default store (``KeyStore/defaultDirectory(environment:)``), unless the variable it is
+    /// found by is not UTF-8 text: read as text, its invalid bytes would each become U+FFFD, and
+    /// the store would be made in another directory than that home, one that other such homes share.
+    private static func defaultDirectory(_ context: CLIContext) throws(UsageError) -> URL {
+        let dataHome = context.environment["XDG_DATA_HOME"]
+        let consulted = dataHome?.hasPrefix("/") == true ? "XDG_DATA_HOME" : "HOME"
+        for name in ["XDG_DATA_HOME", consulted] where context.variablesNotUTF8.contains(name) {
+            throw UsageError(
+                .invalidValue,
+                "\(name) is not UTF-8 text, so the default key store cannot be found; give it with --store DIR")
+        }
+        return KeyStore.defaultDirectory(environment: context.environment)
     }
 
     /// Whether the store directory exists (a fresh machine has none until a key is made).

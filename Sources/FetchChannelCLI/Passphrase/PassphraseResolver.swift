@@ -17,12 +17,15 @@ struct PassphraseResolver {
         case protect(what: String)
         /// Opening an encrypted key file being imported.
         case openFile(path: String)
+        /// Opening several keys with one passphrase.
+        case openEach(what: String)
 
         var phrase: String {
             switch self {
             case .open(let keyId): "open key \(keyId)"
             case .protect(let what): "protect \(what)"
             case .openFile(let path): "open the encrypted key in \(path)"
+            case .openEach(let what): "open \(what)"
             }
         }
     }

@@ -96,12 +96,15 @@ package struct CLIContext: Sendable {
             readStandardInput: { maximumBytes in Array(standardInput.prefix(maximumBytes + 1)) }, passphrasePrompt: nil)
     }
 
-    /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME.
+    /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME (when
+    /// HOME is an absolute path in UTF-8; otherwise `~` is a name like any other, as without HOME).
     package func fileURL(_ path: String, isDirectory: Bool = false) -> URL {
         if path.hasPrefix("/") {
             return URL(fileURLWithPath: path, isDirectory: isDirectory).standardizedFileURL
         }
-        if path == "~" || path.hasPrefix("~/"), let home = environment["HOME"], home.hasPrefix("/") {
+        if path == "~" || path.hasPrefix("~/"), let home = environment["HOME"], home.hasPrefix("/"),
+            !variablesNotUTF8.contains("HOME")
+        {
             return URL(fileURLWithPath: home + path.dropFirst(), isDirectory: isDirectory).standardizedFileURL
         }
         return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: currentDirectory).standardizedFileURL
