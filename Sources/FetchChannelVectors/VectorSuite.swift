@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// Every vector file of `Vectors/` and the code that checks it: one place that both the test
@@ -34,6 +35,10 @@ public enum VectorSuite: Sendable {
     /// Files in the vector directory that are not vectors.
     public static let documentationFiles: Set<String> = ["README.md"]
 
+    /// The largest vector file read (the largest, a Wycheproof suite, is about 330 KB): a bigger
+    /// one is refused before it is loaded into memory.
+    public static let maximumFileBytes = 16 << 20
+
     /// The checker for a file name, if there is one.
     public static func checker(for fileName: String) -> Checker? {
         checkers.first { $0.fileName == fileName }
@@ -64,10 +69,10 @@ public enum VectorSuite: Sendable {
             }
             let url = directory.appendingPathComponent(name)
             guard checker(for: name) != nil else { return check(fileName: name, data: Data()) }
-            guard let data = try? Data(contentsOf: url) else {
-                return .unusable(name, "\(url.path) cannot be read")
+            switch BoundedRead.contents(of: url.path, maximumBytes: maximumFileBytes) {
+            case .success(let data): return check(fileName: name, data: data)
+            case .failure(let failure): return .unusable(name, "\(url.path) cannot be read (\(failure))")
             }
-            return check(fileName: name, data: data)
         }
     }
 

@@ -130,6 +130,34 @@ import Testing
         #expect(reports.filter(\.passed).count == VectorSuite.checkers.count - 1)
     }
 
+    /// A file larger than the limit is refused before it is read into memory (a sparse file of
+    /// a GiB took seconds and a GiB of memory before it failed to parse); so is one in place of a
+    /// Wycheproof suite.
+    @Test func anOversizedFileIsRefusedUnread() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vectors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for checker in VectorSuite.checkers {
+            try FileManager.default.copyItem(
+                at: PackageLocations.vectors.appendingPathComponent(checker.fileName),
+                to: directory.appendingPathComponent(checker.fileName))
+        }
+        let oversized = try FileHandle(forWritingTo: directory.appendingPathComponent(JWSVectors.fileName))
+        try oversized.truncate(atOffset: UInt64(VectorSuite.maximumFileBytes + 1))
+        try oversized.close()
+        let reports = try VectorSuite.verify(directory: directory)
+        let refused = try #require(reports.first { $0.file == JWSVectors.fileName })
+        #expect(refused.failures.first?.contains("larger than 16 MiB") == true, "\(refused.failures)")
+        #expect(reports.filter(\.passed).count == VectorSuite.checkers.count - 1)
+
+        let suite = try #require(WycheproofVectors.suites.first)
+        try FileManager.default.moveItem(
+            at: directory.appendingPathComponent(JWSVectors.fileName),
+            to: directory.appendingPathComponent(suite.fileName))
+        let wycheproof = try #require(WycheproofVectors.verify(directory: directory).first)
+        #expect(wycheproof.failures.first?.contains("larger than 16 MiB") == true, "\(wycheproof.failures)")
+    }
+
     /// The clock-skew table pins the client's own estimator window and retry threshold; an absurd
     /// window is refused, not allocated.
     @Test(arguments: [

@@ -71,7 +71,7 @@ struct PassphraseResolver {
     /// refused: whoever owns the link, not the file, would choose which file is the passphrase.
     private func fromFile(_ path: String) throws -> SecureBytes {
         let url = context.fileURL(path)
-        let descriptor = BoundedInput.openForReading(url.path, flags: O_NOFOLLOW)
+        let descriptor = BoundedRead.openForReading(url.path, flags: O_NOFOLLOW)
         guard descriptor >= 0 else {
             let reason =
                 errno == ELOOP

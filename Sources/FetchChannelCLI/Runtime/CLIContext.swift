@@ -55,7 +55,7 @@ package struct CLIContext: Sendable {
             standardInputIsTerminal: isTerminal,
             readStandardInput: { maximumBytes in
                 // A closed or unreadable standard input (`<&-`, a directory) is an error, not empty input.
-                guard var data = BoundedInput.read(STDIN_FILENO, maximumBytes: maximumBytes) else {
+                guard var data = BoundedRead.read(STDIN_FILENO, maximumBytes: maximumBytes) else {
                     throw CLIFailure(
                         .unreadableInput, "cannot read standard input: \(String(cString: strerror(errno)))")
                 }

@@ -82,10 +82,11 @@ public enum WycheproofVectors: Sendable {
     public static func verify(directory: URL) -> [VectorFileReport] {
         suites.map { suite in
             let url = directory.appendingPathComponent(suite.fileName)
-            guard let data = try? Data(contentsOf: url) else {
-                return .unusable("wycheproof/" + suite.fileName, "\(url.path) cannot be read")
+            switch BoundedRead.contents(of: url.path, maximumBytes: VectorSuite.maximumFileBytes) {
+            case .success(let data): return check(data, suite: suite)
+            case .failure(let failure):
+                return .unusable("wycheproof/" + suite.fileName, "\(url.path) cannot be read (\(failure))")
             }
-            return check(data, suite: suite)
         }
     }
 
