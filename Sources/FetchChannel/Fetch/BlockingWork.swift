@@ -7,15 +7,23 @@ import Foundation
 /// microseconds, nothing beside a TPM's milliseconds; a software key that is loaded never comes
 /// here (docs/ARCHITECTURE.md, "Threads").
 enum BlockingWork {
+    /// Whether the code running now is on one of its threads (tests check where work ran;
+    /// Foundation does not name a new thread reliably on Linux).
+    @TaskLocal static var isCurrent = false
+
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
+            start { continuation.resume(with: Result { try body() }) }
         }
     }
 
     static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
+            start { continuation.resume(returning: body()) }
         }
+    }
+
+    private static func start(_ work: @escaping @Sendable () -> Void) {
+        Thread { $isCurrent.withValue(true, operation: work) }.start()
     }
 }
