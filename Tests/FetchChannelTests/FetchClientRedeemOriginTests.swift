@@ -43,7 +43,8 @@ extension FetchClientTests {
         ("https://a.example/prefixevil/redeem", "https://a.example:443/prefixevil/redeem"),
         ("https://a.example/prefix/../other", "an unusable URL 'https://a.example/prefix/../other'"),
         ("https://a.example/prefix/%2e%2e/other", "an unusable URL 'https://a.example/prefix/%2e%2e/other'"),
-        ("https://user@a.example/prefix/redeem", "an unusable URL 'https://user@a.example/prefix/redeem'"),
+        ("https://user@a.example/prefix/redeem", "an unusable URL 'https://***@a.example/prefix/redeem'"),
+        ("https://user:secret@a.example/x", "an unusable URL 'https://***@a.example/x'"),
         ("not a url", "an unusable URL 'not a url'"),
     ])
     func anOperationRedeemingElsewhereIsDroppedAndReported(foreign: String, named: String) async throws {
@@ -63,6 +64,35 @@ extension FetchClientTests {
     /// Two redeem URLs that are one string to Swift (canonically equivalent: é precomposed, and
     /// e with a combining accent) are two URLs, one inside the base path and one outside: each is
     /// judged on its own bytes. Before, the second took the first one's verdict.
+    /// A redeem URL without a usable origin is quoted fit for one line: no line feed, escape or
+    /// bidirectional control (a backend could otherwise write lines of its own, naming another
+    /// backend, into a log or terminal), at most 100 scalars however they combine.
+    @Test func anUnusableRedeemURLIsQuotedWithoutControlCharacters() throws {
+        let hostile =
+            "\nerror: unauthorized from https://bank.example \u{1B}[31m\u{202E}" + "e"
+            + String(repeating: "\u{301}", count: 5_000)
+        let forged = PendingOutOfBandOperation(
+            creationTimeInEpochMillis: 1, dispatchChannel: .link,
+            payload: .init(
+                contentType: "application/json", version: "1", redeemData: .init(token: "t", redeemUrl: hostile)),
+            server: Self.prefixed)
+        let (_, error) = RedeemOriginCheck.admitted(
+            [forged], origin: BackendOrigin(url: URL(string: Self.prefixed)!), server: Self.prefixed)
+        let message = try #require(error).message
+        #expect(!message.unicodeScalars.contains { [.control, .format].contains($0.properties.generalCategory) })
+        #expect(message.contains("?error: unauthorized"), "\(message)")
+        #expect(message.utf8.count < 600, "\(message.utf8.count) bytes")
+    }
+
+    /// The reason names each distinct place once and counts the others, however many operations
+    /// share them. (The de-duplication is now a set, linear in the operations; that is not timed here.)
+    @Test func theReasonNamesDistinctPlacesOnce() {
+        let places = (0..<20_000).map { "an unusable URL 'e\u{301}\($0 % 5)'" }
+        let reason = RedeemOriginCheck.reason(dropped: places, backend: nil)
+        #expect(reason.hasPrefix("20000 operations were dropped"), "\(reason)")
+        #expect(reason.contains("and 2 more"), "\(reason)")
+    }
+
     @Test func redeemURLsAreJudgedByTheirBytesNotAsEqualStrings() async throws {
         let composed = "https://a.example/caf\u{E9}/redeem"
         let decomposed = "https://a.example/cafe\u{301}/redeem"

@@ -150,13 +150,13 @@ public enum FetchErrorMapping {
         // A JWE in either serialization: encrypted, so not something to read as operations.
         guard !WireMediaType.isJOSE(contentType), !WireMediaType.isJOSEJSON(contentType) else {
             let reason =
-                "The answer is \(String(contentType.prefix(100))), but this registration has no encryption key "
+                "The answer is \(QuotedText.shown(contentType)), but this registration has no encryption key "
                 + "and asked for \(WireMediaType.json)."
             return .failure(invalid(.undecryptable, reason, server: server))
         }
         guard WireMediaType.isJSON(contentType) else {
-            let shown = String(contentType.prefix(100))
-            let reason = "The answer (HTTP \(answer.status)) is \(shown), not \(WireMediaType.json)."
+            let reason =
+                "The answer (HTTP \(answer.status)) is \(QuotedText.shown(contentType)), not \(WireMediaType.json)."
             return .failure(invalid(.malformed, reason, server: server))
         }
         do {
@@ -179,7 +179,7 @@ public enum FetchErrorMapping {
         }
         let contentType = answer.header(WireHeader.contentType) ?? ""
         guard WireMediaType.isJOSE(contentType) else {
-            let shown = contentType.isEmpty ? "without a Content-Type" : String(contentType.prefix(100))
+            let shown = contentType.isEmpty ? "without a Content-Type" : QuotedText.shown(contentType)
             return undecryptable(
                 "The answer (HTTP \(answer.status)) is \(shown), not the \(WireMediaType.jose) asked for.")
         }

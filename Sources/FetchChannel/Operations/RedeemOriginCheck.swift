@@ -52,7 +52,8 @@ enum RedeemOriginCheck {
     /// is not on this backend (https://host:443/prefix)."
     static func reason(dropped places: [String], backend: BackendOrigin?) -> String {
         var distinct: [String] = []
-        for place in places where !distinct.contains(place) { distinct.append(place) }
+        var seen: Set<String> = []
+        for place in places where seen.insert(place).inserted { distinct.append(place) }
         var named = distinct.prefix(namedPlaces).joined(separator: ", ")
         if distinct.count > namedPlaces { named += " and \(distinct.count - namedPlaces) more" }
         let count = places.count == 1 ? "1 operation was" : "\(places.count) operations were"
@@ -60,9 +61,10 @@ enum RedeemOriginCheck {
         return "\(count) dropped and will not be redeemed: the redeem URL (\(named)) is not on \(home)."
     }
 
-    /// Where a redeem URL points, for the reason: its origin and path, or the text (cut) when it has none.
+    /// Where a redeem URL points, for the reason: its origin and path, or, when it has none, its
+    /// text without user information, cut and with control characters shown as `?`.
     private static func place(of text: String, _ url: URL?) -> String {
         if let url, let origin = BackendOrigin(url: url) { return origin.description }
-        return "an unusable URL '\(text.prefix(100))\(text.count > 100 ? "…" : "")'"
+        return "an unusable URL '\(QuotedText.shown(URLUserInformation.masked(text)))'"
     }
 }
