@@ -46,6 +46,12 @@ final class BackendState: Sendable {
     static let maximumFaults = 1_000
 
     private let storage = Locked(Storage())
+    /// The operations kept at most (``maximumOperations``; a test makes it small).
+    private let operationCapacity: Int
+
+    init(operationCapacity: Int = BackendState.maximumOperations) {
+        self.operationCapacity = operationCapacity
+    }
 
     // MARK: Dispatch targets
 
@@ -126,9 +132,9 @@ final class BackendState: Sendable {
 
     func add(_ operation: StoredOperation, nowMillis: Int64) -> Bool {
         storage.withLock { storage in
-            if storage.operationsByToken.count >= Self.maximumOperations {
+            if storage.operationsByToken.count >= operationCapacity {
                 Self.purge(&storage, nowMillis: nowMillis)
-                guard storage.operationsByToken.count < Self.maximumOperations else { return false }
+                guard storage.operationsByToken.count < operationCapacity else { return false }
             }
             storage.operationsByToken[operation.token] = operation
             storage.tokensByDevice[operation.deviceId, default: []].append(operation.token)
@@ -164,18 +170,28 @@ final class BackendState: Sendable {
 
     /// Drops operations that expired more than an hour ago (emulator time), with their redemption
     /// counts. A redeemed operation is kept until then, so that a second redemption of its token
-    /// is still told that it was redeemed.
+    /// is still told that it was redeemed. Linear in the operations (it runs under the lock every
+    /// request waits for): each device's list is filtered once, and a device left without
+    /// operations is forgotten.
     private static func purge(_ storage: inout Storage, nowMillis: Int64) {
         let (earlier, overflow) = nowMillis.subtractingReportingOverflow(3_600_000)
         let horizon = overflow ? Int64.min : earlier
-        let stale = storage.operationsByToken.filter { $0.value.expiresAtMillis < horizon }.map(\.key)
-        for token in stale {
-            if let deviceId = storage.operationsByToken.removeValue(forKey: token)?.deviceId {
-                storage.tokensByDevice[deviceId]?.removeAll { $0 == token }
+        var staleByDevice: [String: Set<String>] = [:]
+        for (token, operation) in storage.operationsByToken where operation.expiresAtMillis < horizon {
+            staleByDevice[operation.deviceId, default: []].insert(token)
+        }
+        for (deviceId, stale) in staleByDevice {
+            for token in stale {
+                storage.operationsByToken[token] = nil
+                storage.statistics.redemptions[token] = nil
             }
-            storage.statistics.redemptions[token] = nil
+            storage.tokensByDevice[deviceId]?.removeAll { stale.contains($0) }
+            if storage.tokensByDevice[deviceId]?.isEmpty == true { storage.tokensByDevice[deviceId] = nil }
         }
     }
+
+    /// How many devices the operations index holds (for tests: a purge forgets emptied ones).
+    var indexedDevices: Int { storage.withLock { $0.tokensByDevice.count } }
 
     // MARK: Faults and counters
 
