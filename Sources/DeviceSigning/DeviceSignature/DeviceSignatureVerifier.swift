@@ -103,6 +103,17 @@ public final class DeviceSignatureVerifier: Sendable {
                 quotaPerDispatchTarget: replayQuotaPerDispatchTarget))
     }
 
+    /// Forgets every request id, and what was dropped: for a clock that was set on purpose (the
+    /// reference backend's), whose entries and cut-off were made on the old time. Moved back, they
+    /// refused every fresh request as replayed until the clock caught up, and held each dispatch
+    /// target's quota as long. A request accepted before may then be accepted once more while it
+    /// is within the tolerance of the new time.
+    package func forgetRequestIds() {
+        replayCache.withLock { cache in
+            cache = ReplayCache(capacity: cache.capacity, quotaPerDispatchTarget: cache.quotaPerDispatchTarget)
+        }
+    }
+
     /// The number of request ids currently remembered (expired ones may linger until the next
     /// verification).
     public var replayCacheCount: Int {

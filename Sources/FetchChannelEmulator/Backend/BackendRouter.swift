@@ -22,11 +22,14 @@ struct BackendRouter: Sendable {
     let lastCreationMillis = Locked(Int64.min)
 
     /// Sets the clock's offset. Operations dispatched after it get times of the clock as set:
-    /// moved back, the clock is not held at the latest time handed out before.
+    /// moved back, the clock is not held at the latest time handed out before. The verifier
+    /// forgets the request ids it has seen (``DeviceSignatureVerifier/forgetRequestIds()``): kept,
+    /// those of the old time refused every request of a clock set back as replayed.
     func setClockOffset(millis: Int64) {
         lastCreationMillis.withLock { last in
             clock.offsetMillis = millis
             last = .min
+            verifier.forgetRequestIds()
         }
     }
 

@@ -201,6 +201,38 @@ import Testing
         #expect(backend.statistics.redemptions[operation.token] == 1)
     }
 
+    /// Setting the clock back starts the replay window afresh. Before, the request ids (and the
+    /// cut-off of those dropped) of the time ahead refused every fresh request as replayed, the
+    /// compensated retry signed at the server's time too, for every device, until the clock
+    /// caught up.
+    @Test func aClockSetBackStillAcceptsFreshRequests() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(toleranceMillis: 1_000, clock: clock))
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: clock)
+        backend.clockOffsetMillis = 600_000
+        let ahead = try DeviceSignatureSigner(key: device.key, dispatchTargetId: device.dispatchTargetId, clock: clock)
+        #expect(
+            try await BackendClient.fetch(backend, device, signature: ahead.headerValue(offsetMillis: 600_000)).status
+                == 200)
+        clock.advance(byMillis: 2_500)
+        // Drops the first request's id: the cut-off moves to the time ahead.
+        #expect(
+            try await BackendClient.fetch(backend, device, signature: ahead.headerValue(offsetMillis: 600_000)).status
+                == 200)
+        backend.clockOffsetMillis = 0
+        let fresh = try await BackendClient.fetch(backend, device)
+        #expect(fresh.status == 200, "\(fresh.errorCode ?? "")")
+        backend.clockOffsetMillis = -600_000
+        let compensated = try await BackendClient.fetch(
+            backend, device, signature: device.signer.headerValue(offsetMillis: -600_000))
+        #expect(compensated.status == 200, "\(compensated.errorCode ?? "")")
+        // Within one clock, a replay is still refused.
+        let once = try device.signer.headerValue(offsetMillis: -600_000)
+        #expect(try await BackendClient.fetch(backend, device, signature: once).status == 200)
+        #expect(try await BackendClient.fetch(backend, device, signature: once).errorCode == "REPLAYED_REQUEST")
+    }
+
     /// Once the clock was set, operations can share a creation time (the times handed out start
     /// again from the clock): the pending list serves those in dispatch order.
     @Test func operationsOfOneCreationTimeAreServedInDispatchOrder() async throws {
