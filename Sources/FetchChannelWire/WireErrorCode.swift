@@ -44,6 +44,7 @@ public enum WireErrorCode: String, Sendable, CaseIterable, CustomStringConvertib
     case encryptionFailed = "ENCRYPTION_FAILED"
     case tooManyTargets = "TOO_MANY_TARGETS"
     case tooManyOperations = "TOO_MANY_OPERATIONS"
+    case tooManyFaults = "TOO_MANY_FAULTS"
     case injectedFault = "INJECTED_FAULT"
 
     /// The code as the wire writes it.

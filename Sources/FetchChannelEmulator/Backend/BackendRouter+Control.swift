@@ -51,7 +51,10 @@ extension BackendRouter {
                 endpoint: endpoint, kind: kind, seconds: seconds.value, status: status.wholeNumber(in: 200...599),
                 count: ControlNumber(body["count"]).wholeNumber(in: 1...Self.maximumFaultCount))
             if let problem = fault.validationProblem() { return BackendResponses.malformed(problem) }
-            guard state.addFault(fault) else { return BackendResponses.malformed(Self.tooManyFaults) }
+            // Full, as the other limits answer: the request itself was well formed.
+            guard state.addFault(fault) else {
+                return BackendResponses.error(.insufficientStorage, WireErrorCode.tooManyFaults, Self.tooManyFaults)
+            }
             return BackendResponses.json(.ok, [:])
         case ("DELETE", WirePaths.Emulator.faults):
             state.clearFaults()
