@@ -108,7 +108,7 @@ let package = Package(
         // own file locations, vector reports as test issues.
         .target(
             name: "FetchChannelTestSupport",
-            dependencies: ["DeviceSigning", "FetchChannelVectors"],
+            dependencies: ["DeviceSigning", "FetchChannelVectors", "FetchChannelEmulator"],
             path: "Tests/TestSupport",
             swiftSettings: strict
         ),

@@ -38,14 +38,7 @@ import Testing
 /// decrypting run on threads of their own and give the same result as on the pool.
 @Suite(.dedicatedThread) struct FetchClientTPMKeyTests {
     @Test func aTPMBoundRegistrationSignsAndDecryptsOffThePool() async throws {
-        if let missing = SoftwareTPM.missingPrerequisites {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("this TPM check needs \(missing), and CI=true: install swtpm swtpm-tools tpm2-openssl.")
-            } else {
-                print("⚠️  SKIPPED: the TPM-bound fetch: \(missing). This check did NOT run.")
-            }
-            return
-        }
+        guard SoftwareTPM.available(for: "the TPM-bound fetch") else { return }
         let tpm = try SoftwareTPM()
         defer { tpm.stop() }
         // The keys go before the TPM stops (they are flushed from it when released).

@@ -12,14 +12,7 @@ import Testing
 /// `undecryptable`), which would blame a backend that answered well.
 @Suite(.dedicatedThread) struct TPMDecryptionMappingTests {
     @Test func anAnswerTheStoppedTPMCannotDecryptIsADeviceProtectionError() throws {
-        if let missing = SoftwareTPM.missingPrerequisites {
-            if ProcessInfo.processInfo.environment["CI"] == "true" {
-                Issue.record("this TPM check needs \(missing), and CI=true: install swtpm swtpm-tools tpm2-openssl.")
-            } else {
-                print("⚠️  SKIPPED: the TPM decryption mapping: \(missing). This check did NOT run.")
-            }
-            return
-        }
+        guard SoftwareTPM.available(for: "the TPM decryption mapping") else { return }
         let server = "https://backend.example"
         let tpm = try SoftwareTPM()
         defer { tpm.stop() }
