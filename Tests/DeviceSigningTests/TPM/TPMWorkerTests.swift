@@ -192,4 +192,34 @@ import Testing
         #expect(!ran)
         #expect(!failed)
     }
+
+    /// A wait cut well short by the operation's deadline does not mark the connection failed: the job
+    /// may only have been queued behind another caller's, as here, and the TPM never asked.
+    @Test func aWaitCutShortByTheDeadlineLeavesTheConnectionInUse() async throws {
+        let (error, failed) = try await onOwnThread { () -> (DeviceSigningError?, Bool) in
+            // Full waits are real; a shortened one is over at once, as if its time had passed.
+            let worker = TPMWorker(configuration: Self.configuration) { finished, seconds in
+                seconds < 60 ? .timedOut : finished.wait(timeout: .now() + seconds)
+            }
+            let started = DispatchSemaphore(value: 0)
+            let gate = DispatchSemaphore(value: 0)
+            let firstDone = DispatchSemaphore(value: 0)
+            Thread {
+                _ = try? worker.perform("hold the queue") { () -> Int in
+                    started.signal()
+                    gate.wait()
+                    return 1
+                }
+                firstDone.signal()
+            }.start()
+            started.wait()
+            let error = caught { _ = try TPMDeadline.within(seconds: 0.5) { try worker.perform("sign") { 2 } } }
+            gate.signal()
+            firstDone.wait()
+            return (error, worker.hasFailed)
+        }
+        #expect(error?.code == .tpmUnavailable)
+        #expect(error?.reason.contains("ran out while waiting") == true, "\(String(describing: error))")
+        #expect(!failed, "a shortened wait marked the connection failed")
+    }
 }

@@ -50,7 +50,8 @@ final class TPMKeyHandle: Sendable {
             throw DeviceSigningError(
                 .tpmUnavailable,
                 "Could not use the TPM key: another thread has been reconnecting to the TPM through "
-                    + "\(configuration.target) for longer than \(configuration.timeout).")
+                    + "\(configuration.target) for longer than this operation could wait (at most "
+                    + "\(configuration.timeout)).")
         }
         defer { reloads.unlock() }
         if let key = working() { return key }

@@ -95,7 +95,8 @@ final class TPMWorker: Sendable {
         }
         // A failure recorded after `perform` looked and before this caller was listed woke nobody.
         if !runsAfterFailure, hasFailed { finished.signal() }
-        _ = waitForJob(finished, TPMDeadline.remaining(cappedAt: timeoutSeconds))
+        let allowed = TPMDeadline.remaining(cappedAt: timeoutSeconds)
+        _ = waitForJob(finished, allowed)
         waiters.withLock { $0.removeAll { $0 === finished } }
         let outcome = state.withLock { state -> Result<T, any Error>? in
             switch state {
@@ -115,6 +116,16 @@ final class TPMWorker: Sendable {
         }
         guard let result = outcome else {
             if !runsAfterFailure, let earlier = failure.withLock({ $0 }) { throw failedEarlier(action, earlier) }
+            // A wait the operation's deadline cut to less than half the timeout proves nothing
+            // against the connection (the job may only have been queued behind another caller's,
+            // with a few milliseconds left): this operation fails, the connection stays in use, and
+            // the next operation's own wait decides.
+            if allowed < timeoutSeconds / 2 {
+                throw DeviceSigningError(
+                    .tpmUnavailable,
+                    "Could not \(action): the TPM operation's time (\(timeout)) ran out while waiting for the "
+                        + "TPM reached through \(target).")
+            }
             let error = DeviceSigningError(
                 .tpmUnavailable,
                 "The TPM reached through \(target) did not answer "
