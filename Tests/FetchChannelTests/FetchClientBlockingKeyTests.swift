@@ -11,14 +11,14 @@ import Testing
 /// Not on a dedicated thread: the fetch's tasks must run on the task pool, as an app's do.
 @Suite struct FetchClientBlockingKeyTests {
     /// A key's first load (a file, a passphrase's derivation, a TPM) runs on a thread of
-    /// ``BlockingWork``, not on the pool, where keys slow to load would take every thread.
+    /// ``BlockingWork``, not on the pool, where keys slow to load would take every thread; a
+    /// loaded software key signs on the pool.
     @Test func aKeysFirstLoadRunsOnAThreadOfItsOwn() async throws {
-        let loadedOff = Locked<[Bool]>([])
+        let runs = Locked(0)
         let registrations = (0..<3).map { index in
             FetchRegistration(
                 server: URL(string: "https://b\(index).example")!, deviceId: "device", dispatchTargetId: "target",
                 signingKey: SigningKeySource(label: "key \(index)") {
-                    loadedOff.withLock { $0.append(BlockingWork.isCurrent) }
                     throw DeviceSigningError(.tpmUnavailable, "the test's TPM did not answer")
                 })
         }
@@ -26,11 +26,15 @@ import Testing
         let client = FetchClient(
             configuration: FetchClientConfiguration(), clock: ManualWallClock(millis: 1_700_000_000_000),
             estimator: ClockSkewEstimator(), transport: transport, timer: NeverTimer())
-        let result = await client.pendingOutOfBandOperations(registrations)
-        #expect(loadedOff.withLock { $0 } == [true, true, true])
-        #expect(result.errors.count == 3)
-        #expect(result.errors.allSatisfy { $0.code == "deviceProtectionError" }, "\(result.errors)")
-        #expect(transport.requests.isEmpty)
+        let loaded = FetchRegistration(
+            server: URL(string: "https://loaded.example")!, deviceId: "device", dispatchTargetId: "target",
+            key: try P256.Signing.PrivateKey())
+        let result = await BlockingWork.$observer.withValue({ runs.withLock { $0 += 1 } }) {
+            await client.pendingOutOfBandOperations(registrations + [loaded])
+        }
+        #expect(runs.withLock { $0 } == 3, "each first load off the pool, the loaded key's signature on it")
+        #expect(result.errors.filter { $0.code == "deviceProtectionError" }.count == 3, "\(result.errors)")
+        #expect(transport.requests.map(\.url.host) == ["loaded.example"])
     }
 }
 
@@ -66,7 +70,11 @@ import Testing
         let registration = FetchRegistration(
             server: URL(string: server)!, deviceId: "device", dispatchTargetId: "target",
             signingKey: SigningKeySource(signingKey), encryptionKey: encryptionKey)
-        let result = await client.pendingOutOfBandOperations([registration])
+        let runs = Locked(0)
+        let result = await BlockingWork.$observer.withValue({ runs.withLock { $0 += 1 } }) {
+            await client.pendingOutOfBandOperations([registration])
+        }
+        #expect(runs.withLock { $0 } == 2, "the signature and the decryption off the pool")
         #expect(result.errors.isEmpty, "\(result.errors)")
         #expect(result.operations.map(\.token) == ["tpm-token"])
     }

@@ -7,23 +7,21 @@ import Foundation
 /// microseconds, nothing beside a TPM's milliseconds; a software key that is loaded never comes
 /// here (docs/ARCHITECTURE.md, "Threads").
 enum BlockingWork {
-    /// Whether the code running now is on one of its threads (tests check where work ran;
-    /// Foundation does not name a new thread reliably on Linux).
-    @TaskLocal static var isCurrent = false
+    /// Told of every run started by the task that binds it and the tasks it starts (a test
+    /// counts what its fetch sent off the pool, whatever other tests do meanwhile).
+    @TaskLocal static var observer: (@Sendable () -> Void)?
 
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            start { continuation.resume(with: Result { try body() }) }
+        observer?()
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 
     static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            start { continuation.resume(returning: body()) }
+        observer?()
+        return await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
         }
-    }
-
-    private static func start(_ work: @escaping @Sendable () -> Void) {
-        Thread { $isCurrent.withValue(true, operation: work) }.start()
     }
 }

@@ -30,10 +30,10 @@ struct KeyStoreAccess: Sendable {
     private static func defaultDirectory(_ context: CLIContext) throws(UsageError) -> URL {
         let dataHome = context.environment["XDG_DATA_HOME"]
         let consulted = dataHome?.hasPrefix("/") == true ? "XDG_DATA_HOME" : "HOME"
-        for name in ["XDG_DATA_HOME", consulted] where context.variablesNotUTF8.contains(name) {
+        if context.variablesNotUTF8.contains(consulted) {
             throw UsageError(
                 .invalidValue,
-                "\(name) is not UTF-8 text, so the default key store cannot be found; give it with --store DIR")
+                "\(consulted) is not UTF-8 text, so the default key store cannot be found; give it with --store DIR")
         }
         return KeyStore.defaultDirectory(environment: context.environment)
     }

@@ -22,14 +22,15 @@ struct BackendRouter: Sendable {
     let lastCreationMillis = Locked(Int64.min)
 
     /// Sets the clock's offset. Operations dispatched after it get times of the clock as set:
-    /// moved back, the clock is not held at the latest time handed out before. The verifier
-    /// forgets the request ids it has seen (``DeviceSignatureVerifier/forgetRequestIds()``): kept,
-    /// those of the old time refused every request of a clock set back as replayed.
+    /// moved back, the clock is not held at the latest time handed out before. Set to another
+    /// offset, the verifier forgets the request ids it has seen
+    /// (``DeviceSignatureVerifier/forgetRequestIds()``): kept, those of the old time refused every
+    /// request of a clock set back as replayed. The same offset again keeps them.
     func setClockOffset(millis: Int64) {
         lastCreationMillis.withLock { last in
+            if clock.offsetMillis != millis { verifier.forgetRequestIds() }
             clock.offsetMillis = millis
             last = .min
-            verifier.forgetRequestIds()
         }
     }
 

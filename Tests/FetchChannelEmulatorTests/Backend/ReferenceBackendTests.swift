@@ -227,9 +227,10 @@ import Testing
         let compensated = try await BackendClient.fetch(
             backend, device, signature: device.signer.headerValue(offsetMillis: -600_000))
         #expect(compensated.status == 200, "\(compensated.errorCode ?? "")")
-        // Within one clock, a replay is still refused.
+        // Within one clock, a replay is still refused, also after the same offset was set again.
         let once = try device.signer.headerValue(offsetMillis: -600_000)
         #expect(try await BackendClient.fetch(backend, device, signature: once).status == 200)
+        backend.clockOffsetMillis = -600_000
         #expect(try await BackendClient.fetch(backend, device, signature: once).errorCode == "REPLAYED_REQUEST")
     }
 
