@@ -38,6 +38,26 @@ import Testing
     }
 }
 
+/// Where no thread can be made, the work runs on the caller's thread rather than never.
+@Suite struct BlockingWorkTests {
+    @Test func workRunsOnTheCallersThreadWhenNoThreadCanBeMade() async {
+        let noThread: BlockingWork.Spawn = { _ in false }
+        #expect(await BlockingWork.run(spawn: noThread) { 42 } == 42)
+        let thrown = await #expect(throws: DeviceSigningError.self) {
+            try await BlockingWork.run(spawn: noThread) { () throws -> Int in
+                throw DeviceSigningError(.tpmUnavailable, "no TPM")
+            }
+        }
+        #expect(thrown?.code == .tpmUnavailable)
+    }
+
+    @Test func workRunsOnAThreadOfItsOwn() async throws {
+        let caller = pthread_self()
+        let ranElsewhere = await BlockingWork.run { pthread_equal(pthread_self(), caller) == 0 }
+        #expect(ranElsewhere)
+    }
+}
+
 /// A registration whose signing and encryption keys are in a (software) TPM: signing and
 /// decrypting run on threads of their own and give the same result as on the pool.
 @Suite(.dedicatedThread) struct FetchClientTPMKeyTests {

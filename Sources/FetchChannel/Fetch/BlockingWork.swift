@@ -1,27 +1,67 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Work that may wait for long on something outside the process, run on a thread of its own so
 /// that it never holds one of the task pool's few threads meanwhile: an operation with a TPM-bound
 /// key (a TPM that stopped answering is waited for up to its timeout), or a key's first load
 /// (read from disk, derived from a passphrase, loaded into a TPM). A thread per call costs tens of
 /// microseconds, nothing beside a TPM's milliseconds; a software key that is loaded never comes
 /// here (docs/ARCHITECTURE.md, "Threads").
+///
+/// When no thread can be made (the process is out of threads or memory), the work runs on the
+/// caller's thread instead: slower for the pool, but never a caller left waiting for work that
+/// never started.
 enum BlockingWork {
+    /// Starts `work` on a new thread; false when none could be made (and `work` did not run).
+    typealias Spawn = @Sendable (_ work: @escaping @Sendable () -> Void) -> Bool
+
     /// Told of every run started by the task that binds it and the tasks it starts (a test
     /// counts what its fetch sent off the pool, whatever other tests do meanwhile).
     @TaskLocal static var observer: (@Sendable () -> Void)?
 
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    static func run<T: Sendable>(
+        spawn: Spawn = startDetachedThread, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         observer?()
         return try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
+            let work: @Sendable () -> Void = { continuation.resume(with: Result { try body() }) }
+            if !spawn(work) { work() }
         }
     }
 
-    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    static func run<T: Sendable>(spawn: Spawn = startDetachedThread, _ body: @escaping @Sendable () -> T) async -> T {
         observer?()
         return await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
+            let work: @Sendable () -> Void = { continuation.resume(returning: body()) }
+            if !spawn(work) { work() }
         }
+    }
+
+    /// pthread_create, detached: Foundation's `Thread.start()` reports no failure to make one.
+    static let startDetachedThread: Spawn = { work in
+        final class Box: Sendable {
+            let work: @Sendable () -> Void
+            init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+        }
+        let context = Unmanaged.passRetained(Box(work)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().work()
+                return nil
+            }, context)
+        guard created == 0 else {
+            Unmanaged<Box>.fromOpaque(context).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
     }
 }
