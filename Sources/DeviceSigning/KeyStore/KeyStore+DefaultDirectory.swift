@@ -5,7 +5,9 @@ extension KeyStore {
     /// Base Directory rule), else `~/.local/share/fetchchannel/keys`.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
         let base: URL
-        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
+        if defaultDirectoryVariable(environment: environment) == "XDG_DATA_HOME",
+            let dataHome = environment["XDG_DATA_HOME"]
+        {
             base = URL(fileURLWithPath: dataHome, isDirectory: true)
         } else {
             let home =
@@ -15,5 +17,11 @@ extension KeyStore {
                 ".local/share", isDirectory: true)
         }
         return base.appendingPathComponent("fetchchannel/keys", isDirectory: true)
+    }
+
+    /// The variable ``defaultDirectory(environment:)`` finds the store by: `XDG_DATA_HOME` when it
+    /// is an absolute path, else `HOME`.
+    public static func defaultDirectoryVariable(environment: [String: String]) -> String {
+        environment["XDG_DATA_HOME"]?.hasPrefix("/") == true ? "XDG_DATA_HOME" : "HOME"
     }
 }

@@ -66,7 +66,7 @@ public struct TLSTrust: Sendable, Hashable, CustomStringConvertible {
         for pin in pins where !Self.isValidPin(pin) {
             throw TLSTrustError(
                 .invalidPin,
-                reason: "\(Self.quoted(pin)) is not a pin: write sha256// followed by "
+                reason: "\"\(QuotedText.shown(pin, maximumScalars: 60))\" is not a pin: write sha256// followed by "
                     + "the base64 of the SHA-256 of the server's SubjectPublicKeyInfo (44 characters).")
         }
         self.init(validatedAnchors: anchors, pins: pins)
@@ -102,14 +102,5 @@ public struct TLSTrust: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         pins.isEmpty ? anchorsDescription : "\(anchorsDescription), pinned to \(pins.joined(separator: ", "))"
-    }
-
-    /// A pin as given, shortened and without control characters, for an error message.
-    private static func quoted(_ text: String) -> String {
-        let printable = String(
-            text.unicodeScalars.prefix(60).map {
-                $0.properties.generalCategory == .control ? "?" : Character($0)
-            })
-        return "\"\(printable)\(text.unicodeScalars.count > 60 ? "…" : "")\""
     }
 }

@@ -28,8 +28,7 @@ struct KeyStoreAccess: Sendable {
     /// found by is not UTF-8 text: read as text, its invalid bytes would each become U+FFFD, and
     /// the store would be made in another directory than that home, one that other such homes share.
     private static func defaultDirectory(_ context: CLIContext) throws(UsageError) -> URL {
-        let dataHome = context.environment["XDG_DATA_HOME"]
-        let consulted = dataHome?.hasPrefix("/") == true ? "XDG_DATA_HOME" : "HOME"
+        let consulted = KeyStore.defaultDirectoryVariable(environment: context.environment)
         if context.variablesNotUTF8.contains(consulted) {
             throw UsageError(
                 .invalidValue,
