@@ -148,6 +148,52 @@ extension CLISubprocessTests {
             }
         }
 
+        /// A record that cannot be read (here: open to others) is its own error: the other keys
+        /// are still fetched, listed and found by a prefix. Before, every command that listed the
+        /// store stopped at it. Commands that decide on the whole store (redeem's trust) still refuse.
+        @Test func anUnreadableRecordIsOnlyItsOwnError() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let good = try await register(sandbox, backend, deviceId: "phone")
+            let bad = try await register(sandbox, backend, deviceId: "tablet")
+            let record = URL(fileURLWithPath: sandbox.store).appendingPathComponent("\(bad).json")
+            try #require(chmod(record.path, 0o644) == 0)
+            let pending = try backend.dispatch(deviceId: "phone", channel: "link")
+
+            let fetched = try await sandbox.run(["fetch", "--json"] + sandbox.storeArguments)
+            #expect(fetched.status == 2, "partial: \(fetched.summary)")
+            let object = try #require(try fetched.json() as? [String: Any], "\(fetched.summary)")
+            #expect(fetched.out.contains(pending.token), "the readable key was asked: \(fetched.summary)")
+            let errors = try #require(object["errors"] as? [[String: Any]])
+            #expect(errors.count == 1 && errors.first?["code"] as? String == "deviceProtectionError")
+            let message = try #require(errors.first?["message"] as? String)
+            #expect(message.contains(bad) && message.contains("chmod 600 \(record.path)"), "\(message)")
+            #expect(fetched.err.contains("1 of 2 backends failed"), "\(fetched.summary)")
+
+            let listed = try await sandbox.run(["key", "list"] + sandbox.storeArguments)
+            #expect(listed.status == 1, "\(listed.summary)")
+            #expect(listed.out.contains(good) && !listed.out.contains(bad), "\(listed.summary)")
+            #expect(
+                listed.err.contains("error: key \(bad) cannot be read") && listed.err.contains("Error: 1 key record"))
+            let listedJSON = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
+            let listedKeys = try listedJSON.json() as? [Any]
+            #expect(listedJSON.status == 1 && listedKeys?.count == 1, "\(listedJSON.summary)")
+
+            let shown = try await sandbox.run(["key", "show", String(good.prefix(6))] + sandbox.storeArguments)
+            #expect(shown.status == 0 && shown.out.contains(good), "found by a prefix: \(shown.summary)")
+            let refused = try await sandbox.run(["key", "show", bad] + sandbox.storeArguments)
+            #expect(refused.status == 1 && refused.err.contains("chmod 600"), "\(refused.summary)")
+
+            // Only the unreadable key's record is left: nothing is asked, everything failed.
+            let deleted = try await sandbox.run(["key", "delete", good] + sandbox.storeArguments)
+            try #require(deleted.status == 0, "\(deleted.summary)")
+            let none = try await sandbox.run(["fetch"] + sandbox.storeArguments)
+            #expect(none.status == 1 && none.err.contains("Error: no backend answered"), "\(none.summary)")
+            #expect(none.err.contains("key \(bad) was not asked"), "\(none.summary)")
+        }
+
         @Test func redeemOnceThenAlreadyRedeemed() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }

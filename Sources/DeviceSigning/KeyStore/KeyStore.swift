@@ -147,19 +147,13 @@ public final class KeyStore: Sendable, CustomStringConvertible {
     // MARK: Reading
 
     /// The metadata of every key, oldest first (then by key id). Throws if a record is corrupt
-    /// or unsafe rather than hide it.
+    /// or unsafe rather than hide it: for a caller that decides on the store as a whole (which
+    /// trust a backend has, which key is a registration's sibling). ``listing()`` reads each
+    /// record on its own.
     public func list() throws -> [KeyMetadata] {
-        var records: [KeyMetadata] = []
-        for name in try storage.entries() where name.hasSuffix(".json") {
-            let keyId = String(name.dropLast(".json".count))
-            guard Self.isValidKeyId(keyId) else { continue }
-            do {
-                records.append(try readMetadata(keyId))
-            } catch let error as DeviceSigningError where error.code == .keyNotFound {
-                continue  // deleted while listing
-            }
-        }
-        return records.sorted { ($0.created, $0.keyId) < ($1.created, $1.keyId) }
+        let listing = try listing()
+        if let first = listing.unreadable.first { throw first.error }
+        return listing.records
     }
 
     /// The metadata of `keyId`; `.keyNotFound` if there is no such key.

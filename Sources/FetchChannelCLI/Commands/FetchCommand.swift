@@ -52,12 +52,13 @@ struct FetchCommand: CLICommand {
 
     func run() async throws -> Int32 {
         let store = try access.open(create: false)
-        let selected = try selectedKeys(in: store)
+        let (selected, unreadable) = try selectedKeys(in: store)
         let (registrations, unusable) = try registrations(of: selected, in: store)
         console.note("Fetching from \(registrations.count) backend\(registrations.count == 1 ? "" : "s")…")
         let client = FetchClient(configuration: FetchClientConfiguration(requestTimeout: timeout))
         let result = await client.pendingOutOfBandOperations(registrations)
-        let errors = unusable + result.errors
+        let errors = unreadable + unusable + result.errors
+        let asked = selected.count + unreadable.count
         let shown = result.operations.filter { policy.admits($0.dispatchChannel) }
         try report(shown, errors: errors)
         let hidden = result.operations.count - shown.count
@@ -65,25 +66,35 @@ struct FetchCommand: CLICommand {
         console.note(
             "\(shown.count) pending operation\(shown.count == 1 ? "" : "s")"
                 + (hidden > 0 ? " (\(hidden) on channels outside the \(policyName) policy not shown)" : "")
-                + ", \(errors.count) of \(selected.count) backend\(selected.count == 1 ? "" : "s") failed.")
+                + ", \(errors.count) of \(asked) backend\(asked == 1 ? "" : "s") failed.")
         if errors.isEmpty { return ExitCode.success }
         // A backend that answered operations beside an error (one redeeming elsewhere) did answer.
-        guard result.operations.isEmpty && errors.count >= selected.count else { return ExitCode.partial }
+        guard result.operations.isEmpty && errors.count >= asked else { return ExitCode.partial }
         // Exit 1 is a runtime failure, which says so as every other command's does.
         console.note("Error: no backend answered; each one's error is above.")
         return ExitCode.failure
     }
 
-    /// The keys asked for with `--key`, or every registered key; each must be registered.
-    private func selectedKeys(in store: KeyStore) throws -> [KeyMetadata] {
+    /// The keys asked for with `--key`, or every registered key; each must be registered. Without
+    /// `--key`, a record that cannot be read is an error of its own (its key may be registered),
+    /// and the other keys are still asked.
+    private func selectedKeys(
+        in store: KeyStore
+    ) throws -> (selected: [KeyMetadata], unreadable: [PendingOutOfBandOperationsError]) {
         guard !keys.isEmpty else {
-            let registered = try store.list().filter { $0.dispatchTargetId != nil }
-            guard !registered.isEmpty else {
+            let listing = try store.listing()
+            let registered = listing.records.filter { $0.dispatchTargetId != nil }
+            let unreadable = listing.unreadable.map { record in
+                PendingOutOfBandOperationsError.deviceProtectionError(
+                    server: nil,
+                    reason: "key \(record.keyId) was not asked: its record cannot be read. \(record.error.reason)")
+            }
+            guard !registered.isEmpty || !unreadable.isEmpty else {
                 throw CLIFailure(
                     .keyStore,
                     "no key in \(store.directory.path) is registered with a backend; 'fetchchannel register' one first")
             }
-            return registered
+            return (registered, unreadable)
         }
         var selected: [KeyMetadata] = []
         for key in keys {
@@ -95,7 +106,7 @@ struct FetchCommand: CLICommand {
             }
             if !selected.contains(where: { $0.keyId == metadata.keyId }) { selected.append(metadata) }
         }
-        return selected
+        return (selected, [])
     }
 
     /// The registrations to ask, and an error for each key that cannot be asked. One passphrase

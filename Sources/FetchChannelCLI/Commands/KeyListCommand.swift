@@ -19,26 +19,35 @@ struct KeyListCommand: CLICommand {
     }
 
     func run() async throws -> Int32 {
-        let keys: [KeyMetadata]
+        var keys: [KeyMetadata] = []
+        var unreadable: [KeyStore.UnreadableRecord] = []
         let exists = try access.exists()
         if exists {
-            keys = try access.open(create: false).list()
+            let listing = try access.open(create: false).listing()
+            (keys, unreadable) = (listing.records, listing.unreadable)
         } else {
-            keys = []
             console.note("No key store at \(access.directory.path) yet.")
         }
         if console.json {
             try console.printJSON(keys.map(KeyDescription.jsonObject))
-            return ExitCode.success
+        } else {
+            for metadata in keys {
+                let protection = metadata.isHardwareBound ? "  \(KeyProtection.tpm2)" : ""
+                console.line(
+                    "\(metadata.keyId)  \(KeyDescription.created(metadata))  " + KeyDescription.registration(metadata)
+                        + protection)
+            }
+            if exists {
+                console.note("\(keys.count) key\(keys.count == 1 ? "" : "s") in \(access.directory.path).")
+            }
         }
-        for metadata in keys {
-            let protection = metadata.isHardwareBound ? "  \(KeyProtection.tpm2)" : ""
-            console.line(
-                "\(metadata.keyId)  \(KeyDescription.created(metadata))  " + KeyDescription.registration(metadata)
-                    + protection)
+        // The readable keys are listed; each unreadable record is named, with its fix, and fails the command.
+        for record in unreadable {
+            console.note("error: key \(record.keyId) cannot be read: \(record.error.reason)")
         }
-        if exists {
-            console.note("\(keys.count) key\(keys.count == 1 ? "" : "s") in \(access.directory.path).")
+        guard unreadable.isEmpty else {
+            let count = unreadable.count == 1 ? "1 key record" : "\(unreadable.count) key records"
+            throw CLIFailure(.keyStore, "\(count) of \(access.directory.path) cannot be read; each is named above")
         }
         return ExitCode.success
     }

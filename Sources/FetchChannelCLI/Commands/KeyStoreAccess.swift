@@ -83,7 +83,7 @@ struct KeyStoreAccess: Sendable {
     func resolve(_ reference: KeyReference, in store: KeyStore) throws -> String {
         let text = reference.text
         if KeyStore.isValidKeyId(text) { return text }
-        let matches = try store.list().map(\.keyId).filter { $0.hasPrefix(text) }
+        let matches = try store.keyIds().filter { $0.hasPrefix(text) }
         switch matches.count {
         case 1: return matches[0]
         case 0:

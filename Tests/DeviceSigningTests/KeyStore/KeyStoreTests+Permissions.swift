@@ -78,6 +78,26 @@ extension KeyStoreTests {
         }
     }
 
+    /// `listing()` reads each record on its own: one refused record is reported beside the
+    /// others, while `list()` still refuses the store as a whole, and `keyIds()` reads no record.
+    @Test func listingReportsAnUnsafeRecordBesideTheOthers() throws {
+        try withStore { store, directory in
+            let (_, kept) = try saveKey(in: store)
+            let (_, opened) = try saveKey(in: store)
+            let record = directory.appendingPathComponent("\(opened).json")
+            #expect(chmod(record.path, 0o644) == 0)
+            let listing = try store.listing()
+            #expect(listing.records.map(\.keyId) == [kept])
+            #expect(listing.unreadable.map(\.keyId) == [opened])
+            #expect(listing.unreadable.first?.error.code == .insecureKeyFile)
+            #expect(listing.unreadable.first?.error.reason.contains("chmod 600 \(record.path)") == true)
+            expectError(.insecureKeyFile) { try store.list() }
+            #expect(try store.keyIds() == [kept, opened].sorted())
+            try plant("{not json", at: record)
+            #expect(try store.listing().unreadable.first?.error.code == .corruptKeyFile)
+        }
+    }
+
     @Test func symbolicLinkToAKeyFileIsRefused() throws {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
