@@ -71,14 +71,17 @@ public final class ClockSkewEstimator: Sendable {
 
     /// The median of the kept samples for `server`, or nil when there are none.
     ///
-    /// With an even number of samples: the mean of the two middle ones, rounded down.
+    /// With an even number of samples: of the two middle ones, the one nearer zero (the lower on
+    /// a tie). Not their mean: two samples that disagree, one from a node with a wrong clock
+    /// behind a load balancer, would make an offset that no node has; half of the samples saying
+    /// the clock is off is not enough to call it off.
     public func estimatedOffsetMillis(for server: String) -> Int64? {
         guard let offsets = state.withLock({ $0.entries[server]?.offsets }), !offsets.isEmpty else { return nil }
         let sorted = offsets.sorted()
         let middle = sorted.count / 2
         if sorted.count % 2 == 1 { return sorted[middle] }
         let (low, high) = (sorted[middle - 1], sorted[middle])
-        return (low & high) + ((low ^ high) >> 1)  // ⌊(low + high) / 2⌋ without overflow
+        return low.magnitude <= high.magnitude ? low : high
     }
 
     /// Forgets `server`'s samples, e.g. after the device clock was set (its old samples are now wrong).

@@ -19,23 +19,33 @@ import Testing
         #expect(estimator.estimatedOffsetMillis(for: Self.server) == 400)
     }
 
-    @Test func medianOfAnEvenCountIsTheMeanOfTheMiddleTwoRoundedDown() {
+    /// One node with a wrong clock among two samples does not make an offset no node has (the
+    /// mean, 300 000 here, was beyond the tolerance and called a 401 clock skew).
+    @Test func medianOfAnEvenCountIsTheMiddleSampleNearerZero() {
         let estimator = ClockSkewEstimator()
-        record([1_000, 2_001], in: estimator)
-        #expect(estimator.estimatedOffsetMillis(for: Self.server) == 1_500)
+        record([0, 600_000], in: estimator)
+        #expect(estimator.estimatedOffsetMillis(for: Self.server) == 0)
+        record([600_000, 0], in: estimator)
+        #expect(estimator.estimatedOffsetMillis(for: Self.server) == 0, "[0, 0, 600000, 600000]")
+        let skewed = ClockSkewEstimator()
+        record([600_000, 600_010], in: skewed)
+        #expect(skewed.estimatedOffsetMillis(for: Self.server) == 600_000)
         let negative = ClockSkewEstimator()
         record([-1_000, -2_001], in: negative)
-        #expect(negative.estimatedOffsetMillis(for: Self.server) == -1_501)
+        #expect(negative.estimatedOffsetMillis(for: Self.server) == -1_000)
+        let tie = ClockSkewEstimator()
+        record([5, -5], in: tie)
+        #expect(tie.estimatedOffsetMillis(for: Self.server) == -5, "the lower on a tie")
     }
 
     @Test func medianOfExtremeValuesDoesNotOverflow() {
         let estimator = ClockSkewEstimator()
         record([.max, .max - 1], in: estimator)
-        let expected: Int64 = .max - 1  // ⌊(2^64 - 3) / 2⌋
+        let expected: Int64 = .max - 1
         #expect(estimator.estimatedOffsetMillis(for: Self.server) == expected)
         let mixed = ClockSkewEstimator()
         record([.min, .max], in: mixed)
-        #expect(mixed.estimatedOffsetMillis(for: Self.server) == -1)  // ⌊-0.5⌋
+        #expect(mixed.estimatedOffsetMillis(for: Self.server) == .max, "|Int64.min| is the larger")
     }
 
     @Test func keepsOnlyTheLastFiveSamples() {
