@@ -26,13 +26,14 @@ import Testing
         #expect(classify(401, body, estimate: 5_000, created: 1_700_000_090_000) == .definite(skew(-90_000)))
     }
 
-    /// An error body that names `errorCode` twice says nothing: Foundation kept the first, and a
-    /// 401 `INVALID_SIGNATURE` could be read as a clock skew (or the other way round).
+    /// An error body that names `errorCode` twice has no code: Foundation kept the first, and a
+    /// 401 `INVALID_SIGNATURE` could be read as a clock skew (or the other way round). A time
+    /// named twice is no time, and the estimate stands.
     @Test func aBodyWithAMemberTwiceIsNoErrorCode() {
         let body = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","errorCode":"INVALID_SIGNATURE"}"#
         #expect(classify(401, body, estimate: nil) == .notSkew)
         let time = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":1,"serverTimeInEpochMillis":2}"#
-        #expect(classify(401, time, estimate: nil) == .notSkew)
+        #expect(classify(401, time, estimate: 7, created: 1_699_999_000_000) == .definite(skew(7)))
     }
 
     @Test func definiteFallsBackToTheEstimateThenToUnknown() {
@@ -63,6 +64,38 @@ import Testing
         #expect(classify(401, fractional, estimate: 7, created: created) == .definite(skew(7)))
         let extra = #"{"x":[1,{"y":null}],"errorCode":"CLOCK_SKEW_TOO_BIG","message":"too far"}"#
         #expect(classify(401, extra, estimate: 7) == .definite(skew(7)))
+    }
+
+    /// The time is judged on its digits, not through a `Double`: a fraction is no time, nor is
+    /// a number beyond 64 bits (it used to become `Int64.min`, or the integer below the fraction).
+    @Test func aServerTimeThatIsNoExactIntegerFallsBackToTheEstimate() {
+        let created: Int64 = 1_699_999_000_000
+        for time in ["1700000000000.0001", "-9223372036854775809", "1700000000000.99999999999999999"] {
+            let body = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":"# + time + "}"
+            #expect(classify(401, body, estimate: 7, created: created) == .definite(skew(7)), "\(time)")
+        }
+        let exact = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":17000000000000e-1}"#
+        #expect(classify(401, exact, estimate: 7, created: created) == .definite(skew(1_000_000)))
+    }
+
+    /// What else a body holds decides nothing: nesting deeper than Foundation's 512 levels, a name
+    /// twice in another object or beside the two, a member of the same name inside. Before, any of
+    /// these made JSONDecoder (or the duplicate check) drop the whole body, and the code with it.
+    @Test func theRestOfTheBodyDecidesNothing() {
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        let bodies = [
+            #"{"x":"# + deep + #","errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
+            #"{"message":"a","message":"b","errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
+            #"{"x":{"y":1,"y":2},"errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
+            #"{"x":{"errorCode":"INVALID_SIGNATURE"},"errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
+        ]
+        for body in bodies {
+            #expect(classify(401, body, estimate: 7) == .definite(skew(7)), "\(body.prefix(80))")
+        }
+        // Not an object, or the member not a string: no code.
+        for body in [#"["errorCode","CLOCK_SKEW_TOO_BIG"]"#, #"{"errorCode":["CLOCK_SKEW_TOO_BIG"]}"#] {
+            #expect(classify(401, body, estimate: 7) == .notSkew, "\(body)")
+        }
     }
 
     @Test func overflowingServerTimeFallsBackToTheEstimate() {

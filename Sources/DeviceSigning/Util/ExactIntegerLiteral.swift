@@ -32,10 +32,12 @@ enum ExactIntegerLiteral {
                 exponentNegative = literal[index] == UInt8(ascii: "-")
                 index += 1
             }
-            // Saturating: any exponent beyond a few hundred decides the answer as well as its value.
+            // Saturating far beyond any literal's length (a significand has fewer digits than the
+            // text has bytes), so a capped exponent decides the answer as its value would: with a
+            // cap of 100,000, a 1 followed by 100,000 zeros and e-100001 (0.1) read as 1.
             var exponent = 0
             while index < literal.count {
-                exponent = min(100_000, exponent * 10 + Int(literal[index] &- UInt8(ascii: "0")))
+                exponent = min(1 << 40, exponent * 10 + Int(literal[index] &- UInt8(ascii: "0")))
                 index += 1
             }
             scale += exponentNegative ? -exponent : exponent

@@ -27,6 +27,15 @@ import Testing
         #expect(Self.value(literal) == nil, "\(literal)")
     }
 
+    /// The exponent saturates beyond any literal's length: a significand of 100,001 digits
+    /// scaled by e-100001 is 0.1, or 1 with one digit more, whatever cap the exponent has.
+    @Test func aLongSignificandMeetsAnExponentOfItsLength() {
+        let zeros = String(repeating: "0", count: 100_000)
+        #expect(Self.value("1" + zeros + "e-100001") == nil, "0.1")
+        #expect(Self.value("1" + zeros + "0e-100001") == 1)
+        #expect(Self.value("1" + zeros + "e-99999999999999999999") == nil)
+    }
+
     /// Only a reader that asks for it reads them as integers: `parse` keeps `1.0` a number.
     @Test func onlyTheOptInParseReadsThemAsIntegers() throws {
         let text = Array(#"{"a":1.0,"b":2.5}"#.utf8)
