@@ -195,14 +195,23 @@ int dss_tpm_key_pem(const EVP_PKEY *pkey, uint8_t **out, size_t *out_len) {
 
 int dss_ecdh_derive(EVP_PKEY *priv, OSSL_LIB_CTX *lib, EVP_PKEY *peer, uint8_t *out, size_t out_len) {
     if (priv == NULL || peer == NULL || out == NULL || out_len == 0) return 0;
+    /* With a TPM key, OpenSSL exports the peer into the tpm2 provider and caches that copy on the
+     * peer's EVP_PKEY, holding the provider: the caller's public key would keep the provider and
+     * its TPM connection alive after the session closed, and shut it down later on whatever thread
+     * drops the key. The derive gets a copy of its own, freed here. */
+    EVP_PKEY *used = lib != NULL ? EVP_PKEY_dup(peer) : peer;
+    if (used == NULL) return 0;
     EVP_PKEY_CTX *ctx = dss_key_context(priv, lib);
-    if (ctx == NULL) return 0;
-    size_t needed = 0;
-    size_t written = out_len;
-    int ok = EVP_PKEY_derive_init(ctx) == 1 && EVP_PKEY_derive_set_peer(ctx, peer) == 1 &&
+    int ok = 0;
+    if (ctx != NULL) {
+        size_t needed = 0;
+        size_t written = out_len;
+        ok = EVP_PKEY_derive_init(ctx) == 1 && EVP_PKEY_derive_set_peer(ctx, used) == 1 &&
              EVP_PKEY_derive(ctx, NULL, &needed) == 1 && needed == out_len &&
              EVP_PKEY_derive(ctx, out, &written) == 1 && written == out_len;
-    EVP_PKEY_CTX_free(ctx);
+        EVP_PKEY_CTX_free(ctx);
+    }
+    if (used != peer) EVP_PKEY_free(used);
     if (!ok) OPENSSL_cleanse(out, out_len);
     return ok;
 }

@@ -38,8 +38,12 @@ final class EVPKey: @unchecked Sendable {
     private init(adopting pointer: OpaquePointer, session: TPMSession?) throws {
         guard dss_p256_is_p256(pointer) == 1 else {
             let isEC = EVP_PKEY_is_a(pointer, "EC") == 1
+            // The tpm2 provider asks the TPM for a key's curve: a TPM that stopped answering is
+            // that, not a key on another curve (which would never be loaded again).
+            let tpmFailure = session.map { TPMFailure.error("read the key's curve", target: $0.target) }
             EVP_PKEY_free(pointer)
             OpenSSLErrorQueue.clear()
+            if let tpmFailure, tpmFailure.code == .tpmUnavailable { throw tpmFailure }
             throw isEC
                 ? DeviceSigningError(
                     .unsupportedCurve,

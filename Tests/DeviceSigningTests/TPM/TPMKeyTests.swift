@@ -1,3 +1,4 @@
+internal import COpenSSL
 import FetchChannelEmulator
 import FetchChannelTestSupport
 import Foundation
@@ -122,6 +123,56 @@ import Testing
         }
         #expect(outcome.0.count == 32)
         #expect(outcome.0 == outcome.1)
+    }
+
+    /// A peer's public key outlives the TPM sessions it met. OpenSSL caches a copy of the peer in
+    /// the tpm2 provider on the peer's key, which held the provider (and a connection a TPM
+    /// without a resource manager serves alone) after its session closed, and shut it down later
+    /// on whatever thread dropped the key, after its library context was freed; each derive now
+    /// gets a copy of its own. swtpm's transport connects per command, so the held connection
+    /// cannot be counted here: the test checks that a kept peer serves one session after another
+    /// and is dropped last (the sanitizer run watches that drop).
+    @Test func aKeptPeerServesOneTPMSessionAfterAnother() async throws {
+        guard SoftwareTPM.available(for: "TPM ECDH with a kept peer") else { return }
+        let outcome = try await onOwnThread { () throws -> [Bool] in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let peerKey = try P256.KeyAgreement.PrivateKey()
+            let peer = peerKey.publicKey
+            var agreed: [Bool] = []
+            for _ in 0..<2 {
+                let key = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm.configuration())
+                let inTPM = try key.sharedSecretFromKeyAgreement(with: peer)
+                let inSoftware = try peerKey.sharedSecretFromKeyAgreement(with: key.publicKey)
+                agreed.append(inTPM.withUnsafeBytes { Data($0) } == inSoftware.withUnsafeBytes { Data($0) })
+            }
+            withExtendedLifetime(peer) {}
+            return agreed
+        }
+        #expect(outcome == [true, true])
+    }
+
+    /// The tpm2 provider asks the TPM for a key's curve when the key is made or loaded. A TPM
+    /// that stops answering then used to be reported as a key on another curve
+    /// (`unsupportedCurve`), a verdict on the key, instead of `tpmUnavailable`, which makes the
+    /// next operation reconnect. The test checks a key of a TPM that has stopped.
+    @Test func aTPMThatStopsWhileAKeysCurveIsReadIsUnavailable() async throws {
+        guard SoftwareTPM.available(for: "TPM curve check") else { return }
+        let error = try await onOwnThread { () throws -> DeviceSigningError? in
+            let tpm = try SoftwareTPM()
+            let key = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm.configuration())
+            let loaded = try #require(key.material.tpmHandle?.loaded)
+            let session = try #require(loaded.session)
+            tpm.stop()
+            return try session.worker.perform("check the curve") {
+                caught {
+                    guard EVP_PKEY_up_ref(loaded.pointer) == 1 else { throw CancellationError() }
+                    _ = try EVPKey(takingOwnershipOf: loaded.pointer, in: session)
+                }
+            }
+        }
+        #expect(error?.code == .tpmUnavailable, "\(String(describing: error))")
+        #expect(error?.reason.contains("read the key's curve") == true)
     }
 
     @Test func concurrentSignaturesWithOneTPMKeyAllSucceed() async throws {
