@@ -47,7 +47,7 @@ final class URLSessionTransport: HTTPTransport {
                     detail: "this platform's transport (URLSession) "
                         + "cannot check \(request.trust); only the system CAs"))
         }
-        // The header rules of the libcurl transport: a token name, no CR, LF or NUL in a value.
+        // The header rules of the libcurl transport: a token name, no control character but tab in a value.
         do {
             _ = try CurlHeaderLines.lines(for: request.headers, hasBody: request.body != nil)
         } catch {

@@ -2,9 +2,12 @@ import FetchChannelWire
 
 /// The request's header fields as the lines handed to libcurl (CURLOPT_HTTPHEADER).
 ///
-/// A field whose name is not an HTTP token, or whose value holds CR, LF or NUL, is refused before
-/// anything is sent: it would let a value (a token, a signature) start a header field or a
-/// request of its own. libcurl's own defaults that the caller did not ask for are switched off
+/// A field whose name is not an HTTP token, or whose value holds a control character other than
+/// tab (CR, LF and NUL among them), is refused before anything is sent: it would let a value (a
+/// token, a signature) start a header field or a request of its own, and RFC 9110 §5.5 allows no
+/// other. A value's leading and trailing spaces and tabs are not part of it (§5.5) and are not
+/// sent: libcurl reads `Name:` followed by blanks alone as "remove the field", so a value of
+/// blanks would have gone unsent, or removed one of libcurl's defaults. libcurl's own defaults that the caller did not ask for are switched off
 /// with an empty `Name:` line: `Accept: */*`, a form `Content-Type` for bodies, and
 /// `Expect: 100-continue` (which would hold large bodies back for a second). Pure Swift.
 enum CurlHeaderLines {
@@ -16,18 +19,28 @@ enum CurlHeaderLines {
             guard isToken(name) else {
                 throw NetworkFailure(.other, detail: "the header name \(name.debugDescription) is not an HTTP token")
             }
-            var bytes = value  // withUTF8 may make a bridged string native: on a copy
-            guard !bytes.withUTF8({ $0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }) else {
-                throw NetworkFailure(.other, detail: "the value of the header \(name) contains CR, LF or NUL")
+            guard !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
+                throw NetworkFailure(
+                    .other,
+                    detail: "the value of the header \(name) contains a control character (CR, LF, NUL or another)")
             }
+            let trimmed = Self.withoutSurroundingBlanks(value)
             // libcurl reads "Name:" as "remove", so an empty value is written "Name;".
-            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+            lines.append(trimmed.isEmpty ? "\(name);" : "\(name): \(trimmed)")
         }
         for (name, needed) in [(WireHeader.accept, true), (WireHeader.contentType, hasBody), (WireHeader.expect, true)]
         where needed && !headers.keys.contains(where: { equalIgnoringASCIICase($0, name) }) {
             lines.append(name + ":")
         }
         return lines
+    }
+
+    /// `value` without leading and trailing spaces and tabs (RFC 9110 §5.5's OWS).
+    private static func withoutSurroundingBlanks(_ value: String) -> Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = value.firstIndex(where: { !isBlank($0) }), let last = value.lastIndex(where: { !isBlank($0) })
+        else { return "" }
+        return value[first...last]
     }
 
     /// Whether `text` is an HTTP token (RFC 9110 §5.6.2): one or more tchar.
