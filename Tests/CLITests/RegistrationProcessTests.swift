@@ -175,6 +175,40 @@ extension CLISubprocessTests {
             #expect(rotated.status == 0 && rotated.lines.first == candidate, "\(rotated.summary)")
         }
 
+        /// The backend took the new key, but recording it in the store failed (here its record
+        /// became open to others meanwhile): the error says that the backend now verifies with
+        /// the new key and that it must be kept, and the next run records it. The store's own
+        /// error used to be passed on as it was, beside advice elsewhere to delete the new key.
+        @Test func aRotationTheStoreCouldNotRecordSaysToKeepTheNewKey() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (keyId, _) = try await registeredKey(in: sandbox, on: backend)
+            let hold = backend.holdNextAnswer(to: .targets)
+            async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            defer { hold.release() }
+            guard await Self.held(hold, "the rotation's request") else { return }
+            let store = URL(fileURLWithPath: sandbox.store)
+            let newRecord = try #require(
+                try FileManager.default.contentsOfDirectory(atPath: store.path).first {
+                    $0.hasSuffix(".json") && !$0.hasPrefix(keyId)
+                })
+            let newKeyId = String(newRecord.dropLast(".json".count))
+            let recordPath = store.appendingPathComponent(newRecord).path
+            try #require(chmod(recordPath, 0o644) == 0)
+            hold.release()
+            let rotated = try await rotation
+            #expect(rotated.status == 1, "\(rotated.summary)")
+            #expect(
+                rotated.err.contains("now verifies dispatch target") && rotated.err.contains("Keep key \(newKeyId)")
+                    && rotated.err.contains("rotate --key \(keyId)' again"), "\(rotated.summary)")
+            try #require(chmod(recordPath, 0o600) == 0)
+            let again = try await sandbox.run(["rotate", "--key", keyId, "--json"] + sandbox.storeArguments)
+            #expect(again.status == 0, "\(again.summary)")
+            #expect((try again.json() as? [String: Any])?["newKeyId"] as? String == newKeyId, "\(again.summary)")
+        }
+
         @Test func rotateReplacesTheKeyOnlyAfterTheBackendAccepted() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }

@@ -156,7 +156,19 @@ struct RotateCommand: CLICommand {
         _ registration: Registration, newKeyId: String, in store: KeyStore, claim: KeyClaim
     ) throws -> Int32 {
         let (oldKeyId, targetId) = (registration.oldKeyId, registration.targetId)
-        try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
+        do {
+            try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
+        } catch {
+            // The backend holds the new key now: the store's own error ("nothing was changed",
+            // say) would read as if the rotation had not happened, and the advice elsewhere to
+            // delete an unconfirmed new key would delete the only key the backend accepts.
+            throw CLIFailure(
+                .keyStore,
+                "\(registration.server) now verifies dispatch target \(targetId) with key \(newKeyId), but "
+                    + "recording that with the key failed (\(FetchChannelCLI.describe(error))). Keep key \(newKeyId): "
+                    + "it is the one the backend accepts. Once the store is mended, run 'fetchchannel rotate --key "
+                    + "\(oldKeyId)' again: it finds that the backend holds the new key and records it.")
+        }
         var oldKeyFate = "key \(oldKeyId) was deleted."
         do {
             try store.delete(oldKeyId, claim: claim)
