@@ -33,7 +33,17 @@ package final class KeyStoreDirectory: Sendable {
     /// another writer does there happens between a caller's preparation and its commit.
     let beforeLock = Locked<(@Sendable () throws -> Void)?>(nil)
 
-    static let temporaryPrefix = ".tmp-"
+    /// A temporary file's name: this prefix and 32 lowercase hex digits. The clean-up at open
+    /// removes only names of exactly that form: the directory may be an application's own (the
+    /// redeemed-token file's), where another component's `.tmp-` file is not this package's.
+    package static let temporaryPrefix = ".fetchchannel-tmp-"
+
+    /// Whether `name` is a temporary file name this package makes.
+    static func isTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix(temporaryPrefix) else { return false }
+        let digits = name.utf8.dropFirst(temporaryPrefix.utf8.count)
+        return digits.count == 32 && digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
     /// No file of the store comes near this; anything larger is not one of its files.
     package static let maximumFileBytes = 64 * 1024
 
@@ -239,8 +249,7 @@ package final class KeyStoreDirectory: Sendable {
     /// After a crash `name` holds either its old or its new contents, never a part.
     package func writeAtomically(_ name: String, contents: UnsafeRawBufferPointer) throws {
         let temporary =
-            Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
-            + String(UInt64.random(in: .min ... .max), radix: 16)
+            Self.temporaryPrefix + Self.hex16(.random(in: .min ... .max)) + Self.hex16(.random(in: .min ... .max))
         let fd = openat(descriptor, temporary, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("create a file in \(path)", errno) }
         var renamed = false
@@ -365,7 +374,7 @@ package final class KeyStoreDirectory: Sendable {
     package func removeStaleTemporaryFiles() throws {
         _ = try withExclusiveLockIfFree {
             var removed = false
-            for name in try entries() where name.hasPrefix(Self.temporaryPrefix) {
+            for name in try entries() where Self.isTemporaryName(name) {
                 // A non-file under that name (unlink fails) is left alone: it is not ours.
                 if (try? remove(name)) == true { removed = true }
             }
@@ -374,6 +383,12 @@ package final class KeyStoreDirectory: Sendable {
     }
 
     // MARK: Helpers
+
+    /// `value` as 16 lowercase hex digits.
+    private static func hex16(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
 
     /// Creates `path` and its missing parents with mode 0700 (mkdir's mode, never a later chmod;
     /// the umask can only remove bits). Each new directory's parent is fsync-ed, as a renamed

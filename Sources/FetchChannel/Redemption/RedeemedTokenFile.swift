@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// Where a ``RedemptionPipeline`` keeps its redeemed set across restarts, so that a restart does
@@ -40,8 +41,8 @@ public struct RedeemedTokenFile: Sendable, Hashable {
     public let directory: URL
     public let fileName: String
 
-    /// `fileName` must be a plain name: no `/`, not `.` or `..`, not starting with `.tmp-` (the
-    /// prefix of the temporary files).
+    /// `fileName` must be a plain name: no `/`, not `.` or `..`, not starting with
+    /// `.fetchchannel-tmp-` (the prefix of the temporary files).
     public init(directory: URL, fileName: String = RedeemedTokenFile.defaultFileName) {
         self.directory = directory.standardizedFileURL
         self.fileName = fileName
@@ -54,8 +55,9 @@ public struct RedeemedTokenFile: Sendable, Hashable {
         if fileName.isEmpty || fileName == "." || fileName == ".." || fileName.contains("/") {
             return "the file name '\(fileName)' is not a plain file name"
         }
-        if fileName.hasPrefix(".tmp-") {
-            return "the file name '\(fileName)' uses the prefix of temporary files (.tmp-)"
+        if fileName.hasPrefix(KeyStoreDirectory.temporaryPrefix) {
+            return
+                "the file name '\(fileName)' uses the prefix of temporary files (\(KeyStoreDirectory.temporaryPrefix))"
         }
         return nil
     }

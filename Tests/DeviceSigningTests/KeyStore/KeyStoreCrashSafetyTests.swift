@@ -111,7 +111,7 @@ import Testing
             let store = try KeyStore(directory: directory)
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             check(
-                !names.contains { $0.hasPrefix(".tmp-") },
+                !names.contains { $0.hasPrefix(".fetchchannel-tmp-") },
                 "round \(round) (seed \(seed)): a temp file survived the open: \(names)")
             let listed = Set(try store.list().map(\.keyId))
             check(

@@ -96,15 +96,21 @@ extension KeyStoreTests {
 
     // MARK: Temporary files, delete, key ids
 
+    static let staleTemporary = ".fetchchannel-tmp-0123456789abcdef0123456789abcdef"
+
+    /// Only names of the package's own form are removed: the directory may be an application's
+    /// (the redeemed-token file's), where another component's `.tmp-` files were removed too.
     @Test func staleTemporaryFilesAreRemovedOnOpen() throws {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
-            try plant("half a key", at: directory.appendingPathComponent(".tmp-0123456789abcdef"))
-            try plant("", at: directory.appendingPathComponent(".tmp-x"))
-            try plant("not ours", at: directory.appendingPathComponent("notes.txt"))
-            #expect(try names(in: directory).count == 5)
+            try plant("half a key", at: directory.appendingPathComponent(Self.staleTemporary))
+            let others = [
+                ".tmp-x", ".tmp-0123456789abcdef", ".fetchchannel-tmp-x", Self.staleTemporary + "0", "notes.txt",
+            ]
+            for name in others { try plant("not ours", at: directory.appendingPathComponent(name)) }
+            #expect(try names(in: directory).count == 8)
             let reopened = try KeyStore(directory: directory)
-            #expect(try names(in: directory) == ["\(keyId).pem", "\(keyId).json", "notes.txt"])
+            #expect(try names(in: directory) == Set(["\(keyId).pem", "\(keyId).json"] + others))
             #expect(try reopened.list().map(\.keyId) == [keyId])
         }
     }
@@ -114,7 +120,7 @@ extension KeyStoreTests {
     @Test func openingDoesNotWaitForAWriterThatHoldsTheLock() throws {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
-            try plant("a write under way", at: directory.appendingPathComponent(".tmp-0123456789abcdef"))
+            try plant("a write under way", at: directory.appendingPathComponent(Self.staleTemporary))
             let writer = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             try #require(writer >= 0)
             defer { close(writer) }
@@ -131,9 +137,9 @@ extension KeyStoreTests {
             flock(writer, LOCK_UN)
             if !returned { opened.wait() }
             #expect(listed.withLock { $0 } == [keyId])
-            #expect(try names(in: directory).contains(".tmp-0123456789abcdef"))
+            #expect(try names(in: directory).contains(Self.staleTemporary))
             _ = try KeyStore(directory: directory)  // the lock is free now: the file goes
-            #expect(!(try names(in: directory).contains(".tmp-0123456789abcdef")))
+            #expect(!(try names(in: directory).contains(Self.staleTemporary)))
         }
     }
 

@@ -199,7 +199,7 @@ extension Practices {
             }
         }
 
-        @Test(arguments: ["", ".", "..", "a/b", ".tmp-x"])
+        @Test(arguments: ["", ".", "..", "a/b", ".fetchchannel-tmp-x"])
         func aFileNameThatIsNotAPlainNameIsRefused(name: String) async {
             await Practices.withTemporaryDirectory { directory in
                 #expect(throws: RedeemedTokenFileError(.invalidLocation, path: "", reason: "")) {
