@@ -12,10 +12,14 @@ import Foundation
 ///
 /// Files are created with `O_CREAT|O_EXCL|O_NOFOLLOW` and mode 0600 and never chmod-ed; they
 /// replace their target only by `rename` after an `fsync`, followed by an `fsync` of the directory.
-/// The one exception is a claim's empty lock file (``lockFile(_:)``), opened or created in place.
-/// Writers hold an exclusive lock (a mutex inside the process, `flock` on the directory across
-/// processes) for the whole life of their temporary files, so a temporary file found while
-/// holding the lock was left by a crash.
+/// The exceptions are empty lock files (``lockFile(_:)``), opened or created in place: a claim's,
+/// and the store's own (``storeLockName``). Writers hold an exclusive lock (a mutex inside the
+/// process, `flock` on the store's lock file across processes) for the whole life of their
+/// temporary files, so a temporary file found while holding the lock was left by a crash.
+///
+/// The store's lock is a file, not the directory: an NFS client emulates `flock` with a whole-file
+/// `fcntl` lock, which needs a descriptor open for writing, and a directory cannot be opened so
+/// (the lock failed with EBADF, and no command could use a store in an NFS home).
 ///
 /// `package`: FetchChannel's persisted redeemed-token set writes through it too, so the package
 /// has one atomic-write implementation.
@@ -32,6 +36,9 @@ package final class KeyStoreDirectory: Sendable {
     /// Test hook: called at the start of each `withExclusiveLock`, before the lock is taken; what
     /// another writer does there happens between a caller's preparation and its commit.
     let beforeLock = Locked<(@Sendable () throws -> Void)?>(nil)
+
+    /// The store's write lock (``withExclusiveLock(_:)``): an empty file, made at the first write.
+    package static let storeLockName = ".fetchchannel-lock"
 
     /// A temporary file's name: this prefix and 32 lowercase hex digits. The clean-up at open
     /// removes only names of exactly that form: the directory may be an application's own (the
@@ -227,14 +234,21 @@ package final class KeyStoreDirectory: Sendable {
         }
         while !writers.try() { try pauseOrGiveUp() }
         defer { writers.unlock() }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            if code == EINTR { continue }
-            guard code == EWOULDBLOCK else { throw Self.failure("lock \(path)", code) }
+        var held = try lockFile(Self.storeLockName)
+        while held == nil {
             try pauseOrGiveUp()
+            held = try lockFile(Self.storeLockName)
         }
-        defer { flock(descriptor, LOCK_UN) }
+        defer { Self.release(held) }
         return try body()
+    }
+
+    /// Unlocks and closes a descriptor of ``lockFile(_:)``: unlocked first, since a child being
+    /// spawned holds a copy of the descriptor until its exec.
+    private static func release(_ held: Int32?) {
+        guard let held else { return }
+        flock(held, LOCK_UN)
+        close(held)
     }
 
     private func lockTimeout(_ wait: Duration) -> DeviceSigningError {
@@ -310,14 +324,13 @@ package final class KeyStoreDirectory: Sendable {
 
     /// Runs `body` holding the store's write lock if no writer holds it now; nil (without
     /// running `body`) if one does.
+    /// A lock that cannot be taken at all (a store on a read-only mount, where the lock file
+    /// cannot be made) counts as held: `body` is for tidying up, which can wait.
     private func withExclusiveLockIfFree<R>(_ body: () throws -> R) throws -> R? {
         guard writers.try() else { return nil }
         defer { writers.unlock() }
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            if errno == EWOULDBLOCK { return nil }
-            guard errno == EINTR else { throw Self.failure("lock \(path)", errno) }
-        }
-        defer { flock(descriptor, LOCK_UN) }
+        guard let held = try? lockFile(Self.storeLockName) else { return nil }
+        defer { Self.release(held) }
         return try body()
     }
 

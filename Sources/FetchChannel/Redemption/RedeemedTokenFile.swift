@@ -1,4 +1,3 @@
-import DeviceSigning
 import Foundation
 
 /// Where a ``RedemptionPipeline`` keeps its redeemed set across restarts, so that a restart does
@@ -42,11 +41,14 @@ public struct RedeemedTokenFile: Sendable, Hashable {
     public let fileName: String
 
     /// `fileName` must be a plain name: no `/`, not `.` or `..`, not starting with
-    /// `.fetchchannel-tmp-` (the prefix of the temporary files).
+    /// `.fetchchannel-` (the prefix of the temporary files and of the directory's lock file).
     public init(directory: URL, fileName: String = RedeemedTokenFile.defaultFileName) {
         self.directory = directory.standardizedFileURL
         self.fileName = fileName
     }
+
+    /// The names the directory's own files take (``KeyStoreDirectory``).
+    static let reservedPrefix = ".fetchchannel-"
 
     /// The file's path.
     public var path: String { directory.appendingPathComponent(fileName).path }
@@ -55,9 +57,9 @@ public struct RedeemedTokenFile: Sendable, Hashable {
         if fileName.isEmpty || fileName == "." || fileName == ".." || fileName.contains("/") {
             return "the file name '\(fileName)' is not a plain file name"
         }
-        if fileName.hasPrefix(KeyStoreDirectory.temporaryPrefix) {
-            return
-                "the file name '\(fileName)' uses the prefix of temporary files (\(KeyStoreDirectory.temporaryPrefix))"
+        if fileName.hasPrefix(Self.reservedPrefix) {
+            return "the file name '\(fileName)' starts with \(Self.reservedPrefix), which the package's temporary "
+                + "and lock files use"
         }
         return nil
     }

@@ -121,7 +121,9 @@ extension KeyStoreTests {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
             try plant("a write under way", at: directory.appendingPathComponent(Self.staleTemporary))
-            let writer = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let writer = open(
+                directory.appendingPathComponent(KeyStoreDirectory.storeLockName).path, O_RDWR | O_CREAT | O_CLOEXEC,
+                0o600)
             try #require(writer >= 0)
             defer { close(writer) }
             try #require(flock(writer, LOCK_EX) == 0)

@@ -39,8 +39,11 @@ import Testing
         return Int(info.st_mode & 0o7777)
     }
 
+    /// The directory's entries but the store's lock file, which every store that was written has.
     func names(in directory: URL) throws -> Set<String> {
-        Set(try FileManager.default.contentsOfDirectory(atPath: directory.path))
+        Set(try FileManager.default.contentsOfDirectory(atPath: directory.path)).subtracting([
+            KeyStoreDirectory.storeLockName
+        ])
     }
 
     /// Writes `contents` to a new file with mode 0600 (as the store would), replacing any old one.

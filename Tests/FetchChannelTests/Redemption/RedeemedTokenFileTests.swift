@@ -199,7 +199,7 @@ extension Practices {
             }
         }
 
-        @Test(arguments: ["", ".", "..", "a/b", ".fetchchannel-tmp-x"])
+        @Test(arguments: ["", ".", "..", "a/b", ".fetchchannel-tmp-x", ".fetchchannel-lock"])
         func aFileNameThatIsNotAPlainNameIsRefused(name: String) async {
             await Practices.withTemporaryDirectory { directory in
                 #expect(throws: RedeemedTokenFileError(.invalidLocation, path: "", reason: "")) {
