@@ -20,7 +20,8 @@ import Foundation
 /// skips.
 ///
 /// Several pipelines, in one process or several, may share a file: a write appends the writer's
-/// newly redeemed identities to what the file holds (read again under the directory's write lock)
+/// newly redeemed identities to what the file holds (read again under the directory's write lock,
+/// an `flock` on the empty file `.fetchchannel-lock` beside it)
 /// and keeps the newest: as many as the writer's capacity, or as many as the file held when that
 /// is more (so a writer with a small capacity does not cut down a larger one's). A pipeline learns
 /// of the others' redemptions only when it starts; until then the backend refuses a token another
