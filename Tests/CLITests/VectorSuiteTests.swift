@@ -13,6 +13,12 @@ import Testing
         return try #require(try JSONSerialization.jsonObject(with: data) as? JSONObject)
     }
 
+    static func base64url(_ text: String) -> [UInt8]? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+
     func check(_ name: String, _ object: JSONObject) throws -> VectorFileReport {
         VectorSuite.check(fileName: name, data: try JSONSerialization.data(withJSONObject: object))
     }
@@ -182,6 +188,59 @@ import Testing
         let empty = try check(JWSVectors.fileName, file)
         #expect(empty.failures.contains { $0.contains("rfc7515-a3") }, "\(empty.failures)")
         #expect(empty.failures.contains { $0.contains("0 valid cases") }, "\(empty.failures)")
+    }
+
+    /// The RFC 7515 A.3 case is the RFC's own JWS, not one that merely verifies: its other
+    /// signature (r, n − s), valid as any ECDSA signature is, passed under the name before.
+    @Test func jwsKnownAnswerIsTheRFCsOwnSignature() throws {
+        var file = try load(JWSVectors.fileName)
+        var valid = try #require(file["valid"] as? [JSONObject])
+        let index = try #require(valid.firstIndex { $0["name"] as? String == "rfc7515-a3" })
+        let parts = try #require((valid[index]["compact"] as? String)?.split(separator: "."))
+        let signature = try #require(Self.base64url(String(parts[2])))
+        let order = try #require(Self.base64url("_____wAAAAD__________7zm-q2nF56E87nKwvxjJVE"))  // P-256's n
+        try #require(signature.count == 64 && order.count == 32)
+        var negated = [UInt8](repeating: 0, count: 32)  // n − s, byte by byte with a borrow
+        var borrow = 0
+        for byte in (0..<32).reversed() {
+            let difference = Int(order[byte]) - Int(signature[32 + byte]) - borrow
+            negated[byte] = UInt8((difference + 256) % 256)
+            borrow = difference < 0 ? 1 : 0
+        }
+        let other = (Data(signature.prefix(32)) + Data(negated)).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        valid[index]["compact"] = "\(parts[0]).\(parts[1]).\(other)"
+        file["valid"] = valid
+        let report = try check(JWSVectors.fileName, file)
+        #expect(!report.failures.contains { $0.contains("did not verify") }, "the other signature verifies")
+        #expect(report.failures.contains { $0.contains("the RFC's own JWS") }, "\(report.failures)")
+    }
+
+    /// The RFC 7518 Appendix C case is the RFC's: with the two keys' roles swapped, Z and the
+    /// derived key stay the same (ECDH is symmetric), and the file passed before.
+    @Test func jweAppendixCIsTheRFCs() throws {
+        var file = try load(JWEVectors.fileName)
+        var appendix = try #require(file["rfc7518AppendixC"] as? JSONObject)
+        (appendix["ephemeralKey"], appendix["recipientKey"]) = (appendix["recipientKey"], appendix["ephemeralKey"])
+        file["rfc7518AppendixC"] = appendix
+        let report = try check(JWEVectors.fileName, file)
+        #expect(!report.failures.contains { $0.contains("differs") }, "still self-consistent: \(report.failures)")
+        #expect(report.failures.contains { $0.contains("the keys are not the RFC's") }, "\(report.failures)")
+    }
+
+    /// An invalid answer's kind is compared: any InvalidResponse used to satisfy the case.
+    @Test func pendingOperationsInvalidResponseKindChange() throws {
+        var file = try load(PendingOperationsVectors.fileName)
+        var cases = try #require(file["cases"] as? [JSONObject])
+        let index = try #require(cases.firstIndex { ($0["expected"] as? JSONObject)?["invalidResponse"] != nil })
+        let id = try #require(cases[index]["id"] as? Int)
+        cases[index]["expected"] = ["invalidResponse": true, "invalidResponseKind": "tooLarge"]
+        file["cases"] = cases
+        let report = try check(PendingOperationsVectors.fileName, file)
+        #expect(
+            report.failures.contains { $0.hasPrefix("vector \(id) ") && $0.contains("expected tooLarge") },
+            "\(report.failures)")
     }
 
     @Test func rfc6979NonceChange() throws {

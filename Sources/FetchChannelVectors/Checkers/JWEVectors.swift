@@ -95,8 +95,34 @@ public enum JWEVectors: VectorFileChecker {
         }
     }
 
+    /// RFC 7518 Appendix C's values, as the RFC prints them: the file's case must be the RFC's.
+    enum RFC7518AppendixC {
+        static let alice = (
+            x: "gI0GAILBdu7T53akrFmMyGcsF3n5dO7MmwNBHKW5SV0", y: "SLW_xSffzlPWrHEVI30DHM_4egVwt3NQqeUD7nMFpps"
+        )
+        static let bob = (
+            x: "weNJy2HscCSM6AEDTDg04biOvhFhyyWvOHQfeF_PxMQ", y: "e8lnCO-AlStT-NJVX-crhB7QRYhiix03illJOVAOyck"
+        )
+        static let sharedSecretZ: [UInt8] = [
+            158, 86, 217, 29, 129, 113, 53, 211, 114, 131, 66, 131, 191, 132, 38, 156,
+            251, 49, 110, 163, 218, 128, 106, 72, 246, 218, 167, 121, 140, 254, 144, 196,
+        ]
+        static let derivedKey = "VqqN6vgjbSBcIijNcacQGg"
+    }
+
     static func checkAppendixC(_ file: File, into report: inout VectorFileReport) {
         let vector = file.rfc7518AppendixC
+        let alice = file.keys[vector.ephemeralKey]
+        let bob = file.keys[vector.recipientKey]
+        report.expect(
+            alice?.x == RFC7518AppendixC.alice.x && alice?.y == RFC7518AppendixC.alice.y
+                && bob?.x == RFC7518AppendixC.bob.x && bob?.y == RFC7518AppendixC.bob.y,
+            "RFC 7518 Appendix C: the keys are not the RFC's (Alice's ephemeral key, Bob's key)")
+        report.expect(
+            vector.sharedSecretZ == RFC7518AppendixC.sharedSecretZ && vector.derivedKey == RFC7518AppendixC.derivedKey
+                && vector.algorithmID == "A128GCM" && vector.apu == "QWxpY2U" && vector.apv == "Qm9i"
+                && vector.keyBits == 128,
+            "RFC 7518 Appendix C: Z, the KDF inputs or the derived key are not the RFC's")
         do {
             let ephemeral = try privateKey(vector.ephemeralKey, in: file)
             let recipient = try privateKey(vector.recipientKey, in: file)

@@ -35,6 +35,11 @@ public enum JWSVectors: VectorFileChecker {
         public let expectedError: String
     }
 
+    /// RFC 7515 Appendix A.3's ES256 JWS, as the RFC prints it.
+    static let rfc7515A3Compact =
+        "eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ."
+        + "DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q"
+
     /// Parses and verifies; the payload or the `DeviceSigningError` code.
     static func outcome(_ compact: String, key: P256.Signing.PublicKey) -> DeviceSigningOutcome {
         DeviceSigningOutcome { try CompactJWS(parsing: compact).verifiedPayload(with: key) }
@@ -49,8 +54,14 @@ public enum JWSVectors: VectorFileChecker {
             report = .unusable(fileName, "the file's key is not a P-256 public key: \(error)")
             return
         }
-        // The RFC's own example is the known answer: the file cannot pass without it.
-        report.expect(file.valid.contains { $0.name == "rfc7515-a3" }, "the RFC 7515 A.3 case (rfc7515-a3) is missing")
+        // The RFC's own example is the known answer: the file cannot pass without it, nor with a
+        // key or a signature of its own making under its name.
+        report.expect(
+            file.key.x == DeviceSignatureVectors.rfc7515X && file.key.y == DeviceSignatureVectors.rfc7515Y,
+            "key: not the RFC 7515 A.3 example key")
+        report.expect(
+            file.valid.contains { $0.name == "rfc7515-a3" && $0.compact == rfc7515A3Compact },
+            "the RFC 7515 A.3 case (rfc7515-a3, the RFC's own JWS) is missing")
         report.checkEach(file.valid, atLeast: 1, "valid cases") { vector, report in
             guard case .success(let payload) = outcome(vector.compact, key: key) else {
                 report.fail("vector \(vector.id) \(vector.name) did not verify")

@@ -20,6 +20,8 @@ public enum PendingOperationsVectors: VectorFileChecker {
     public struct Expected: Decodable, Sendable {
         public let operations: [ExpectedOperation]?
         public let invalidResponse: Bool?
+        /// The ``InvalidResponse`` kind, with `invalidResponse: true`.
+        public let invalidResponseKind: String?
     }
     public struct ExpectedOperation: Decodable, Sendable, Equatable, CustomStringConvertible {
         public let creationTimeInEpochMillis: Int64
@@ -35,7 +37,10 @@ public enum PendingOperationsVectors: VectorFileChecker {
             report.expect(
                 wantsInvalid != (vector.expected.operations != nil),
                 "\(label): expected must be either operations or invalidResponse: true")
-            do {
+            report.expect(
+                wantsInvalid == (vector.expected.invalidResponseKind != nil),
+                "\(label): invalidResponseKind goes with invalidResponse: true, and only there")
+            do throws(InvalidResponse) {
                 let decoded = try PendingOperationsDecoder.decode(Data(vector.body.utf8), server: server)
                 let ordered = OperationOrdering.merged([decoded]).map {
                     ExpectedOperation(
@@ -51,6 +56,10 @@ public enum PendingOperationsVectors: VectorFileChecker {
                 }
             } catch {
                 report.expect(wantsInvalid, "\(label): unexpected invalidResponse: \(error)")
+                let expectedKind = vector.expected.invalidResponseKind ?? "none"
+                report.expect(
+                    !wantsInvalid || error.kind.rawValue == expectedKind,
+                    "\(label): invalidResponse of kind \(error.kind.rawValue), expected \(expectedKind)")
             }
         }
     }
