@@ -391,6 +391,38 @@
             }
         }
 
+        /// A CA file over 1 MiB (the bundle's limit) is refused before libcurl sees it: OpenSSL
+        /// parses it at every new connection under the transport's lock, and at the former 4 MiB
+        /// every other transfer waited about half a second. The CA, padded to just under the
+        /// limit with comment lines (OpenSSL skips text between PEM blocks), still serves.
+        @Test func aCAFileOverTheBundleLimitIsRefused() async throws {
+            try await withTLSServers(1, handler: { _, _ in .respond(.text(status: 200, "ok")) }) { servers in
+                let directory = FileManager.default.temporaryDirectory
+                    .appendingPathComponent("tls-cabig-\(UUID().uuidString)", isDirectory: true)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let authority = Data(try #require(servers[0].identity.certificateAuthorityPEM).utf8)
+                let limit = TLSTrust.maximumBundleBytes
+                func send(padding: Int) async throws -> TransportResult {
+                    let file = directory.appendingPathComponent("ca-\(padding).pem")
+                    let line = Data((String(repeating: "#", count: 99) + "\n").utf8)
+                    var contents = Data(repeating: 0, count: 0)
+                    for _ in 0..<(padding / line.count) { contents.append(line) }
+                    contents.append(Data(repeating: UInt8(ascii: "\n"), count: padding % line.count))
+                    try (contents + authority).write(to: file)
+                    return await transport.send(
+                        TransportRequest(
+                            method: "GET", url: servers[0].url, headers: [:], body: nil, timeout: .seconds(20),
+                            trust: try TLSTrust.caFile(file.path)))
+                }
+                let over = try await send(padding: limit - authority.count + 1)
+                #expect(over.failureKind == .tlsUntrustedCertificate, "\(over)")
+                #expect(over.failureDetail?.contains("larger than 1 MiB") == true, "\(over)")
+                let within = try await send(padding: limit - authority.count)
+                #expect(within.answer?.status == 200, "\(within)")
+            }
+        }
+
         @Test func aConnectionMadeWithOneCAIsNotReusedForAnother() async throws {
             try await withKeptAliveBackend { backend in
                 let other = try await DedicatedThreads.run { try TLSServerIdentity.generate() }
