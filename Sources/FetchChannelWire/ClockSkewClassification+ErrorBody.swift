@@ -9,8 +9,9 @@ extension ClockSkewClassification {
     ///
     /// The body is read by the package's strict reader into ``Members``, which keeps only the two
     /// top-level members: the rest of the body (nested as deep as its size allows, names twice in
-    /// an object) costs nothing and decides nothing. The time is judged on its digits: `1.7E12` is
-    /// an integer, `1700000000000.0001` is not, and neither is a number beyond 64 bits.
+    /// an object, numbers beyond `Double`, lone surrogate escapes) is checked as JSON syntax only
+    /// and decides nothing. The time is judged on its digits: `1.7E12` is an integer,
+    /// `1700000000000.0001` is not, and neither is a number beyond 64 bits.
     struct ErrorBody: Equatable {
         /// Larger bodies are not parsed at all: a real error body is tiny.
         static let maximumBytes = 64 * 1_024
@@ -41,6 +42,10 @@ extension ClockSkewClassification {
         static var readsValues: Bool { true }
         static var readsIntegralLiteralsAsIntegers: Bool { true }
         static var remembersRepeatedStrings: Bool { false }
+        static var replacesLoneSurrogates: Bool { true }
+
+        /// Only the value of one of the two members is read.
+        var wantsNextValue: Bool { depth == 1 && pending != nil }
 
         private enum Member {
             case errorCode, serverTime

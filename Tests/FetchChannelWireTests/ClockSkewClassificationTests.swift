@@ -88,6 +88,9 @@ import Testing
             #"{"message":"a","message":"b","errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
             #"{"x":{"y":1,"y":2},"errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
             #"{"x":{"errorCode":"INVALID_SIGNATURE"},"errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
+            #"{"x":1e400,"errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
+            #"{"message":"\ud800","errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
+            #"{"a":[1,"\udc00",{"b":-1e999}],"errorCode":"CLOCK_SKEW_TOO_BIG"}"#,
         ]
         for body in bodies {
             #expect(classify(401, body, estimate: 7) == .definite(skew(7)), "\(body.prefix(80))")

@@ -73,8 +73,9 @@ public final class ClockSkewEstimator: Sendable {
     ///
     /// With an even number of samples: of the two middle ones, the one nearer zero (the lower on
     /// a tie). Not their mean: two samples that disagree, one from a node with a wrong clock
-    /// behind a load balancer, would make an offset that no node has; half of the samples saying
-    /// the clock is off is not enough to call it off.
+    /// behind a load balancer, would make an offset that no node has; of two that disagree, the
+    /// smaller correction is taken (with four samples, two at 0 and two at +600 s, the clock is
+    /// not called off).
     public func estimatedOffsetMillis(for server: String) -> Int64? {
         guard let offsets = state.withLock({ $0.entries[server]?.offsets }), !offsets.isEmpty else { return nil }
         let sorted = offsets.sorted()

@@ -29,8 +29,9 @@ import Foundation
 /// Secrets (passphrases, unencrypted PEM text and DER) stay in `SecureBytes` or zeroed buffers;
 /// no error or description contains them.
 ///
-/// Writes take a lock (in the process and across processes) on the directory; reads need none,
-/// since files only ever change by atomic rename.
+/// Writes take a lock: in the process, and across processes an `flock` on the store's empty
+/// `.fetchchannel-lock` file. Reads need none, since files only ever change by atomic rename;
+/// opening the store takes the lock without waiting, to remove what a crashed write left.
 public final class KeyStore: Sendable, CustomStringConvertible {
     /// The store's directory.
     public let directory: URL
@@ -47,7 +48,7 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         }
         self.directory = directory.standardizedFileURL
         storage = try KeyStoreDirectory(path: self.directory.path, createIfMissing: createIfMissing)
-        try storage.removeStaleTemporaryFiles()
+        try storage.removeStaleTemporaryFiles(includingEarlierNames: true)
     }
 
     public var description: String { "KeyStore(\(directory.path))" }

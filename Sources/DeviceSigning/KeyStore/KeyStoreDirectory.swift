@@ -37,13 +37,24 @@ package final class KeyStoreDirectory: Sendable {
     /// another writer does there happens between a caller's preparation and its commit.
     let beforeLock = Locked<(@Sendable () throws -> Void)?>(nil)
 
-    /// The store's write lock (``withExclusiveLock(_:)``): an empty file, made at the first write.
+    /// The store's write lock (``withExclusiveLock(_:)``): an empty file, made when the store is
+    /// first opened (the clean-up takes the lock) or written. Removing it by hand while a writer
+    /// holds it would let the next writer in beside that one: it stays.
     package static let storeLockName = ".fetchchannel-lock"
 
     /// A temporary file's name: this prefix and 32 lowercase hex digits. The clean-up at open
     /// removes only names of exactly that form: the directory may be an application's own (the
     /// redeemed-token file's), where another component's `.tmp-` file is not this package's.
     package static let temporaryPrefix = ".fetchchannel-tmp-"
+
+    /// Whether `name` is a temporary file name of earlier versions: `.tmp-` and 1 to 32 lowercase
+    /// hex digits.
+    static func isEarlierTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix(".tmp-") else { return false }
+        let digits = name.utf8.dropFirst(".tmp-".utf8.count)
+        return (1...32).contains(digits.count)
+            && digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
 
     /// Whether `name` is a temporary file name this package makes.
     static func isTemporaryName(_ name: String) -> Bool {
@@ -336,8 +347,9 @@ package final class KeyStoreDirectory: Sendable {
 
     /// An exclusive `flock` on the file `name` (created empty, 0600, if missing), not waited for:
     /// its descriptor, or nil when another open file holds it (in this process or another). The
-    /// caller closes the descriptor to release it. Not the directory's lock: held across network
-    /// requests, it must not stop the store's other writers.
+    /// caller closes the descriptor to release it. The store's own lock is one (``storeLockName``),
+    /// each key's claim another (``KeyStore/claim(_:)``): held across network requests, a claim
+    /// must not stop the store's other writers.
     ///
     /// The file must be a regular file of this user. The lock counts only on the file still linked
     /// under `name`: one removed (or replaced) between the open and the lock is opened again (a
@@ -384,10 +396,15 @@ package final class KeyStoreDirectory: Sendable {
     /// when no writer holds the lock: a writer's temporary files are its own, and a reader that
     /// opens the store does not wait for a writer (one stopped in its write, or on a stalled
     /// disk, would hold every command); the next opening of the store removes them.
-    package func removeStaleTemporaryFiles() throws {
+    ///
+    /// `includingEarlierNames`: also the `.tmp-` and up to 32 hex digits of earlier versions,
+    /// which a crashed save may have left holding a key; only in a directory that is the
+    /// package's own (a key store), not one an application shares with others.
+    package func removeStaleTemporaryFiles(includingEarlierNames: Bool = false) throws {
         _ = try withExclusiveLockIfFree {
             var removed = false
-            for name in try entries() where Self.isTemporaryName(name) {
+            for name in try entries()
+            where Self.isTemporaryName(name) || (includingEarlierNames && Self.isEarlierTemporaryName(name)) {
                 // A non-file under that name (unlink fails) is left alone: it is not ours.
                 if (try? remove(name)) == true { removed = true }
             }

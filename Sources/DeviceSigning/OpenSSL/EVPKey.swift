@@ -40,7 +40,9 @@ final class EVPKey: @unchecked Sendable {
             let isEC = EVP_PKEY_is_a(pointer, "EC") == 1
             // The tpm2 provider asks the TPM for a key's curve: a TPM that stopped answering is
             // that, not a key on another curve (which would never be loaded again).
-            let tpmFailure = session.map { TPMFailure.error("read the key's curve", target: $0.target) }
+            let tpmFailure = session.map {
+                TPMFailure.error("read the key's curve", target: $0.target, withLoadedKey: true)
+            }
             EVP_PKEY_free(pointer)
             OpenSSLErrorQueue.clear()
             if let tpmFailure, tpmFailure.code == .tpmUnavailable { throw tpmFailure }

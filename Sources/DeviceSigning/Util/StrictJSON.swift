@@ -153,7 +153,8 @@ package enum StrictJSON {
             throw .tooLarge(bytes: bytes.count, limit: limits.maximumBytes)
         }
         var reader = StrictJSONReader(
-            bytes: bytes, sink: sink, maximumDepth: limits.maximumDepth, loneSurrogates: .refused)
+            bytes: bytes, sink: sink, maximumDepth: limits.maximumDepth,
+            loneSurrogates: Sink.replacesLoneSurrogates ? .replaced : .refused)
         try reader.read()
         reader.swapSink(with: &sink)
     }

@@ -72,7 +72,7 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
                     try skipString()
                     let raw = UnsafeRawBufferPointer(rebasing: bytes[(opening + 1)..<(position - 1)])
                     try sink.secretString(raw: raw, isEscaped: raw.contains(UInt8(ascii: "\\")))
-                } else if Sink.readsValues {
+                } else if Sink.readsValues, sink.wantsNextValue {
                     try sink.scalar(.string(try string()))
                 } else {
                     try skipString()
@@ -390,7 +390,7 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
             if peek() == UInt8(ascii: "+") || peek() == UInt8(ascii: "-") { position += 1 }
             guard skipDigits() else { throw notJSON }
         }
-        guard Sink.readsValues else { return }
+        guard Sink.readsValues, sink.wantsNextValue else { return }
         if !isInteger, Sink.readsIntegralLiteralsAsIntegers,
             let exact = ExactIntegerLiteral.value(of: UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
         {
@@ -421,7 +421,7 @@ struct StrictJSONReader<Sink: StrictJSONSink> {
             throw .notJSON(offset: position + index)
         }
         position += count
-        if Sink.readsValues { try sink.scalar(value) }
+        if Sink.readsValues, sink.wantsNextValue { try sink.scalar(value) }
     }
 
     private func peek() -> UInt8? {

@@ -28,6 +28,16 @@ package protocol StrictJSONSink {
     /// them (``RepeatedStrings``); a sink whose long strings are unique saves the bookkeeping.
     static var remembersRepeatedStrings: Bool { get }
 
+    /// Whether the reader materialises the next scalar value for ``scalar(_:)`` (only asked of a
+    /// sink that ``readsValues``): a sink that keeps a few members of a document it otherwise
+    /// ignores says no for the rest, whose strings are then checked in place and whose numbers for
+    /// syntax only (a number beyond `Double` then refuses nothing).
+    var wantsNextValue: Bool { get }
+
+    /// Whether a lone surrogate escape (`"\ud800"`) reads as U+FFFD instead of refusing the text:
+    /// for a sink that reads what others wrote leniently, as Foundation's decoders do.
+    static var replacesLoneSurrogates: Bool { get }
+
     /// Whether a number written with a fraction or an exponent whose value is exactly an integer
     /// in 64 bits (`1.0`, `1e3`, `12.50e1`) is read as that `.integer`, decided on its digits
     /// (``ExactIntegerLiteral``), not on a rounded `Double`; other such numbers stay `.number`.
@@ -49,6 +59,8 @@ extension StrictJSONSink {
     package static var remembersRepeatedStrings: Bool { true }
     package static var readsIntegralLiteralsAsIntegers: Bool { false }
     package static var readsSecretStrings: Bool { false }
+    package var wantsNextValue: Bool { true }
+    package static var replacesLoneSurrogates: Bool { false }
     package var nextStringIsSecret: Bool { false }
     package mutating func secretString(raw: UnsafeRawBufferPointer, isEscaped: Bool) throws(StrictJSON.Violation) {}
 

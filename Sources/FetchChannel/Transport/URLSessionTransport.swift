@@ -58,7 +58,9 @@ final class URLSessionTransport: HTTPTransport {
             timeoutInterval: Self.timeoutInterval(request.timeout))
         urlRequest.httpMethod = request.method
         urlRequest.httpShouldHandleCookies = false
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        for (name, value) in request.headers {
+            urlRequest.setValue(String(CurlHeaderLines.withoutSurroundingBlanks(value)), forHTTPHeaderField: name)
+        }
         urlRequest.httpBody = request.body
         let task = session.dataTask(with: urlRequest)
         return await withTaskCancellationHandler {

@@ -158,6 +158,13 @@ struct RotateCommand: CLICommand {
         let (oldKeyId, targetId) = (registration.oldKeyId, registration.targetId)
         do {
             try store.updateMetadata(newKeyId) { $0.dispatchTargetId = targetId }
+        } catch let error as DeviceSigningError where error.code == .keyNotFound {
+            // Deleted meanwhile: nothing of this store can sign for the target any more.
+            throw CLIFailure(
+                .keyStore,
+                "\(registration.server) now verifies dispatch target \(targetId) with key \(newKeyId), but that "
+                    + "key is no longer in the store, and the backend no longer accepts key \(oldKeyId): register "
+                    + "this device again with a new key.")
         } catch {
             // The backend holds the new key now: the store's own error ("nothing was changed",
             // say) would read as if the rotation had not happened, and the advice elsewhere to

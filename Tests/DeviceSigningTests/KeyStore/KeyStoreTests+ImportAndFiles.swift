@@ -98,17 +98,21 @@ extension KeyStoreTests {
 
     static let staleTemporary = ".fetchchannel-tmp-0123456789abcdef0123456789abcdef"
 
-    /// Only names of the package's own form are removed: the directory may be an application's
-    /// (the redeemed-token file's), where another component's `.tmp-` files were removed too.
+    /// Only names of the package's own forms are removed: its own, and in a key store (a
+    /// directory of its own) those of earlier versions, which a crashed save may have left
+    /// holding a key. Elsewhere (the redeemed-token file's directory, an application's) another
+    /// component's `.tmp-` files were removed too.
     @Test func staleTemporaryFilesAreRemovedOnOpen() throws {
         try withStore { store, directory in
             let (_, keyId) = try saveKey(in: store)
             try plant("half a key", at: directory.appendingPathComponent(Self.staleTemporary))
+            try plant("half a key", at: directory.appendingPathComponent(".tmp-0123456789abcdef"))
             let others = [
-                ".tmp-x", ".tmp-0123456789abcdef", ".fetchchannel-tmp-x", Self.staleTemporary + "0", "notes.txt",
+                ".tmp-x", ".tmp-0123456789ABCDEF", ".tmp-", ".fetchchannel-tmp-x", Self.staleTemporary + "0",
+                "notes.txt",
             ]
             for name in others { try plant("not ours", at: directory.appendingPathComponent(name)) }
-            #expect(try names(in: directory).count == 8)
+            #expect(try names(in: directory).count == 10)
             let reopened = try KeyStore(directory: directory)
             #expect(try names(in: directory) == Set(["\(keyId).pem", "\(keyId).json"] + others))
             #expect(try reopened.list().map(\.keyId) == [keyId])

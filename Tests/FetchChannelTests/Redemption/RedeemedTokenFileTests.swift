@@ -64,6 +64,24 @@ extension Practices {
             }
         }
 
+        /// The file's directory is the application's: another component's temporary files there
+        /// (even named as this package's were before) are left alone when a pipeline opens it.
+        @Test func anotherComponentsTemporaryFilesAreLeftAlone() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let state = directory.appendingPathComponent("state")
+                try FileManager.default.createDirectory(
+                    at: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                let foreign = [".tmp-0123456789abcdef", ".tmp-x"].map { state.appendingPathComponent($0) }
+                for file in foreign { try Data("theirs".utf8).write(to: file) }
+                let pipeline = try RedemptionPipeline(
+                    redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: state))
+                _ = await pipeline.redeem(Practices.payload("t1"))
+                for file in foreign {
+                    #expect(FileManager.default.fileExists(atPath: file.path), "\(file.lastPathComponent) removed")
+                }
+            }
+        }
+
         @Test func theFileIsPrivateAndItsDirectoryToo() async throws {
             try await Practices.withTemporaryDirectory { directory in
                 let file = RedeemedTokenFile(directory: directory.appendingPathComponent("state"))

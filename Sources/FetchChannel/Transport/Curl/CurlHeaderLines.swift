@@ -36,7 +36,7 @@ enum CurlHeaderLines {
     }
 
     /// `value` without leading and trailing spaces and tabs (RFC 9110 §5.5's OWS).
-    private static func withoutSurroundingBlanks(_ value: String) -> Substring {
+    static func withoutSurroundingBlanks(_ value: String) -> Substring {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = value.firstIndex(where: { !isBlank($0) }), let last = value.lastIndex(where: { !isBlank($0) })
         else { return "" }
