@@ -216,4 +216,19 @@ import Testing
             return error.message
         }
     }
+    /// An option copied from formatted text starts with a typographic dash (`—passphrase=…` from
+    /// `--passphrase=…`): it was taken as a positional and repeated whole, value included, in the
+    /// error. It is refused by its name only, as a secret when named like one.
+    @Test(arguments: ["\u{2014}passphrase=hunter2", "\u{2013}\u{2013}passphrase=hunter2", "\u{2212}-pass=hunter2"])
+    func aTypographicDashBeforeASecretOptionIsRefusedWithoutItsValue(_ word: String) {
+        let message = usageError([word])
+        #expect(
+            message?.contains("a passphrase is never taken from the command line") == true,
+            "\(String(describing: message))")
+        #expect(message?.contains("hunter2") == false)
+        let other = usageError(["\u{2014}store=/tmp/x", "K"])
+        #expect(
+            other?.contains("typographic dash") == true && other?.contains("/tmp/x") == false,
+            "\(String(describing: other))")
+    }
 }

@@ -342,4 +342,18 @@ import Testing
         #expect(garbage.out.isEmpty)
         #expect(garbage.err.hasPrefix("Error: the JWS is not valid:"))
     }
+    /// Paths keep their `..` for the file system to resolve: after a symbolic link it is the
+    /// target's parent, and resolving it in the text (URL standardization) named another file than
+    /// `cat` opens. Only `.` segments and repeated slashes are taken out.
+    @Test func pathsKeepTheirParentSegmentsForTheFileSystem() {
+        let context = CLIContext.inMemory(
+            environment: ["HOME": "/home/someone"],
+            currentDirectory: URL(fileURLWithPath: "/work/dir", isDirectory: true))
+        #expect(context.fileURL("lnk/../pass").path == "/work/dir/lnk/../pass")
+        #expect(context.fileURL("./a//b/").path == "/work/dir/a/b")
+        #expect(context.fileURL("/abs/./x/../y").path == "/abs/x/../y")
+        #expect(context.fileURL("~/keys/../other").path == "/home/someone/keys/../other")
+        #expect(context.fileURL("~").path == "/home/someone")
+        #expect(context.fileURL("/").path == "/")
+    }
 }

@@ -149,6 +149,30 @@ import Testing
                 #expect(ended.code == 0, "\(child.output)")
                 #expect(child.echoIsOn)
             }
+            /// SIGSTOP cannot be caught: a prompt stopped so (`kill -STOP`, a debugger) and then
+            /// continued found the terminal as the shell had put it back meanwhile, echoing, and
+            /// went on reading: the passphrase typed then was shown. It now catches SIGCONT and
+            /// asks again from the start with echo off.
+            @Test func aPromptStoppedBySIGSTOPAsksAgainWithEchoOffWhenContinued() async throws {
+                let sandbox = try CLISandbox()
+                defer { sandbox.remove() }
+                let child = try Self.startGenerating(in: sandbox)
+                await Self.waitForSilentPrompt(child, Self.prompt)
+                child.type("forgotten")
+                kill(child.pid, SIGSTOP)
+                let stopped = await child.waitUntil { Self.state(of: $0.pid) == "T" }
+                try #require(stopped, "the child did not stop: \(child.output)")
+                child.setEcho(true)  // what the shell does when its foreground job stops
+                kill(child.pid, SIGCONT)
+                await Self.waitForSilentPrompt(child, Self.prompt, index: 2)
+                child.type("typed after continuing\n")
+                await Self.waitForSilentPrompt(child, "Repeat the passphrase")
+                child.type("typed after continuing\n")
+                let ended = await child.waitForExit()
+                #expect(ended.code == 0, "\(child.output)")
+                #expect(child.echoIsOn)
+                #expect(!child.output.contains("typed after continuing"), "echoed: \(child.output)")
+            }
         }
     }
 #endif

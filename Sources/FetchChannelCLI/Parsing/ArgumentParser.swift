@@ -42,6 +42,9 @@ package enum ArgumentParser: Sendable {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
+            if !onlyPositionals, let dash = argument.unicodeScalars.first, typographicDashes.contains(dash.value) {
+                try refuseTypographicDash(argument)
+            }
             if onlyPositionals || argument == "-" || !argument.hasPrefix("-") || isValueWord(argument, spec) {
                 parsed.positionals.append(argument)
             } else if argument == "--" {
@@ -52,6 +55,26 @@ package enum ArgumentParser: Sendable {
         }
         try checkComplete(parsed, spec: spec)
         return .arguments(parsed)
+    }
+
+    /// Hyphen, non-breaking hyphen, figure dash, en dash, em dash, horizontal bar, minus sign,
+    /// small and full-width hyphen-minus: what a word processor or a web page makes of `--`.
+    static let typographicDashes: Set<UInt32> = [
+        0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212, 0xFE58, 0xFE63, 0xFF0D,
+    ]
+
+    /// A word that starts with a typographic dash is an option copied from formatted text, never a
+    /// value: refused with its name only (a `—passphrase=…` was repeated whole, value included, as
+    /// an unexpected argument), and as a secret when it is named like one.
+    private static func refuseTypographicDash(_ argument: String) throws(UsageError) {
+        let written = argument.prefix { $0 != "=" }
+        let name = written.unicodeScalars.drop { typographicDashes.contains($0.value) || $0 == "-" }
+        if forbiddenSecretOptions.contains(String(String.UnicodeScalarView(name)).lowercased()) {
+            throw UsageError(.secretOnCommandLine, "\(shown(written)) is not an option: \(secretOnCommandLineMessage).")
+        }
+        throw UsageError(
+            .unknownOption,
+            "'\(shown(written))' starts with a typographic dash where an option has two ASCII hyphens ('--')")
     }
 
     /// One `--name`, `--name=VALUE` or `--name VALUE` (which takes the next word, moving `index`).

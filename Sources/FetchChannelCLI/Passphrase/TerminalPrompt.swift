@@ -15,7 +15,8 @@ import Synchronization
 /// one that arrives ends the prompt, puts the terminal and the signals' previous dispositions
 /// back, and then sends the signal again. A process so ended dies of its signal, with echo on. A
 /// process so stopped (Ctrl-Z, or a background job reaching for the terminal) asks again from the
-/// start when it is continued.
+/// start when it is continued. So does one stopped by SIGSTOP, which no process can catch: the
+/// prompt catches SIGCONT too, since the shell put its own settings (echo on) back meanwhile.
 ///
 /// The handler only records the signal and writes to a pipe that the prompt polls beside the
 /// terminal: whichever of the process's threads the kernel runs it on, the prompting thread
@@ -25,12 +26,14 @@ import Synchronization
 enum TerminalPrompt {
     static let maximumLength = 1024
 
-    /// The signals readpassphrase(3) catches.
+    /// The signals readpassphrase(3) catches, and SIGCONT.
     static let interruptingSignals: [Int32] = [
-        SIGALRM, SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM, SIGTSTP, SIGTTIN, SIGTTOU,
+        SIGALRM, SIGHUP, SIGINT, SIGPIPE, SIGQUIT, SIGTERM, SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT,
     ]
-    /// Those whose default action stops the process; after them the prompt starts again.
-    static let stoppingSignals: Set<Int32> = [SIGTSTP, SIGTTIN, SIGTTOU]
+    /// Those after which the prompt starts again: the signals whose default action stops the
+    /// process, and SIGCONT, which continues one stopped by the uncatchable SIGSTOP (a debugger,
+    /// `kill -STOP`) to find the terminal as the shell left it, echoing.
+    static let stoppingSignals: Set<Int32> = [SIGTSTP, SIGTTIN, SIGTTOU, SIGCONT]
 
     static func readSecret(prompt: String) throws -> [UInt8] {
         guard isatty(STDIN_FILENO) == 1 else {

@@ -98,15 +98,28 @@ package struct CLIContext: Sendable {
 
     /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME (when
     /// HOME is an absolute path in UTF-8; otherwise `~` is a name like any other, as without HOME).
+    ///
+    /// Only `.` segments and repeated slashes are taken out. A `..` is left for the file system
+    /// to resolve, as every other tool does: after a symbolic link it leads to the link's target's
+    /// parent, and resolving it in the text (as URL standardization does) named another file than
+    /// `cat` would open (another passphrase file, another output directory).
     package func fileURL(_ path: String, isDirectory: Bool = false) -> URL {
+        let absolute: String
         if path.hasPrefix("/") {
-            return URL(fileURLWithPath: path, isDirectory: isDirectory).standardizedFileURL
-        }
-        if path == "~" || path.hasPrefix("~/"), let home = environment["HOME"], home.hasPrefix("/"),
+            absolute = path
+        } else if path == "~" || path.hasPrefix("~/"), let home = environment["HOME"], home.hasPrefix("/"),
             !variablesNotUTF8.contains("HOME")
         {
-            return URL(fileURLWithPath: home + path.dropFirst(), isDirectory: isDirectory).standardizedFileURL
+            absolute = home + "/" + path.dropFirst()
+        } else {
+            absolute = currentDirectory.path + "/" + path
         }
-        return URL(fileURLWithPath: path, isDirectory: isDirectory, relativeTo: currentDirectory).standardizedFileURL
+        return URL(fileURLWithPath: Self.withoutDotSegments(absolute), isDirectory: isDirectory)
+    }
+
+    /// An absolute path without `.` segments and repeated or trailing slashes; `..` kept.
+    static func withoutDotSegments(_ absolute: String) -> String {
+        let kept = absolute.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
+        return "/" + kept.joined(separator: "/")
     }
 }

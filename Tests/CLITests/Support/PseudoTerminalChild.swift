@@ -114,6 +114,19 @@ import Testing
             return settings.c_lflag & tcflag_t(ECHO) != 0
         }
 
+        /// Switches the terminal's echo on or off, as a shell does when its job stops.
+        func setEcho(_ on: Bool) {
+            var settings = termios()
+            guard tcgetattr(terminal, &settings) == 0 else {
+                Issue.record("cannot read the terminal's settings: \(String(cString: strerror(errno)))")
+                return
+            }
+            if on { settings.c_lflag |= tcflag_t(ECHO) } else { settings.c_lflag &= ~tcflag_t(ECHO) }
+            if tcsetattr(terminal, TCSANOW, &settings) != 0 {
+                Issue.record("cannot set the terminal's settings: \(String(cString: strerror(errno)))")
+            }
+        }
+
         /// Types `text` on the terminal.
         func type(_ text: String) {
             let bytes = Array(text.utf8)
