@@ -141,14 +141,22 @@ import Testing
                 await Self.waitForSilentPrompt(child, Self.prompt)
                 child.type("forgotten")
                 kill(child.pid, SIGTSTP)
-                await Self.waitForSilentPrompt(child, Self.prompt, index: 2)
-                child.type("fresh start\n")
-                await Self.waitForSilentPrompt(child, "Repeat the passphrase")
-                child.type("fresh start\n")
+                await Self.answerTheSecondPrompt(child, with: "fresh start")
+            }
+
+            /// Waits for the prompt to ask again, types `passphrase` there and at the repeat, and
+            /// expects the key made with echo on and the passphrase never shown.
+            static func answerTheSecondPrompt(_ child: PseudoTerminalChild, with passphrase: String) async {
+                await waitForSilentPrompt(child, prompt, index: 2)
+                child.type(passphrase + "\n")
+                await waitForSilentPrompt(child, "Repeat the passphrase")
+                child.type(passphrase + "\n")
                 let ended = await child.waitForExit()
                 #expect(ended.code == 0, "\(child.output)")
                 #expect(child.echoIsOn)
+                #expect(!child.output.contains(passphrase), "echoed: \(child.output)")
             }
+
             /// SIGSTOP cannot be caught: a prompt stopped so (`kill -STOP`, a debugger) and then
             /// continued found the terminal as the shell had put it back meanwhile, echoing, and
             /// went on reading: the passphrase typed then was shown. It now catches SIGCONT and
@@ -164,14 +172,7 @@ import Testing
                 try #require(stopped, "the child did not stop: \(child.output)")
                 child.setEcho(true)  // what the shell does when its foreground job stops
                 kill(child.pid, SIGCONT)
-                await Self.waitForSilentPrompt(child, Self.prompt, index: 2)
-                child.type("typed after continuing\n")
-                await Self.waitForSilentPrompt(child, "Repeat the passphrase")
-                child.type("typed after continuing\n")
-                let ended = await child.waitForExit()
-                #expect(ended.code == 0, "\(child.output)")
-                #expect(child.echoIsOn)
-                #expect(!child.output.contains("typed after continuing"), "echoed: \(child.output)")
+                await Self.answerTheSecondPrompt(child, with: "typed after continuing")
             }
         }
     }
