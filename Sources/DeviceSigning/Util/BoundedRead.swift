@@ -28,7 +28,9 @@ package enum BoundedRead {
 
     /// Up to `maximumBytes + 1` bytes from `descriptor` (until end of file): more than
     /// `maximumBytes` means the input was larger. Nil on a read error, with errno kept and what
-    /// was read so far zeroed (a passphrase or key file is a secret).
+    /// was read so far zeroed (a passphrase or key file is a secret). What is returned is a copy
+    /// of what was read, and the read buffer is zeroed: shrinking it (`count = length`) would
+    /// free it unzeroed when the bytes moved inline (14 bytes or fewer).
     package static func read(_ descriptor: Int32, maximumBytes: Int) -> Data? {
         var data = Data(count: maximumBytes + 1)
         var length = 0
@@ -53,8 +55,11 @@ package enum BoundedRead {
             errno = saved
             return nil
         }
-        data.count = length
-        return data
+        let read = data.withUnsafeBytes { buffer in
+            buffer.baseAddress.map { Data(bytes: $0, count: length) } ?? Data()
+        }
+        data.withUnsafeMutableBytes { secureZero($0) }
+        return read
     }
 
     /// The whole of the file at `path`, or why not (errno's text, or that it is larger than

@@ -44,12 +44,19 @@ struct OutputFile {
     func finish() throws {
         var problem = channel.hasFailed ? "a write failed" : nil
         if problem == nil, fsync(descriptor) != 0 { problem = String(cString: strerror(errno)) }
-        if problem == nil, unnamed, let code = link() {
-            problem = code == EEXIST ? "it was created meanwhile" : String(cString: strerror(code))
+        // Whether the file has its name, which then is this file's (linked exclusively).
+        var named = !unnamed
+        if problem == nil, unnamed {
+            if let code = link() {
+                problem = code == EEXIST ? "it was created meanwhile" : String(cString: strerror(code))
+            } else {
+                named = true
+            }
         }
         if close(descriptor) != 0, problem == nil { problem = String(cString: strerror(errno)) }
         guard let problem else { return }
-        if !unnamed { unlink(path) }
+        // Also a file named just before its close failed (a late write error): "no file was left".
+        if named { unlink(path) }
         throw CLIFailure(.refusedOutput, "cannot write \(path) (\(problem)); no file was left")
     }
 

@@ -47,10 +47,11 @@ enum SignalWaiter {
         // signalled as soon as it read the URL could wait for ever. So `onInstalled` (which prints
         // the URL) waits for every source's registration.
         let registered = DispatchGroup()
+        var previous: [(Int32, sighandler_t?)] = []
         // SIGHUP too: a closed terminal stops the command as Ctrl-C does, and it cleans up the same.
         for number in [SIGINT, SIGTERM, SIGHUP] {
             // Ignore the default disposition first, then let Dispatch deliver the signal.
-            signal(number, SIG_IGN)
+            previous.append((number, signal(number, SIG_IGN)))
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler { arrival.deliver(number) }
             registered.enter()
@@ -63,6 +64,9 @@ enum SignalWaiter {
         }
         let number = onInstalled() ? await arrival.wait() : nil
         for source in sources { source.cancel() }
+        // The dispositions of before: a second Ctrl-C during a shutdown that hangs ends the
+        // process, instead of being ignored for good.
+        for (number, handler) in previous { signal(number, handler) }
         return number
     }
 }
