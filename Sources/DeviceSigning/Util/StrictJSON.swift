@@ -14,6 +14,10 @@ import Foundation
 /// Swift strings, that is up to canonical equivalence, which is how Swift dictionaries key them:
 /// two names a decoder could take for one another are always refused, at every depth.
 ///
+/// The duplicate-name rule is kept by the sinks (``UniqueMemberNames``, ``JSONValueBuilder``, the
+/// operations answer's reader); a sink that reads a text leniently for a few members (a
+/// backend's error body) skips the values it does not want and may let the rest repeat names.
+///
 /// Two uses, one reader (``StrictJSONReader``), iterative (no recursion):
 /// - ``requireUniqueMemberNames(_:)`` checks a text that Foundation decodes next (the
 ///   Device-Signature payload, key store metadata). Values are read in place and never copied;
