@@ -31,13 +31,15 @@ static void close_keeping_errno(int fd) {
 
 int dss_accept_cloexec_nonblocking(int listener, struct sockaddr *address, unsigned int *length) {
 #if defined(__linux__)
-    return accept4(listener, address, length, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int fd = accept4(listener, address, length, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    return fd >= 0 ? fd : -errno;
 #else
     int fd = accept(listener, address, length);
-    if (fd < 0) return -1;
+    if (fd < 0) return -errno;
     if (set_cloexec_nonblocking(fd) != 0) {
+        int code = errno;
         close_keeping_errno(fd);
-        return -1;
+        return -code;
     }
     return fd;
 #endif

@@ -10,7 +10,9 @@ struct sockaddr;
 
 /// accept4(listener, address, length, SOCK_CLOEXEC | SOCK_NONBLOCK) where the system has it;
 /// elsewhere (Apple platforms) accept followed by both flags set with fcntl, the accepted
-/// descriptor closed again when that fails. Returns the descriptor, or -1 with errno set.
+/// descriptor closed again when that fails. Returns the descriptor, or -errno: the caller reads
+/// the code from the result, not from errno, which Swift code between the call and its check may
+/// change.
 /// `length` is a socklen_t, which is an unsigned int on every platform built.
 int dss_accept_cloexec_nonblocking(int listener, struct sockaddr *address, unsigned int *length);
 

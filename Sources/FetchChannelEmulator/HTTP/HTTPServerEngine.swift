@@ -211,7 +211,7 @@ final class HTTPServerEngine: Sendable {
                 }
             }
             guard fd >= 0 else {
-                switch errno {
+                switch -fd {
                 case EINTR, ECONNABORTED, EPROTO:
                     continue  // This client gave up; others may wait.
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
