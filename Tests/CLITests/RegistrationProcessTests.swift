@@ -209,6 +209,42 @@ extension CLISubprocessTests {
             #expect((try again.json() as? [String: Any])?["newKeyId"] as? String == newKeyId, "\(again.summary)")
         }
 
+        /// A rotation stopped after it recorded the new key but before it deleted the old one
+        /// leaves two records naming the dispatch target (here made by putting the old key's files
+        /// back after a rotation). The next rotation of the old key finds that the backend holds
+        /// the other and completes: it made a third key before, and sent a PATCH signed with a key
+        /// the backend no longer accepts.
+        @Test func aRotationStoppedBeforeDeletingTheOldKeyIsCompletedByTheNextRun() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let (oldKeyId, target) = try await registeredKey(in: sandbox, on: backend)
+            let store = URL(fileURLWithPath: sandbox.store)
+            let names = [".pem", ".enc.pem", ".json"].map { oldKeyId + $0 }
+            let saved = try names.map { try Data(contentsOf: store.appendingPathComponent($0)) }
+            let rotated = try await sandbox.run(["rotate", "--key", oldKeyId] + sandbox.storeArguments)
+            try #require(rotated.status == 0, "\(rotated.summary)")
+            let newKeyId = try #require(rotated.lines.first)
+            for (name, contents) in zip(names, saved) {
+                #expect(
+                    FileManager.default.createFile(
+                        atPath: store.appendingPathComponent(name).path, contents: contents,
+                        attributes: [.posixPermissions: 0o600]))
+            }
+            let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
+            let records = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
+            try #require(records.filter { $0["dispatchTargetId"] as? String == target }.count == 2)
+
+            let again = try await sandbox.run(["rotate", "--key", oldKeyId, "--json"] + sandbox.storeArguments)
+            #expect(again.status == 0, "\(again.summary)")
+            #expect(again.err.contains("An earlier rotation took effect"), "\(again.summary)")
+            #expect((try again.json() as? [String: Any])?["newKeyId"] as? String == newKeyId)
+            let left = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
+            let keys = try #require(try left.json() as? [[String: Any]], "\(left.summary)")
+            #expect(keys.compactMap { $0["keyId"] as? String } == [newKeyId], "no third key, the old one gone")
+        }
+
         @Test func rotateReplacesTheKeyOnlyAfterTheBackendAccepted() async throws {
             let backend = try ReferenceBackend.start()
             defer { backend.stop() }

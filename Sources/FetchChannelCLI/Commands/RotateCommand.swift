@@ -200,7 +200,9 @@ struct RotateCommand: CLICommand {
 
     /// The new key of an earlier rotation of this registration, when the backend holds it: a key
     /// of the store for the same device and server that was never registered (an unconfirmed
-    /// rotation leaves its new key so). The backend is asked only when there is such a key, and
+    /// rotation leaves its new key so), or that records this very dispatch target (a rotation
+    /// stopped between recording its new key and deleting the old one leaves two records naming
+    /// the target, and the next rotation made a third key). The backend is asked only when there is such a key, and
     /// about each of them only when it refuses the old key; when it refuses all of them, the
     /// registration cannot be rotated from here and nothing more is made. Each question is
     /// signed before any decryption key is loaded, one key at a time, and asks for the answer
@@ -210,7 +212,8 @@ struct RotateCommand: CLICommand {
         in store: KeyStore
     ) async throws -> String? {
         let candidates = try store.list().filter { candidate in
-            candidate.keyId != registration.oldKeyId && candidate.dispatchTargetId == nil
+            candidate.keyId != registration.oldKeyId
+                && (candidate.dispatchTargetId == nil || candidate.dispatchTargetId == registration.targetId)
                 && candidate.deviceId != nil && candidate.deviceId == registration.metadata.deviceId
                 && candidate.server.flatMap { try? BackendURL(parsing: $0) } == registration.server
         }
