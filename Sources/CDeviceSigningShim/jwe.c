@@ -1,5 +1,6 @@
 #include "dss_jwe.h"
 #include "dss_keys.h"
+#include "retry_once.h"
 
 #include <limits.h>
 #include <string.h>
@@ -12,29 +13,48 @@
  * algorithms are fetched once per process and kept (never freed: they live as long as the
  * process, like the default provider itself). Index 0, 1, 2 = AES-128, AES-192, AES-256. */
 
-static CRYPTO_ONCE dss_jwe_once = CRYPTO_ONCE_STATIC_INIT;
+static dss_retry_once dss_jwe_once = DSS_RETRY_ONCE_INIT;
 static EVP_CIPHER *dss_gcm[3];
 static EVP_CIPHER *dss_cbc[3];
 static EVP_CIPHER *dss_wrap[3];
 static EVP_MD *dss_sha256;
 static EVP_MAC *dss_hmac;
 
-static void dss_jwe_fetch(void) {
+/* All of them or none (the default provider, and the FIPS one, have every one): a failed fetch
+ * frees what it got, and the next use tries again. */
+static int dss_jwe_fetch(void) {
     static const char *const gcm[3] = {"AES-128-GCM", "AES-192-GCM", "AES-256-GCM"};
     static const char *const cbc[3] = {"AES-128-CBC", "AES-192-CBC", "AES-256-CBC"};
     static const char *const wrap[3] = {"AES-128-WRAP", "AES-192-WRAP", "AES-256-WRAP"};
+    EVP_CIPHER *fetched[9] = {NULL};
     for (int i = 0; i < 3; i++) {
-        dss_gcm[i] = EVP_CIPHER_fetch(NULL, gcm[i], NULL);
-        dss_cbc[i] = EVP_CIPHER_fetch(NULL, cbc[i], NULL);
-        dss_wrap[i] = EVP_CIPHER_fetch(NULL, wrap[i], NULL);
+        fetched[i] = EVP_CIPHER_fetch(NULL, gcm[i], NULL);
+        fetched[3 + i] = EVP_CIPHER_fetch(NULL, cbc[i], NULL);
+        fetched[6 + i] = EVP_CIPHER_fetch(NULL, wrap[i], NULL);
     }
-    dss_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-    dss_hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MD *sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+    EVP_MAC *hmac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    int complete = sha256 != NULL && hmac != NULL;
+    for (int i = 0; i < 9; i++) complete = complete && fetched[i] != NULL;
+    if (!complete) {
+        for (int i = 0; i < 9; i++) EVP_CIPHER_free(fetched[i]);
+        EVP_MD_free(sha256);
+        EVP_MAC_free(hmac);
+        return 0;
+    }
+    for (int i = 0; i < 3; i++) {
+        dss_gcm[i] = fetched[i];
+        dss_cbc[i] = fetched[3 + i];
+        dss_wrap[i] = fetched[6 + i];
+    }
+    dss_sha256 = sha256;
+    dss_hmac = hmac;
+    return 1;
 }
 
 /* The cipher for an AES key of key_len bytes from one of the tables, or NULL. */
 static const EVP_CIPHER *dss_aes(EVP_CIPHER *const table[3], size_t key_len) {
-    if (CRYPTO_THREAD_run_once(&dss_jwe_once, dss_jwe_fetch) != 1) return NULL;
+    if (!dss_retry_once_run(&dss_jwe_once, dss_jwe_fetch)) return NULL;
     switch (key_len) {
     case 16: return table[0];
     case 24: return table[1];
@@ -87,7 +107,7 @@ int dss_ecdh_p256_derive(dss_ecdh_slot *slot, EVP_PKEY *peer, uint8_t *out, size
 int dss_concat_kdf_sha256(const uint8_t *z, size_t z_len, const uint8_t *other_info, size_t other_info_len,
                           uint8_t *out, size_t out_len) {
     if (z == NULL || z_len == 0 || other_info == NULL || out == NULL || out_len == 0 || out_len > 64) return 0;
-    if (CRYPTO_THREAD_run_once(&dss_jwe_once, dss_jwe_fetch) != 1 || dss_sha256 == NULL) return 0;
+    if (!dss_retry_once_run(&dss_jwe_once, dss_jwe_fetch)) return 0;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (ctx == NULL) return 0;
     /* K(i) = SHA-256(counter i as 32-bit big-endian || Z || OtherInfo), i = 1, 2, ..., the
@@ -234,7 +254,7 @@ static int dss_cbc_hmac_tag(const uint8_t *mac_key, size_t mac_key_len, const ui
         : mac_key_len == 32 ? "SHA512"
         : NULL;
     if (digest == NULL || tag_len != mac_key_len) return 0;
-    if (CRYPTO_THREAD_run_once(&dss_jwe_once, dss_jwe_fetch) != 1 || dss_hmac == NULL) return 0;
+    if (!dss_retry_once_run(&dss_jwe_once, dss_jwe_fetch)) return 0;
     if (aad_len > UINT64_MAX / 8) return 0;
     uint64_t bits = (uint64_t)aad_len * 8;
     uint8_t al[8];

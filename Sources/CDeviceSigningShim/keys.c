@@ -1,5 +1,6 @@
 #include "dss_keys.h"
 #include "dss_private_der.h"
+#include "retry_once.h"
 
 #include <string.h>
 #include <openssl/bn.h>
@@ -100,24 +101,34 @@ done:
  * long as the process, like the default provider). A public key is a duplicate of it given the
  * point: building the group from its name on every import (EVP_PKEY_fromdata) costs about a
  * third of an ECDH derive, which every JWE's ephemeral key would pay. */
-static CRYPTO_ONCE dss_p256_template_once = CRYPTO_ONCE_STATIC_INIT;
+static dss_retry_once dss_p256_template_once = DSS_RETRY_ONCE_INIT;
 static EVP_PKEY *dss_p256_template;
 /* The group itself, for the explicit point check of dss_p256_point_is_valid (only read). */
 static EC_GROUP *dss_p256_group;
 
-static void dss_p256_make_template(void) {
-    dss_p256_group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
+/* Both or neither: a failure frees what was made, and the next use tries again. */
+static int dss_p256_make_template(void) {
+    EC_GROUP *group = EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1);
     OSSL_PARAM params[] = {
         OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, (char *)dss_group_name, 0),
         OSSL_PARAM_construct_end(),
     };
+    EVP_PKEY *template = NULL;
     EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
-    if (ctx == NULL) return;
-    if (EVP_PKEY_fromdata_init(ctx) != 1
-        || EVP_PKEY_fromdata(ctx, &dss_p256_template, EVP_PKEY_KEY_PARAMETERS, params) != 1) {
-        dss_p256_template = NULL;
+    if (ctx == NULL || EVP_PKEY_fromdata_init(ctx) != 1
+        || EVP_PKEY_fromdata(ctx, &template, EVP_PKEY_KEY_PARAMETERS, params) != 1) {
+        EVP_PKEY_free(template);
+        template = NULL;
     }
     EVP_PKEY_CTX_free(ctx);
+    if (group == NULL || template == NULL) {
+        EC_GROUP_free(group);
+        EVP_PKEY_free(template);
+        return 0;
+    }
+    dss_p256_group = group;
+    dss_p256_template = template;
+    return 1;
 }
 
 /* The public-key check, done explicitly on the encoded point before any key is built from it:
@@ -130,9 +141,7 @@ int dss_p256_point_is_valid(const uint8_t *point, size_t point_len) {
     if (point == NULL || (point_len != DSS_P256_POINT_BYTES && point_len != DSS_P256_COMPRESSED_POINT_BYTES)) return 0;
     /* EC_POINT_oct2point also takes the hybrid forms (0x06, 0x07); only these two are allowed. */
     if (point_len == DSS_P256_POINT_BYTES ? point[0] != 0x04 : point[0] != 0x02 && point[0] != 0x03) return 0;
-    if (CRYPTO_THREAD_run_once(&dss_p256_template_once, dss_p256_make_template) != 1 || dss_p256_group == NULL) {
-        return 0;
-    }
+    if (!dss_retry_once_run(&dss_p256_template_once, dss_p256_make_template)) return 0;
     EC_POINT *decoded = EC_POINT_new(dss_p256_group);
     BN_CTX *bnctx = BN_CTX_new();
     int ok = decoded != NULL && bnctx != NULL
@@ -170,9 +179,7 @@ EVP_PKEY *dss_p256_from_public_point(const uint8_t *point, size_t point_len, int
 }
 
 EVP_PKEY *dss_p256_peer_key_new(void) {
-    if (CRYPTO_THREAD_run_once(&dss_p256_template_once, dss_p256_make_template) != 1 || dss_p256_template == NULL) {
-        return NULL;
-    }
+    if (!dss_retry_once_run(&dss_p256_template_once, dss_p256_make_template)) return NULL;
     return EVP_PKEY_dup(dss_p256_template);
 }
 
