@@ -1,5 +1,6 @@
 internal import CDeviceSigningShim
 internal import COpenSSL
+import DeviceSigning
 import Foundation
 import Glibc
 
@@ -60,24 +61,21 @@ public final class TLSServerIdentity: @unchecked Sendable {
         return try TLSServerIdentity(takingOwnershipOf: context, certificateAuthorityPEM: pem)
     }
 
-    /// The certificate chain (leaf first, then any intermediates) and its P-256 private key, both PEM.
+    /// The certificate chain (leaf first, then any intermediates) and its P-256 private key, both
+    /// PEM. The key is read by the package's own reader (``readPrivateKey(_:)``), not libssl's.
     public static func load(certificateFile: String, keyFile: String) throws(HTTPServerError) -> TLSServerIdentity {
         try checkReadable(certificateFile, what: "certificate")
         try checkReadable(keyFile, what: "private key")
+        let key = try readPrivateKey(keyFile)
         ERR_clear_error()
         let context = try newContext()
         guard SSL_CTX_use_certificate_chain_file(context, certificateFile) == 1 else {
             SSL_CTX_free(context)
             throw failure("cannot read a PEM certificate chain from \(certificateFile)")
         }
-        guard SSL_CTX_use_PrivateKey_file(context, keyFile, SSL_FILETYPE_PEM) == 1 else {
+        guard (try? key.withOpenSSLKey({ SSL_CTX_use_PrivateKey(context, $0) })) == 1 else {
             SSL_CTX_free(context)
-            throw failure("cannot read an unencrypted PEM private key from \(keyFile)")
-        }
-        // get0: the key stays owned by the context.
-        guard let key = SSL_CTX_get0_privatekey(context), dss_p256_is_p256(key) == 1 else {
-            SSL_CTX_free(context)
-            throw failure("the private key in \(keyFile) is not an ECDSA P-256 key")
+            throw failure("cannot use the private key in \(keyFile)")
         }
         guard SSL_CTX_check_private_key(context) == 1 else {
             SSL_CTX_free(context)
@@ -118,6 +116,27 @@ public final class TLSServerIdentity: @unchecked Sendable {
     }
 
     /// A regular file of at most `maximumFileBytes`: a device or FIFO given by mistake would never end.
+    /// The unencrypted P-256 key of the PEM file at `path` (PKCS#8 or SEC1), read into zeroed
+    /// storage and parsed as the key store parses keys: OpenSSL's decoders would leave the
+    /// private scalar in freed memory (`dss_private_der.h`).
+    private static func readPrivateKey(_ path: String) throws(HTTPServerError) -> P256.Signing.PrivateKey {
+        let text: SecureBytes
+        switch BoundedRead.contents(of: path, maximumBytes: maximumFileBytes) {
+        case .success(var data):
+            text = SecureBytes(data)
+            data.withUnsafeMutableBytes { secureZero($0) }
+        case .failure:
+            throw failure("cannot read the private key file \(path)")
+        }
+        do {
+            return try P256.Signing.PrivateKey(pemRepresentation: text)
+        } catch let error as DeviceSigningError where [.unsupportedCurve, .unsupportedKeyType].contains(error.code) {
+            throw failure("the private key in \(path) is not an ECDSA P-256 key")
+        } catch {
+            throw failure("cannot read an unencrypted PEM private key from \(path)")
+        }
+    }
+
     private static func checkReadable(_ path: String, what: String) throws(HTTPServerError) {
         var info = stat()
         guard stat(path, &info) == 0 else {

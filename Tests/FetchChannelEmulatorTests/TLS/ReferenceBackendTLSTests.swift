@@ -114,6 +114,7 @@ extension HTTPServerTests {
             let certificate = directory.appendingPathComponent("cert.pem").path
             let otherKey = directory.appendingPathComponent("other.pem").path
             let encryptedKey = directory.appendingPathComponent("encrypted.pem").path
+            let p384Key = directory.appendingPathComponent("p384.pem").path
             let made = try await DedicatedThreads.run {
                 [
                     try ExternalTool.run(
@@ -128,6 +129,9 @@ extension HTTPServerTests {
                         [
                             "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", otherKey,
                         ]),
+                    try ExternalTool.run(
+                        TLSTestSupport.openssl,
+                        ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", p384Key]),
                     // The certificate's own key, encrypted: refused, never a passphrase prompt.
                     try ExternalTool.run(
                         TLSTestSupport.openssl,
@@ -149,6 +153,16 @@ extension HTTPServerTests {
             }
             #expect(throws: HTTPServerError(.tlsIdentityFailed)) {
                 try ReferenceBackend.start(tls: .files(certificate: otherKey, key: otherKey))
+            }
+            // The key is read by the package's own reader, which names what is wrong with it.
+            for (key, says) in [(p384Key, "is not an ECDSA P-256 key"), (encryptedKey, "unencrypted PEM private key")] {
+                do {
+                    let backend = try ReferenceBackend.start(tls: .files(certificate: certificate, key: key))
+                    backend.stop()
+                    Issue.record("\(key) was used")
+                } catch let error as HTTPServerError {
+                    #expect(error.reason.contains(says) && error.reason.contains(key), "\(error)")
+                }
             }
         }
     }
