@@ -50,17 +50,19 @@ package final class KeyStoreDirectory: Sendable {
     /// Whether `name` is a temporary file name of earlier versions: `.tmp-` and 1 to 32 lowercase
     /// hex digits.
     static func isEarlierTemporaryName(_ name: String) -> Bool {
-        guard name.hasPrefix(".tmp-") else { return false }
-        let digits = name.utf8.dropFirst(".tmp-".utf8.count)
-        return (1...32).contains(digits.count)
-            && digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        hexDigitCount(after: ".tmp-", in: name).map { (1...32).contains($0) } ?? false
     }
 
     /// Whether `name` is a temporary file name this package makes.
     static func isTemporaryName(_ name: String) -> Bool {
-        guard name.hasPrefix(temporaryPrefix) else { return false }
-        let digits = name.utf8.dropFirst(temporaryPrefix.utf8.count)
-        return digits.count == 32 && digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        hexDigitCount(after: temporaryPrefix, in: name) == 32
+    }
+
+    /// How many lowercase hex digits follow `prefix` in `name`, when that is all that follows it.
+    private static func hexDigitCount(after prefix: String, in name: String) -> Int? {
+        guard name.hasPrefix(prefix) else { return nil }
+        let rest = name.utf8.dropFirst(prefix.utf8.count)
+        return rest.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } ? rest.count : nil
     }
     /// No file of the store comes near this; anything larger is not one of its files.
     package static let maximumFileBytes = 64 * 1024
