@@ -79,10 +79,12 @@ package enum EmulatorBenchmarks {
                 unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
                 baseline: baseline.rounded(),
                 ratio: Measurement.ratio(rate, over: baseline, rounding: .toNearestOrAwayFromZero),
-                target: ">= 5000/s", met: rate.rounded() >= 5_000 && measured.failures == 0),
+                // A baseline that could not be measured (its requests failed) leaves the row not met.
+                target: ">= 5000/s", met: rate.rounded() >= 5_000 && measured.failures == 0 && baseline > 0),
             BenchmarkRow(
                 name: "emulator-latency-p50", value: (p50 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
-                target: "-", met: true),
+                // No target, but a p50 of no requests, or of some that failed, is not measured.
+                target: "-", met: !latencies.isEmpty && measured.failures == 0),
             BenchmarkRow(
                 name: "emulator-latency-p99", value: (p99 * 100).rounded() / 100, unit: "ms", baseline: nil, ratio: nil,
                 // Latencies of the requests that were answered: none, or some failed, is no p99.
@@ -92,12 +94,15 @@ package enum EmulatorBenchmarks {
                 name: "emulator-resident-growth", value: (growth * 100).rounded() / 100,
                 unit: "MiB over requests \(warmup)...\(residentTotal)"
                     + (residentFailures > 0 ? " (\(residentFailures) failed)" : ""),
-                baseline: Double(before / 1_048_576), ratio: nil,
-                target: "< 16 MiB", met: (growth * 100).rounded() / 100 < 16 && residentFailures == 0),
+                baseline: (Double(before) / 1_048_576 * 100).rounded() / 100, ratio: nil,
+                // A resident size that could not be read (0) is no growth.
+                target: "< 16 MiB",
+                met: (growth * 100).rounded() / 100 < 16 && residentFailures == 0 && before > 0 && after > 0),
         ]
     }
 
-    /// Requests/s of the HTTP server with a handler that does nothing.
+    /// Requests/s of the HTTP server with a handler that does nothing; 0 when any of its requests
+    /// failed (the baseline is then not measured, and the row not met).
     private static func plainServerRate(clients: Int, seconds: Double) throws -> Double {
         let server = HTTPServer(
             configuration: .init(maxConnections: 64),
@@ -115,6 +120,7 @@ package enum EmulatorBenchmarks {
         let run = try LoadRun.run(port: address.port, clients: clients, requestsPerClient: perClient) { _, count in
             Array(repeating: request, count: count)
         }
+        guard probe.failures == 0, run.failures == 0 else { return 0 }
         return Double(run.completed) / run.seconds
     }
 

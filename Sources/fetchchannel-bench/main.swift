@@ -1,7 +1,7 @@
 import FetchChannelBenchmarks
 import Foundation
 
-// Release-mode benchmark: `swift run -c release fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]`.
+// Release-mode benchmark: `swift run -c release fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--rows NAME,…] [--json]`.
 // The same rows as `fetchchannel bench` (both run BenchmarkSuite); kept as its own small product
 // because CI builds and runs it on its own.
 // Every rate is compared with a baseline measured in this same process.
@@ -9,7 +9,10 @@ import Foundation
 var seconds = 4.0
 var signatures = 1_000_000
 var emulatorRequests: Int?
+var only: Set<String>?
 var json = false
+let usage =
+    "USAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--rows NAME,…] [--json]"
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -36,16 +39,22 @@ while let argument = arguments.popFirst() {
             exit(64)
         }
         emulatorRequests = value
+    case "--rows":
+        // The names `fetchchannel bench --rows` takes: BenchmarkSuite.rowNames, comma-separated.
+        let names = (arguments.popFirst() ?? "").split(separator: ",").map(String.init)
+        guard !names.isEmpty, names.allSatisfy(BenchmarkSuite.rowNames.contains) else {
+            FileHandle.standardError.write(
+                Data("Error: --rows needs row names from: \(BenchmarkSuite.rowNames.joined(separator: ", "))\n".utf8))
+            exit(64)
+        }
+        only = Set(names)
     case "--json":
         json = true
     case "-h", "--help":
-        print("USAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]")
+        print(usage)
         exit(0)
     default:
-        FileHandle.standardError.write(
-            Data(
-                "Error: unknown argument '\(argument)'\nUSAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--json]\n"
-                    .utf8))
+        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\n\(usage)\n".utf8))
         exit(64)
     }
 }
@@ -57,7 +66,7 @@ while let argument = arguments.popFirst() {
 
 do {
     let rows = try await BenchmarkSuite.rows(
-        .init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests))
+        .init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests, only: only))
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

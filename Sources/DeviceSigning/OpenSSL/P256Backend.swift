@@ -70,7 +70,8 @@ enum P256Backend {
         case DSS_KEY_OTHER_CURVE:
             DeviceSigningError(
                 .unsupportedCurve,
-                "The key is an EC key on a curve other than P-256; only P-256 (prime256v1) is supported.")
+                "The key is an EC key on a curve other than P-256, or gives its curve as explicit parameters; "
+                    + "only a key naming P-256 (prime256v1) is supported.")
         case DSS_KEY_INVALID:
             DeviceSigningError(
                 .invalidKey, "The private key is not a valid P-256 key (scalar out of range, or not its public key's).")

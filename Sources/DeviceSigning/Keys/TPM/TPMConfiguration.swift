@@ -54,7 +54,7 @@ public struct TPMConfiguration: Sendable, Hashable, CustomStringConvertible {
         if let variable = ProcessInfo.processInfo.environment[Self.tctiVariable], !variable.isEmpty {
             return "TCTI \"\(variable)\" (from \(Self.tctiVariable))"
         }
-        return "TCTI \"\(Self.defaultTCTI)\" (the default: \(Self.tctiVariable) is not set)"
+        return "TCTI \"\(Self.defaultTCTI)\" (the default: \(Self.tctiVariable) is not set, or empty)"
     }
 
     /// The timeout in seconds for a Dispatch deadline (at least one millisecond).
