@@ -159,20 +159,34 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let (keyId, _) = try await registeredKey(in: sandbox, on: backend)
+            var candidate = ""
+            let rotated = try await rotation(of: keyId, in: sandbox, heldAt: backend) { newKeyId in
+                candidate = newKeyId
+                let deleted = try await sandbox.run(["key", "delete", newKeyId] + sandbox.storeArguments)
+                #expect(deleted.status == 1 && deleted.err.contains("in use"), "\(deleted.summary)")
+            }
+            guard let rotated else { return }
+            #expect(rotated.status == 0 && rotated.lines.first == candidate, "\(rotated.summary)")
+        }
+
+        /// `rotate --key keyId` with the backend's answer to its PATCH held: `whileHeld` runs once the
+        /// PATCH arrived, given the new key's id (in the store before the PATCH is sent), and the
+        /// rotation's result is returned after the answer is let go; nil when the PATCH never came.
+        func rotation(
+            of keyId: String, in sandbox: CLISandbox, heldAt backend: ReferenceBackend,
+            whileHeld: (String) async throws -> Void
+        ) async throws -> CLIResult? {
             let hold = backend.holdNextAnswer(to: .targets)
             async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
             defer { hold.release() }
-            // The new key is in the store before the PATCH is sent, so once the PATCH arrived.
-            guard await Self.held(hold, "the rotation's request") else { return }
+            guard await Self.held(hold, "the rotation's request") else { return nil }
             let listed = try await sandbox.run(["key", "list", "--json"] + sandbox.storeArguments)
             let keys = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
-            let candidate = try #require(
+            let newKeyId = try #require(
                 keys.compactMap { $0["keyId"] as? String }.first { $0 != keyId }, "no new key: \(listed.out)")
-            let deleted = try await sandbox.run(["key", "delete", candidate] + sandbox.storeArguments)
+            try await whileHeld(newKeyId)
             hold.release()
-            #expect(deleted.status == 1 && deleted.err.contains("in use"), "\(deleted.summary)")
-            let rotated = try await rotation
-            #expect(rotated.status == 0 && rotated.lines.first == candidate, "\(rotated.summary)")
+            return try await rotation
         }
 
         /// The backend took the new key, but recording it in the store failed (here its record
@@ -185,20 +199,14 @@ extension CLISubprocessTests {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
             let (keyId, _) = try await registeredKey(in: sandbox, on: backend)
-            let hold = backend.holdNextAnswer(to: .targets)
-            async let rotation = sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
-            defer { hold.release() }
-            guard await Self.held(hold, "the rotation's request") else { return }
             let store = URL(fileURLWithPath: sandbox.store)
-            let newRecord = try #require(
-                try FileManager.default.contentsOfDirectory(atPath: store.path).first {
-                    $0.hasSuffix(".json") && !$0.hasPrefix(keyId)
-                })
-            let newKeyId = String(newRecord.dropLast(".json".count))
-            let recordPath = store.appendingPathComponent(newRecord).path
-            try #require(chmod(recordPath, 0o644) == 0)
-            hold.release()
-            let rotated = try await rotation
+            var newKeyId = ""
+            let held = try await rotation(of: keyId, in: sandbox, heldAt: backend) { made in
+                newKeyId = made
+                try #require(chmod(store.appendingPathComponent(made + ".json").path, 0o644) == 0)
+            }
+            guard let rotated = held else { return }
+            let recordPath = store.appendingPathComponent(newKeyId + ".json").path
             #expect(rotated.status == 1, "\(rotated.summary)")
             #expect(
                 rotated.err.contains("now verifies dispatch target") && rotated.err.contains("Keep key \(newKeyId)")
