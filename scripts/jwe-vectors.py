@@ -460,8 +460,40 @@ add("oversized-tag", "A tag part of 44 characters (more than 32 bytes).", good_g
     error="inputTooLarge", replace_part={"index": 4, "fill": "A", "length": 44})
 big_header = header_with(kid="k" * (4097 - len(header_with(kid=""))))
 assert len(big_header) == 4097
-add("header-json-4097", "A header of 4097 bytes of JSON (limit 4096).", with_header(good_gcm, big_header),
-    error="inputTooLarge")
+add("header-json-4097", "A header of 4097 bytes of JSON (limit 4096): its part, 5463 characters, is over the "
+    "header part's limit, which is what keeps the JSON within 4 KiB (no part within the limit decodes to more).",
+    with_header(good_gcm, big_header), error="inputTooLarge")
+
+# ---- added after the cases above: appended, so that their ids stay as they were -------------------
+
+BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+good_tag = parts(good_gcm)[4]  # 16 bytes: 22 characters, the last one holding 4 bits and 2 unused ones
+assert len(good_tag) == 22 and BASE64URL.index(good_tag[-1]) & 0b11 == 0
+add("tag-nonzero-unused-bits", "The A256GCM tag's last character changed so that its two unused bits are not "
+    "zero: a lenient base64url decoder reads the same 16 bytes and decrypts (RFC 4648 §3.5).",
+    with_part(good_gcm, 4, good_tag[:-1] + BASE64URL[BASE64URL.index(good_tag[-1]) | 0b01]), error="malformedJWE")
+add("iv-length-1-mod-4", "An IV part of 17 characters: no byte string has a base64url of a length that is 1 "
+    "mod 4.", with_part(good_gcm, 2, parts(good_gcm)[2] + "A"), error="malformedJWE")
+add("crit-empty", "crit as an empty list, which RFC 7515 §4.1.11 does not allow (sealed under this header).",
+    sealed_under(header_with(crit=[])), error="malformedJWE")
+add("zip-null", "zip present with the value null (sealed under this header).",
+    sealed_under(header_with(zip=None)), error="unsupportedAlgorithm")
+add("iv-not-base64url-before-oversized-tag", "An IV of '!!!!' and a tag part of 44 characters: parts are checked "
+    "one by one, limit then encoding, so the IV's encoding fails first (a reader that checks every limit "
+    "first says inputTooLarge).", with_part(with_part(good_gcm, 2, "!!!!"), 4, "A" * 44), error="malformedJWE")
+# epk-coordinate-not-reduced again, but sealed to the point a reader that reduced x mod p would use:
+# without the check on the coordinate it would decrypt, not fail later for another reason.
+unreduced_point = ec.EllipticCurvePublicNumbers(small_x, small_y, ec.SECP256R1()).public_key()
+unreduced_header = b64u(header_with(epk_jwk=dict(
+    epk, x=b64u((small_x + P256_PRIME).to_bytes(32, "big")), y=b64u(small_y.to_bytes(32, "big")))).encode())
+unreduced_cek = concat_kdf(RECIPIENT.exchange(ec.ECDH(), unreduced_point), "A256GCM", b"", b"", 32)
+unreduced_iv = derived("iv unreduced", 12)
+unreduced_ciphertext, unreduced_tag = seal("A256GCM", unreduced_cek, unreduced_iv, unreduced_header.encode("ascii"),
+                                           OPERATIONS.encode())
+add("epk-coordinate-not-reduced-sealed", f"epk x is p + {small_x}, sealed to the point ({small_x}, y) that x "
+    "mod p names: only the check that a coordinate is below p refuses it (SEC 1 §2.3.4).",
+    ".".join([unreduced_header, "", b64u(unreduced_iv), b64u(unreduced_ciphertext), b64u(unreduced_tag)]),
+    error="invalidKey")
 
 document = {
     "description": "JWE compact serialization (RFC 7516) with ECDH-ES on P-256 (RFC 7518 §4.6): the RFC 7518 "
