@@ -186,13 +186,9 @@ public enum FetchErrorMapping {
         // Decrypted from the bytes as received: no String of the whole body (whose UTF-8 check and
         // copy cost more than a tenth of the decryption); the parse refuses any byte that is not
         // a dot or base64url.
-        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
-        let body = answer.body
-        let start = body.firstIndex { !isSpace($0) } ?? body.endIndex
-        let end = body.lastIndex { !isSpace($0) }.map { body.index(after: $0) } ?? start
         let plaintext: Data
         do {
-            plaintext = try JWE.decrypt(compact: body[start..<max(start, end)], with: key)
+            plaintext = try JWE.decrypt(compact: JOSEAnswerBody.compact(in: answer.body), with: key)
         } catch let error as DeviceSigningError where error.code.isTPMFailure {
             // The registration's key could not be used: the device's problem, not the answer's.
             return .failure(.deviceProtectionError(server: server, reason: FetchClient.reason(error)))

@@ -74,14 +74,16 @@ struct DispatchTargetKeyProbe: Sendable {
         return .unknown("the backend answered \(answer.summary)")
     }
 
-    /// Whether `answer` is a pending-operations answer: an encrypted one must decrypt with the
-    /// decryption key; a plain one (a target without an encryption key answers so) decodes as is.
-    private static func isOperationsAnswer(
+    /// Whether `answer` is a pending-operations answer, by the rules `fetch` reads it with: asked
+    /// for encrypted, it must be `application/jose` and decrypt with the decryption key (a plain
+    /// answer is not taken as one); asked for JSON, it decodes as it is.
+    static func isOperationsAnswer(
         _ answer: BackendHTTPClient.Answer, decryptionKey: P256.KeyAgreement.PrivateKey?
     ) -> Bool {
         var body = answer.body
-        if WireMediaType.isJOSE(answer.header(WireHeader.contentType) ?? "") {
-            guard let decryptionKey, let plaintext = try? JWE.decrypt(compact: Array(answer.body), with: decryptionKey)
+        if let decryptionKey {
+            guard WireMediaType.isJOSE(answer.header(WireHeader.contentType) ?? ""),
+                let plaintext = try? JWE.decrypt(compact: JOSEAnswerBody.compact(in: answer.body), with: decryptionKey)
             else { return false }
             body = plaintext
         }
