@@ -28,6 +28,13 @@ CURLcode fcc_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }
 
+CURLcode fcc_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) {
+    char *text = NULL;
+    CURLcode code = curl_easy_getinfo(easy, info, &text);
+    *value = code == CURLE_OK ? text : NULL;
+    return code;
+}
+
 CURLMcode fcc_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }

@@ -35,6 +35,8 @@ CURLcode fcc_easy_open_sockets_cloexec(CURL *easy);
 
 /// curl_easy_getinfo for a CURLINFO_LONG item.
 CURLcode fcc_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
+/* A string item; *value points into libcurl's memory (not to be freed) or is NULL. */
+CURLcode fcc_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
 
 /// curl_multi_setopt for a long option.
 CURLMcode fcc_multi_setopt_long(CURLM *multi, CURLMoption option, long value);

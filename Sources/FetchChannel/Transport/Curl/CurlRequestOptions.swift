@@ -68,7 +68,7 @@
         private static func applyTrust(_ trust: TLSTrust, to transfer: CurlTransfer) throws(NetworkFailure) {
             switch trust.anchors {
             case .system:
-                break
+                try CurlSystemAnchors.apply(to: transfer)
             case .pemBundle(let pem):
                 try transfer.set(CURLOPT_CAPATH, nil)
                 try transfer.setCABundle(pem)
