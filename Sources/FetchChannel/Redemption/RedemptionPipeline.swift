@@ -45,8 +45,11 @@ public actor RedemptionPipeline {
     /// redeemed set.
     /// Whatever only the damaged file held (other processes' tokens) is in that copy alone.
     public private(set) var corruptFileReplaced: RedeemedTokenFileError?
-    /// Identities redeemed since the last successful write of the file (at most ``capacity``).
+    /// Identities redeemed and not yet handed to a write of the file (at most ``capacity``).
     private var unsaved: [RedemptionIdentity] = []
+    /// The write of the file under way, if any: its identities, and the task that ends once its
+    /// outcome is recorded here.
+    private var write: (identities: [RedemptionIdentity], done: Task<Void, Never>)?
     /// How many expired identities are remembered.
     public static let expiredCapacity = 1_000
     /// The identities the backend called expired, with its answer; `expiredOrder` oldest first.
@@ -155,7 +158,7 @@ public actor RedemptionPipeline {
         }
         let state = ledger.finish(identity, with: outcome)
         settledCount.add(1, ordering: .releasing)
-        if state == .redeemed { persist(identity) }
+        if state == .redeemed { await persist(identity) }
         if case .failure(let error) = outcome, case .tokenExpired = error { rememberExpired(identity, error) }
         return RedemptionReport(identity, settledWith: outcome)
     }
@@ -201,18 +204,47 @@ public actor RedemptionPipeline {
     /// How many redeemed identities are remembered.
     public var redeemedCount: Int { ledger.redeemedCount }
 
-    private func persist(_ identity: RedemptionIdentity) {
+    /// Writes `identity` to the file before its redemption is reported. The write runs on a
+    /// thread of its own (``BlockingWork``): it may wait up to 30 s for another process's lock
+    /// and syncs twice, and the actor, its other callers and the task pool go on meanwhile
+    /// (docs/ARCHITECTURE.md, "Threads"). One write at a time; one that starts after `identity`
+    /// was added carries it, so a caller waits for the write under way and then, if its
+    /// identity is still unsaved, writes everything unsaved.
+    private func persist(_ identity: RedemptionIdentity) async {
         guard let storage else { return }
         unsaved.append(identity)
         if unsaved.count > capacity { unsaved.removeFirst(unsaved.count - capacity) }
-        do {
-            let replaced = try storage.save(
-                unsaved, replacingACorruptFileWith: { ledger.redeemedOldestFirst }, capacity: capacity)
+        while let write { await write.done.value }
+        guard !unsaved.isEmpty else { return }
+        let identities = unsaved
+        unsaved.removeAll()
+        // The whole set goes along only for a corrupt file, which is replaced by it.
+        let everything = ledger.redeemedOldestFirst
+        let capacity = capacity
+        let done = Task {
+            let outcome = await BlockingWork.run {
+                Result { () throws(RedeemedTokenFileError) -> RedeemedTokenFileError? in
+                    try storage.save(identities, replacingACorruptFileWith: { everything }, capacity: capacity)
+                }
+            }
+            self.record(outcome)
+        }
+        write = (identities, done)
+        await done.value
+    }
+
+    /// The outcome of the write under way. Identities a failed write held are written with the
+    /// next change, ahead of those redeemed since, as many as the capacity keeps.
+    private func record(_ outcome: Result<RedeemedTokenFileError?, RedeemedTokenFileError>) {
+        switch outcome {
+        case .success(let replaced):
             if let replaced { corruptFileReplaced = replaced }
-            unsaved.removeAll()
             persistenceFailure = nil
-        } catch {
+        case .failure(let error):
+            unsaved = (write?.identities ?? []) + unsaved
+            if unsaved.count > capacity { unsaved.removeFirst(unsaved.count - capacity) }
             persistenceFailure = error
         }
+        write = nil
     }
 }

@@ -1,8 +1,14 @@
+import DeviceSigning
 import FetchChannelTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FetchChannel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension Practices {
     /// On threads of their own: the pipeline's file writes (each fsynced) block.
@@ -327,6 +333,46 @@ extension Practices {
                 // Once the file is gone, the next change writes what the failed one could not.
                 try FileManager.default.removeItem(atPath: file.path)
                 _ = await pipeline.redeem(Practices.payload("t2"))
+                #expect(await pipeline.persistenceFailure == nil)
+                #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2"])
+            }
+        }
+
+        /// A write waits for another writer's lock (up to 30 s) on a thread of its own: the
+        /// pipeline answers meanwhile, a redemption is reported only once its write is done, and
+        /// one redeemed during the wait is written by the next write.
+        @Test func aWriteWaitingForTheLockHoldsNeitherThePipelineNorOtherRedemptions() async throws {
+            try await Practices.withTemporaryDirectory { directory in
+                let file = RedeemedTokenFile(directory: directory)
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                // Another process's writer: a lock of its own on the directory's lock file.
+                let lockPath = directory.appendingPathComponent(KeyStoreDirectory.storeLockName).path
+                let lock = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+                try #require(lock >= 0)
+                defer { close(lock) }
+                try #require(flock(lock, LOCK_EX) == 0)
+
+                final class Reports: Sendable { let count = Atomic(0) }
+                let reported = Reports()
+                func redeemed(_ token: String) async {
+                    while await pipeline.state(of: .onBackend(token)) != .redeemed { await Task.yield() }
+                }
+                let first = Task {
+                    defer { reported.count.add(1, ordering: .relaxed) }
+                    return await pipeline.redeem(Practices.payload("t1"))
+                }
+                await redeemed("t1")
+                let second = Task {
+                    defer { reported.count.add(1, ordering: .relaxed) }
+                    return await pipeline.redeem(Practices.payload("t2"))
+                }
+                await redeemed("t2")
+                #expect(await pipeline.persistenceFailure == nil)
+                #expect(reported.count.load(ordering: .relaxed) == 0, "reported before the write")
+
+                try #require(flock(lock, LOCK_UN) == 0)
+                #expect(await first.value.code == "redeemed")
+                #expect(await second.value.code == "redeemed")
                 #expect(await pipeline.persistenceFailure == nil)
                 #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2"])
             }
