@@ -3,7 +3,10 @@
 /// The registrations are asked for at every trigger, so a device that registers or is
 /// deregistered while the app runs is fetched for (or not) from the next trigger on. A fetch that
 /// finds none left (deregistered between the check and the fetch) returns an empty result, and
-/// the coordinator then cancels the notifications of operations it can no longer start.
+/// the coordinator then cancels the notifications of operations it can no longer start. A list
+/// that cannot be read now (the provider throws: a store locked or on a disk that failed) is not
+/// an empty one: nothing is sent, and the fetch reports `deviceProtectionError` naming no server,
+/// which keeps every notification.
 ///
 /// Return the same registrations (their ``SigningKeySource``s) from call to call while they do
 /// not change, and make new ones only when they do: the client recognises a key by its source, so
@@ -11,10 +14,10 @@
 /// derivation, or a load into the TPM).
 public struct RegisteredFetchClient: PendingOperationsFetching {
     public let client: FetchClient
-    private let registrations: @Sendable () async -> [FetchRegistration]
+    private let registrations: @Sendable () async throws -> [FetchRegistration]
 
-    /// Fetches from whatever `registrations` returns at the time.
-    public init(client: FetchClient, registrations: @escaping @Sendable () async -> [FetchRegistration]) {
+    /// Fetches from whatever `registrations` returns at the time; see above for when it throws.
+    public init(client: FetchClient, registrations: @escaping @Sendable () async throws -> [FetchRegistration]) {
         self.client = client
         self.registrations = registrations
     }
@@ -24,11 +27,21 @@ public struct RegisteredFetchClient: PendingOperationsFetching {
         self.init(client: client, registrations: { registrations })
     }
 
+    /// True also when the registrations cannot be read now: the fetch says why.
     public func hasRegistration() async -> Bool {
-        !(await registrations()).isEmpty
+        guard let current = try? await registrations() else { return true }
+        return !current.isEmpty
     }
 
     public func fetch() async -> PendingOutOfBandOperationsResult {
-        await client.pendingOutOfBandOperations(await registrations())
+        let current: [FetchRegistration]
+        do {
+            current = try await registrations()
+        } catch {
+            let reason = "The registrations could not be read; nothing was sent: \(error)"
+            return PendingOutOfBandOperationsResult(
+                operations: [], errors: [.deviceProtectionError(server: nil, reason: reason)])
+        }
+        return await client.pendingOutOfBandOperations(current)
     }
 }
