@@ -176,13 +176,22 @@ extension BackendRouter {
             channel: channel, token: token,
             redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
             data: data)
-        guard state.add(operation, nowMillis: now) else {
+        switch state.add(operation, nowMillis: now) {
+        case .added:
+            return .success(operation)
+        case .full:
             return .failure(
                 BackendResponses.Refusal(
                     BackendResponses.error(
                         .insufficientStorage, WireErrorCode.tooManyOperations,
                         "The emulator holds the most operations it keeps.")))
+        case .deviceFull:
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .insufficientStorage, WireErrorCode.tooManyOperations,
+                        "Device \(deviceId.prefix(64)) has \(configuration.pendingOperationsPerDevice) pending "
+                            + "operations, the most one device may have; redeem them or let them expire first.")))
         }
-        return .success(operation)
     }
 }

@@ -20,6 +20,15 @@ final class BackendState: Sendable {
         case device(signedBy: String?)
     }
 
+    /// Whether an operation was stored, or why not.
+    enum AddOutcome: Equatable {
+        case added
+        /// The store holds its most operations (``maximumOperations``), none old enough to drop.
+        case full
+        /// The device has its most pending operations (``ReferenceBackend/Configuration/pendingOperationsPerDevice``).
+        case deviceFull
+    }
+
     enum RegistrationOutcome: Equatable {
         case registered
         /// The device has a dispatch target, and the request was not signed by one of them.
@@ -48,9 +57,13 @@ final class BackendState: Sendable {
     private let storage = Locked(Storage())
     /// The operations kept at most (``maximumOperations``; a test makes it small).
     private let operationCapacity: Int
+    /// The pending operations one device may have at most, so that one device cannot take the
+    /// whole store from the others.
+    private let pendingCapacityPerDevice: Int
 
-    init(operationCapacity: Int = BackendState.maximumOperations) {
+    init(operationCapacity: Int = BackendState.maximumOperations, pendingCapacityPerDevice: Int = 1_000) {
         self.operationCapacity = operationCapacity
+        self.pendingCapacityPerDevice = pendingCapacityPerDevice
     }
 
     // MARK: Dispatch targets
@@ -130,15 +143,26 @@ final class BackendState: Sendable {
 
     // MARK: Operations
 
-    func add(_ operation: StoredOperation, nowMillis: Int64) -> Bool {
+    /// Stores `operation`, unless its device has its most pending operations or the store is full.
+    /// A device's pending operations are counted only when its list is that long: redeemed and
+    /// expired ones stay listed until a purge.
+    func add(_ operation: StoredOperation, nowMillis: Int64) -> AddOutcome {
         storage.withLock { storage in
+            if let tokens = storage.tokensByDevice[operation.deviceId], tokens.count >= pendingCapacityPerDevice {
+                var pending = 0
+                for token in tokens {
+                    guard let held = storage.operationsByToken[token] else { continue }
+                    if !held.redeemed && held.expiresAtMillis > nowMillis { pending += 1 }
+                }
+                guard pending < pendingCapacityPerDevice else { return .deviceFull }
+            }
             if storage.operationsByToken.count >= operationCapacity {
                 Self.purge(&storage, nowMillis: nowMillis)
-                guard storage.operationsByToken.count < operationCapacity else { return false }
+                guard storage.operationsByToken.count < operationCapacity else { return .full }
             }
             storage.operationsByToken[operation.token] = operation
             storage.tokensByDevice[operation.deviceId, default: []].append(operation.token)
-            return true
+            return .added
         }
     }
 

@@ -29,6 +29,10 @@ public final class ReferenceBackend: Sendable {
         public var basePath: String
         /// Lifetime of an operation dispatched without one.
         public var defaultLifetimeSeconds: Double
+        /// The most operations one device may have pending (neither redeemed nor expired); a
+        /// dispatch beyond it gets 507 `TOO_MANY_OPERATIONS`, so that one device cannot fill the
+        /// store for all (docs/ARCHITECTURE.md, "Wire contract"). At least 1.
+        public var pendingOperationsPerDevice: Int
         /// The HTTP server's settings (host, port and clock are taken from the fields above).
         public var http: HTTPServer.Configuration
         /// The key management algorithm of encrypted operations answers (`Accept: application/jose`).
@@ -42,7 +46,8 @@ public final class ReferenceBackend: Sendable {
             replayCacheCapacity: Int = 1_000_000,
             replayQuotaPerDispatchTarget: Int = DeviceSignatureVerifier.defaultReplayQuotaPerDispatchTarget,
             basePath: String = WirePaths.basePath,
-            defaultLifetimeSeconds: Double = 300, http: HTTPServer.Configuration = HTTPServer.Configuration(),
+            defaultLifetimeSeconds: Double = 300, pendingOperationsPerDevice: Int = 1_000,
+            http: HTTPServer.Configuration = HTTPServer.Configuration(),
             jweAlgorithm: JWE.Algorithm = .ecdhES, jweEncryption: JWE.ContentEncryption = .a256GCM
         ) {
             self.host = host
@@ -54,6 +59,7 @@ public final class ReferenceBackend: Sendable {
             self.replayQuotaPerDispatchTarget = replayQuotaPerDispatchTarget
             self.basePath = basePath
             self.defaultLifetimeSeconds = defaultLifetimeSeconds
+            self.pendingOperationsPerDevice = pendingOperationsPerDevice
             self.http = http
             self.jweAlgorithm = jweAlgorithm
             self.jweEncryption = jweEncryption
@@ -92,8 +98,13 @@ public final class ReferenceBackend: Sendable {
     /// Creates and starts a backend; over TLS when `tls` is given (or `configuration.http.tlsIdentity` is set).
     public init(configuration: Configuration = Configuration(), tls: TLS? = nil) throws {
         self.configuration = configuration
+        guard configuration.pendingOperationsPerDevice >= 1 else {
+            throw DeviceSigningError(
+                .invalidConfiguration,
+                "pendingOperationsPerDevice must be at least 1; got \(configuration.pendingOperationsPerDevice).")
+        }
         let clock = ServerClock(base: configuration.clock, offsetMillis: configuration.clockOffsetMillis)
-        let state = BackendState()
+        let state = BackendState(pendingCapacityPerDevice: configuration.pendingOperationsPerDevice)
         let verifier = try DeviceSignatureVerifier(
             toleranceMillis: configuration.toleranceMillis, clock: clock,
             replayCacheCapacity: configuration.replayCacheCapacity,

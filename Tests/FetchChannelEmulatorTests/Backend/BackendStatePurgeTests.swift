@@ -20,16 +20,17 @@ import Testing
             #expect(
                 state.add(
                     Self.operation("old-\(index)", device: "d-\(index)", expiresAt: Self.start + 1_000),
-                    nowMillis: Self.start))
+                    nowMillis: Self.start) == .added)
         }
         for index in 0..<20 {
             #expect(
                 state.add(
                     Self.operation("many-\(index)", device: "busy", expiresAt: Self.start + 1_000),
-                    nowMillis: Self.start))
+                    nowMillis: Self.start) == .added)
         }
         let later = Self.start + 2 * 3_600_000
-        #expect(state.add(Self.operation("kept", device: "busy", expiresAt: later + 60_000), nowMillis: later))
+        #expect(
+            state.add(Self.operation("kept", device: "busy", expiresAt: later + 60_000), nowMillis: later) == .added)
         #expect(state.indexedDevices == 1)
         #expect(state.pendingOperations(for: "busy", nowMillis: later).map(\.token) == ["kept"])
         #expect(state.redeem(token: "old-0", kind: .authentication, nowMillis: later) == .unknownToken)

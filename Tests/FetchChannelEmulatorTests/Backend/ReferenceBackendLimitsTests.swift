@@ -1,0 +1,56 @@
+import DeviceSigning
+import FetchChannelTestSupport
+import FetchChannelWire
+import Foundation
+import Testing
+
+@testable import FetchChannelEmulator
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The bounds that keep one local client from filling the emulator for all, and how a request
+/// past one is refused (docs/ARCHITECTURE.md, "Wire contract").
+@Suite(.dedicatedThread) struct ReferenceBackendLimitsTests {
+    let start: Int64 = 1_700_000_000_000
+
+    static func dispatch(_ backend: ReferenceBackend, _ body: [String: Any]) async throws -> BackendClient.Answer {
+        try await BackendClient.send("POST", backend.baseURL.appendingPathComponent("_emulator/dispatch"), json: body)
+    }
+
+    /// A device's pending operations are bounded: the one past the bound is refused as the full
+    /// store is (507 `TOO_MANY_OPERATIONS`), other devices are still served, and a redeemed or
+    /// expired operation frees its place. Before, one device could take all 200,000.
+    @Test func aDeviceWithItsMostPendingOperationsIsRefusedAndOthersAreServed() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock, pendingOperationsPerDevice: 3))
+        defer { backend.stop() }
+        let first = try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 60)
+        try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 60)
+        try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 120)
+
+        let refused = try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"])
+        #expect(refused.status == 507)
+        #expect(refused.errorCode == WireErrorCode.tooManyOperations.rawValue)
+        #expect((refused.json["message"] as? String)?.contains("phone-1 has 3 pending operations") == true)
+        #expect(throws: EmulatorError(code: .dispatchRefused, reason: "")) {
+            try backend.dispatch(deviceId: "phone-1", channel: "link")
+        }
+        #expect(try await Self.dispatch(backend, ["deviceId": "phone-2", "channel": "link"]).status == 201)
+
+        // A redeemed operation is no longer pending.
+        #expect(try await BackendClient.redeem(first.redeemURL, token: first.token).status == 200)
+        #expect(try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
+        #expect(try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 507)
+        // Nor is an expired one: the second expires after 60 s.
+        clock.advance(byMillis: 61_000)
+        #expect(try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
+    }
+
+    @Test func aPendingBoundBelowOneIsRefusedAtStart() {
+        #expect(throws: DeviceSigningError(.invalidConfiguration, "")) {
+            try ReferenceBackend.start(.init(pendingOperationsPerDevice: 0))
+        }
+    }
+}
