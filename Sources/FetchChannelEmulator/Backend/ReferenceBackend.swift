@@ -33,7 +33,8 @@ public final class ReferenceBackend: Sendable {
         /// dispatch beyond it gets 507 `TOO_MANY_OPERATIONS`, so that one device cannot fill the
         /// store for all (docs/ARCHITECTURE.md, "Wire contract"). At least 1.
         public var pendingOperationsPerDevice: Int
-        /// The HTTP server's settings (host, port and clock are taken from the fields above).
+        /// The HTTP server's settings (host, port and clock are taken from the fields above; the
+        /// request body limit is at most ``ReferenceBackend/maximumRequestBodyBytes``).
         public var http: HTTPServer.Configuration
         /// The key management algorithm of encrypted operations answers (`Accept: application/jose`).
         public var jweAlgorithm: JWE.Algorithm
@@ -74,6 +75,11 @@ public final class ReferenceBackend: Sendable {
         /// A PEM certificate chain (leaf first, then intermediates) and its unencrypted PEM P-256 key.
         case files(certificate: String, key: String)
     }
+
+    /// The largest request body the backend reads (64 KiB): its largest body, a registration
+    /// with two JWKs and four texts of 256 bytes or a dispatch with 4 KiB of data, takes a few
+    /// KiB, and a larger one only costs memory. Over it: 413, before the body is read.
+    public static let maximumRequestBodyBytes = 64 * 1024
 
     public let configuration: Configuration
     /// Where the backend listens, e.g. `http://127.0.0.1:49152` (`https://…` with TLS).
@@ -118,6 +124,7 @@ public final class ReferenceBackend: Sendable {
         http.port = configuration.port
         // Loopback only, whatever `http` says: the emulator is never exposed (see `host`).
         http.allowNonLoopback = false
+        http.limits.maxBodyBytes = min(http.limits.maxBodyBytes, Self.maximumRequestBodyBytes)
         http.clock = { clock.nowMillis() }
         switch tls {
         case nil: break

@@ -53,4 +53,26 @@ import Testing
             try ReferenceBackend.start(.init(pendingOperationsPerDevice: 0))
         }
     }
+
+    /// A request body is read up to 64 KiB, far more than any endpoint needs; one byte more is
+    /// 413 before it is read, whatever the HTTP configuration allows. Before, the server's
+    /// default of 1 MiB applied.
+    @Test func aRequestBodyOver64KiBIsRefusedBeforeItIsRead() async throws {
+        let backend = try ReferenceBackend.start(.init(http: .init(limits: .init(maxBodyBytes: 1 << 20))))
+        defer { backend.stop() }
+        let dispatch = #"{"deviceId":"phone-1","channel":"link"}"#
+        func padded(to size: Int) -> String {
+            dispatch + String(repeating: " ", count: size - dispatch.utf8.count)
+        }
+        let json = "Content-Type: application/json\r\n"
+        let limit = ReferenceBackend.maximumRequestBodyBytes
+        #expect(limit == 64 * 1024)
+        let atTheLimit = try await BackendClient.rawPost(
+            backend, "/_emulator/dispatch", body: padded(to: limit), headers: json)
+        #expect(atTheLimit.status == 201)
+        let over = try await BackendClient.rawPost(
+            backend, "/_emulator/dispatch", body: padded(to: limit + 1), headers: json)
+        #expect(over.status == 413)
+        #expect(backend.statistics.requests.isEmpty, "refused by the server, before any route")
+    }
 }
