@@ -137,6 +137,8 @@ let package = Package(
             name: "FetchChannelEmulatorTests",
             dependencies: [
                 "FetchChannelTestSupport", "FetchChannelEmulator", "FetchChannelWire", "DeviceSigning", "COpenSSL",
+                // The client's decoder: what the emulator serves must read in the client.
+                "FetchChannel",
             ],
             swiftSettings: strict
         ),

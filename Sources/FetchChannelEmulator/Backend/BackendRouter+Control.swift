@@ -119,6 +119,24 @@ extension BackendRouter {
     /// at most).
     static let maximumDataBytes = 4 * 1024
 
+    /// The deepest nesting of arrays and objects an operation's `data` may have: the operations
+    /// answer holds it four levels deep (`{"operations":[{"payload":{"data":…}}]}`), and the
+    /// client's strict reader takes 512 levels in all (docs/ARCHITECTURE.md, "Invariants", JSON).
+    /// Deeper, every later fetch of the device would fail, not only this operation.
+    static let maximumDataDepth = StrictJSON.Limits.standard.maximumDepth - 4
+
+    /// The nesting of arrays and objects in a value `JSONSerialization` read: 0 for a scalar.
+    /// Its recursion is bounded by that reader's own depth limit (512).
+    static func nestingDepth(of value: Any) -> Int {
+        if let object = value as? [String: Any] {
+            return 1 + object.values.reduce(0) { Swift.max($0, nestingDepth(of: $1)) }
+        }
+        if let array = value as? [Any] {
+            return 1 + array.reduce(0) { Swift.max($0, nestingDepth(of: $1)) }
+        }
+        return 0
+    }
+
     /// Creates an operation for a device (control API and in-process control share this).
     func dispatch(_ body: [String: Any]) -> Result<StoredOperation, BackendResponses.Refusal> {
         guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
@@ -154,6 +172,14 @@ extension BackendRouter {
                     BackendResponses.malformed("operation must be registration, authentication or deregistration.")))
         }
         if let data = body["data"] {
+            guard Self.nestingDepth(of: data) <= Self.maximumDataDepth else {
+                return .failure(
+                    BackendResponses.Refusal(
+                        BackendResponses.malformed(
+                            "data must nest at most \(Self.maximumDataDepth) arrays and objects: the operations "
+                                + "answer holds it 4 levels deep, and clients read at most "
+                                + "\(StrictJSON.Limits.standard.maximumDepth).")))
+            }
             let text = try? JSONSerialization.data(withJSONObject: data, options: [.fragmentsAllowed])
             guard let text, text.count <= Self.maximumDataBytes else {
                 return .failure(

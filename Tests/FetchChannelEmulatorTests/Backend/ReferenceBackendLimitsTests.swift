@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannel
 import FetchChannelTestSupport
 import FetchChannelWire
 import Foundation
@@ -74,5 +75,35 @@ import Testing
             backend, "/_emulator/dispatch", body: padded(to: limit + 1), headers: json)
         #expect(over.status == 413)
         #expect(backend.statistics.requests.isEmpty, "refused by the server, before any route")
+    }
+
+    /// `data` nested as deep as the client's reader allows in the answer (512 levels, data at the
+    /// fifth) is dispatched and reads in the client; one level more is refused at dispatch. Before,
+    /// it was taken, and every later fetch of the device failed as `invalidResponse`.
+    @Test func dispatchRefusesDataNestedDeeperThanTheClientReads() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: clock)
+        func dispatch(depth: Int) async throws -> RawHTTPResponse {
+            let data = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            return try await BackendClient.rawPost(
+                backend, "/_emulator/dispatch",
+                body: #"{"deviceId":"\#(device.deviceId)","channel":"link","data":\#(data)}"#,
+                headers: "Content-Type: application/json\r\n")
+        }
+        let deepest = StrictJSON.Limits.standard.maximumDepth - 4
+        #expect(deepest == 508)
+        let accepted = try await dispatch(depth: deepest)
+        #expect(accepted.status == 201, "\(accepted.bodyText)")
+        let refused = try await dispatch(depth: deepest + 1)
+        #expect(refused.status == 400)
+        #expect(refused.bodyText.contains(WireErrorCode.malformedRequest.rawValue))
+        #expect(refused.bodyText.contains("data must nest at most 508 arrays and objects"), "\(refused.bodyText)")
+
+        let answer = try await BackendClient.fetch(backend, device)
+        #expect(answer.status == 200)
+        let operations = try PendingOperationsDecoder.decode(answer.body, server: backend.baseURL.absoluteString)
+        #expect(operations.count == 1, "the accepted one, read by the client")
     }
 }
