@@ -137,6 +137,9 @@ extension BackendRouter {
         return 0
     }
 
+    /// The longest lifetime of an operation: 30 days.
+    static let maximumLifetimeMillis: Int64 = 30 * 86_400 * 1000
+
     /// Creates an operation for a device (control API and in-process control share this).
     func dispatch(_ body: [String: Any]) -> Result<StoredOperation, BackendResponses.Refusal> {
         guard let deviceId = body["deviceId"] as? String, !deviceId.isEmpty, deviceId.utf8.count <= 256 else {
@@ -157,9 +160,14 @@ extension BackendRouter {
         case .number(let seconds): lifetimeSeconds = seconds
         case .notANumber: lifetimeSeconds = .nan  // refused below, with the range
         }
-        guard lifetimeSeconds.isFinite, lifetimeSeconds > 0, lifetimeSeconds <= 30 * 86_400 else {
+        // Checked as stored, in whole milliseconds: 0.0001 s passed a check of the seconds and
+        // became an operation of 0 ms, expired at its creation.
+        let lifetimeMillis = (lifetimeSeconds * 1000).rounded()
+        guard lifetimeMillis.isFinite, lifetimeMillis >= 1, lifetimeMillis <= Double(Self.maximumLifetimeMillis) else {
             return .failure(
-                BackendResponses.Refusal(BackendResponses.malformed("lifetimeSeconds must be in (0, 2592000].")))
+                BackendResponses.Refusal(
+                    BackendResponses.malformed(
+                        "lifetimeSeconds must be in [0.001, 2592000] (at least one millisecond, at most 30 days).")))
         }
         // Absent or null is the default; any other value must name a kind (5 is not "authentication").
         let kindValue = body["operation"].flatMap { $0 is NSNull ? nil : $0 }
@@ -193,7 +201,7 @@ extension BackendRouter {
             return last
         }
         // Saturating: the server clock may stand at its end (an offset of Int64.max, in process).
-        let (sum, overflow) = now.addingReportingOverflow(Int64((lifetimeSeconds * 1000).rounded()))
+        let (sum, overflow) = now.addingReportingOverflow(Int64(lifetimeMillis))
         let expiresAt = overflow ? Int64.max : sum
         let token = BackendResponses.randomIdentifier()
         let operation = StoredOperation(

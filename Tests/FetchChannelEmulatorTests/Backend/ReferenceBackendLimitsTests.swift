@@ -106,4 +106,29 @@ import Testing
         let operations = try PendingOperationsDecoder.decode(answer.body, server: backend.baseURL.absoluteString)
         #expect(operations.count == 1, "the accepted one, read by the client")
     }
+
+    /// A lifetime is checked as it is stored, in whole milliseconds: 0.0004 s passed the check of
+    /// the seconds and became an operation of 0 ms, expired at its creation and never listed.
+    @Test func aLifetimeIsCheckedAsStoredInWholeMilliseconds() async throws {
+        let backend = try ReferenceBackend.start(.init(clock: ManualWallClock(millis: start)))
+        defer { backend.stop() }
+        func lifetimeMillis(_ seconds: Double) async throws -> Int64? {
+            let answer = try await Self.dispatch(
+                backend, ["deviceId": "phone-1", "channel": "link", "lifetimeSeconds": seconds])
+            guard answer.status == 201 else {
+                #expect(answer.status == 400)
+                #expect((answer.json["message"] as? String)?.hasPrefix("lifetimeSeconds must be") == true)
+                return nil
+            }
+            let information = answer.json["additionalInformation"] as? [String: Any]
+            return (information?["lifetimeMillis"] as? NSNumber)?.int64Value
+        }
+        #expect(try await lifetimeMillis(0.0004) == nil, "0 ms once rounded")
+        #expect(try await lifetimeMillis(0.001) == 1)
+        #expect(try await lifetimeMillis(2_592_000) == 2_592_000_000)
+        #expect(try await lifetimeMillis(2_592_000.001) == nil, "a millisecond over 30 days")
+        #expect(throws: EmulatorError(code: .dispatchRefused, reason: "")) {
+            try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 0.0001)
+        }
+    }
 }
