@@ -4,13 +4,10 @@ import Foundation
 
 /// Registering and rotating dispatch targets: the signature and encryption keys a device sends.
 extension BackendRouter {
+    /// A POST to the collection registers, a PATCH of one target rotates
+    /// (``serve(_:_:allow:_:)`` refused any other method).
     func targets(_ request: HTTPRequest, id: String) -> HTTPResponse {
-        switch (request.method, id.isEmpty) {
-        case ("POST", true): return register(request)
-        case ("PATCH", false): return rotate(request, id: id)
-        case (_, true): return BackendResponses.methodNotAllowed(allow: ["POST"])
-        case (_, false): return BackendResponses.methodNotAllowed(allow: ["PATCH"])
-        }
+        id.isEmpty ? register(request) : rotate(request, id: id)
     }
 
     /// The most bytes of a registration's deviceId, username, name, target and dispatcher.

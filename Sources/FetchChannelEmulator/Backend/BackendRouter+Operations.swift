@@ -4,8 +4,8 @@ import Foundation
 
 /// The pending-operations answer (JSON or JWE by `Accept`) and token redemption.
 extension BackendRouter {
+    /// A GET (``serve(_:_:allow:_:)`` refused any other method).
     func operations(_ request: HTTPRequest, deviceId: String) -> HTTPResponse {
-        guard request.method == "GET" else { return BackendResponses.methodNotAllowed(allow: ["GET"]) }
         let verified: VerifiedDeviceSignature
         switch verifiedSignature(request) {
         case .success(let signature): verified = signature
@@ -61,9 +61,8 @@ extension BackendRouter {
 
     // MARK: Redemption
 
-    func redeem(_ request: HTTPRequest, kindText: String) -> HTTPResponse {
-        guard let kind = OperationKind(rawValue: kindText) else { return BackendResponses.notFound }
-        guard request.method == "POST" else { return BackendResponses.methodNotAllowed(allow: ["POST"]) }
+    /// A POST (``serve(_:_:allow:_:)`` refused any other method).
+    func redeem(_ request: HTTPRequest, kind: OperationKind) -> HTTPResponse {
         guard let body = BackendResponses.object(from: request), let token = body["token"] as? String, !token.isEmpty
         else {
             return BackendResponses.malformed("The body must be {\"token\": \"…\"}.")

@@ -53,13 +53,15 @@ struct BackendRouter: Sendable {
         }
         let base = configuration.basePath
         if let id = remainder(of: path, after: base + WirePaths.dispatchTargets) {
-            return serve(.targets, request) { targets(request, id: id) }
+            return serve(.targets, request, allow: id.isEmpty ? ["POST"] : ["PATCH"]) { targets(request, id: id) }
         }
         if let deviceId = remainder(of: path, after: base + WirePaths.pendingOperations), !deviceId.isEmpty {
-            return serve(.operations, request) { operations(request, deviceId: deviceId) }
+            return serve(.operations, request, allow: ["GET"]) { operations(request, deviceId: deviceId) }
         }
-        if let kind = remainder(of: path, after: base + WirePaths.redeem), !kind.isEmpty {
-            return serve(.redeem, request) { redeem(request, kindText: kind) }
+        if let kindText = remainder(of: path, after: base + WirePaths.redeem), !kindText.isEmpty {
+            // An unknown kind names no endpoint: 404, neither counted nor faulted.
+            guard let kind = OperationKind(rawValue: kindText) else { return .respond(BackendResponses.notFound) }
+            return serve(.redeem, request, allow: ["POST"]) { redeem(request, kind: kind) }
         }
         return .respond(BackendResponses.notFound)
     }
@@ -75,15 +77,18 @@ struct BackendRouter: Sendable {
 
     // MARK: Faults
 
-    /// Refuses a body that is not JSON, then counts the request and applies an injected fault.
+    /// Refuses a body that is not JSON and a method not in `allow` (405), then counts the request
+    /// and applies an injected fault: a request the endpoint does not take neither counts nor
+    /// uses up a fault meant for one it does.
     /// Faults that replace the answer (status, garbage, oversized, close, undecryptable) skip the request's
     /// processing, so it has no effect; delay, hang and wrong-content-type process it and then
     /// disturb the answer. Without a fault, a test's ``AnswerHold`` may hold the processed answer.
     func serve(
-        _ endpoint: EmulatorEndpoint, _ request: HTTPRequest,
+        _ endpoint: EmulatorEndpoint, _ request: HTTPRequest, allow: [String],
         _ process: () -> HTTPResponse
     ) -> HTTPServerAction {
         if let refusal = BackendResponses.unsupportedMediaType(request) { return .respond(refusal) }
+        guard allow.contains(request.method) else { return .respond(BackendResponses.methodNotAllowed(allow: allow)) }
         guard let fault = state.recordRequest(to: endpoint) else {
             guard let hold = state.takeHold(for: endpoint) else { return .respond(process()) }
             let response = process()

@@ -154,4 +154,36 @@ import Testing
         let stats = try await BackendClient.send("GET", backend.baseURL.appendingPathComponent("_emulator/stats"))
         #expect(stats.json["rejections"] as? [String: Int] == expected)
     }
+
+    /// A method an endpoint does not take is 405 before the request is counted or a fault is
+    /// taken: before, the operations endpoint counted it and used up the fault meant for the
+    /// next fetch, answering it with the fault instead of 405.
+    @Test func aWrongMethodIsRefusedWithoutCountingTheRequestOrTakingAFault() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock))
+        defer { backend.stop() }
+        let device = try TestDevice(backend: backend, clock: clock)
+        let operation = try backend.dispatch(deviceId: device.deviceId, channel: "link")
+        for endpoint in EmulatorEndpoint.allCases {
+            try backend.injectFault(EmulatorFault(endpoint: endpoint, kind: .status, status: 503, count: 1))
+        }
+        let base = backend.baseURL
+        let wrong: [(String, URL, String)] = [
+            ("DELETE", base.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"), "GET"),
+            ("GET", try #require(URL(string: operation.redeemURL)), "POST"),
+            ("GET", base.appendingPathComponent("nevisfido/token/dispatch/targets"), "POST"),
+            ("DELETE", BackendClient.dispatchTargetURL(backend, device.dispatchTargetId), "PATCH"),
+        ]
+        for (method, url, allowed) in wrong {
+            let answer = try await BackendClient.send(method, url)
+            #expect(answer.status == 405, "\(method) \(url.path)")
+            #expect(answer.header("Allow") == allowed, "\(method) \(url.path)")
+        }
+        #expect(backend.statistics.requests == [:])
+        // The faults still wait for the requests they were meant for.
+        #expect(try await BackendClient.fetch(backend, device).status == 503)
+        #expect(try await BackendClient.fetch(backend, device).status == 200)
+        #expect(try await BackendClient.redeem(operation.redeemURL, token: operation.token).status == 503)
+        #expect(try await BackendClient.redeem(operation.redeemURL, token: operation.token).status == 200)
+    }
 }
