@@ -7,7 +7,9 @@ extension HTTPServer {
         public var port: Int
         /// The emulator is a test fixture: listening beyond loopback must be asked for explicitly.
         public var allowNonLoopback: Bool
-        /// Connections served at once; one more is answered 503 and closed.
+        /// Connections served at once. One more closes the least recently used idle connection
+        /// (one waiting for a request) and takes its place; only with none idle is it refused:
+        /// answered 503 and closed (over TLS closed without an answer).
         public var maxConnections: Int
         public var listenBacklog: Int
         public var limits: Limits
