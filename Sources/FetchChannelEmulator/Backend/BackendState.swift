@@ -61,9 +61,17 @@ final class BackendState: Sendable {
     /// whole store from the others.
     private let pendingCapacityPerDevice: Int
 
-    init(operationCapacity: Int = BackendState.maximumOperations, pendingCapacityPerDevice: Int = 1_000) {
+    /// The dispatch targets kept at most (``maximumTargets``; a test makes it small). Targets are
+    /// never removed, so past it every registration is refused (507 `TOO_MANY_TARGETS`).
+    private let targetCapacity: Int
+
+    init(
+        operationCapacity: Int = BackendState.maximumOperations, pendingCapacityPerDevice: Int = 1_000,
+        targetCapacity: Int = BackendState.maximumTargets
+    ) {
         self.operationCapacity = operationCapacity
         self.pendingCapacityPerDevice = pendingCapacityPerDevice
+        self.targetCapacity = targetCapacity
     }
 
     // MARK: Dispatch targets
@@ -77,7 +85,7 @@ final class BackendState: Sendable {
             if case .device(let signer) = registrant, !existing.isEmpty {
                 guard let signer, existing.contains(signer) else { return .notSignedByTheDevice }
             }
-            guard storage.targets.count < Self.maximumTargets else { return .full }
+            guard storage.targets.count < targetCapacity else { return .full }
             storage.targets[record.id] = record
             storage.targetIdsByDevice[record.deviceId, default: []].insert(record.id)
             return .registered

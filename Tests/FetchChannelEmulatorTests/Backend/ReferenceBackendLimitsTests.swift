@@ -131,4 +131,56 @@ import Testing
             try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 0.0001)
         }
     }
+
+    /// The dispatch-target table is never emptied, so it is bounded (100,000; 2 here): once full,
+    /// every registration is refused, 507 `TOO_MANY_TARGETS`, and nothing more is kept.
+    @Test func aFullDispatchTargetTableRefusesRegistrations() throws {
+        let clock = ServerClock(base: ManualWallClock(millis: start), offsetMillis: 0)
+        let state = BackendState(targetCapacity: 2)
+        let verifier = try DeviceSignatureVerifier(clock: clock, keyLookup: { state.target($0)?.signatureKey })
+        let router = BackendRouter(
+            configuration: ReferenceBackend.Configuration(), state: state, clock: clock, verifier: verifier,
+            baseURL: Locked("http://127.0.0.1:1"))
+        let jwk = try P256.Signing.PrivateKey().publicKey.jwk.jsonString
+        func register(_ deviceId: String) throws -> HTTPResponse {
+            let request = HTTPRequest(
+                method: "POST", target: WirePaths.basePath + WirePaths.dispatchTargets,
+                headers: [WireHeader.host: "127.0.0.1", WireHeader.contentType: WireMediaType.json],
+                body: Array(#"{"deviceId":"\#(deviceId)","signatureKey":\#(jwk)}"#.utf8))
+            guard case .respond(let response) = router.handle(request) else {
+                throw EmulatorError(code: .dispatchRefused, reason: "no plain answer")
+            }
+            return response
+        }
+        #expect(try register("phone-1").status == 201)
+        #expect(try register("phone-2").status == 201)
+        for deviceId in ["phone-3", "phone-4"] {
+            let refused = try register(deviceId)
+            #expect(refused.status == 507)
+            #expect(String(decoding: refused.body, as: UTF8.self).contains(WireErrorCode.tooManyTargets.rawValue))
+            #expect(state.targetIds(ofDevice: deviceId).isEmpty)
+        }
+        #expect(BackendState.maximumTargets == 100_000)
+    }
+
+    /// The replay cache (1,000,000 request ids by default; 2 here) refuses a request it has no
+    /// room for, 503 `REPLAY_CACHE_FULL`, rather than grow or forget a live id; room comes back
+    /// as ids expire.
+    @Test func aFullReplayCacheRefusesRequestsUntilIdsExpire() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(
+            .init(clock: clock, replayCacheCapacity: 2, replayQuotaPerDispatchTarget: 2))
+        defer { backend.stop() }
+        let first = try TestDevice(backend: backend, clock: clock)
+        let second = try TestDevice(backend: backend, clock: clock)
+        #expect(try await BackendClient.fetch(backend, first).status == 200)
+        #expect(try await BackendClient.fetch(backend, second).status == 200)
+        let refused = try await BackendClient.fetch(backend, first)
+        #expect(refused.status == 503)
+        #expect(refused.errorCode == WireErrorCode.replayCacheFull.rawValue)
+        #expect(ReferenceBackend.Configuration().replayCacheCapacity == 1_000_000)
+
+        clock.set(millis: start + 60_001)  // past the tolerance: both ids have expired
+        #expect(try await BackendClient.fetch(backend, first).status == 200)
+    }
 }
