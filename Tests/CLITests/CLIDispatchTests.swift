@@ -205,11 +205,11 @@ import Testing
         let keyId = generated.out.trimmingCharacters(in: .whitespacesAndNewlines)
         // The environment's "first line" opens it: the file's CRLF and second line were not part of it.
         let exported = await run(
-            ["key", "export", "--store", store, "--private", keyId],
+            ["key", "export", "--store", store, "--private", "--", keyId],
             environment: ["FETCHCHANNEL_PASSPHRASE": "first line"])
         #expect(exported.status == 0, "\(exported.err)")
         let wrong = await run(
-            ["key", "export", "--store", store, "--private", keyId],
+            ["key", "export", "--store", store, "--private", "--", keyId],
             environment: ["FETCHCHANNEL_PASSPHRASE": "first line\r"])
         #expect(wrong.status == 1 && wrong.err.contains("does not open key"))
         #expect(wrong.out.isEmpty)

@@ -47,7 +47,7 @@ extension CLISubprocessTests {
 
         func show(_ sandbox: CLISandbox, _ keyId: String) async throws -> [String: Any] {
             let shown = try await sandbox.run(
-                ["key", "show", "--json", keyId] + sandbox.storeArguments,
+                ["key", "show", "--json"] + sandbox.storeArguments + ["--", keyId],
                 passphrase: nil)
             return try #require(try shown.json() as? [String: Any], "\(shown.summary)")
         }
@@ -89,21 +89,25 @@ extension CLISubprocessTests {
             let listed = try await sandbox.run(["key", "list", "--json"] + store, passphrase: nil)
             let listedKeys = try #require(try listed.json() as? [[String: Any]], "\(listed.summary)")
             #expect(listedKeys.first?["encryptionKey"] as? [String: String] == encryption, "list = show, element-wise")
-            let text = try await sandbox.run(["key", "show", keyId] + store, passphrase: nil)
+            let text = try await sandbox.run(["key", "show"] + store + ["--", keyId], passphrase: nil)
             #expect(text.out.contains(#"Encryption JWK:   {"crv":"P-256","kty":"EC","use":"enc""#), "\(text.summary)")
             let encryptionJWK = try JWK(jsonRepresentation: JSONSerialization.data(withJSONObject: encryption))
             let publicKey = try P256.KeyAgreement.PublicKey(jwk: encryptionJWK)
 
             // Public exports: PEM, JWK (with use), DER, no passphrase needed.
-            let pem = try await sandbox.run(["key", "export", "--encryption", keyId] + store, passphrase: nil)
+            let pem = try await sandbox.run(
+                ["key", "export", "--encryption"] + store + ["--", keyId], passphrase: nil)
             #expect(try P256.KeyAgreement.PublicKey(pemRepresentation: pem.out) == publicKey, "\(pem.summary)")
-            let jwk = try await sandbox.run(["key", "export", "--encryption", "--format", "jwk", keyId] + store)
+            let jwk = try await sandbox.run(
+                ["key", "export", "--encryption", "--format", "jwk"] + store + ["--", keyId])
             #expect(try JWK(jsonRepresentation: jwk.standardOutput) == encryptionJWK, "\(jwk.summary)")
-            let der = try await sandbox.run(["key", "export", "--encryption", "--format", "der", keyId] + store)
+            let der = try await sandbox.run(
+                ["key", "export", "--encryption", "--format", "der"] + store + ["--", keyId])
             #expect(der.standardOutput == publicKey.derRepresentation)
 
             // Private: encrypted PKCS#8 under the key's passphrase; unencrypted only when asked.
-            let privatePEM = try await sandbox.run(["key", "export", "--encryption", "--private", keyId] + store)
+            let privatePEM = try await sandbox.run(
+                ["key", "export", "--encryption", "--private"] + store + ["--", keyId])
             #expect(privatePEM.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "\(privatePEM.summary)")
             #expect(
                 try P256.KeyAgreement.PrivateKey(encryptedPEM: privatePEM.out, passphrase: passphrase).publicKey
@@ -134,25 +138,25 @@ extension CLISubprocessTests {
                 ] + store)
             #expect(publicNoEncryption.status == 64, "\(publicNoEncryption.summary)")
             let wrong = try await sandbox.run(
-                ["key", "export", "--encryption", "--private", keyId] + store,
+                ["key", "export", "--encryption", "--private"] + store + ["--", keyId],
                 passphrase: "wrong")
             #expect(
                 wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"),
                 "\(wrong.summary)")
             let none = try await sandbox.run(
-                ["key", "export", "--encryption", "--private", keyId] + store,
+                ["key", "export", "--encryption", "--private"] + store + ["--", keyId],
                 passphrase: nil)
             #expect(none.status == 64 && none.out.isEmpty && none.err.contains("not a terminal"), "\(none.summary)")
 
             // A key made before encryption keys existed: null, and nothing to export yet.
             try Self.makeOldFormat(sandbox, keyId)
             #expect(try await show(sandbox, keyId)["encryptionKey"] is NSNull)
-            let missing = try await sandbox.run(["key", "export", "--encryption", keyId] + store)
+            let missing = try await sandbox.run(["key", "export", "--encryption"] + store + ["--", keyId])
             #expect(missing.status == 1 && missing.err.contains("no encryption key yet"), "\(missing.summary)")
 
             // delete removes the encryption key file too.
             let other = try await sandbox.generateKey()
-            let deleted = try await sandbox.run(["key", "delete", other] + store)
+            let deleted = try await sandbox.run(["key", "delete"] + store + ["--", other])
             #expect(deleted.status == 0, "\(deleted.summary)")
             #expect(!FileManager.default.fileExists(atPath: Self.storeFile(sandbox, other + ".enc.pem").path))
         }
@@ -282,7 +286,7 @@ extension CLISubprocessTests {
             #expect(gained["use"] == "enc")
             #expect(try TestPaths.mode(Self.storeFile(sandbox, newKeyId + ".enc.pem")) == 0o600)
             let exported = try await sandbox.run(
-                ["key", "export", "--encryption", "--private", newKeyId] + sandbox.storeArguments)
+                ["key", "export", "--encryption", "--private"] + sandbox.storeArguments + ["--", newKeyId])
             #expect(exported.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "protected as the signing key")
 
             // The backend took it: the answer is now a JWE to it (a JWE to another key is refused).

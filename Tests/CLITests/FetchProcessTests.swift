@@ -132,17 +132,21 @@ extension CLISubprocessTests {
                 errors.contains { ($0["message"] as? String)?.contains("must not contain user information") == true },
                 "the URL's own problem is named: \(errors)")
             #expect(!result.out.contains("s3cret") && !result.err.contains("s3cret"), "\(result.summary)")
-            for shown in [["key", "list"], ["key", "show", withPassword], ["key", "show", withPassword, "--json"]] {
-                let output = try await sandbox.run(shown + sandbox.storeArguments)
+            let store = sandbox.storeArguments
+            // A key id after `--`: one in 64 starts with '-'.
+            for shown in [["key", "list"] + store, ["key", "show"] + store + ["--", withPassword]]
+                + [["key", "show", "--json"] + store + ["--", withPassword]]
+            {
+                let output = try await sandbox.run(shown)
                 #expect(output.status == 0 && !output.out.contains("s3cret"), "\(output.summary)")
             }
             #expect(backend.serverStatistics.totalRequests == requestsBefore + 1, "only the usable key asked")
             // Refusals and notes that name the stored server show it without its password.
             for named in [
-                ["register", "--server", "https://127.0.0.1:9", "--device-id", "w", "--key", withPassword],
-                ["rotate", "--key", withPassword], ["key", "delete", withPassword],
+                ["register", "--server", "https://127.0.0.1:9", "--device-id", "w", "--key", withPassword] + store,
+                ["rotate", "--key", withPassword] + store, ["key", "delete"] + store + ["--", withPassword],
             ] {
-                let output = try await sandbox.run(named + sandbox.storeArguments)
+                let output = try await sandbox.run(named)
                 #expect(output.err.contains("127.0.0.1"), "the server is named: \(output.summary)")
                 #expect(!output.out.contains("s3cret") && !output.err.contains("s3cret"), "\(output.summary)")
             }
@@ -181,13 +185,14 @@ extension CLISubprocessTests {
             let listedKeys = try listedJSON.json() as? [Any]
             #expect(listedJSON.status == 1 && listedKeys?.count == 1, "\(listedJSON.summary)")
 
-            let shown = try await sandbox.run(["key", "show", String(good.prefix(6))] + sandbox.storeArguments)
+            let shown = try await sandbox.run(
+                ["key", "show"] + sandbox.storeArguments + ["--", String(good.prefix(6))])
             #expect(shown.status == 0 && shown.out.contains(good), "found by a prefix: \(shown.summary)")
-            let refused = try await sandbox.run(["key", "show", bad] + sandbox.storeArguments)
+            let refused = try await sandbox.run(["key", "show"] + sandbox.storeArguments + ["--", bad])
             #expect(refused.status == 1 && refused.err.contains("chmod 600"), "\(refused.summary)")
 
             // Only the unreadable key's record is left: nothing is asked, everything failed.
-            let deleted = try await sandbox.run(["key", "delete", good] + sandbox.storeArguments)
+            let deleted = try await sandbox.run(["key", "delete"] + sandbox.storeArguments + ["--", good])
             try #require(deleted.status == 0, "\(deleted.summary)")
             let none = try await sandbox.run(["fetch"] + sandbox.storeArguments)
             #expect(none.status == 1 && none.err.contains("Error: no backend answered"), "\(none.summary)")
@@ -202,7 +207,7 @@ extension CLISubprocessTests {
             let operation = try backend.dispatch(deviceId: "phone", channel: "link")
 
             let first = try await sandbox.run(
-                ["redeem", operation.token, "--redeem-url", operation.redeemURL, "--json"], passphrase: nil)
+                ["redeem", "--redeem-url", operation.redeemURL, "--json", "--", operation.token], passphrase: nil)
             #expect(first.status == 0, "\(first.summary)")
             let answer = try #require(try first.json() as? [String: Any])
             #expect(
@@ -210,7 +215,7 @@ extension CLISubprocessTests {
                     && answer["statusCode"] as? Int == 1200)
 
             let second = try await sandbox.run(
-                ["redeem", operation.token, "--redeem-url", operation.redeemURL], passphrase: nil)
+                ["redeem", "--redeem-url", operation.redeemURL, "--", operation.token], passphrase: nil)
             #expect(second.status == 1 && second.out.isEmpty, "\(second.summary)")
             #expect(second.err.hasPrefix("Error: This operation was already started"), "\(second.summary)")
             #expect(!second.err.contains(operation.token), "the token is not echoed")
@@ -251,18 +256,20 @@ extension CLISubprocessTests {
             #expect(
                 FileManager.default.createFile(
                     atPath: unreadable.path, contents: Data("garbage".utf8), attributes: [.posixPermissions: 0o600]))
-            let redeem = ["redeem", operation.token, "--redeem-url", operation.redeemURL + "?tenant=a"]
+            let redeem = ["redeem", "--redeem-url", operation.redeemURL + "?tenant=a"]
+            let token = ["--", operation.token]  // after `--`: one token in 64 starts with '-'
 
-            let refused = try await sandbox.run(redeem + sandbox.storeArguments, passphrase: nil)
+            let refused = try await sandbox.run(redeem + sandbox.storeArguments + token, passphrase: nil)
             #expect(refused.status == 1 && refused.err.contains(unreadable.lastPathComponent), "\(refused.summary)")
-            let refusedJSON = try await sandbox.run(redeem + ["--json"] + sandbox.storeArguments, passphrase: nil)
+            let refusedJSON = try await sandbox.run(
+                redeem + ["--json"] + sandbox.storeArguments + token, passphrase: nil)
             let refusal = try #require(try refusedJSON.json() as? [String: Any], "\(refusedJSON.summary)")
             #expect(refusedJSON.status == 1 && refusal["redeemed"] as? Bool == false, "\(refusedJSON.summary)")
             #expect(refusal["code"] is String && refusal["message"] is String, "\(refusedJSON.summary)")
             #expect(backend.statistics.redemptions[operation.token] == nil, "nothing was sent")
 
             try FileManager.default.removeItem(at: unreadable)
-            let redeemed = try await sandbox.run(redeem + sandbox.storeArguments, passphrase: nil)
+            let redeemed = try await sandbox.run(redeem + sandbox.storeArguments + token, passphrase: nil)
             #expect(redeemed.status == 0, "\(redeemed.summary)")
             #expect(backend.statistics.redemptions[operation.token] == 1)
         }

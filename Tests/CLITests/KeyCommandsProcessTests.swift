@@ -22,7 +22,7 @@ extension CLIOfflineProcessTests {
             let listed = try await sandbox.run(["key", "list"] + sandbox.storeArguments)
             #expect(listed.status == 1, "the store does not read: \(listed.summary)")
 
-            let deleted = try await sandbox.run(["key", "delete", keyId] + sandbox.storeArguments)
+            let deleted = try await sandbox.run(["key", "delete"] + sandbox.storeArguments + ["--", keyId])
             #expect(deleted.status == 0 && deleted.lines == [keyId], "\(deleted.summary)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: store.path).filter { !$0.hasPrefix(".") } == [])
         }
@@ -84,36 +84,37 @@ extension CLIOfflineProcessTests {
             #expect(shown.status == 0 && shown.out.contains("Key id:           \(keyId)"), "\(shown.summary)")
             #expect(shown.out.contains("scrypt(N=16384, r=8, p=1), AES-256-CBC"))
             let shownJSON = try #require(
-                try await sandbox.run(["key", "show", "--json", keyId] + store).json() as? [String: Any])
+                try await sandbox.run(["key", "show", "--json"] + store + ["--", keyId]).json() as? [String: Any])
             #expect(shownJSON["keyId"] as? String == keyId)
 
             // export: public PEM, JWK and DER agree.
-            let publicPEM = try await sandbox.run(["key", "export", keyId] + store)
+            let publicPEM = try await sandbox.run(["key", "export"] + store + ["--", keyId])
             #expect(
                 publicPEM.status == 0 && publicPEM.out.hasPrefix("-----BEGIN PUBLIC KEY-----"), "\(publicPEM.summary)")
             let publicKey = try P256.Signing.PublicKey(pemRepresentation: publicPEM.out)
             #expect(publicKey.jwkThumbprint == keyId)
-            let publicJWK = try await sandbox.run(["key", "export", "--format", "jwk", keyId] + store)
+            let publicJWK = try await sandbox.run(["key", "export", "--format", "jwk"] + store + ["--", keyId])
             #expect(try JWK(jsonRepresentation: publicJWK.standardOutput).publicKey() == publicKey)
-            let publicDER = try await sandbox.run(["key", "export", "--format=der", keyId] + store)
+            let publicDER = try await sandbox.run(["key", "export", "--format=der"] + store + ["--", keyId])
             #expect(
                 publicDER.status == 0 && publicDER.standardOutput == publicKey.derRepresentation,
                 "DER goes to a non-terminal stdout as raw bytes")
 
             // export --private: encrypted PKCS#8 by default, which opens with the passphrase.
-            let privatePEM = try await sandbox.run(["key", "export", "--private", keyId] + store)
+            let privatePEM = try await sandbox.run(["key", "export", "--private"] + store + ["--", keyId])
             #expect(
                 privatePEM.status == 0 && privatePEM.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"),
                 "\(privatePEM.summary)")
             let reopened = try P256.Signing.PrivateKey(
                 encryptedPEM: privatePEM.out, passphrase: SecureBytes(Array(CLISandbox.passphrase.utf8)))
             #expect(reopened.publicKey == publicKey)
-            let privateDER = try await sandbox.run(["key", "export", "--private", "--format", "der", keyId] + store)
+            let privateDER = try await sandbox.run(
+                ["key", "export", "--private", "--format", "der"] + store + ["--", keyId])
             #expect(privateDER.status == 0 && privateDER.standardOutput.first == 0x30, "\(privateDER.summary)")
 
             // export --private --no-encryption --format jwk: the only way to see d.
             let secretJWK = try await sandbox.run(
-                ["key", "export", "--private", "--no-encryption", "--format", "jwk", keyId] + store)
+                ["key", "export", "--private", "--no-encryption", "--format", "jwk"] + store + ["--", keyId])
             #expect(secretJWK.status == 0 && secretJWK.err.contains("warning"), "\(secretJWK.summary)")
             let secretObject = try #require(try secretJWK.json() as? [String: String])
             let d = try #require(secretObject["d"])
@@ -127,12 +128,12 @@ extension CLIOfflineProcessTests {
             // delete: the full id only; then the key is gone.
             let byPrefix = try await sandbox.run(["key", "delete"] + store + ["--", String(keyId.prefix(8))])
             #expect(byPrefix.status == 64, "\(byPrefix.summary)")
-            let deleted = try await sandbox.run(["key", "delete", keyId] + store)
+            let deleted = try await sandbox.run(["key", "delete"] + store + ["--", keyId])
             #expect(deleted.status == 0 && deleted.out == keyId + "\n", "\(deleted.summary)")
             let afterDelete = try await sandbox.run(["key", "list"] + store)
             #expect(
                 afterDelete.lines == afterDelete.lines.filter { !$0.contains(keyId) } && afterDelete.lines.count == 1)
-            let again = try await sandbox.run(["key", "delete", keyId] + store)
+            let again = try await sandbox.run(["key", "delete"] + store + ["--", keyId])
             #expect(again.status == 1 && again.err.hasPrefix("Error: ") && again.out.isEmpty, "\(again.summary)")
         }
 
@@ -142,21 +143,23 @@ extension CLIOfflineProcessTests {
             let keyId = try await sandbox.generateKey()
             let store = sandbox.storeArguments
             // A private JWK cannot be encrypted; --no-encryption means nothing for a public key.
-            let jwk = try await sandbox.run(["key", "export", "--private", "--format", "jwk", keyId] + store)
+            let jwk = try await sandbox.run(["key", "export", "--private", "--format", "jwk"] + store + ["--", keyId])
             #expect(jwk.status == 64 && jwk.out.isEmpty, "\(jwk.summary)")
-            let publicNoEncryption = try await sandbox.run(["key", "export", "--no-encryption", keyId] + store)
+            let publicNoEncryption = try await sandbox.run(
+                ["key", "export", "--no-encryption"] + store + ["--", keyId])
             #expect(publicNoEncryption.status == 64, "\(publicNoEncryption.summary)")
-            let format = try await sandbox.run(["key", "export", "--format", "xml", keyId] + store)
+            let format = try await sandbox.run(["key", "export", "--format", "xml"] + store + ["--", keyId])
             #expect(format.status == 64 && format.err.contains("expected one of pem, jwk, der"))
             // The wrong passphrase opens nothing and prints nothing.
-            let wrong = try await sandbox.run(["key", "export", "--private", keyId] + store, passphrase: "wrong")
+            let wrong = try await sandbox.run(
+                ["key", "export", "--private"] + store + ["--", keyId], passphrase: "wrong")
             #expect(
                 wrong.status == 1 && wrong.out.isEmpty && wrong.err.contains("does not open key"), "\(wrong.summary)")
             // No passphrase and no terminal: a usage error, not a hang.
-            let none = try await sandbox.run(["key", "export", "--private", keyId] + store, passphrase: nil)
+            let none = try await sandbox.run(["key", "export", "--private"] + store + ["--", keyId], passphrase: nil)
             #expect(none.status == 64 && none.out.isEmpty && none.err.contains("not a terminal"), "\(none.summary)")
             // The public key needs no passphrase at all.
-            let publicOnly = try await sandbox.run(["key", "export", keyId] + store, passphrase: nil)
+            let publicOnly = try await sandbox.run(["key", "export"] + store + ["--", keyId], passphrase: nil)
             #expect(publicOnly.status == 0, "\(publicOnly.summary)")
         }
 
@@ -170,7 +173,7 @@ extension CLIOfflineProcessTests {
             let store = sandbox.storeArguments
             let path = sandbox.root.appendingPathComponent("exported.pem").path
             let written = try await sandbox.run(
-                ["key", "export", "--private", "--no-encryption", "--output", path, keyId] + store)
+                ["key", "export", "--private", "--no-encryption", "--output", path] + store + ["--", keyId])
             #expect(written.status == 0 && written.out.isEmpty, "\(written.summary)")
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
@@ -179,26 +182,27 @@ extension CLIOfflineProcessTests {
 
             // An existing file (or a link) is refused, and left as it was.
             let again = try await sandbox.run(
-                ["key", "export", "--private", "--no-encryption", "--output", path, keyId] + store)
+                ["key", "export", "--private", "--no-encryption", "--output", path] + store + ["--", keyId])
             #expect(again.status == 1 && again.err.contains("exists"), "\(again.summary)")
             #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
             let link = sandbox.root.appendingPathComponent("link.pem").path
             try FileManager.default.createSymbolicLink(
                 atPath: link, withDestinationPath: sandbox.root.appendingPathComponent("elsewhere.pem").path)
-            let throughLink = try await sandbox.run(["key", "export", "--output", link, keyId] + store)
+            let throughLink = try await sandbox.run(["key", "export", "--output", link] + store + ["--", keyId])
             #expect(throughLink.status == 1, "\(throughLink.summary)")
             #expect(!FileManager.default.fileExists(atPath: sandbox.root.appendingPathComponent("elsewhere.pem").path))
 
             // A failed export (the wrong passphrase) leaves no file behind.
             let failedPath = sandbox.root.appendingPathComponent("failed.pem").path
             let failed = try await sandbox.run(
-                ["key", "export", "--private", "--output", failedPath, keyId] + store, passphrase: "wrong")
+                ["key", "export", "--private", "--output", failedPath] + store + ["--", keyId], passphrase: "wrong")
             #expect(failed.status == 1, "\(failed.summary)")
             #expect(!FileManager.default.fileExists(atPath: failedPath))
 
             // --json goes to the file as well: what standard output would have had.
             let jsonPath = sandbox.root.appendingPathComponent("public.json").path
-            let json = try await sandbox.run(["key", "export", "--json", "--output", jsonPath, keyId] + store)
+            let json = try await sandbox.run(
+                ["key", "export", "--json", "--output", jsonPath] + store + ["--", keyId])
             #expect(json.status == 0 && json.out.isEmpty, "\(json.summary)")
             let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: jsonPath)))
             #expect((document as? [String: Any])?["keyId"] as? String == keyId)
@@ -226,7 +230,7 @@ extension CLIOfflineProcessTests {
             #expect(generated.status == 0, "\(generated.summary)")
             let keyId = try #require(generated.lines.first)
             let opened = try await sandbox.run(
-                ["key", "export", "--private", keyId] + sandbox.storeArguments, passphrase: "from a file")
+                ["key", "export", "--private"] + sandbox.storeArguments + ["--", keyId], passphrase: "from a file")
             #expect(opened.status == 0, "\(opened.summary)")
         }
 
@@ -241,7 +245,8 @@ extension CLIOfflineProcessTests {
                 contentsOf: URL(fileURLWithPath: sandbox.store).appendingPathComponent(keyId + ".pem"), encoding: .utf8)
             #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
             // Exporting it privately still encrypts unless asked not to: with a passphrase to protect it.
-            let export = try await sandbox.run(["key", "export", "--private", keyId] + sandbox.storeArguments)
+            let export = try await sandbox.run(
+                ["key", "export", "--private"] + sandbox.storeArguments + ["--", keyId])
             #expect(
                 export.status == 0 && export.out.hasPrefix("-----BEGIN ENCRYPTED PRIVATE KEY-----"), "\(export.summary)"
             )
@@ -282,7 +287,7 @@ extension CLIOfflineProcessTests {
             }
             // Its own encrypted export imports into another store with the same passphrase.
             let keyId = try await sandbox.generateKey()
-            let exported = try await sandbox.run(["key", "export", "--private", keyId] + store)
+            let exported = try await sandbox.run(["key", "export", "--private"] + store + ["--", keyId])
             let file = try sandbox.write("exported.pem", exported.out)
             let other = ["--store", sandbox.file("other").path]
             let imported = try await sandbox.run(["key", "import", "--json", file.path] + other)
@@ -295,7 +300,7 @@ extension CLIOfflineProcessTests {
 
             // A public key or garbage is refused with a reason.
             let publicFile = try sandbox.write(
-                "public.pem", try await sandbox.run(["key", "export", keyId] + store).out)
+                "public.pem", try await sandbox.run(["key", "export"] + store + ["--", keyId]).out)
             let publicImport = try await sandbox.run(["key", "import", publicFile.path] + store)
             #expect(publicImport.status == 1 && publicImport.err.contains("public key"), "\(publicImport.summary)")
             let garbage = try sandbox.write(
@@ -351,7 +356,7 @@ extension CLIOfflineProcessTests {
 
             let keyId = try await sandbox.generateKey()
             let exported = try sandbox.write(
-                "exported.pem", try await sandbox.run(["key", "export", "--private", keyId] + store).out)
+                "exported.pem", try await sandbox.run(["key", "export", "--private"] + store + ["--", keyId]).out)
             let opened = try await sandbox.run(
                 [
                     "key", "import", "--no-encryption", "--passphrase-file", passphraseFile.path, exported.path,

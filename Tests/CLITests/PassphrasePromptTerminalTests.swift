@@ -64,7 +64,7 @@ import Testing
                 let keyId = try await sandbox.generateKey()
                 let path = sandbox.root.appendingPathComponent("exported.pem").path
                 let child = try PseudoTerminalChild(
-                    ["key", "export", "--private", "--output", path, keyId] + sandbox.storeArguments,
+                    ["key", "export", "--private", "--output", path] + sandbox.storeArguments + ["--", keyId],
                     environment: sandbox.environment(passphrase: nil))
                 await Self.waitForSilentPrompt(child, "Passphrase to ")
                 kill(child.pid, SIGINT)

@@ -32,7 +32,7 @@ extension CLISubprocessTests {
         }
 
         func keyJSON(_ sandbox: CLISandbox, _ keyId: String) async throws -> [String: Any] {
-            let shown = try await sandbox.run(["key", "show", "--json", keyId] + sandbox.storeArguments)
+            let shown = try await sandbox.run(["key", "show", "--json"] + sandbox.storeArguments + ["--", keyId])
             return try #require(try shown.json() as? [String: Any], "\(shown.summary)")
         }
 
@@ -162,7 +162,7 @@ extension CLISubprocessTests {
             var candidate = ""
             let rotated = try await rotation(of: keyId, in: sandbox, heldAt: backend) { newKeyId in
                 candidate = newKeyId
-                let deleted = try await sandbox.run(["key", "delete", newKeyId] + sandbox.storeArguments)
+                let deleted = try await sandbox.run(["key", "delete"] + sandbox.storeArguments + ["--", newKeyId])
                 #expect(deleted.status == 1 && deleted.err.contains("in use"), "\(deleted.summary)")
             }
             guard let rotated else { return }

@@ -49,8 +49,8 @@ extension CLIOfflineProcessTests {
             let keyId = try await sandbox.generateKey()
             for format in ["pem", "jwk"] {
                 let (status, terminal) = try await Self.runOnATerminal(
-                    ["key", "export", keyId, "--private", "--no-encryption", "--format", format]
-                        + sandbox.storeArguments,
+                    ["key", "export", "--private", "--no-encryption", "--format", format]
+                        + sandbox.storeArguments + ["--", keyId],
                     sandbox: sandbox)
                 #expect(
                     status == 1 && terminal.contains("refusing to print an unencrypted private key to a terminal"),
@@ -59,7 +59,7 @@ extension CLIOfflineProcessTests {
             }
             // Encrypted, it may be shown.
             let (status, terminal) = try await Self.runOnATerminal(
-                ["key", "export", keyId, "--private"] + sandbox.storeArguments,
+                ["key", "export", "--private"] + sandbox.storeArguments + ["--", keyId],
                 sandbox: sandbox)
             #expect(status == 0 && terminal.contains("ENCRYPTED PRIVATE KEY"), "\(terminal)")
         }
@@ -73,10 +73,10 @@ extension CLIOfflineProcessTests {
             defer { sandbox.remove() }
             let keyId = try await sandbox.generateKey()
             let export =
-                ["key", "export", keyId, "--private", "--no-encryption", "--format", format]
+                ["key", "export", "--private", "--no-encryption", "--format", format]
                 + (encryptionKey ? ["--encryption"] : []) + sandbox.storeArguments
-            let plain = try await sandbox.run(export)
-            let json = try await sandbox.run(export + ["--json"])
+            let plain = try await sandbox.run(export + ["--", keyId])
+            let json = try await sandbox.run(export + ["--json", "--", keyId])
             #expect(plain.status == 0 && json.status == 0, "\(plain.summary) \(json.summary)")
             let data: Any
             switch format {
@@ -167,7 +167,7 @@ extension CLIOfflineProcessTests {
             let keyId = try await sandbox.generateKey()
             for extra in [["--no-encryption"], [], ["--no-encryption", "--format", "jwk"]] {
                 let child = try CLIProcess(
-                    ["key", "export", keyId, "--private"] + extra + sandbox.storeArguments,
+                    ["key", "export", "--private"] + extra + sandbox.storeArguments + ["--", keyId],
                     environment: sandbox.environment())
                 try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: child.outputURL.path)
                 let result = try await child.runToCompletion()
@@ -178,7 +178,7 @@ extension CLIOfflineProcessTests {
             }
             // A public key is not a secret: its file keeps the mode the shell gave it.
             let child = try CLIProcess(
-                ["key", "export", keyId] + sandbox.storeArguments, environment: sandbox.environment())
+                ["key", "export"] + sandbox.storeArguments + ["--", keyId], environment: sandbox.environment())
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: child.outputURL.path)
             #expect(try await child.runToCompletion().status == 0)
             #expect(try TestPaths.mode(child.outputURL) == 0o644)
@@ -325,17 +325,18 @@ extension CLIOfflineProcessTests {
             let verified = try await sandbox.run(["verify", "--public-key", fifo.path, "a.b.c"])
             #expect(verified.status == 1, "\(verified.summary)")
             let fromFIFO = try await sandbox.run(
-                ["key", "export", keyId, "--private", "--passphrase-file", fifo.path] + store, passphrase: nil)
+                ["key", "export", "--private", "--passphrase-file", fifo.path] + store + ["--", keyId], passphrase: nil)
             #expect(fromFIFO.status == 1 && fromFIFO.err.contains("is not a regular file"), "\(fromFIFO.summary)")
             // Nor a device or a directory: the advice to chmod them would do harm.
             for notAFile in ["/dev/null", sandbox.root.path] {
                 let refused = try await sandbox.run(
-                    ["key", "export", keyId, "--private", "--passphrase-file", notAFile] + store, passphrase: nil)
+                    ["key", "export", "--private", "--passphrase-file", notAFile] + store + ["--", keyId],
+                    passphrase: nil)
                 #expect(refused.status == 1 && refused.err.contains("is not a regular file"), "\(refused.summary)")
                 #expect(!refused.err.contains("chmod"), "\(refused.summary)")
             }
             let empty = try await sandbox.run(
-                ["key", "export", keyId, "--private", "--passphrase-file="] + store, passphrase: nil)
+                ["key", "export", "--private", "--passphrase-file="] + store + ["--", keyId], passphrase: nil)
             #expect(empty.status == 64 && empty.err.contains("non-empty"), "\(empty.summary)")
             let registered = try await sandbox.run(
                 [
@@ -351,7 +352,7 @@ extension CLIOfflineProcessTests {
             let link = sandbox.file("pass-link")
             try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
             let linked = try await sandbox.run(
-                ["key", "export", keyId, "--private", "--passphrase-file", link.path] + store, passphrase: nil)
+                ["key", "export", "--private", "--passphrase-file", link.path] + store + ["--", keyId], passphrase: nil)
             #expect(linked.status == 1 && linked.err.contains("symbolic link"), "\(linked.summary)")
         }
 

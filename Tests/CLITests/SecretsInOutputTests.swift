@@ -43,10 +43,11 @@ extension CLISubprocessTests {
 
             let runs: [[String]] = [
                 ["key", "list"] + store, ["key", "list", "--json"] + store,
-                ["key", "show", keyId] + store, ["key", "show", keyId, "--json"] + store,
-                ["key", "export", keyId] + store, ["key", "export", keyId, "--format", "jwk"] + store,
-                ["key", "export", keyId, "--private"] + store,  // encrypted PKCS#8: not the secret in clear
-                ["key", "export", keyId, "--private", "--passphrase-file", wrongPassphrase.path] + store,
+                ["key", "show"] + store + ["--", keyId], ["key", "show", "--json"] + store + ["--", keyId],
+                ["key", "export"] + store + ["--", keyId],
+                ["key", "export", "--format", "jwk"] + store + ["--", keyId],
+                ["key", "export", "--private"] + store + ["--", keyId],  // encrypted PKCS#8: not the secret in clear
+                ["key", "export", "--private", "--passphrase-file", wrongPassphrase.path] + store + ["--", keyId],
                 ["sign", "--key", keyId, "--dispatch-target", "target-1"] + store,
                 ["sign", "--key", keyId, "--dispatch-target", "target-1", "--json"] + store,
                 ["sign", "--key", keyId, "--dispatch-target", "target-1", "--passphrase-file", wrongPassphrase.path]
@@ -67,7 +68,8 @@ extension CLISubprocessTests {
             }
 
             // The explicit private export is the one place the secret may appear — and it does.
-            let explicit = try await sandbox.run(["key", "export", keyId, "--private", "--no-encryption"] + store)
+            let explicit = try await sandbox.run(
+                ["key", "export", "--private", "--no-encryption"] + store + ["--", keyId])
             #expect(explicit.status == 0, "\(explicit.summary)")
             #expect(
                 forms.contains { explicit.out.contains($0) },

@@ -21,7 +21,7 @@ extension CLIOfflineProcessTests {
             #expect(jws.split(separator: ".", omittingEmptySubsequences: false).count == 3)
 
             let publicKey = try sandbox.write(
-                "public.pem", try await sandbox.run(["key", "export", keyId] + store).out)
+                "public.pem", try await sandbox.run(["key", "export"] + store + ["--", keyId]).out)
             let verified = try await sandbox.run(["verify", "--public-key", publicKey.path, jws], passphrase: nil)
             #expect(verified.status == 0, "\(verified.summary)")
             #expect(
@@ -32,7 +32,7 @@ extension CLIOfflineProcessTests {
 
             // The same with a JWK key file, --json, and the JWS on standard input.
             let jwkFile = try sandbox.write(
-                "public.jwk", try await sandbox.run(["key", "export", "--format", "jwk", keyId] + store).out)
+                "public.jwk", try await sandbox.run(["key", "export", "--format", "jwk"] + store + ["--", keyId]).out)
             let viaJSON = try await sandbox.run(
                 ["verify", "--json", "--public-key", jwkFile.path, "-"], passphrase: nil,
                 standardInput: Data((jws + "\n").utf8))
@@ -64,8 +64,9 @@ extension CLIOfflineProcessTests {
             let jws = try #require(
                 try await sandbox.run(["sign", "--key", keyId, "--dispatch-target", "t"] + store).lines.first)
             let otherKey = try sandbox.write(
-                "other.pem", try await sandbox.run(["key", "export", otherId] + store).out)
-            let ownKey = try sandbox.write("own.pem", try await sandbox.run(["key", "export", keyId] + store).out)
+                "other.pem", try await sandbox.run(["key", "export"] + store + ["--", otherId]).out)
+            let ownKey = try sandbox.write(
+                "own.pem", try await sandbox.run(["key", "export"] + store + ["--", keyId]).out)
 
             let wrongKey = try await sandbox.run(["verify", "--public-key", otherKey.path, jws])
             #expect(wrongKey.status == 1 && wrongKey.out.isEmpty, "\(wrongKey.summary)")

@@ -36,7 +36,7 @@ extension CLISubprocessTests {
             let piped = try await sandbox.run(["skew", "--server", "https://127.0.0.1:9", "--ca-file", fifo.path])
             #expect(piped.status == 64 && piped.err.contains("not a regular file"), "\(piped.summary)")
 
-            let shown = try await sandbox.run(["key", "show", keyId, "--json"] + sandbox.storeArguments)
+            let shown = try await sandbox.run(["key", "show", "--json"] + sandbox.storeArguments + ["--", keyId])
             let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")
             #expect(object["caFile"] is NSNull && (object["pins"] as? [String]) == [], "nothing stored: \(object)")
         }
@@ -67,7 +67,7 @@ extension CLISubprocessTests {
 
             let registered = try await sandbox.run(base + ["--ca-file", ca.path, "--pin", pin])
             #expect(registered.status == 0, "\(registered.summary)")
-            let shown = try await sandbox.run(["key", "show", keyId, "--json"] + sandbox.storeArguments)
+            let shown = try await sandbox.run(["key", "show", "--json"] + sandbox.storeArguments + ["--", keyId])
             let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")
             #expect(object["caFile"] as? String == ca.path && (object["pins"] as? [String]) == [pin], "\(object)")
 

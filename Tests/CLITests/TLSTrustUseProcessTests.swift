@@ -60,7 +60,8 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let (keyId, caFile, pin) = try await Self.register(sandbox, backend, deviceId: "phone-1")
 
-            let shown = try await sandbox.run(["key", "show", keyId] + sandbox.storeArguments, passphrase: nil)
+            let shown = try await sandbox.run(
+                ["key", "show"] + sandbox.storeArguments + ["--", keyId], passphrase: nil)
             #expect(shown.status == 0, "\(shown.summary)")
             /// The value of the row `name` ("Name:   value").
             func row(_ name: String) -> String? {
@@ -117,16 +118,16 @@ extension CLISubprocessTests {
             let token = try #require(redeemData["token"] as? String)
             let redeemURL = try #require(redeemData["redeemUrl"] as? String)
             #expect(token == operation.token && redeemURL.hasPrefix("https://"), "\(redeemData)")
-            let redeem = ["redeem", token, "--redeem-url", redeemURL, "--json"]
+            let redeem = ["redeem", "--redeem-url", redeemURL, "--json"]
 
             // A store without the registration: the system CAs, which do not know this backend.
             let elsewhere = try await sandbox.run(
-                redeem + ["--store", sandbox.file("other-store").path], passphrase: nil)
+                redeem + ["--store", sandbox.file("other-store").path, "--", token], passphrase: nil)
             #expect(
                 elsewhere.status == 1 && elsewhere.err.contains("tlsUntrustedCertificate"), "\(elsewhere.summary)")
             #expect(backend.statistics.redemptions[token] == nil, "no redemption reached the backend")
 
-            let redeemed = try await sandbox.run(redeem + sandbox.storeArguments, passphrase: nil)
+            let redeemed = try await sandbox.run(redeem + sandbox.storeArguments + ["--", token], passphrase: nil)
             #expect(redeemed.status == 0, "\(redeemed.summary)")
             let answer = try #require(try redeemed.json() as? [String: Any], "\(redeemed.summary)")
             #expect(answer["redeemed"] as? Bool == true && answer["op"] as? String == "Auth", "\(answer)")
@@ -145,7 +146,7 @@ extension CLISubprocessTests {
             _ = try await Self.register(sandbox, backend, deviceId: "phone-5", pinned: false)
             let operation = try backend.dispatch(deviceId: "phone-5", channel: "link")
             let redeemed = try await sandbox.run(
-                ["redeem", operation.token, "--redeem-url", operation.redeemURL] + sandbox.storeArguments,
+                ["redeem", "--redeem-url", operation.redeemURL] + sandbox.storeArguments + ["--", operation.token],
                 passphrase: nil)
             #expect(
                 redeemed.status == 1 && redeemed.err.contains("different TLS trust")
@@ -170,7 +171,7 @@ extension CLISubprocessTests {
             #expect(newKeyId != oldKeyId)
             #expect(backend.statistics.requests(to: .targets) == 2, "the registration and the rotation")
 
-            let shown = try await sandbox.run(["key", "show", newKeyId, "--json"] + store, passphrase: nil)
+            let shown = try await sandbox.run(["key", "show", "--json"] + store + ["--", newKeyId], passphrase: nil)
             let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")
             #expect(object["caFile"] as? String == caFile && (object["pins"] as? [String]) == [pin], "\(object)")
             #expect(object["server"] as? String == backend.baseURL.absoluteString, "\(object)")

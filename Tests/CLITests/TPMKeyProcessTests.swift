@@ -39,8 +39,10 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let store = sandbox.storeArguments
             let tcti = ["TPM2OPENSSL_TCTI": tpm.tcti]
-            func run(_ arguments: [String]) async throws -> CLIResult {
-                try await sandbox.run(arguments + store, passphrase: nil, extra: tcti)
+            /// `keyId` goes last, after `--`: one in 64 starts with '-'.
+            func run(_ arguments: [String], keyId: String? = nil) async throws -> CLIResult {
+                try await sandbox.run(
+                    arguments + store + (keyId.map { ["--", $0] } ?? []), passphrase: nil, extra: tcti)
             }
 
             // generate --tpm: no passphrase asked; the key file is the TPM's TSS2 PEM, 0600.
@@ -61,14 +63,14 @@ extension CLISubprocessTests {
             #expect(listed.status == 0 && listedLine.hasSuffix("  TPM 2.0 (not exportable)"), "\(listed.summary)")
             let listedJSON = try #require(try await run(["key", "list", "--json"]).json() as? [[String: Any]])
             #expect(listedJSON.first?["protection"] as? String == "TPM 2.0 (not exportable)")
-            let shown = try await run(["key", "show", keyId])
+            let shown = try await run(["key", "show"], keyId: keyId)
             #expect(shown.out.contains("Protection:       TPM 2.0 (not exportable)"), "\(shown.summary)")
 
             // export: the public key works; --private is refused, saying why.
-            let publicPEM = try await run(["key", "export", keyId])
+            let publicPEM = try await run(["key", "export"], keyId: keyId)
             #expect(publicPEM.status == 0, "\(publicPEM.summary)")
             #expect(try P256.Signing.PublicKey(pemRepresentation: publicPEM.out).jwkThumbprint == keyId)
-            let refused = try await run(["key", "export", "--private", "--no-encryption", keyId])
+            let refused = try await run(["key", "export", "--private", "--no-encryption"], keyId: keyId)
             #expect(refused.status == 1 && refused.out.isEmpty, "\(refused.summary)")
             #expect(
                 refused.err.contains("never leaves the TPM") && refused.err.contains("cannot be exported"),
@@ -77,7 +79,7 @@ extension CLISubprocessTests {
             let encryptionURL = URL(fileURLWithPath: sandbox.store).appendingPathComponent(keyId + ".enc.pem")
             let encryptionPEM = try String(contentsOf: encryptionURL, encoding: .utf8)
             #expect(encryptionPEM.hasPrefix("-----BEGIN TSS2 PRIVATE KEY-----"))
-            let record = try #require(try await run(["key", "show", "--json", keyId]).json() as? [String: Any])
+            let record = try #require(try await run(["key", "show", "--json"], keyId: keyId).json() as? [String: Any])
             let encryptionKey = try #require(record["encryptionKey"] as? [String: String], "\(record)")
             let refusedEncryption = try await run([
                 "key", "export", "--encryption", "--private", "--no-encryption",
