@@ -17,9 +17,13 @@ public struct TLSTrust: Sendable, Hashable, CustomStringConvertible {
     public enum Anchors: Sendable, Hashable {
         /// The system's CA store (on Debian `/etc/ssl/certs`).
         case system
-        /// Only the CA certificates of this PEM bundle (for example a private CA's), not the system's.
+        /// Only the certificates of this PEM bundle (for example a private CA's), not the system's.
+        /// Each is an anchor on its own, as with `curl --cacert` (OpenSSL's partial chains): an
+        /// intermediate or a server's own certificate in it is trusted without its issuer. Bind
+        /// to a key with ``TLSTrust/pins`` instead.
         case pemBundle(Data)
-        /// Only the CA certificates of the PEM file at this path, read when a connection is made.
+        /// Only the certificates of the PEM file at this path, read when a connection is made;
+        /// each an anchor on its own, as in ``pemBundle(_:)``.
         case pemFile(path: String)
     }
 

@@ -63,6 +63,20 @@
             }
         }
 
+        /// As with `curl --cacert`: every certificate of a bundle is an anchor on its own, the
+        /// server's own too (TLSTrust.Anchors says so); the host name is still checked.
+        @Test func aServersOwnCertificateInTheBundleIsAnAnchor() async throws {
+            let trust = try TLSTrust(anchors: .pemBundle(try Data(contentsOf: certificates.leaf.certificate)))
+            try await withServer(certificates.leaf) { server in
+                let result = await get(server.url, trust: trust)
+                #expect(result.answer?.status == 200, "\(result)")
+            }
+            try await withServer(certificates.otherNameLeaf) { server in
+                let result = await get(server.url, trust: trust)
+                #expect(result.failureKind == .tlsUntrustedCertificate, "another certificate of the CA: \(result)")
+            }
+        }
+
         @Test func theCAAndTheRightPinTrustTheServer() async throws {
             let trust = try TLSTrust.caFile(
                 certificates.caFile.path, pins: [TLSTrustTests.goodPin, certificates.leafPin])
