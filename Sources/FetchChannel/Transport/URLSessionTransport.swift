@@ -26,6 +26,11 @@ final class URLSessionTransport: HTTPTransport {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCredentialStorage = nil
         configuration.connectionProxyDictionary = [:]  // no proxy, as the libcurl transport (CurlRequestOptions)
+        #if canImport(Darwin)
+            // TLS 1.2 at least, as the libcurl transport; outside App Transport Security (a
+            // command-line tool) the platform's default would apply. (Not built on Linux.)
+            configuration.tlsMinimumSupportedProtocolVersion = .TLSv12
+        #endif
         delegate = Delegate()
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     }
