@@ -8,8 +8,9 @@ import Foundation
 
 /// Work that may wait for long on something outside the process, run on a thread of its own so
 /// that it never holds one of the task pool's few threads meanwhile: an operation with a TPM-bound
-/// key (a TPM that stopped answering is waited for up to its timeout), or a key's first load
-/// (read from disk, derived from a passphrase, loaded into a TPM). A thread per call costs tens of
+/// key (a TPM that stopped answering is waited for up to its timeout), a key's first load
+/// (read from disk, derived from a passphrase, loaded into a TPM), or a write of the
+/// redeemed-token file (another process's lock is waited for up to 30 s). A thread per call costs tens of
 /// microseconds, nothing beside a TPM's milliseconds; a software key that is loaded never comes
 /// here (docs/ARCHITECTURE.md, "Threads").
 ///

@@ -48,8 +48,10 @@ public actor RedemptionPipeline {
     /// Identities redeemed and not yet handed to a write of the file (at most ``capacity``).
     private var unsaved: [RedemptionIdentity] = []
     /// The write of the file under way, if any: its identities, and the task that ends once its
-    /// outcome is recorded here.
+    /// outcome is recorded here. Writes are numbered as they start; one at a time.
     private var write: (identities: [RedemptionIdentity], done: Task<Void, Never>)?
+    private var writesStarted = 0
+    private var writesFinished = 0
     /// How many expired identities are remembered.
     public static let expiredCapacity = 1_000
     /// The identities the backend called expired, with its answer; `expiredOrder` oldest first.
@@ -123,7 +125,8 @@ public actor RedemptionPipeline {
     public func redeemIfIdle(
         _ operation: PendingOutOfBandOperation, unlessActiveSince earlier: Activity? = nil
     ) async -> RedemptionReport? {
-        guard ledger.inProgressCount == 0, earlier.map({ $0.isIdle && $0 == activity }) ?? true else {
+        guard ledger.inProgressCount == 0, activity.isIdle, earlier.map({ $0.isIdle && $0 == activity }) ?? true
+        else {
             return nil
         }
         if let report = begin(operation.identity) { return report }
@@ -157,8 +160,9 @@ public actor RedemptionPipeline {
             outcome = await Task { await redeemer.redeem(payload) }.value
         }
         let state = ledger.finish(identity, with: outcome)
-        settledCount.add(1, ordering: .releasing)
+        // Settled once written: until then a fetch's choice must not start beside it.
         if state == .redeemed { await persist(identity) }
+        settledCount.add(1, ordering: .releasing)
         if case .failure(let error) = outcome, case .tokenExpired = error { rememberExpired(identity, error) }
         return RedemptionReport(identity, settledWith: outcome)
     }
@@ -207,30 +211,42 @@ public actor RedemptionPipeline {
     /// Writes `identity` to the file before its redemption is reported. The write runs on a
     /// thread of its own (``BlockingWork``): it may wait up to 30 s for another process's lock
     /// and syncs twice, and the actor, its other callers and the task pool go on meanwhile
-    /// (docs/ARCHITECTURE.md, "Threads"). One write at a time; one that starts after `identity`
-    /// was added carries it, so a caller waits for the write under way and then, if its
-    /// identity is still unsaved, writes everything unsaved.
+    /// (docs/ARCHITECTURE.md, "Threads"). One write at a time, each carrying everything unsaved
+    /// as it starts: a caller waits for the write under way, if any, and then for the next one,
+    /// which carries its identity, and no longer. A failed write leaves its identities for the
+    /// next change to write, as ``persistenceFailure`` says.
     private func persist(_ identity: RedemptionIdentity) async {
         guard let storage else { return }
         unsaved.append(identity)
         if unsaved.count > capacity { unsaved.removeFirst(unsaved.count - capacity) }
-        while let write { await write.done.value }
-        guard !unsaved.isEmpty else { return }
+        let carrier = writesStarted + 1
+        while writesFinished < carrier {
+            if let write {
+                await write.done.value
+            } else {
+                startWrite(to: storage)
+            }
+        }
+    }
+
+    private func startWrite(to storage: RedeemedTokenStorage) {
         let identities = unsaved
         unsaved.removeAll()
-        // The whole set goes along only for a corrupt file, which is replaced by it.
-        let everything = ledger.redeemedOldestFirst
+        // The whole set is made only for a corrupt file, which it replaces; the ledger's copy
+        // shares its storage until either changes.
+        let ledger = ledger
         let capacity = capacity
+        writesStarted += 1
         let done = Task {
             let outcome = await BlockingWork.run {
                 Result { () throws(RedeemedTokenFileError) -> RedeemedTokenFileError? in
-                    try storage.save(identities, replacingACorruptFileWith: { everything }, capacity: capacity)
+                    try storage.save(
+                        identities, replacingACorruptFileWith: { ledger.redeemedOldestFirst }, capacity: capacity)
                 }
             }
             self.record(outcome)
         }
         write = (identities, done)
-        await done.value
     }
 
     /// The outcome of the write under way. Identities a failed write held are written with the
@@ -246,5 +262,6 @@ public actor RedemptionPipeline {
             persistenceFailure = error
         }
         write = nil
+        writesFinished += 1
     }
 }

@@ -368,6 +368,9 @@ extension Practices {
                 }
                 await redeemed("t2")
                 #expect(await pipeline.persistenceFailure == nil)
+                // Not settled before it is written: a fetch's choice does not start beside it.
+                #expect(!pipeline.activity.isIdle)
+                #expect(await pipeline.redeemIfIdle(Practices.operation("t3", created: 1)) == nil)
                 #expect(reported.count.load(ordering: .relaxed) == 0, "reported before the write")
 
                 try #require(flock(lock, LOCK_UN) == 0)
@@ -389,6 +392,11 @@ extension Practices {
                 #expect(failure?.path == file.path)
                 #expect(failure?.code == .insecure, "\(String(describing: failure))")
                 #expect(await pipeline.state(of: .onBackend("t1")) == .redeemed)
+                // The next change writes what the failed write could not, ahead of its own.
+                try FileManager.default.removeItem(atPath: file.path)
+                #expect(await pipeline.redeem(Practices.payload("t2")).code == "redeemed")
+                #expect(await pipeline.persistenceFailure == nil)
+                #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2"])
             }
         }
     }
