@@ -41,4 +41,12 @@ import Testing
             status: 200, body: Self.operations, headers: ["content-type": WireMediaType.json])
         #expect(DispatchTargetKeyProbe.isOperationsAnswer(plain, decryptionKey: nil))
     }
+
+    /// As `fetch`: without a JSON Content-Type (none, text, a JWE's) it is not an answer.
+    @Test(arguments: [nil, "text/plain", WireMediaType.joseUTF8, "application/jose+json"])
+    func anAnswerThatDoesNotSayJSONIsNot(contentType: String?) {
+        let answer = BackendHTTPClient.Answer(
+            status: 200, body: Self.operations, headers: contentType.map { ["content-type": $0] } ?? [:])
+        #expect(!DispatchTargetKeyProbe.isOperationsAnswer(answer, decryptionKey: nil))
+    }
 }

@@ -76,16 +76,21 @@ struct DispatchTargetKeyProbe: Sendable {
 
     /// Whether `answer` is a pending-operations answer, by the rules `fetch` reads it with: asked
     /// for encrypted, it must be `application/jose` and decrypt with the decryption key (a plain
-    /// answer is not taken as one); asked for JSON, it decodes as it is.
+    /// answer is not taken as one); asked for JSON, it must say JSON (not JOSE) and decode.
     static func isOperationsAnswer(
         _ answer: BackendHTTPClient.Answer, decryptionKey: P256.KeyAgreement.PrivateKey?
     ) -> Bool {
         var body = answer.body
+        let contentType = answer.header(WireHeader.contentType) ?? ""
         if let decryptionKey {
-            guard WireMediaType.isJOSE(answer.header(WireHeader.contentType) ?? ""),
+            guard WireMediaType.isJOSE(contentType),
                 let plaintext = try? JWE.decrypt(compact: JOSEAnswerBody.compact(in: answer.body), with: decryptionKey)
             else { return false }
             body = plaintext
+        } else {
+            guard WireMediaType.isJSON(contentType), !WireMediaType.isJOSE(contentType),
+                !WireMediaType.isJOSEJSON(contentType)
+            else { return false }
         }
         return (try? PendingOperationsDecoder.decode(body, server: "the backend")) != nil
     }
