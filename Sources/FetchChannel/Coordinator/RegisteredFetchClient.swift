@@ -6,7 +6,8 @@
 /// the coordinator then cancels the notifications of operations it can no longer start. A list
 /// that cannot be read now (the provider throws: a store locked or on a disk that failed) is not
 /// an empty one: nothing is sent, and the fetch reports `deviceProtectionError` naming no server,
-/// which keeps every notification.
+/// which keeps every notification. Its reason shows the error's description (256 characters at
+/// most, on one line): throw one that says what failed, without secrets.
 ///
 /// Return the same registrations (their ``SigningKeySource``s) from call to call while they do
 /// not change, and make new ones only when they do: the client recognises a key by its source, so
@@ -38,7 +39,9 @@ public struct RegisteredFetchClient: PendingOperationsFetching {
         do {
             current = try await registrations()
         } catch {
-            let reason = "The registrations could not be read; nothing was sent: \(error)"
+            // The app's own error, on one line and at most 256 characters: it ends up in logs.
+            let shown = QuotedText.shown(FetchClient.reason(error), maximumScalars: 256)
+            let reason = "The registrations could not be read; nothing was sent: \(shown)"
             return PendingOutOfBandOperationsResult(
                 operations: [], errors: [.deviceProtectionError(server: nil, reason: reason)])
         }
