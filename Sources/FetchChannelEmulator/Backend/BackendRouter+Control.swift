@@ -167,7 +167,8 @@ extension BackendRouter {
             return .failure(
                 BackendResponses.Refusal(
                     BackendResponses.malformed(
-                        "lifetimeSeconds must be in [0.001, 2592000] (at least one millisecond, at most 30 days).")))
+                        "lifetimeSeconds must be at least 1 ms and at most 30 days (2592000 s) once "
+                            + "rounded to whole milliseconds.")))
         }
         // Absent or null is the default; any other value must name a kind (5 is not "authentication").
         let kindValue = body["operation"].flatMap { $0 is NSNull ? nil : $0 }

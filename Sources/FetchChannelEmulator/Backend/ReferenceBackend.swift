@@ -77,7 +77,7 @@ public final class ReferenceBackend: Sendable {
     }
 
     /// The largest request body the backend reads (64 KiB): its largest body, a registration
-    /// with two JWKs and four texts of 256 bytes or a dispatch with 4 KiB of data, takes a few
+    /// with two JWKs and five texts of 256 bytes or a dispatch with 4 KiB of data, takes a few
     /// KiB, and a larger one only costs memory. Over it: 413, before the body is read.
     public static let maximumRequestBodyBytes = 64 * 1024
 

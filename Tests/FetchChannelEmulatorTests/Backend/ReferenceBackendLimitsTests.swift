@@ -73,8 +73,7 @@ import Testing
         #expect(atTheLimit.status == 201)
         let over = try await BackendClient.rawPost(
             backend, "/_emulator/dispatch", body: padded(to: limit + 1), headers: json)
-        #expect(over.status == 413)
-        #expect(backend.statistics.requests.isEmpty, "refused by the server, before any route")
+        #expect(over.status == 413, "refused by the server, before any route (which never answers 413)")
     }
 
     /// `data` nested as deep as the client's reader allows in the answer (512 levels, data at the
