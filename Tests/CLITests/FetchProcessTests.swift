@@ -133,7 +133,6 @@ extension CLISubprocessTests {
                 "the URL's own problem is named: \(errors)")
             #expect(!result.out.contains("s3cret") && !result.err.contains("s3cret"), "\(result.summary)")
             let store = sandbox.storeArguments
-            // A key id after `--`: one in 64 starts with '-'.
             for shown in [["key", "list"] + store, ["key", "show"] + store + ["--", withPassword]]
                 + [["key", "show", "--json"] + store + ["--", withPassword]]
             {
@@ -186,6 +185,7 @@ extension CLISubprocessTests {
             #expect(listedJSON.status == 1 && listedKeys?.count == 1, "\(listedJSON.summary)")
 
             let shown = try await sandbox.run(
+                // A short prefix is not taken for a value: one in 64 starts with '-'.
                 ["key", "show"] + sandbox.storeArguments + ["--", String(good.prefix(6))])
             #expect(shown.status == 0 && shown.out.contains(good), "found by a prefix: \(shown.summary)")
             let refused = try await sandbox.run(["key", "show"] + sandbox.storeArguments + ["--", bad])
@@ -257,7 +257,7 @@ extension CLISubprocessTests {
                 FileManager.default.createFile(
                     atPath: unreadable.path, contents: Data("garbage".utf8), attributes: [.posixPermissions: 0o600]))
             let redeem = ["redeem", "--redeem-url", operation.redeemURL + "?tenant=a"]
-            let token = ["--", operation.token]  // after `--`: one token in 64 starts with '-'
+            let token = ["--", operation.token]
 
             let refused = try await sandbox.run(redeem + sandbox.storeArguments + token, passphrase: nil)
             #expect(refused.status == 1 && refused.err.contains(unreadable.lastPathComponent), "\(refused.summary)")

@@ -39,7 +39,7 @@ extension CLISubprocessTests {
             defer { sandbox.remove() }
             let store = sandbox.storeArguments
             let tcti = ["TPM2OPENSSL_TCTI": tpm.tcti]
-            /// `keyId` goes last, after `--`: one in 64 starts with '-'.
+            /// `keyId` goes last, after `--`.
             func run(_ arguments: [String], keyId: String? = nil) async throws -> CLIResult {
                 try await sandbox.run(
                     arguments + store + (keyId.map { ["--", $0] } ?? []), passphrase: nil, extra: tcti)

@@ -66,14 +66,18 @@
         /// As with `curl --cacert`: every certificate of a bundle is an anchor on its own, the
         /// server's own too (TLSTrust.Anchors says so); the host name is still checked.
         @Test func aServersOwnCertificateInTheBundleIsAnAnchor() async throws {
-            let trust = try TLSTrust(anchors: .pemBundle(try Data(contentsOf: certificates.leaf.certificate)))
+            let itself = try TLSTrust(anchors: .pemBundle(try Data(contentsOf: certificates.leaf.certificate)))
+            let otherItself = try TLSTrust(
+                anchors: .pemBundle(try Data(contentsOf: certificates.otherNameLeaf.certificate)))
             try await withServer(certificates.leaf) { server in
-                let result = await get(server.url, trust: trust)
+                let result = await get(server.url, trust: itself)
                 #expect(result.answer?.status == 200, "\(result)")
             }
             try await withServer(certificates.otherNameLeaf) { server in
-                let result = await get(server.url, trust: trust)
-                #expect(result.failureKind == .tlsUntrustedCertificate, "another certificate of the CA: \(result)")
+                let ownAnchor = await get(server.url, trust: otherItself)
+                #expect(ownAnchor.failureKind == .tlsHostnameMismatch, "its own anchor, another name: \(ownAnchor)")
+                let sibling = await get(server.url, trust: itself)
+                #expect(sibling.failureKind == .tlsUntrustedCertificate, "another leaf of the CA: \(sibling)")
             }
         }
 
