@@ -101,7 +101,8 @@ public actor RedemptionPipeline {
     public struct Activity: Sendable, Hashable {
         /// Redemptions begun (requests started).
         public let begun: Int
-        /// Redemptions whose request has returned and whose outcome is recorded.
+        /// Redemptions whose request has returned and whose outcome is recorded (and written to
+        /// the redeemed-token file, when there is one).
         public let settled: Int
         /// Whether no redemption was under way when this was read.
         public var isIdle: Bool { begun == settled }
