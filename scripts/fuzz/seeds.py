@@ -123,6 +123,45 @@ def seeds_device_signature():
                + i64(case["creationTimeInEpochMillis"]))
 
 
+JWE_KEY_MODES = {"rfc7520-meriadoc": 0, "rfc7518-bob": 1, "rfc7518-alice": 2}  # jwe.swift's modes
+JWE_MAX_LEN = 8192  # scripts/fuzz.sh max_len_of jwe
+
+
+def seeds_jwe():
+    data = vector("jwe-ecdh-es.json")
+    plaintexts = []
+    for case in data["cases"]:
+        compact = case["compact"]
+        mode = bytes([JWE_KEY_MODES[case["key"]]])
+        yield mode + compact.encode()
+        if "plaintext" in case["expected"]:
+            plaintexts.append(case["expected"]["plaintext"].encode())
+        replace = case.get("replacePart")
+        if replace:
+            parts = compact.split(".")
+            parts[replace["index"]] = replace["fill"] * replace["length"]
+            replaced = ".".join(parts).encode()
+            if len(replaced) + 1 <= JWE_MAX_LEN:
+                yield mode + replaced
+            else:
+                # Over 1 MiB: mode 4 (first byte 255) repeats the compact to one byte over the limit.
+                yield b"\xff\x09" + compact.encode()
+    yield b"\xff\x08" + data["cases"][0]["compact"].encode()  # exactly at the limit
+    # Round trips (mode 3): every alg x enc pair, the flags in turn, a change at a spread of places.
+    plaintexts = sorted(set(plaintexts)) or [b""]
+    for pair in range(24):
+        flags = [0, 1 | 2 | 4, 8, 16, 1][pair % 5]
+        head = bytes([3, pair, flags])
+        if flags & 1:
+            head += short("fuzz-kid-\u00e9\u0000\"".encode())
+        if flags & 2:
+            head += short(b"Alice")
+        if flags & 4:
+            head += short(b"Bob")
+        position = (pair * 37) % 400
+        yield head + struct.pack("<H", position) + bytes([1 << (pair % 8)]) + plaintexts[pair % len(plaintexts)]
+
+
 def seeds_pending_operations():
     for case in vector("pending-operations.json")["cases"]:
         yield case["body"].encode()
@@ -256,6 +295,7 @@ def seeds_http_date():
 
 SEEDS = {
     "jws": seeds_jws,
+    "jwe": seeds_jwe,
     "device-signature": seeds_device_signature,
     "pending-operations": seeds_pending_operations,
     "http-request": seeds_http_request,
