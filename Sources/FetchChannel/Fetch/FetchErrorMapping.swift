@@ -140,24 +140,33 @@ public enum FetchErrorMapping {
         }
     }
 
-    private static func decode(_ answer: HTTPAnswer, server: String)
-        -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
-    {
-        guard let contentType = answer.header(WireHeader.contentType) else {
-            let reason = "The answer (HTTP \(answer.status)) has no Content-Type; \(WireMediaType.json) was expected."
-            return .failure(invalid(.malformed, reason, server: server))
+    /// Why an answer (HTTP `status`) to a request for JSON is not read as operations by its
+    /// `contentType` (none, a JWE's, or not JSON), or nil when it says JSON. `rotate`'s key probe
+    /// asks the same.
+    package static func contentTypeProblem(_ contentType: String?, status: Int) -> InvalidResponse? {
+        guard let contentType else {
+            let reason = "The answer (HTTP \(status)) has no Content-Type; \(WireMediaType.json) was expected."
+            return InvalidResponse(.malformed, reason: reason)
         }
         // A JWE in either serialization: encrypted, so not something to read as operations.
         guard !WireMediaType.isJOSE(contentType), !WireMediaType.isJOSEJSON(contentType) else {
             let reason =
                 "The answer is \(QuotedText.shown(contentType)), but this registration has no encryption key "
                 + "and asked for \(WireMediaType.json)."
-            return .failure(invalid(.undecryptable, reason, server: server))
+            return InvalidResponse(.undecryptable, reason: reason)
         }
         guard WireMediaType.isJSON(contentType) else {
-            let reason =
-                "The answer (HTTP \(answer.status)) is \(QuotedText.shown(contentType)), not \(WireMediaType.json)."
-            return .failure(invalid(.malformed, reason, server: server))
+            let reason = "The answer (HTTP \(status)) is \(QuotedText.shown(contentType)), not \(WireMediaType.json)."
+            return InvalidResponse(.malformed, reason: reason)
+        }
+        return nil
+    }
+
+    private static func decode(_ answer: HTTPAnswer, server: String)
+        -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
+    {
+        if let problem = contentTypeProblem(answer.header(WireHeader.contentType), status: answer.status) {
+            return .failure(.invalidResponse(server: server, cause: problem))
         }
         do {
             return .success(try PendingOperationsDecoder.decode(answer.body, server: server))

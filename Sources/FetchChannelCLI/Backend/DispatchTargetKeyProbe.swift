@@ -81,16 +81,14 @@ struct DispatchTargetKeyProbe: Sendable {
         _ answer: BackendHTTPClient.Answer, decryptionKey: P256.KeyAgreement.PrivateKey?
     ) -> Bool {
         var body = answer.body
-        let contentType = answer.header(WireHeader.contentType) ?? ""
+        let contentType = answer.header(WireHeader.contentType)
         if let decryptionKey {
-            guard WireMediaType.isJOSE(contentType),
+            guard WireMediaType.isJOSE(contentType ?? ""),
                 let plaintext = try? JWE.decrypt(compact: JOSEAnswerBody.compact(in: answer.body), with: decryptionKey)
             else { return false }
             body = plaintext
         } else {
-            guard WireMediaType.isJSON(contentType), !WireMediaType.isJOSE(contentType),
-                !WireMediaType.isJOSEJSON(contentType)
-            else { return false }
+            guard FetchErrorMapping.contentTypeProblem(contentType, status: answer.status) == nil else { return false }
         }
         return (try? PendingOperationsDecoder.decode(body, server: "the backend")) != nil
     }
