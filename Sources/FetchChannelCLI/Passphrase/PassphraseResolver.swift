@@ -6,7 +6,7 @@ import Foundation
 /// input is a terminal. Never from an argument. With none of them: a `UsageError` (exit 64)
 /// that says how to give one.
 struct PassphraseResolver {
-    static let environmentVariable = "FETCHCHANNEL_PASSPHRASE"
+    static let environmentVariable = EnvironmentPassphrase.variable
     static let maximumFileBytes = 4096
 
     /// What the passphrase is for, in the words of the prompt and the error messages.
@@ -38,21 +38,21 @@ struct PassphraseResolver {
         if let file {
             return try fromFile(file)
         }
-        if let value = context.environment[Self.environmentVariable] {
-            // Read as text, invalid bytes would each become U+FFFD: different passphrases would
-            // open the same key, and this one would not open what it encrypted elsewhere.
-            guard !context.variablesNotUTF8.contains(Self.environmentVariable) else {
+        if let value = context.environmentPassphrase {
+            // A passphrase is text. Read as a string (as it once was), each invalid byte became
+            // U+FFFD: different passphrases opened the same key. Such bytes are still refused.
+            guard EnvironmentPassphrase.isUTF8(value) else {
                 throw UsageError(
                     .passphraseUnavailable,
                     "\(Self.environmentVariable) is not UTF-8 text; give a passphrase of other bytes with "
                         + "--passphrase-file FILE")
             }
-            guard !value.isEmpty else {
+            guard value.count > 0 else {
                 throw UsageError(
                     .passphraseUnavailable,
                     "\(Self.environmentVariable) is set but empty; give it the passphrase, or unset it to be prompted")
             }
-            return SecureBytes(value.utf8)
+            return value
         }
         if let prompt = context.passphrasePrompt {
             return try fromPrompt(prompt, purpose: purpose)

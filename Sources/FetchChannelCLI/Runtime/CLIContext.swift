@@ -10,7 +10,10 @@ import Foundation
 /// Everything a command may touch of its surroundings, so tests can run commands in-process:
 /// the environment, the working directory, the output channels and standard input.
 package struct CLIContext: Sendable {
+    /// The environment, without `FETCHCHANNEL_PASSPHRASE` (``environmentPassphrase`` holds it).
     package var environment: [String: String]
+    /// The bytes of `FETCHCHANNEL_PASSPHRASE`, nil when it is not set (``EnvironmentPassphrase``).
+    package var environmentPassphrase: SecureBytes?
     /// The variables whose value is not UTF-8 text: ``environment`` holds them with U+FFFD for
     /// each invalid byte, so their value there is not the one that was set.
     package var variablesNotUTF8: Set<String> = []
@@ -32,6 +35,11 @@ package struct CLIContext: Sendable {
         readStandardInput: @escaping @Sendable (_ maximumBytes: Int) throws -> [UInt8],
         passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
     ) {
+        var environment = environment
+        // A test's environment may name the passphrase: it is kept as the process's would be.
+        if let passphrase = environment.removeValue(forKey: EnvironmentPassphrase.variable) {
+            environmentPassphrase = SecureBytes(passphrase.utf8)
+        }
         self.environment = environment
         self.currentDirectory = currentDirectory
         self.standardOutput = standardOutput
@@ -48,6 +56,8 @@ package struct CLIContext: Sendable {
         if isTerminal {
             prompt = { text in try TerminalPrompt.readSecret(prompt: text) }
         }
+        // Taken out first: reading `ProcessInfo`'s environment copies every value into strings.
+        let passphrase = EnvironmentPassphrase.takeFromProcess()
         var context = CLIContext(
             environment: ProcessInfo.processInfo.environment,
             currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true),
@@ -64,6 +74,7 @@ package struct CLIContext: Sendable {
                 return Array(data)
             },
             passphrasePrompt: prompt)
+        context.environmentPassphrase = passphrase
         context.variablesNotUTF8 = variablesNotUTF8()
         return context
     }
