@@ -23,7 +23,7 @@ extension KeyStore {
                 "Key \(keyId) is in use: another register or rotate of it is under way (in this or another "
                     + "process). Let it finish, then try again.")
         }
-        return KeyClaim(keyId: keyId, storePath: directory.standardizedFileURL.path, descriptor: descriptor)
+        return KeyClaim(keyId: keyId, storePath: directory.path, descriptor: descriptor)
     }
 
     /// Runs `body` holding the claim on `keyId`: `held` when the caller holds it already (it must
@@ -31,7 +31,7 @@ extension KeyStore {
     /// key), otherwise one taken for the call (`.keyInUse` when another holds it).
     func withClaim<R>(on keyId: String, held: KeyClaim?, _ body: () throws -> R) throws -> R {
         if let held {
-            guard held.keyId == keyId, held.storePath == directory.standardizedFileURL.path, held.isHeld else {
+            guard held.keyId == keyId, held.storePath == directory.path, held.isHeld else {
                 throw DeviceSigningError(.keyInUse, "The claim given is not a held claim on key \(keyId).")
             }
             return try body()

@@ -46,7 +46,8 @@ public final class KeyStore: Sendable, CustomStringConvertible {
         guard directory.isFileURL else {
             throw DeviceSigningError(.fileSystem, "The key store directory must be a file URL; got \(directory).")
         }
-        self.directory = directory.standardizedFileURL
+        // `..` kept (FilePathText): the store is the directory `ls` would show for this path.
+        self.directory = FilePathText.directory(directory)
         storage = try KeyStoreDirectory(path: self.directory.path, createIfMissing: createIfMissing)
         try storage.removeStaleTemporaryFiles(includingEarlierNames: true)
     }

@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// Where a ``RedemptionPipeline`` keeps its redeemed set across restarts, so that a restart does
@@ -44,7 +45,8 @@ public struct RedeemedTokenFile: Sendable, Hashable {
     /// `fileName` must be a plain name: no `/`, not `.` or `..`, not starting with
     /// `.fetchchannel-` (the prefix of the temporary files and of the directory's lock file).
     public init(directory: URL, fileName: String = RedeemedTokenFile.defaultFileName) {
-        self.directory = directory.standardizedFileURL
+        // `..` kept (FilePathText): the file is the one `ls` would show for this path.
+        self.directory = FilePathText.directory(directory)
         self.fileName = fileName
     }
 

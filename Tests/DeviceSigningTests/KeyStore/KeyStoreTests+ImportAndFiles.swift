@@ -271,3 +271,28 @@ extension KeyStoreTests {
         #expect(KeyStore.isValidKeyId("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"))
     }
 }
+
+extension KeyStoreTests {
+    // MARK: The directory's path
+
+    /// A `..` after a symbolic link leads to the link target's parent, as the file system (and
+    /// `ls`) resolves it. Foundation's standardizing took it out with the link as text while the
+    /// directory did not exist: the store was made in one directory and later looked for in another.
+    @Test func aParentSegmentAfterASymbolicLinkIsLeftToTheFileSystem() throws {
+        try withTemporaryDirectory { root in
+            let target = root.appendingPathComponent("real/sub", isDirectory: true)
+            try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(
+                atPath: root.appendingPathComponent("link").path, withDestinationPath: target.path)
+            let given = URL(fileURLWithPath: root.path + "/link/./../keys", isDirectory: true)
+
+            let store = try KeyStore(directory: given)
+            #expect(store.directory.path == root.path + "/link/../keys", "`.` taken out, `..` kept")
+            let (_, keyId) = try saveKey(in: store)
+            let made = root.appendingPathComponent("real/keys", isDirectory: true)
+            #expect(FileManager.default.fileExists(atPath: made.appendingPathComponent("\(keyId).pem").path))
+            #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("keys").path))
+            #expect(try KeyStore(directory: given, createIfMissing: false).keyIds() == [keyId])
+        }
+    }
+}

@@ -399,5 +399,24 @@ extension Practices {
                 #expect(try await Self.tokensAfterRestart(file) == ["t1", "t2"])
             }
         }
+
+        /// A `..` after a symbolic link leads to the link target's parent, as `ls` resolves it:
+        /// the file is written where the path names, not where standardizing it as text put it.
+        @Test func aParentSegmentAfterASymbolicLinkIsLeftToTheFileSystem() async throws {
+            try await Practices.withTemporaryDirectory { root in
+                let target = root.appendingPathComponent("real/sub", isDirectory: true)
+                try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+                try FileManager.default.createSymbolicLink(
+                    atPath: root.appendingPathComponent("link").path, withDestinationPath: target.path)
+                let file = RedeemedTokenFile(directory: URL(fileURLWithPath: root.path + "/link/../state"))
+                #expect(file.path == root.path + "/link/../state/" + RedeemedTokenFile.defaultFileName)
+                let pipeline = try RedemptionPipeline(redeemer: ImmediateRedeemer(), persistingTo: file)
+                _ = await pipeline.redeem(Practices.payload("t1"))
+                #expect(await pipeline.persistenceFailure == nil)
+                let written = root.appendingPathComponent("real/state/" + RedeemedTokenFile.defaultFileName)
+                #expect(FileManager.default.fileExists(atPath: written.path))
+                #expect(try await Self.tokensAfterRestart(file) == ["t1"])
+            }
+        }
     }
 }
