@@ -68,7 +68,7 @@ package final class SoftwareTPM: @unchecked Sendable {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             do {
-                try process.run()
+                try Self.runWithNoSignalBlocked(process)
             } catch {
                 try? FileManager.default.removeItem(at: directory)
                 throw error
@@ -88,6 +88,23 @@ package final class SoftwareTPM: @unchecked Sendable {
         }
         try? FileManager.default.removeItem(at: directory)
         throw StartFailure(code: .didNotStart, reason: lastProblem)
+    }
+
+    /// swtpm's process id.
+    package var processIdentifier: Int32 { process.processIdentifier }
+
+    /// Runs `process` with no signal blocked in it. A child starts with the signal mask of the
+    /// thread that spawns it, and Dispatch's threads block every signal: swtpm started from one
+    /// ignored Ctrl-C and `kill`, and outlived an interrupted demo or bench. The spawning thread's
+    /// mask is opened for the spawn only; a signal for the process that arrives in that moment
+    /// may be taken on this thread.
+    private static func runWithNoSignalBlocked(_ process: Process) throws {
+        var none = sigset_t()
+        sigemptyset(&none)
+        var previous = sigset_t()
+        let opened = pthread_sigmask(SIG_SETMASK, &none, &previous) == 0
+        defer { if opened { pthread_sigmask(SIG_SETMASK, &previous, nil) } }
+        try process.run()
     }
 
     deinit {
