@@ -70,6 +70,10 @@ struct StoredOperation: Sendable {
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
     }
 
+    /// The bytes the operation adds to an operations answer: its JSON and a comma
+    /// (``OperationsAnswerSize/frameBytes`` takes the first one's back).
+    var answerShare: Int { json.count + 1 }
+
     /// `{"operations":[Op…]}` for a list of operations, from their cached JSON.
     static func answer(_ operations: [StoredOperation]) -> [UInt8] {
         var body = Array(#"{"operations":["#.utf8)

@@ -227,6 +227,15 @@ extension BackendRouter {
                         .insufficientStorage, WireErrorCode.tooManyOperations,
                         "Device \(deviceId.prefix(64)) has \(configuration.pendingOperationsPerDevice) pending "
                             + "operations, the most one device may have; redeem them or let them expire first.")))
+        case .deviceAnswerFull:
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .insufficientStorage, WireErrorCode.tooManyOperations,
+                        "Device \(deviceId.prefix(64))'s operations answer would be larger than "
+                            + "\(OperationsAnswerSize.maximumJSONBytes) bytes with this operation, the most one "
+                            + "device's may be (encrypted, it must fit the \(OperationsAnswerSize.clientMaximumBytes) "
+                            + "bytes clients read); redeem its operations or let them expire first.")))
         }
     }
 }

@@ -27,6 +27,9 @@ final class BackendState: Sendable {
         case full
         /// The device has its most pending operations (``ReferenceBackend/Configuration/pendingOperationsPerDevice``).
         case deviceFull
+        /// With the operation, the device's operations answer would be larger than the client reads
+        /// (``OperationsAnswerSize/maximumJSONBytes``).
+        case deviceAnswerFull
     }
 
     enum RegistrationOutcome: Equatable {
@@ -151,15 +154,20 @@ final class BackendState: Sendable {
 
     // MARK: Operations
 
-    /// Stores `operation`, unless its device has its most pending operations or the store is full.
-    /// The device's count is kept as operations come and go (``DeviceOperations``): its list,
-    /// where redeemed and expired operations stay until a purge, is gone through only when an
-    /// operation counted may have expired since the last time.
+    /// Stores `operation`, unless its device has its most pending operations, or would have an
+    /// operations answer larger than the client reads, or the store is full. The device's totals
+    /// are kept as operations come and go (``DeviceOperations``): its list, where redeemed and
+    /// expired operations stay until a purge, is gone through only when an operation counted may
+    /// have expired since the last time.
     func add(_ operation: StoredOperation, nowMillis: Int64) -> AddOutcome {
         storage.withLock { storage in
-            let full = storage.devices[operation.deviceId]?.isFull(
-                capacity: pendingCapacityPerDevice, nowMillis: nowMillis, in: storage.operationsByToken)
-            if full == true { return .deviceFull }
+            switch storage.devices[operation.deviceId]?.boundPassed(
+                by: operation, capacity: pendingCapacityPerDevice, nowMillis: nowMillis, in: storage.operationsByToken)
+            {
+            case .count?: return .deviceFull
+            case .answerSize?: return .deviceAnswerFull
+            case nil: break
+            }
             if storage.operationsByToken.count >= operationCapacity {
                 Self.purge(&storage, nowMillis: nowMillis)
                 guard storage.operationsByToken.count < operationCapacity else { return .full }
