@@ -205,12 +205,20 @@ extension BackendRouter {
         let (sum, overflow) = now.addingReportingOverflow(Int64(lifetimeMillis))
         let expiresAt = overflow ? Int64.max : sum
         let token = BackendResponses.randomIdentifier()
-        let operation = StoredOperation(
-            deviceId: deviceId, kind: kind, creationTimeMillis: now,
-            expiresAtMillis: expiresAt,
-            channel: channel, token: token,
-            redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
-            data: data)
+        guard
+            let operation = StoredOperation(
+                deviceId: deviceId, kind: kind, creationTimeMillis: now,
+                expiresAtMillis: expiresAt,
+                channel: channel, token: token,
+                redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
+                data: data)
+        else {
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .internalServerError, WireErrorCode.serializationFailed,
+                        "The emulator could not write the operation as JSON; it was not stored.")))
+        }
         switch state.add(operation, nowMillis: now) {
         case .added:
             return .success(operation)

@@ -108,12 +108,13 @@ import Testing
 
     /// An answer's size is its frame and its operations' shares, which is what a device's total
     /// adds up.
-    @Test func anAnswersSizeIsItsFrameAndItsOperationsShares() {
-        let operations = (0..<3).map { index in
-            StoredOperation(
-                deviceId: "phone", kind: .authentication, creationTimeMillis: start + Int64(index),
-                expiresAtMillis: start + 60_000, channel: "link", token: "token-\(index)",
-                redeemURL: "https://backend.example/redeem", data: nil)
+    @Test func anAnswersSizeIsItsFrameAndItsOperationsShares() throws {
+        let operations = try (0..<3).map { index in
+            try #require(
+                StoredOperation(
+                    deviceId: "phone", kind: .authentication, creationTimeMillis: start + Int64(index),
+                    expiresAtMillis: start + 60_000, channel: "link", token: "token-\(index)",
+                    redeemURL: "https://backend.example/redeem", data: nil))
         }
         for count in 1...3 {
             let chosen = Array(operations.prefix(count))
