@@ -42,6 +42,9 @@ public enum WireErrorCode: String, Sendable, CaseIterable, CustomStringConvertib
     case unsupportedMediaType = "UNSUPPORTED_MEDIA_TYPE"
     case notAcceptable = "NOT_ACCEPTABLE"
     case encryptionFailed = "ENCRYPTION_FAILED"
+    /// The reference backend could not write an answer, or an operation, as JSON (never expected:
+    /// said rather than answered as `{}`).
+    case serializationFailed = "SERIALIZATION_FAILED"
     case tooManyTargets = "TOO_MANY_TARGETS"
     case tooManyOperations = "TOO_MANY_OPERATIONS"
     case tooManyFaults = "TOO_MANY_FAULTS"

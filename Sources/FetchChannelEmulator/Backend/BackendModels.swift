@@ -39,7 +39,10 @@ struct StoredOperation: Sendable {
     /// The serialized `Op` JSON, made once at dispatch: operations are immutable and listed often.
     let json: [UInt8]
 
-    init(
+    /// nil when the operation cannot be written as JSON. Only `data` could make it so, and
+    /// dispatch refuses such data before; stored as `{}` instead, it would be listed in every
+    /// answer of the device as an operation no client reads.
+    init?(
         deviceId: String, kind: OperationKind, creationTimeMillis: Int64, expiresAtMillis: Int64, channel: String,
         token: String, redeemURL: String, data: JSONObjectText?
     ) {
@@ -65,10 +68,16 @@ struct StoredOperation: Sendable {
                 "operation": kind.rawValue, "lifetimeMillis": expiresAtMillis - creationTimeMillis,
             ],
         ]
-        // Only strings, numbers and the dispatcher's already-parsed JSON: always serializable.
-        self.json = Array(
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
+        // Checked first: JSONSerialization raises rather than throws for some objects on Darwin.
+        guard JSONSerialization.isValidJSONObject(object),
+            let json = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        else { return nil }
+        self.json = Array(json)
     }
+
+    /// The bytes the operation adds to an operations answer: its JSON and a comma
+    /// (``OperationsAnswerSize/frameBytes`` takes the first one's back).
+    var answerShare: Int { json.count + 1 }
 
     /// `{"operations":[Op…]}` for a list of operations, from their cached JSON.
     static func answer(_ operations: [StoredOperation]) -> [UInt8] {

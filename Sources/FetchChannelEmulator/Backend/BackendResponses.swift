@@ -15,11 +15,21 @@ enum BackendResponses {
         var reason: String { String(decoding: response.body, as: UTF8.self) }
     }
 
+    /// `object` as JSON with `status`; ``serializationFailed`` when it cannot be written, which
+    /// the emulator's own answers (strings, numbers, arrays and dictionaries) always can.
     static func json(_ status: HTTPStatus, _ object: [String: Any]) -> HTTPResponse {
-        // Objects built here hold only strings, numbers, arrays and dictionaries: always serializable.
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return HTTPResponse.json(status: status.code, data)
+        (try? HTTPResponse.json(status: status.code, jsonObject: object)) ?? serializationFailed
     }
+
+    /// The answer when an answer cannot be written as JSON: 500, since the fault is the emulator's,
+    /// with a fixed error body, so that this answer cannot fail in turn. Not `{}` with the status
+    /// asked for: a 200 `{}` for the statistics or a redemption would pass for a success that
+    /// says nothing, and a `{}` error body has no code for the client to classify.
+    static let serializationFailed = HTTPResponse.json(
+        status: HTTPStatus.internalServerError.code,
+        Data(
+            ("{\"\(WireErrorCode.Member.errorCode)\":\"\(WireErrorCode.serializationFailed.rawValue)\","
+                + "\"\(WireErrorCode.Member.message)\":\"The emulator could not write its answer as JSON.\"}").utf8))
 
     static func error(_ status: HTTPStatus, _ code: WireErrorCode, _ message: String, extra: [String: Any] = [:])
         -> HTTPResponse

@@ -205,12 +205,20 @@ extension BackendRouter {
         let (sum, overflow) = now.addingReportingOverflow(Int64(lifetimeMillis))
         let expiresAt = overflow ? Int64.max : sum
         let token = BackendResponses.randomIdentifier()
-        let operation = StoredOperation(
-            deviceId: deviceId, kind: kind, creationTimeMillis: now,
-            expiresAtMillis: expiresAt,
-            channel: channel, token: token,
-            redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
-            data: data)
+        guard
+            let operation = StoredOperation(
+                deviceId: deviceId, kind: kind, creationTimeMillis: now,
+                expiresAtMillis: expiresAt,
+                channel: channel, token: token,
+                redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
+                data: data)
+        else {
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .internalServerError, WireErrorCode.serializationFailed,
+                        "The emulator could not write the operation as JSON; it was not stored.")))
+        }
         switch state.add(operation, nowMillis: now) {
         case .added:
             return .success(operation)
@@ -227,6 +235,15 @@ extension BackendRouter {
                         .insufficientStorage, WireErrorCode.tooManyOperations,
                         "Device \(deviceId.prefix(64)) has \(configuration.pendingOperationsPerDevice) pending "
                             + "operations, the most one device may have; redeem them or let them expire first.")))
+        case .deviceAnswerFull:
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .insufficientStorage, WireErrorCode.tooManyOperations,
+                        "Device \(deviceId.prefix(64))'s operations answer would be larger than "
+                            + "\(OperationsAnswerSize.maximumJSONBytes) bytes with this operation, the most one "
+                            + "device's may be (encrypted, it must fit the \(OperationsAnswerSize.clientMaximumBytes) "
+                            + "bytes clients read); redeem its operations or let them expire first.")))
         }
     }
 }

@@ -27,6 +27,9 @@ final class BackendState: Sendable {
         case full
         /// The device has its most pending operations (``ReferenceBackend/Configuration/pendingOperationsPerDevice``).
         case deviceFull
+        /// With the operation, the device's operations answer would be larger than the client reads
+        /// (``OperationsAnswerSize/maximumJSONBytes``).
+        case deviceAnswerFull
     }
 
     enum RegistrationOutcome: Equatable {
@@ -40,7 +43,7 @@ final class BackendState: Sendable {
         var targets: [String: DispatchTargetRecord] = [:]
         var targetIdsByDevice: [String: Set<String>] = [:]
         var operationsByToken: [String: StoredOperation] = [:]
-        var tokensByDevice: [String: [String]] = [:]
+        var devices: [String: DeviceOperations] = [:]
         var faults: [EmulatorFault] = []
         /// Answers to hold, the next request of their endpoint each (``AnswerHold``).
         var holds: [AnswerHold] = []
@@ -151,25 +154,26 @@ final class BackendState: Sendable {
 
     // MARK: Operations
 
-    /// Stores `operation`, unless its device has its most pending operations or the store is full.
-    /// A device's pending operations are counted only when its list is that long: redeemed and
-    /// expired ones stay listed until a purge.
+    /// Stores `operation`, unless its device has its most pending operations, or would have an
+    /// operations answer larger than the client reads, or the store is full. The device's totals
+    /// are kept as operations come and go (``DeviceOperations``): its list, where redeemed and
+    /// expired operations stay until a purge, is gone through only when an operation counted may
+    /// have expired since the last time.
     func add(_ operation: StoredOperation, nowMillis: Int64) -> AddOutcome {
         storage.withLock { storage in
-            if let tokens = storage.tokensByDevice[operation.deviceId], tokens.count >= pendingCapacityPerDevice {
-                var pending = 0
-                for token in tokens {
-                    guard let held = storage.operationsByToken[token] else { continue }
-                    if !held.redeemed && held.expiresAtMillis > nowMillis { pending += 1 }
-                }
-                guard pending < pendingCapacityPerDevice else { return .deviceFull }
+            switch storage.devices[operation.deviceId]?.boundPassed(
+                by: operation, capacity: pendingCapacityPerDevice, nowMillis: nowMillis, in: storage.operationsByToken)
+            {
+            case .count?: return .deviceFull
+            case .answerSize?: return .deviceAnswerFull
+            case nil: break
             }
             if storage.operationsByToken.count >= operationCapacity {
                 Self.purge(&storage, nowMillis: nowMillis)
                 guard storage.operationsByToken.count < operationCapacity else { return .full }
             }
             storage.operationsByToken[operation.token] = operation
-            storage.tokensByDevice[operation.deviceId, default: []].append(operation.token)
+            storage.devices[operation.deviceId, default: DeviceOperations()].add(operation)
             return .added
         }
     }
@@ -178,7 +182,7 @@ final class BackendState: Sendable {
     /// creation times (possible once the clock was set back), the one dispatched first.
     func pendingOperations(for deviceId: String, nowMillis: Int64) -> [StoredOperation] {
         storage.withLock { storage in
-            (storage.tokensByDevice[deviceId] ?? [])  // in dispatch order
+            (storage.devices[deviceId]?.tokens ?? [])  // in dispatch order
                 .compactMap { storage.operationsByToken[$0] }
                 .filter { !$0.redeemed && $0.expiresAtMillis > nowMillis }
                 .enumerated()
@@ -193,6 +197,7 @@ final class BackendState: Sendable {
             guard operation.kind == kind else { return .wrongKind }
             if operation.redeemed { return .alreadyRedeemed }
             guard operation.expiresAtMillis > nowMillis else { return .expired }
+            storage.devices[operation.deviceId]?.uncount(operation)
             storage.operationsByToken[token]?.redeemed = true
             storage.statistics.redemptions[token, default: 0] += 1
             return .redeemed(
@@ -208,22 +213,27 @@ final class BackendState: Sendable {
     private static func purge(_ storage: inout Storage, nowMillis: Int64) {
         let (earlier, overflow) = nowMillis.subtractingReportingOverflow(3_600_000)
         let horizon = overflow ? Int64.min : earlier
-        var staleByDevice: [String: Set<String>] = [:]
-        for (token, operation) in storage.operationsByToken where operation.expiresAtMillis < horizon {
-            staleByDevice[operation.deviceId, default: []].insert(token)
+        var staleByDevice: [String: [StoredOperation]] = [:]
+        for operation in storage.operationsByToken.values where operation.expiresAtMillis < horizon {
+            staleByDevice[operation.deviceId, default: []].append(operation)
         }
         for (deviceId, stale) in staleByDevice {
-            for token in stale {
-                storage.operationsByToken[token] = nil
-                storage.statistics.redemptions[token] = nil
+            for operation in stale {
+                storage.operationsByToken[operation.token] = nil
+                storage.statistics.redemptions[operation.token] = nil
             }
-            storage.tokensByDevice[deviceId]?.removeAll { stale.contains($0) }
-            if storage.tokensByDevice[deviceId]?.isEmpty == true { storage.tokensByDevice[deviceId] = nil }
+            storage.devices[deviceId]?.forget(stale)
+            if storage.devices[deviceId]?.tokens.isEmpty == true { storage.devices[deviceId] = nil }
         }
     }
 
     /// How many devices the operations index holds (for tests: a purge forgets emptied ones).
-    var indexedDevices: Int { storage.withLock { $0.tokensByDevice.count } }
+    var indexedDevices: Int { storage.withLock { $0.devices.count } }
+
+    /// How often the device's list was gone through to count its pending operations (for tests).
+    func recounts(ofDevice deviceId: String) -> Int {
+        storage.withLock { $0.devices[deviceId]?.recounts ?? 0 }
+    }
 
     // MARK: Faults and counters
 

@@ -31,7 +31,8 @@ public final class ReferenceBackend: Sendable {
         public var defaultLifetimeSeconds: Double
         /// The most operations one device may have pending (neither redeemed nor expired); a
         /// dispatch beyond it gets 507 `TOO_MANY_OPERATIONS`, so that one device cannot fill the
-        /// store for all (docs/ARCHITECTURE.md, "Wire contract"). At least 1.
+        /// store for all (docs/ARCHITECTURE.md, "Wire contract"). At least 1. Fewer may be taken:
+        /// their answer must also stay within what the client reads (785,648 bytes of JSON).
         public var pendingOperationsPerDevice: Int
         /// The HTTP server's settings (host, port and clock are taken from the fields above; the
         /// request body limit is at most ``ReferenceBackend/maximumRequestBodyBytes``).
