@@ -1,5 +1,6 @@
-/// PEM armour (RFC 7468, strict form): one `-----BEGIN LABEL-----` line, base64 in lines of at
-/// most 64 characters, one `-----END LABEL-----` line. Headers (RFC 1421 `Proc-Type`) are refused.
+/// PEM armour (RFC 7468): one `-----BEGIN LABEL-----` line, the base64 body, one
+/// `-----END LABEL-----` line. Headers (RFC 1421 `Proc-Type`) are refused. Written in lines of 64
+/// characters (the strict form); read in lines of any length, as OpenSSL reads them.
 ///
 /// There is one parser, `decodeSecret`, which reads the text in place and keeps every copy of the
 /// base64 body and of the DER zeroed or in `SecureBytes`; `decode(_:)` is that parser for public
