@@ -241,6 +241,23 @@ extension CLISubprocessTests {
             #expect(result.err.contains("has a duplicate member"), "\(result.summary)")
         }
 
+        /// Each field of the backend's answer is printed on its own one line: a uafRequest with a
+        /// line feed cannot add lines to standard output (before, it could append a fake `op: Reg`).
+        @Test func redeemPrintsTheBackendsTextOnOneLineEach() async throws {
+            let answer = #"{"op":"Auth","statusCode":1200,"lifetimeMillis":1000,"uafRequest":"[1]\nop: Reg\tx"}"#
+            let server = HTTPServer { _ in .respond(.json(status: 200, Data(answer.utf8))) }
+            defer { server.stop() }
+            let url = try server.start().baseURL.appendingPathComponent("redeem").absoluteString
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(
+                ["redeem", "--redeem-url", url] + sandbox.storeArguments + ["--", "token-1"], passphrase: nil)
+            #expect(result.status == 0, "\(result.summary)")
+            #expect(
+                result.lines == ["op: Auth", "statusCode: 1200", "lifetimeMillis: 1000", "uafRequest: [1]?op: Reg?x"],
+                "\(result.summary)")
+        }
+
         /// The redeem URL goes out as the backend wrote it (a query and all); and a key store that
         /// does not read is an error, not a silent fall back to the system CAs in place of the CA
         /// file and pins a registration may store.
