@@ -321,6 +321,25 @@ import Testing
         #expect(help.out.contains("--timeout-seconds S"), "\(help.out)")
     }
 
+    /// `-h` as an option's value is that value, not a request for help that exits 0 (a script
+    /// passing a value it did not choose took that for success). `--version` where an option may
+    /// stand is the version, for `redeem` as for every command: a token that could be read as an
+    /// option goes after `--`, and is then a token.
+    @Test func helpAndVersionOnlyWhereAnOptionMayStand() async {
+        let signed = await run(["sign", "--key", "abcd", "--request-id", "-h"])
+        #expect(signed.status == 1 && signed.out.isEmpty && signed.err.hasPrefix("Error: "), "\(signed.err)")
+        let redeemed = await run(["redeem", "TOKEN", "--redeem-url", "-h"])
+        #expect(redeemed.status == 64 && redeemed.out.isEmpty, "\(redeemed.out)")
+        #expect(redeemed.err.hasPrefix("Error: invalid value '-h' for '--redeem-url'"), "\(redeemed.err)")
+
+        let version = await run(["redeem", "--version", "--redeem-url", "http://127.0.0.1:9/r"])
+        #expect(version.status == 0 && version.out == "fetchchannel \(FetchChannelCLI.version)\n")
+        let token = await run([
+            "redeem", "--redeem-url", "https://127.0.0.1:9/r", "--ca-file", "/nonexistent/ca.pem", "--", "--version",
+        ])
+        #expect(token.status == 64 && token.err.contains("cannot read the CA file"), "\(token.err)")
+    }
+
     @Test func verifyReadsTheJWSFromStandardInputAndRejectsGarbage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-dispatch-\(UUID().uuidString)")
