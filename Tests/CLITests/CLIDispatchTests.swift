@@ -364,15 +364,19 @@ import Testing
     /// Paths keep their `..` for the file system to resolve: after a symbolic link it is the
     /// target's parent, and resolving it in the text (URL standardization) named another file than
     /// `cat` opens. Only `.` segments and repeated slashes are taken out.
-    @Test func pathsKeepTheirParentSegmentsForTheFileSystem() {
+    @Test func pathsKeepTheirParentSegmentsForTheFileSystem() throws {
         let context = CLIContext.inMemory(
             environment: ["HOME": "/home/someone"],
             currentDirectory: URL(fileURLWithPath: "/work/dir", isDirectory: true))
-        #expect(context.fileURL("lnk/../pass").path == "/work/dir/lnk/../pass")
-        #expect(context.fileURL("./a//b/").path == "/work/dir/a/b")
-        #expect(context.fileURL("/abs/./x/../y").path == "/abs/x/../y")
-        #expect(context.fileURL("~/keys/../other").path == "/home/someone/keys/../other")
-        #expect(context.fileURL("~").path == "/home/someone")
-        #expect(context.fileURL("/").path == "/")
+        #expect(try context.fileURL("lnk/../pass").path == "/work/dir/lnk/../pass")
+        #expect(try context.fileURL("./a//b/").path == "/work/dir/a/b")
+        #expect(try context.fileURL("/abs/./x/../y").path == "/abs/x/../y")
+        #expect(try context.fileURL("~/keys/../other").path == "/home/someone/keys/../other")
+        #expect(try context.fileURL("~").path == "/home/someone")
+        #expect(try context.fileURL("/").path == "/")
+        // Without a working directory (it was removed) only a relative path is refused.
+        let adrift = CLIContext.inMemory(environment: ["HOME": "/home/someone"], currentDirectory: nil)
+        #expect(throws: UsageError.self) { try adrift.fileURL("relx.pem") }
+        #expect(try adrift.fileURL("/abs/x").path == "/abs/x" && adrift.fileURL("~/x").path == "/home/someone/x")
     }
 }

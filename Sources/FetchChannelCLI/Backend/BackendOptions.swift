@@ -21,7 +21,11 @@ struct BackendOptions: Sendable {
     /// apply to https:// servers only.
     init(_ arguments: ParsedArguments, server: Option<BackendURL>, context: CLIContext) throws(UsageError) {
         self.server = try arguments.required(server)
-        caFile = try arguments[BackendTrustOptions.caFile].map { context.fileURL($0).path }
+        if let path = try arguments[BackendTrustOptions.caFile] {
+            caFile = try context.fileURL(path).path
+        } else {
+            caFile = nil
+        }
         pins = try arguments.values(of: BackendTrustOptions.pin)
         guard caFile != nil || !pins.isEmpty else {
             trust = .system

@@ -19,7 +19,7 @@ struct KeyImportCommand: CLICommand {
     let passphraseFileGiven: Bool
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        file = context.fileURL(arguments.positionals[0])
+        file = try context.fileURL(arguments.positionals[0])
         unencrypted = arguments[KeyOptions.noEncryption]
         passphraseFileGiven = arguments.contains(CommonOptions.passphraseFile)
         access = try KeyStoreAccess(arguments, context: context)
