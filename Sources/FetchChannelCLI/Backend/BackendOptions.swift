@@ -11,7 +11,7 @@ struct BackendOptions: Sendable {
     let trust: TLSTrust
     /// The absolute path of `--ca-file`, as `register` stores it.
     let caFile: String?
-    /// The `--pin` values, in order.
+    /// The `--pin` values, in order, each once.
     let pins: [String]
 
     /// Whether `--ca-file` or `--pin` was given.
@@ -26,7 +26,9 @@ struct BackendOptions: Sendable {
         } else {
             caFile = nil
         }
-        pins = try arguments.values(of: BackendTrustOptions.pin)
+        // A pin given twice is one pin: stored and shown once, as `key show` lists what is checked.
+        var seen: Set<String> = []
+        pins = try arguments.values(of: BackendTrustOptions.pin).filter { seen.insert($0).inserted }
         guard caFile != nil || !pins.isEmpty else {
             trust = .system
             return
