@@ -173,7 +173,19 @@ extension CLISubprocessTests {
             #expect(errors.count == 1 && errors.first?["code"] as? String == "deviceProtectionError")
             let message = try #require(errors.first?["message"] as? String)
             #expect(message.contains(bad) && message.contains("chmod 600 \(record.path)"), "\(message)")
-            #expect(fetched.err.contains("1 of 2 backends failed"), "\(fetched.summary)")
+            // The first count is of the backends asked, the last of all: they agree.
+            #expect(
+                fetched.err.contains("Fetching from 1 backend (1 more cannot be asked: its error follows)…")
+                    && fetched.err.contains("1 of 2 backends failed"), "\(fetched.summary)")
+            // A key the passphrase does not open cannot be asked either: before, "Fetching from 0
+            // backends…" was followed by "1 of 1 backend failed".
+            let unopened = try await sandbox.run(
+                ["fetch", "--key", good] + sandbox.storeArguments, passphrase: "not the passphrase")
+            #expect(unopened.status == 1, "\(unopened.summary)")
+            #expect(
+                unopened.err.contains("Fetching from 0 backends (1 more cannot be asked: its error follows)…")
+                    && unopened.err.contains("0 pending operations, 1 of 1 backend failed."),
+                "\(unopened.summary)")
 
             let listed = try await sandbox.run(["key", "list"] + sandbox.storeArguments)
             #expect(listed.status == 1, "\(listed.summary)")
