@@ -54,8 +54,12 @@ package struct CLIContext: Sendable {
     }
 
     /// The real process: its environment, working directory, standard streams and terminal.
-    package static func process() -> CLIContext {
+    /// `closedStandardStreams`: the descriptors the process was started without
+    /// (``StandardStreams/openNullOntoClosed()``), which stay closed to the command: reading a
+    /// closed standard input, or writing to a closed standard output, is an error.
+    package static func process(closedStandardStreams closed: Set<Int32> = []) -> CLIContext {
         let isTerminal = isatty(STDIN_FILENO) == 1
+        let inputIsClosed = closed.contains(STDIN_FILENO)
         var prompt: (@Sendable (String) throws -> [UInt8])?
         if isTerminal {
             prompt = { text in try TerminalPrompt.readSecret(prompt: text) }
@@ -65,10 +69,14 @@ package struct CLIContext: Sendable {
         var context = CLIContext(
             environment: ProcessInfo.processInfo.environment,
             currentDirectory: nil,
-            standardOutput: .standardOutput, standardError: .standardError,
+            standardOutput: closed.contains(STDOUT_FILENO) ? .closed() : .standardOutput,
+            standardError: closed.contains(STDERR_FILENO) ? .closed() : .standardError,
             standardInputIsTerminal: isTerminal,
             readStandardInput: { maximumBytes in
                 // A closed or unreadable standard input (`<&-`, a directory) is an error, not empty input.
+                guard !inputIsClosed else {
+                    throw CLIFailure(.unreadableInput, "cannot read standard input: it is closed")
+                }
                 guard var data = BoundedRead.read(STDIN_FILENO, maximumBytes: maximumBytes) else {
                     throw CLIFailure(
                         .unreadableInput, "cannot read standard input: \(String(cString: strerror(errno)))")
