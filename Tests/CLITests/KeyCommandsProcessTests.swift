@@ -335,6 +335,23 @@ extension CLIOfflineProcessTests {
                 ["key", "import", file.path, "--store", sandbox.file("third").path], passphrase: "nope")
             #expect(wrong.status == 1 && wrong.err.contains("does not open"), "\(wrong.summary)")
 
+            // An unencrypted key beside the encrypted one (`cat plain.pem enc.pem`) is refused, in
+            // either order, before the file is made text (a String is never zeroed); nothing is
+            // stored. Before, the encrypted key first was imported.
+            let plain = try String(
+                contentsOf: PackageLocations.keys.appendingPathComponent("demo-device-p256.pem"), encoding: .utf8)
+            let mixedStore = sandbox.file("mixed")
+            for (name, text) in [("mixed.pem", plain + exported.out), ("reversed.pem", exported.out + plain)] {
+                let mixed = try sandbox.write(name, text)
+                let refused = try await sandbox.run(["key", "import", mixed.path, "--store", mixedStore.path])
+                #expect(
+                    refused.status == 1
+                        && refused.err == "Error: \(mixed.path) holds an unencrypted private key beside the "
+                            + "encrypted one; give a file with one key\n",
+                    "\(refused.summary)")
+                #expect(!FileManager.default.fileExists(atPath: mixedStore.path), "nothing was stored")
+            }
+
             // A public key or garbage is refused with a reason.
             let publicFile = try sandbox.write(
                 "public.pem", try await sandbox.run(["key", "export"] + store + ["--", keyId]).out)
