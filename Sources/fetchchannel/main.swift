@@ -8,6 +8,11 @@ import FetchChannelCLI
     import Darwin
 #endif
 
+// First of all, before anything opens a descriptor: /dev/null onto a standard stream the process
+// was started without (`<&-`), or the next descriptor opened would take its number (Dispatch's
+// epoll became standard input). The context still treats those streams as closed.
+let closedStandardStreams = StandardStreams.openNullOntoClosed()
+
 // A reader that goes away (`fetchchannel key list | head -1`) must not kill the process with
 // SIGPIPE; the failed write is reported instead.
 signal(SIGPIPE, SIG_IGN)
@@ -18,7 +23,7 @@ signal(SIGPIPE, SIG_IGN)
 // Empty means not set to every reader here.
 if getenv("TPM2OPENSSL_TCTI") == nil { setenv("TPM2OPENSSL_TCTI", "", 0) }
 
-let context = CLIContext.process()
+let context = CLIContext.process(closedStandardStreams: closedStandardStreams)
 // CommandLine.arguments replaces bytes that are not UTF-8 with U+FFFD: such an argument is refused.
 // An empty argument list (argc 0, which older kernels pass on) has nothing to check.
 if let position = (1..<max(1, Int(CommandLine.argc))).first(where: { index in

@@ -111,6 +111,21 @@ import Testing
         #expect(try arguments(["--", "-h"]).positionals == ["-h"])
     }
 
+    /// Help and version count only where an option may stand: the value an option takes is that
+    /// value, `-h` too (before, `sign --request-id -h` printed the help and exited 0, and a value
+    /// chosen by someone else could turn any command into a success that did nothing).
+    @Test func helpAndVersionAreNeverAnOptionsValue() throws {
+        #expect(try arguments(["--store", "-h", "K"])[Self.store] == "-h")
+        #expect(try arguments(["--offset=-h", "K"])[Self.offset] == "-h")
+        #expect(try arguments(["--key", "-h", "--key", "-h", "K"]).values(of: Self.key) == ["-h", "-h"])
+        // A word that starts with `--` is never taken as a value: there, help and version still win.
+        #expect(try parse(["--store", "--help"]) == .help)
+        #expect(try parse(["--store", "--version", "K"]) == .version)
+        #expect(try parse(["--store", "-h", "K", "-h"]) == .help, "after the value, -h is help again")
+        #expect(try parse(["--json", "-h"]) == .help, "a flag takes no value")
+        #expect(try parse(["--bogus", "-h"]) == .help, "an unknown option takes no value")
+    }
+
     @Test func unknownOptionsAreRefused() {
         #expect(usageError(["--bogus", "K"]) == "unknown option '--bogus'")
         #expect(usageError(["-x", "K"]) == "unknown option '-x' (a value that starts with '-' goes after '--')")

@@ -321,6 +321,25 @@ import Testing
         #expect(help.out.contains("--timeout-seconds S"), "\(help.out)")
     }
 
+    /// `-h` as an option's value is that value, not a request for help that exits 0 (a script
+    /// passing a value it did not choose took that for success). `--version` where an option may
+    /// stand is the version, for `redeem` as for every command: a token that could be read as an
+    /// option goes after `--`, and is then a token.
+    @Test func helpAndVersionOnlyWhereAnOptionMayStand() async {
+        let signed = await run(["sign", "--key", "abcd", "--request-id", "-h"])
+        #expect(signed.status == 1 && signed.out.isEmpty && signed.err.hasPrefix("Error: "), "\(signed.err)")
+        let redeemed = await run(["redeem", "TOKEN", "--redeem-url", "-h"])
+        #expect(redeemed.status == 64 && redeemed.out.isEmpty, "\(redeemed.out)")
+        #expect(redeemed.err.hasPrefix("Error: invalid value '-h' for '--redeem-url'"), "\(redeemed.err)")
+
+        let version = await run(["redeem", "--version", "--redeem-url", "http://127.0.0.1:9/r"])
+        #expect(version.status == 0 && version.out == "fetchchannel \(FetchChannelCLI.version)\n")
+        let token = await run([
+            "redeem", "--redeem-url", "https://127.0.0.1:9/r", "--ca-file", "/nonexistent/ca.pem", "--", "--version",
+        ])
+        #expect(token.status == 64 && token.err.contains("cannot read the CA file"), "\(token.err)")
+    }
+
     @Test func verifyReadsTheJWSFromStandardInputAndRejectsGarbage() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cli-dispatch-\(UUID().uuidString)")
@@ -345,15 +364,19 @@ import Testing
     /// Paths keep their `..` for the file system to resolve: after a symbolic link it is the
     /// target's parent, and resolving it in the text (URL standardization) named another file than
     /// `cat` opens. Only `.` segments and repeated slashes are taken out.
-    @Test func pathsKeepTheirParentSegmentsForTheFileSystem() {
+    @Test func pathsKeepTheirParentSegmentsForTheFileSystem() throws {
         let context = CLIContext.inMemory(
             environment: ["HOME": "/home/someone"],
             currentDirectory: URL(fileURLWithPath: "/work/dir", isDirectory: true))
-        #expect(context.fileURL("lnk/../pass").path == "/work/dir/lnk/../pass")
-        #expect(context.fileURL("./a//b/").path == "/work/dir/a/b")
-        #expect(context.fileURL("/abs/./x/../y").path == "/abs/x/../y")
-        #expect(context.fileURL("~/keys/../other").path == "/home/someone/keys/../other")
-        #expect(context.fileURL("~").path == "/home/someone")
-        #expect(context.fileURL("/").path == "/")
+        #expect(try context.fileURL("lnk/../pass").path == "/work/dir/lnk/../pass")
+        #expect(try context.fileURL("./a//b/").path == "/work/dir/a/b")
+        #expect(try context.fileURL("/abs/./x/../y").path == "/abs/x/../y")
+        #expect(try context.fileURL("~/keys/../other").path == "/home/someone/keys/../other")
+        #expect(try context.fileURL("~").path == "/home/someone")
+        #expect(try context.fileURL("/").path == "/")
+        // Without a working directory (it was removed) only a relative path is refused.
+        let adrift = CLIContext.inMemory(environment: ["HOME": "/home/someone"], currentDirectory: nil)
+        #expect(throws: UsageError.self) { try adrift.fileURL("relx.pem") }
+        #expect(try adrift.fileURL("/abs/x").path == "/abs/x" && adrift.fileURL("~/x").path == "/home/someone/x")
     }
 }

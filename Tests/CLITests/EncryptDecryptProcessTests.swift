@@ -215,6 +215,36 @@ extension CLIOfflineProcessTests {
                 "\(encrypted.summary)")
         }
 
+        /// A standard stream the command is started without (`<&-`, `>&-`) is not taken over by a
+        /// descriptor the process opens later: before, Dispatch's epoll descriptor became standard
+        /// input and `encrypt` read from it ("Invalid argument"). A closed standard input or output
+        /// is still an error, not empty input or output thrown away.
+        @Test func closedStandardStreamsStayClosedToTheCommand() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let files = try Self.keyFiles(in: sandbox)
+            /// `fetchchannel arguments…` with the descriptors `closing` names (`<&-`) closed.
+            func run(closing: String, _ arguments: [String]) async throws -> CLIResult {
+                let child = try CLIProcess([], environment: sandbox.environment(passphrase: nil))
+                child.process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                child.process.arguments = ["-c", #"exec "$0" "$@" "# + closing, CLIProcess.binary.path] + arguments
+                return try await child.runToCompletion()
+            }
+            for arguments in [
+                ["encrypt", "--public-key", files.publicPEM.path],
+                ["decrypt", "--private-key", files.privatePEM.path, "-"],
+            ] {
+                let unread = try await run(closing: "<&-", arguments)
+                #expect(unread.status == 1 && unread.out.isEmpty, "\(arguments): \(unread.summary)")
+                #expect(unread.err == "Error: cannot read standard input: it is closed\n", "\(unread.summary)")
+            }
+            let unwritten = try await run(closing: ">&-", ["--version"])
+            #expect(unwritten.status == 1, "\(unwritten.summary)")
+            #expect(unwritten.err == "Error: cannot write to standard output\n", "\(unwritten.summary)")
+            let silent = try await run(closing: "2>&-", ["encrypt", "--public-key", files.publicPEM.path])
+            #expect(silent.status == 0 && silent.lines.count == 1, "empty input, a JWE of it: \(silent.summary)")
+        }
+
         @Test func usageErrorsExit64() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

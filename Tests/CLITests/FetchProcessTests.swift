@@ -173,7 +173,19 @@ extension CLISubprocessTests {
             #expect(errors.count == 1 && errors.first?["code"] as? String == "deviceProtectionError")
             let message = try #require(errors.first?["message"] as? String)
             #expect(message.contains(bad) && message.contains("chmod 600 \(record.path)"), "\(message)")
-            #expect(fetched.err.contains("1 of 2 backends failed"), "\(fetched.summary)")
+            // The first count is of the backends asked, the last of all: they agree.
+            #expect(
+                fetched.err.contains("Fetching from 1 backend (1 more cannot be asked: its error follows)…")
+                    && fetched.err.contains("1 of 2 backends failed"), "\(fetched.summary)")
+            // A key the passphrase does not open cannot be asked either: before, "Fetching from 0
+            // backends…" was followed by "1 of 1 backend failed".
+            let unopened = try await sandbox.run(
+                ["fetch", "--key", good] + sandbox.storeArguments, passphrase: "not the passphrase")
+            #expect(unopened.status == 1, "\(unopened.summary)")
+            #expect(
+                unopened.err.contains("Fetching from 0 backends (1 more cannot be asked: its error follows)…")
+                    && unopened.err.contains("0 pending operations, 1 of 1 backend failed."),
+                "\(unopened.summary)")
 
             let listed = try await sandbox.run(["key", "list"] + sandbox.storeArguments)
             #expect(listed.status == 1, "\(listed.summary)")
@@ -239,6 +251,23 @@ extension CLISubprocessTests {
                 message.contains(#"has a duplicate member: the member "op" appears more than once"#)
                     && !message.contains("not a JSON object"), "\(result.summary)")
             #expect(result.err.contains("has a duplicate member"), "\(result.summary)")
+        }
+
+        /// Each field of the backend's answer is printed on its own one line: a uafRequest with a
+        /// line feed cannot add lines to standard output (before, it could append a fake `op: Reg`).
+        @Test func redeemPrintsTheBackendsTextOnOneLineEach() async throws {
+            let answer = #"{"op":"Auth","statusCode":1200,"lifetimeMillis":1000,"uafRequest":"[1]\nop: Reg\tx"}"#
+            let server = HTTPServer { _ in .respond(.json(status: 200, Data(answer.utf8))) }
+            defer { server.stop() }
+            let url = try server.start().baseURL.appendingPathComponent("redeem").absoluteString
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(
+                ["redeem", "--redeem-url", url] + sandbox.storeArguments + ["--", "token-1"], passphrase: nil)
+            #expect(result.status == 0, "\(result.summary)")
+            #expect(
+                result.lines == ["op: Auth", "statusCode: 1200", "lifetimeMillis: 1000", "uafRequest: [1]?op: Reg?x"],
+                "\(result.summary)")
         }
 
         /// The redeem URL goes out as the backend wrote it (a query and all); and a key store that

@@ -208,6 +208,43 @@ extension CLIOfflineProcessTests {
             #expect((document as? [String: Any])?["keyId"] as? String == keyId)
         }
 
+        /// A working directory removed under the command (getcwd fails) leaves nothing to resolve
+        /// a relative path against: it is refused, where before `--output relx.pem` wrote
+        /// `/relx.pem`. An absolute path still works.
+        @Test func aRelativePathIsRefusedOnceTheWorkingDirectoryIsGone() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await sandbox.generateKey()
+            let name = "relx-\(UUID().uuidString).pem"
+            defer { try? FileManager.default.removeItem(atPath: "/" + name) }
+            let gone = sandbox.file("gone")
+            /// `fetchchannel arguments…` started in `gone`, which the shell removes first.
+            func runInRemovedDirectory(_ arguments: [String]) async throws -> CLIResult {
+                try FileManager.default.createDirectory(at: gone, withIntermediateDirectories: true)
+                let child = try CLIProcess([], environment: sandbox.environment())
+                child.process.executableURL = URL(fileURLWithPath: "/bin/sh")
+                child.process.arguments =
+                    ["-c", #"cd "$1" && rmdir "$1" && shift && exec "$0" "$@""#, CLIProcess.binary.path, gone.path]
+                    + arguments
+                return try await child.runToCompletion()
+            }
+
+            let relative = try await runInRemovedDirectory(
+                ["key", "export", "--output", name] + sandbox.storeArguments + ["--", keyId])
+            #expect(relative.status == 64, "\(relative.summary)")
+            #expect(
+                relative.err.hasPrefix(
+                    "Error: cannot use the relative path '\(name)': the working directory no longer exists; "
+                        + "give an absolute path"),
+                "\(relative.summary)")
+            #expect(!FileManager.default.fileExists(atPath: "/" + name), "nothing was written at /")
+
+            let absolute = sandbox.file("exported.pem").path
+            let written = try await runInRemovedDirectory(
+                ["key", "export", "--output", absolute] + sandbox.storeArguments + ["--", keyId])
+            #expect(written.status == 0 && FileManager.default.fileExists(atPath: absolute), "\(written.summary)")
+        }
+
         @Test func passphraseOnArgvIsImpossible() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
@@ -297,6 +334,23 @@ extension CLIOfflineProcessTests {
             let wrong = try await sandbox.run(
                 ["key", "import", file.path, "--store", sandbox.file("third").path], passphrase: "nope")
             #expect(wrong.status == 1 && wrong.err.contains("does not open"), "\(wrong.summary)")
+
+            // An unencrypted key beside the encrypted one (`cat plain.pem enc.pem`) is refused, in
+            // either order, before the file is made text (a String is never zeroed); nothing is
+            // stored. Before, the encrypted key first was imported.
+            let plain = try String(
+                contentsOf: PackageLocations.keys.appendingPathComponent("demo-device-p256.pem"), encoding: .utf8)
+            let mixedStore = sandbox.file("mixed")
+            for (name, text) in [("mixed.pem", plain + exported.out), ("reversed.pem", exported.out + plain)] {
+                let mixed = try sandbox.write(name, text)
+                let refused = try await sandbox.run(["key", "import", mixed.path, "--store", mixedStore.path])
+                #expect(
+                    refused.status == 1
+                        && refused.err == "Error: \(mixed.path) holds an unencrypted private key beside the "
+                            + "encrypted one; give a file with one key\n",
+                    "\(refused.summary)")
+                #expect(!FileManager.default.fileExists(atPath: mixedStore.path), "nothing was stored")
+            }
 
             // A public key or garbage is refused with a reason.
             let publicFile = try sandbox.write(

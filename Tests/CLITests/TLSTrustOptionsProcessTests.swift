@@ -65,7 +65,8 @@ extension CLISubprocessTests {
             #expect(pinned.status == 1 && pinned.err.contains("tlsPinMismatch"), "\(pinned.summary)")
             #expect(backend.statistics.requests(to: .targets) == 0, "no registration reached the backend")
 
-            let registered = try await sandbox.run(base + ["--ca-file", ca.path, "--pin", pin])
+            // The same pin given twice is stored (and shown) once.
+            let registered = try await sandbox.run(base + ["--ca-file", ca.path, "--pin", pin, "--pin", pin])
             #expect(registered.status == 0, "\(registered.summary)")
             let shown = try await sandbox.run(["key", "show", "--json"] + sandbox.storeArguments + ["--", keyId])
             let object = try #require(try shown.json() as? [String: Any], "\(shown.summary)")

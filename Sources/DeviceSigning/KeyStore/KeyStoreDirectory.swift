@@ -444,8 +444,9 @@ package final class KeyStoreDirectory: Sendable {
     }
 
     /// Like ``syncDirectory()``; a parent this user may enter but not read (mode 0300) cannot
-    /// be opened to sync and is left as it is.
-    private static func syncDirectory(atPath path: String) throws {
+    /// be opened to sync and is left as it is. Also for a file named outside a key store (the
+    /// CLI's `--output`), whose new name must last as its data does.
+    package static func syncDirectory(atPath path: String) throws {
         let parent = open(path.isEmpty ? "." : path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard parent >= 0 else {
             guard errno == EACCES else { throw failure("open \(path) to flush it", errno) }

@@ -10,7 +10,13 @@ extension P256.Signing.PrivateKey {
     /// curve; `.unsupportedKeyType` for RSA and other algorithms; `.passphraseRequired` for an
     /// empty passphrase.
     public init(encryptedPEM: String, passphrase: SecureBytes) throws {
-        let document = try PEM.decodeSecret(SecureBytes(encryptedPEM.utf8))
+        try self.init(encryptedPEM: SecureBytes(encryptedPEM.utf8), passphrase: passphrase)
+    }
+
+    /// `init(encryptedPEM:passphrase:)` of text that is read as secret, never made a `String`:
+    /// the file it came from may hold more than the encrypted key (the CLI's `key import`).
+    package init(encryptedPEM text: SecureBytes, passphrase: SecureBytes) throws {
+        let document = try PEM.decodeSecret(text)
         guard document.label == Self.encryptedPEMLabel else {
             throw DeviceSigningError(
                 .malformedEncoding,

@@ -11,7 +11,7 @@ struct BackendOptions: Sendable {
     let trust: TLSTrust
     /// The absolute path of `--ca-file`, as `register` stores it.
     let caFile: String?
-    /// The `--pin` values, in order.
+    /// The `--pin` values, in order, each once.
     let pins: [String]
 
     /// Whether `--ca-file` or `--pin` was given.
@@ -21,8 +21,14 @@ struct BackendOptions: Sendable {
     /// apply to https:// servers only.
     init(_ arguments: ParsedArguments, server: Option<BackendURL>, context: CLIContext) throws(UsageError) {
         self.server = try arguments.required(server)
-        caFile = try arguments[BackendTrustOptions.caFile].map { context.fileURL($0).path }
-        pins = try arguments.values(of: BackendTrustOptions.pin)
+        if let path = try arguments[BackendTrustOptions.caFile] {
+            caFile = try context.fileURL(path).path
+        } else {
+            caFile = nil
+        }
+        // A pin given twice is one pin: stored and shown once, as `key show` lists what is checked.
+        var seen: Set<String> = []
+        pins = try arguments.values(of: BackendTrustOptions.pin).filter { seen.insert($0).inserted }
         guard caFile != nil || !pins.isEmpty else {
             trust = .system
             return

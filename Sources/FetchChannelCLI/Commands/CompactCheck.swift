@@ -54,7 +54,7 @@ struct CompactCheck {
         self.console = Console(arguments, context: context)
         self.context = context
         self.serialization = serialization
-        self.keyFile = context.fileURL(try arguments.required(keyFile))
+        self.keyFile = try context.fileURL(try arguments.required(keyFile))
         self.argument = arguments.positionals[0]
     }
 

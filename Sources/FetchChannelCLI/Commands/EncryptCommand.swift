@@ -37,7 +37,7 @@ struct EncryptCommand: CLICommand {
         self.context = context
         algorithm = try arguments[Self.algorithm] ?? .ecdhES
         encryption = try arguments[Self.encryption] ?? .a256GCM
-        publicKeyFile = context.fileURL(try arguments.required(Self.publicKey))
+        publicKeyFile = try context.fileURL(try arguments.required(Self.publicKey))
     }
 
     func run() async throws -> Int32 {

@@ -54,11 +54,19 @@ struct FetchCommand: CLICommand {
         let store = try access.open(create: false)
         let (selected, unreadable) = try selectedKeys(in: store)
         let (registrations, unusable) = try registrations(of: selected, in: store)
-        console.note("Fetching from \(registrations.count) backend\(registrations.count == 1 ? "" : "s")…")
+        // The keys that cannot be asked (a record that does not read, a key the passphrase does
+        // not open) count among the failed backends at the end: said here, the counts agree.
+        let notAsked = unreadable.count + unusable.count
+        console.note(
+            "Fetching from \(registrations.count) backend\(registrations.count == 1 ? "" : "s")"
+                + (notAsked == 0
+                    ? ""
+                    : " (\(notAsked) more cannot be asked: \(notAsked == 1 ? "its error follows" : "their errors follow"))")
+                + "…")
         let client = FetchClient(configuration: FetchClientConfiguration(requestTimeout: timeout))
         let result = await client.pendingOutOfBandOperations(registrations)
         let errors = unreadable + unusable + result.errors
-        let asked = selected.count + unreadable.count
+        let backends = registrations.count + notAsked
         let shown = result.operations.filter { policy.admits($0.dispatchChannel) }
         try report(shown, errors: errors)
         let hidden = result.operations.count - shown.count
@@ -66,10 +74,10 @@ struct FetchCommand: CLICommand {
         console.note(
             "\(shown.count) pending operation\(shown.count == 1 ? "" : "s")"
                 + (hidden > 0 ? " (\(hidden) on channels outside the \(policyName) policy not shown)" : "")
-                + ", \(errors.count) of \(asked) backend\(asked == 1 ? "" : "s") failed.")
+                + ", \(errors.count) of \(backends) backend\(backends == 1 ? "" : "s") failed.")
         if errors.isEmpty { return ExitCode.success }
         // A backend that answered operations beside an error (one redeeming elsewhere) did answer.
-        guard result.operations.isEmpty && errors.count >= asked else { return ExitCode.partial }
+        guard result.operations.isEmpty && errors.count >= backends else { return ExitCode.partial }
         // Exit 1 is a runtime failure, which says so as every other command's does.
         console.note("Error: no backend answered; each one's error is above.")
         return ExitCode.failure

@@ -62,7 +62,11 @@ struct KeyExportCommand: CLICommand {
                 "a private JWK cannot be encrypted; use --format pem or der, or add --no-encryption")
         }
         encryption = arguments[Self.encryptionKey]
-        outputPath = try arguments[Self.output].map { context.fileURL($0).path }
+        if let path = try arguments[Self.output] {
+            outputPath = try context.fileURL(path).path
+        } else {
+            outputPath = nil
+        }
         access = try KeyStoreAccess(arguments, context: context)
         key = try KeyReference(parsing: arguments.positionals[0])
     }

@@ -69,6 +69,24 @@ extension KeyFiles {
         contents.range(of: Data("-----BEGIN \(label)-----".utf8)) != nil
     }
 
+    /// Whether the text holds a PEM private key block that is not encrypted (`PRIVATE KEY`,
+    /// `EC PRIVATE KEY`, …: a label that ends in `PRIVATE KEY` but is not `ENCRYPTED PRIVATE KEY`),
+    /// found in its bytes.
+    static func hasUnencryptedPrivateKeyBlock(in contents: Data) -> Bool {
+        let label = Data("PRIVATE KEY-----".utf8)
+        let encrypted = Data("ENCRYPTED ".utf8)
+        var searchFrom = contents.startIndex
+        while let found = contents.range(of: label, in: searchFrom..<contents.endIndex) {
+            guard
+                let start = contents.index(
+                    found.lowerBound, offsetBy: -encrypted.count, limitedBy: contents.startIndex),
+                contents[start..<found.lowerBound].elementsEqual(encrypted)
+            else { return true }
+            searchFrom = found.upperBound
+        }
+        return false
+    }
+
     /// A private key made by `make` from a JWK; a public JWK (no `d`) is refused as such, saying
     /// what `needs` the private key. Neither reading makes a string of `d` (`JWK.isPublicOnly`).
     static func privateKey<Key>(

@@ -19,7 +19,7 @@ struct KeyImportCommand: CLICommand {
     let passphraseFileGiven: Bool
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        file = context.fileURL(arguments.positionals[0])
+        file = try context.fileURL(arguments.positionals[0])
         unencrypted = arguments[KeyOptions.noEncryption]
         passphraseFileGiven = arguments.contains(CommonOptions.passphraseFile)
         access = try KeyStoreAccess(arguments, context: context)
@@ -51,17 +51,24 @@ struct KeyImportCommand: CLICommand {
     }
 
     /// The key in the file, and the passphrase that opened it when it was encrypted.
-    /// The file's bytes are cleared once the key is built; an unencrypted PEM reaches OpenSSL as
-    /// `SecureBytes` (an encrypted one is not secret).
+    /// The file's bytes are cleared once the key is built, and are never made a `String` (which is
+    /// never zeroed): a PEM, encrypted or not, reaches OpenSSL as `SecureBytes`.
     private func readKey() throws -> (P256.Signing.PrivateKey, SecureBytes?) {
         var contents = try BoundedInput.read(file, what: "a key file")
         defer { contents.resetBytes(in: 0..<contents.count) }
         let contains = { (text: String) in contents.range(of: Data(text.utf8)) != nil }
         do {
             if KeyFiles.hasPEMLabel("ENCRYPTED PRIVATE KEY", in: contents) {
+                // `cat plain.pem enc.pem`: which key was meant is unknown, and one is not protected.
+                guard !KeyFiles.hasUnencryptedPrivateKeyBlock(in: contents) else {
+                    throw CLIFailure(
+                        .unreadableInput,
+                        "\(file.path) holds an unencrypted private key beside the encrypted one; give a file with one key"
+                    )
+                }
                 let passphrase = try access.passphrases.passphrase(for: .openFile(path: file.path))
                 do {
-                    let text = String(decoding: contents, as: UTF8.self)
+                    let text = SecureBytes(contents)
                     return (try P256.Signing.PrivateKey(encryptedPEM: text, passphrase: passphrase), passphrase)
                 } catch let error as DeviceSigningError where error.code == .wrongPassphrase {
                     throw CLIFailure(.passphrase, "the passphrase does not open \(file.path)")

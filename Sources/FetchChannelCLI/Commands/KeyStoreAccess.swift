@@ -16,7 +16,7 @@ struct KeyStoreAccess: Sendable {
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         self.console = Console(arguments, context: context)
         if let store = try arguments[CommonOptions.store] {
-            self.directory = context.fileURL(store, isDirectory: true)
+            self.directory = try context.fileURL(store, isDirectory: true)
         } else {
             self.directory = try Self.defaultDirectory(context)
         }

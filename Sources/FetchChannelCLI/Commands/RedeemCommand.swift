@@ -56,11 +56,12 @@ struct RedeemCommand: CLICommand {
                 object["redeemed"] = true
                 try console.printJSON(object)
             } else {
-                // The backend's text, without control characters (PrintableText).
+                // The backend's text without control characters, each field on one line: a line
+                // feed in it cannot fake the lines after it (PrintableText.oneLine).
                 console.line("op: \(redeemed.op.map(PrintableText.oneLine) ?? "-")")
                 console.line("statusCode: \(redeemed.statusCode.map(String.init) ?? "-")")
                 console.line("lifetimeMillis: \(redeemed.lifetimeMillis.map(String.init) ?? "-")")
-                console.line("uafRequest: \(redeemed.uafRequest.map(PrintableText.of) ?? "-")")
+                console.line("uafRequest: \(redeemed.uafRequest.map(PrintableText.oneLine) ?? "-")")
             }
             console.note("Redeemed the token at \(url).")
             return ExitCode.success

@@ -63,17 +63,19 @@ struct ServeCommand: CLICommand {
         var configuration = ReferenceBackend.Configuration(
             host: host, port: Int(port), toleranceMillis: Int64((tolerance * 1000).rounded()),
             clockOffsetMillis: Int64((clockOffset * 1000).rounded()))
-        tlsChoice = try Self.tlsChoice(arguments)
+        tlsChoice = try Self.tlsChoice(arguments, context: context)
         if let algorithm = try arguments[Self.jweAlgorithm] { configuration.jweAlgorithm = algorithm }
         if let encryption = try arguments[Self.jweEncryption] { configuration.jweEncryption = encryption }
         self.configuration = configuration
     }
 
     /// `--tls` (generated), `--tls-cert` with `--tls-key` (files), or plain HTTP.
-    private static func tlsChoice(_ arguments: ParsedArguments) throws(UsageError) -> ReferenceBackend.TLS? {
+    private static func tlsChoice(
+        _ arguments: ParsedArguments, context: CLIContext
+    ) throws(UsageError) -> ReferenceBackend.TLS? {
         switch (try arguments[tlsCertificate], try arguments[tlsKey]) {
         case (let certificate?, let key?):
-            return .files(certificate: certificate, key: key)
+            return .files(certificate: try context.fileURL(certificate).path, key: try context.fileURL(key).path)
         case (nil, nil):
             return arguments[tls] ? .generated : nil
         default:

@@ -24,10 +24,12 @@ struct VectorsVerifyCommand: CLICommand {
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
-        directory = context.fileURL(try arguments[Self.directory] ?? "Vectors", isDirectory: true)
-        wycheproof =
-            try arguments[Self.wycheproof].map { context.fileURL($0, isDirectory: true) }
-            ?? WycheproofVectors.directory(environment: context.environment)
+        directory = try context.fileURL(try arguments[Self.directory] ?? "Vectors", isDirectory: true)
+        if let path = try arguments[Self.wycheproof] {
+            wycheproof = try context.fileURL(path, isDirectory: true)
+        } else {
+            wycheproof = WycheproofVectors.directory(environment: context.environment)
+        }
     }
 
     func run() async throws -> Int32 {

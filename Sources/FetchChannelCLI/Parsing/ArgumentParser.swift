@@ -2,7 +2,8 @@
 ///
 /// - Long options only: `--name VALUE` or `--name=VALUE`, and flags `--name`. The only short
 ///   option is `-h`. No abbreviations, no bundling.
-/// - `-h`/`--help` and `--version` anywhere before `--` win over everything else.
+/// - `-h`/`--help` and `--version` where an option may stand (before `--`, and not as the value
+///   an option takes: `--request-id -h` is a request id) win over everything else.
 /// - Refused (a `UsageError`): an unknown option; a flag given a value; an option without its
 ///   value (a following word that starts with `--` is not taken as a value: write `--name=--x`);
 ///   a non-repeatable option given twice; a missing required option; too few or too many
@@ -30,11 +31,7 @@ package enum ArgumentParser: Sendable {
 
     package static func parse(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParseOutcome {
         // Help and version first, so that `--help` works whatever else is on the line.
-        for argument in arguments {
-            if argument == "--" { break }
-            if argument == "-h" || argument == "--help" { return .help }
-            if argument == "--version" { return .version }
-        }
+        if let request = helpOrVersion(in: arguments, spec: spec) { return request }
 
         var parsed = ParsedArguments()
         var index = 0
@@ -55,6 +52,35 @@ package enum ArgumentParser: Sendable {
         }
         try checkComplete(parsed, spec: spec)
         return .arguments(parsed)
+    }
+
+    /// `.help` or `.version` when `-h`/`--help` or `--version` stands where an option may: words
+    /// are taken as the main loop takes them, so an option's value (`--request-id -h`, a value
+    /// someone else chose) is never a request for help that exits 0. Nothing is refused here: an
+    /// unknown option takes no value, and help still wins over it.
+    private static func helpOrVersion(in arguments: [String], spec: CommandSpec) -> ParseOutcome? {
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            switch argument {
+            case "--": return nil
+            case "-h", "--help": return .help
+            case "--version": return .version
+            default: break
+            }
+            guard argument.hasPrefix("--"), !argument.contains("="), !isValueWord(argument, spec),
+                case .value? = spec.option(named: String(argument.dropFirst(2)))?.kind
+            else { continue }
+            if index < arguments.count, isTakenAsValue(arguments[index], spec) { index += 1 }
+        }
+        return nil
+    }
+
+    /// Whether the word after a `--name` that takes a value is that value: not when it starts with
+    /// `--` (write `--name=--x`), unless it is a value word (``isValueWord(_:_:)``).
+    private static func isTakenAsValue(_ word: String, _ spec: CommandSpec) -> Bool {
+        !word.hasPrefix("--") || isValueWord(word, spec)
     }
 
     /// Hyphen, non-breaking hyphen, figure dash, en dash, em dash, horizontal bar, minus sign,
@@ -124,8 +150,7 @@ package enum ArgumentParser: Sendable {
             let value: String
             if let inlineValue {
                 value = inlineValue
-            } else if index < arguments.count, !arguments[index].hasPrefix("--") || isValueWord(arguments[index], spec)
-            {
+            } else if index < arguments.count, isTakenAsValue(arguments[index], spec) {
                 value = arguments[index]
                 index += 1
             } else {

@@ -70,7 +70,7 @@ struct PassphraseResolver {
     /// nothing. Read straight into zeroed storage, never into a Swift array. A symbolic link is
     /// refused: whoever owns the link, not the file, would choose which file is the passphrase.
     private func fromFile(_ path: String) throws -> SecureBytes {
-        let url = context.fileURL(path)
+        let url = try context.fileURL(path)
         let descriptor = BoundedRead.openForReading(url.path, flags: O_NOFOLLOW)
         guard descriptor >= 0 else {
             let reason =

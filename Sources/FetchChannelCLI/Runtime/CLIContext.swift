@@ -17,8 +17,12 @@ package struct CLIContext: Sendable {
     /// The variables whose value is not UTF-8 text: ``environment`` holds them with U+FFFD for
     /// each invalid byte, so their value there is not the one that was set.
     package var variablesNotUTF8: Set<String> = []
-    /// Relative paths in arguments are resolved against this directory.
-    package var currentDirectory: URL
+    /// Relative paths in arguments are resolved against this directory; nil when the process has
+    /// none it can use (it was removed: getcwd fails), and then a relative path is refused
+    /// (``fileURL(_:isDirectory:)``) for the reason ``noCurrentDirectoryReason`` gives.
+    package var currentDirectory: URL?
+    /// Why there is no ``currentDirectory``, as a refusal says it.
+    package var noCurrentDirectoryReason = "the working directory no longer exists"
     package var standardOutput: OutputChannel
     package var standardError: OutputChannel
     /// Whether standard input is a terminal (a passphrase may then be prompted for).
@@ -30,7 +34,7 @@ package struct CLIContext: Sendable {
     package var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
 
     package init(
-        environment: [String: String], currentDirectory: URL, standardOutput: OutputChannel,
+        environment: [String: String], currentDirectory: URL?, standardOutput: OutputChannel,
         standardError: OutputChannel, standardInputIsTerminal: Bool,
         readStandardInput: @escaping @Sendable (_ maximumBytes: Int) throws -> [UInt8],
         passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
@@ -50,8 +54,12 @@ package struct CLIContext: Sendable {
     }
 
     /// The real process: its environment, working directory, standard streams and terminal.
-    package static func process() -> CLIContext {
+    /// `closedStandardStreams`: the descriptors the process was started without
+    /// (``StandardStreams/openNullOntoClosed()``), which stay closed to the command: reading a
+    /// closed standard input, or writing to a closed standard output, is an error.
+    package static func process(closedStandardStreams closed: Set<Int32> = []) -> CLIContext {
         let isTerminal = isatty(STDIN_FILENO) == 1
+        let inputIsClosed = closed.contains(STDIN_FILENO)
         var prompt: (@Sendable (String) throws -> [UInt8])?
         if isTerminal {
             prompt = { text in try TerminalPrompt.readSecret(prompt: text) }
@@ -60,11 +68,15 @@ package struct CLIContext: Sendable {
         let passphrase = EnvironmentPassphrase.takeFromProcess()
         var context = CLIContext(
             environment: ProcessInfo.processInfo.environment,
-            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true),
-            standardOutput: .standardOutput, standardError: .standardError,
+            currentDirectory: nil,
+            standardOutput: closed.contains(STDOUT_FILENO) ? .closed() : .standardOutput,
+            standardError: closed.contains(STDERR_FILENO) ? .closed() : .standardError,
             standardInputIsTerminal: isTerminal,
             readStandardInput: { maximumBytes in
                 // A closed or unreadable standard input (`<&-`, a directory) is an error, not empty input.
+                guard !inputIsClosed else {
+                    throw CLIFailure(.unreadableInput, "cannot read standard input: it is closed")
+                }
                 guard var data = BoundedRead.read(STDIN_FILENO, maximumBytes: maximumBytes) else {
                     throw CLIFailure(
                         .unreadableInput, "cannot read standard input: \(String(cString: strerror(errno)))")
@@ -76,7 +88,38 @@ package struct CLIContext: Sendable {
             passphrasePrompt: prompt)
         context.environmentPassphrase = passphrase
         context.variablesNotUTF8 = variablesNotUTF8()
+        switch workingDirectory() {
+        case .success(let directory): context.currentDirectory = directory
+        case .failure(let reason): context.noCurrentDirectoryReason = reason.text
+        }
         return context
+    }
+
+    /// Why the process has no working directory that relative paths can be resolved against.
+    private struct NoWorkingDirectory: Error {
+        let text: String
+    }
+
+    /// The process's working directory, or why there is none to use. Removed, getcwd fails, and
+    /// Foundation's `currentDirectoryPath` is then empty, which made `x.pem` the file `/x.pem`.
+    private static func workingDirectory() -> Result<URL, NoWorkingDirectory> {
+        guard let pointer = getcwd(nil, 0) else {
+            let reason = errno == ENOENT ? nil : String(cString: strerror(errno))
+            return .failure(
+                NoWorkingDirectory(
+                    text: reason.map { "the working directory cannot be found (\($0))" }
+                        ?? "the working directory no longer exists"))
+        }
+        defer { free(pointer) }
+        // Linux has answered "(unreachable)/…" for a directory outside the process's root.
+        guard pointer.pointee == CChar(UInt8(ascii: "/")) else {
+            return .failure(NoWorkingDirectory(text: "the working directory is outside this process's root"))
+        }
+        // Read as text, each invalid byte would become U+FFFD: a path into another directory.
+        guard let path = String(validatingCString: pointer) else {
+            return .failure(NoWorkingDirectory(text: "the working directory's path is not UTF-8 text"))
+        }
+        return .success(URL(fileURLWithPath: path, isDirectory: true))
     }
 
     /// The names of the process's environment variables whose value is not UTF-8.
@@ -98,7 +141,7 @@ package struct CLIContext: Sendable {
 
     /// An in-memory context for tests: no terminal, empty standard input unless given.
     package static func inMemory(
-        environment: [String: String] = [:], currentDirectory: URL = URL(fileURLWithPath: "/"),
+        environment: [String: String] = [:], currentDirectory: URL? = URL(fileURLWithPath: "/"),
         standardInput: [UInt8] = []
     ) -> CLIContext {
         CLIContext(
@@ -114,7 +157,10 @@ package struct CLIContext: Sendable {
     /// to resolve, as every other tool does: after a symbolic link it leads to the link's target's
     /// parent, and resolving it in the text (as URL standardization does) named another file than
     /// `cat` would open (another passphrase file, another output directory).
-    package func fileURL(_ path: String, isDirectory: Bool = false) -> URL {
+    ///
+    /// Without a working directory, a relative path is a usage error: the command runs as typed
+    /// once the path is absolute.
+    package func fileURL(_ path: String, isDirectory: Bool = false) throws(UsageError) -> URL {
         let absolute: String
         if path.hasPrefix("/") {
             absolute = path
@@ -122,8 +168,13 @@ package struct CLIContext: Sendable {
             !variablesNotUTF8.contains("HOME")
         {
             absolute = home + "/" + path.dropFirst()
-        } else {
+        } else if let currentDirectory {
             absolute = currentDirectory.path + "/" + path
+        } else {
+            throw UsageError(
+                .invalidValue,
+                "cannot use the relative path '\(ArgumentParser.shown(path))': \(noCurrentDirectoryReason); "
+                    + "give an absolute path")
         }
         return URL(fileURLWithPath: Self.withoutDotSegments(absolute), isDirectory: isDirectory)
     }

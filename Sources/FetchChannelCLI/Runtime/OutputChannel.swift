@@ -10,11 +10,14 @@ import Synchronization
 /// is out before the next step starts, even into a pipe), or memory for in-process tests.
 package final class OutputChannel: Sendable {
     private let descriptor: Int32?
+    /// A standard stream the process was started without: every write fails (``closed()``).
+    private let isClosed: Bool
     private let memory = Mutex<[UInt8]>([])
     private let writeFailed = Atomic<Bool>(false)
 
-    private init(descriptor: Int32?) {
+    private init(descriptor: Int32?, isClosed: Bool = false) {
         self.descriptor = descriptor
+        self.isClosed = isClosed
     }
 
     package static let standardOutput = OutputChannel(descriptor: STDOUT_FILENO)
@@ -24,6 +27,13 @@ package final class OutputChannel: Sendable {
     /// (``OutputFile``).
     package static func on(descriptor: Int32) -> OutputChannel {
         OutputChannel(descriptor: descriptor)
+    }
+
+    /// A standard stream the process was started without (`>&-`): every write fails, as it would
+    /// have on the closed descriptor, so the command says it could not write. /dev/null holds the
+    /// descriptor's number (``StandardStreams``) and gets nothing.
+    package static func closed() -> OutputChannel {
+        OutputChannel(descriptor: nil, isClosed: true)
     }
 
     /// A channel that keeps everything written to it (see `captured`).
@@ -66,6 +76,10 @@ package final class OutputChannel: Sendable {
     }
 
     package func write(bytes: [UInt8]) {
+        guard !isClosed else {
+            if !bytes.isEmpty { writeFailed.store(true, ordering: .relaxed) }
+            return
+        }
         guard let descriptor else {
             memory.withLock { $0.append(contentsOf: bytes) }
             return

@@ -1,4 +1,5 @@
 internal import CDeviceSigningShim
+import DeviceSigning
 import Glibc
 
 /// A new file that a command writes its data to instead of standard output (`--output FILE`): made
@@ -39,8 +40,8 @@ struct OutputFile {
     }
 
     /// Flushes the file to disk, gives it its name (still refused if the name was taken
-    /// meanwhile) and closes it; throws when anything written to it, the flush or the naming
-    /// failed, leaving no file.
+    /// meanwhile), flushes the directory that holds the name, and closes the file; throws when
+    /// anything written to it, a flush or the naming failed, leaving no file.
     func finish() throws {
         var problem = channel.hasFailed ? "a write failed" : nil
         if problem == nil, fsync(descriptor) != 0 { problem = String(cString: strerror(errno)) }
@@ -51,6 +52,15 @@ struct OutputFile {
                 problem = code == EEXIST ? "it was created meanwhile" : String(cString: strerror(code))
             } else {
                 named = true
+            }
+        }
+        // The name is an entry of the directory: until that is flushed too, a power loss can
+        // lose the file (a private key's backup) whose data was flushed.
+        if problem == nil, named {
+            do {
+                try KeyStoreDirectory.syncDirectory(atPath: Self.directory(of: path))
+            } catch {
+                problem = FetchChannelCLI.describe(error)
             }
         }
         if close(descriptor) != 0, problem == nil { problem = String(cString: strerror(errno)) }
