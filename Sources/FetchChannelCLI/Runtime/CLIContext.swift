@@ -153,10 +153,10 @@ package struct CLIContext: Sendable {
     /// `path` as a file URL, relative paths against `currentDirectory` and `~/` against HOME (when
     /// HOME is an absolute path in UTF-8; otherwise `~` is a name like any other, as without HOME).
     ///
-    /// Only `.` segments and repeated slashes are taken out. A `..` is left for the file system
-    /// to resolve, as every other tool does: after a symbolic link it leads to the link's target's
-    /// parent, and resolving it in the text (as URL standardization does) named another file than
-    /// `cat` would open (another passphrase file, another output directory).
+    /// Only `.` segments and repeated slashes are taken out (``FilePathText``). A `..` is left for
+    /// the file system to resolve, as every other tool does: resolving it in the text (as URL
+    /// standardization does) named another file than `cat` would open (another passphrase file,
+    /// another output directory).
     ///
     /// Without a working directory, a relative path is a usage error: the command runs as typed
     /// once the path is absolute.
@@ -176,12 +176,6 @@ package struct CLIContext: Sendable {
                 "cannot use the relative path '\(ArgumentParser.shown(path))': \(noCurrentDirectoryReason); "
                     + "give an absolute path")
         }
-        return URL(fileURLWithPath: Self.withoutDotSegments(absolute), isDirectory: isDirectory)
-    }
-
-    /// An absolute path without `.` segments and repeated or trailing slashes; `..` kept.
-    static func withoutDotSegments(_ absolute: String) -> String {
-        let kept = absolute.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
-        return "/" + kept.joined(separator: "/")
+        return URL(fileURLWithPath: FilePathText.withoutDotSegments(absolute), isDirectory: isDirectory)
     }
 }
