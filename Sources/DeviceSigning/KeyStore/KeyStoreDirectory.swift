@@ -25,6 +25,8 @@ import Foundation
 /// has one atomic-write implementation.
 package final class KeyStoreDirectory: Sendable {
     package let path: String
+    /// What the directory holds, in error messages ("key store").
+    package let store: String
     private let descriptor: Int32
     /// Serializes writers in this process (flock serializes processes). A plain NSLock: a
     /// `Locked<Void>` gave ThreadSanitizer a zero-sized stored value to report false races on.
@@ -76,18 +78,21 @@ package final class KeyStoreDirectory: Sendable {
     /// and checks the directory: it must be owned by the effective user and have no group or
     /// other permission bits. A symbolic link to a directory is followed; the checks apply to
     /// the directory it leads to, which is the one kept open.
-    package init(path: String, createIfMissing: Bool) throws {
-        if createIfMissing { try Self.createDirectories(path) }
+    ///
+    /// `store` names what the directory holds in error messages: "key store", or the store of
+    /// another file this type keeps (a redeemed-token store).
+    package init(path: String, createIfMissing: Bool, store: String = "key store") throws {
+        if createIfMissing { try Self.createDirectories(path, store: store) }
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
             switch code {
             case ENOENT:
-                throw DeviceSigningError(.fileSystem, "The key store directory \(path) does not exist.")
+                throw DeviceSigningError(.fileSystem, "The \(store) directory \(path) does not exist.")
             case ENOTDIR:
-                throw DeviceSigningError(.fileSystem, "The key store path \(path) is not a directory.")
+                throw DeviceSigningError(.fileSystem, "The \(store) path \(path) is not a directory.")
             default:
-                throw Self.failure("open the key store directory \(path)", code)
+                throw Self.failure("open the \(store) directory \(path)", code)
             }
         }
         do {
@@ -96,13 +101,13 @@ package final class KeyStoreDirectory: Sendable {
             if info.st_uid != geteuid() {
                 throw DeviceSigningError(
                     .insecureKeyFile,
-                    "The key store directory \(path) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Use a directory you own, or run: chown \(geteuid()) \(path)"
+                    "The \(store) directory \(path) is owned by uid \(info.st_uid), not by this user (uid \(geteuid())). Use a directory you own, or run: chown \(geteuid()) \(path)"
                 )
             }
             if info.st_mode & Self.groupAndOtherBits != 0 {
                 throw DeviceSigningError(
                     .insecureKeyFile,
-                    "The key store directory \(path) is accessible by group or others (mode \(Self.octal(info.st_mode))). Run: chmod 700 \(path)"
+                    "The \(store) directory \(path) is accessible by group or others (mode \(Self.octal(info.st_mode))). Run: chmod 700 \(path)"
                 )
             }
         } catch {
@@ -110,6 +115,7 @@ package final class KeyStoreDirectory: Sendable {
             throw error
         }
         self.path = path
+        self.store = store
         self.descriptor = fd
     }
 
@@ -137,7 +143,7 @@ package final class KeyStoreDirectory: Sendable {
             case ELOOP:
                 throw DeviceSigningError(
                     .insecureKeyFile,
-                    "\(file) is a symbolic link; the key store reads only regular files. Replace the link with the file itself."
+                    "\(file) is a symbolic link; the \(store) reads only regular files. Replace the link with the file itself."
                 )
             default:
                 throw Self.failure("open \(file)", code)
@@ -151,7 +157,7 @@ package final class KeyStoreDirectory: Sendable {
             let what = type == Self.directoryType ? "a directory" : "not a regular file"
             throw DeviceSigningError(
                 .insecureKeyFile,
-                "\(file) is \(what); the key store reads only regular files. Move it out of the key store directory.")
+                "\(file) is \(what); the \(store) reads only regular files. Move it out of the \(store) directory.")
         }
         guard info.st_uid == geteuid() else {
             throw DeviceSigningError(
@@ -426,7 +432,7 @@ package final class KeyStoreDirectory: Sendable {
     /// the umask can only remove bits). Each new directory's parent is fsync-ed, as a renamed
     /// file's directory is: otherwise a crash could lose the new directory, and with it the keys
     /// already written (and fsync-ed) into it.
-    private static func createDirectories(_ path: String) throws {
+    private static func createDirectories(_ path: String, store: String) throws {
         var missing: [String] = []
         var current = path
         var info = stat()
@@ -436,7 +442,7 @@ package final class KeyStoreDirectory: Sendable {
         }
         for directory in missing.reversed() {
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                throw failure("create the key store directory \(directory)", errno)
+                throw failure("create the \(store) directory \(directory)", errno)
             }
             // Also when another process made it first: it may not have flushed it yet.
             try syncDirectory(atPath: (directory as NSString).deletingLastPathComponent)

@@ -34,7 +34,8 @@ final class RedeemedTokenStorage: Sendable {
         }
         self.file = file
         do {
-            directory = try KeyStoreDirectory(path: file.directory.path, createIfMissing: true)
+            directory = try KeyStoreDirectory(
+                path: file.directory.path, createIfMissing: true, store: "redeemed-token store")
             try directory.removeStaleTemporaryFiles()
         } catch {
             throw Self.wrap(error, file)

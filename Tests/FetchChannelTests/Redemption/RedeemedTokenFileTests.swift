@@ -418,5 +418,21 @@ extension Practices {
                 #expect(try await Self.tokensAfterRestart(file) == ["t1"])
             }
         }
+
+        /// The directory is checked as a key store's is, and named for what it holds.
+        @Test func aDirectoryOthersCanReadIsRefusedAsTheRedeemedTokenStore() async throws {
+            try await Practices.withTemporaryDirectory { root in
+                let directory = root.appendingPathComponent("shared")
+                try FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+                let error = #expect(throws: RedeemedTokenFileError.self) {
+                    _ = try RedemptionPipeline(
+                        redeemer: ImmediateRedeemer(), persistingTo: RedeemedTokenFile(directory: directory))
+                }
+                let text = error.map { "\($0)" } ?? ""
+                #expect(text.contains("The redeemed-token store directory \(directory.path) is accessible"), "\(text)")
+                #expect(!text.contains("key store"), "\(text)")
+            }
+        }
     }
 }
