@@ -61,6 +61,11 @@ enum BackendClient {
         return URLSession(configuration: configuration)
     }()
 
+    /// `POST /_emulator/dispatch` with `body`.
+    static func dispatch(_ backend: ReferenceBackend, _ body: [String: Any]) async throws -> Answer {
+        try await send("POST", backend.baseURL.appendingPathComponent("_emulator/dispatch"), json: body)
+    }
+
     static func send(_ method: String, _ url: URL, json: Any? = nil, headers: [String: String] = [:]) async throws
         -> Answer
     {

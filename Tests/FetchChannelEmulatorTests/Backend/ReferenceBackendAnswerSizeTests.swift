@@ -18,10 +18,6 @@ import Testing
 @Suite(.dedicatedThread) struct ReferenceBackendAnswerSizeTests {
     let start: Int64 = 1_700_000_000_000
 
-    static func dispatch(_ backend: ReferenceBackend, _ body: [String: Any]) async throws -> BackendClient.Answer {
-        try await BackendClient.send("POST", backend.baseURL.appendingPathComponent("_emulator/dispatch"), json: body)
-    }
-
     static func fetch(_ backend: ReferenceBackend, _ device: TestDevice, accept: String) async throws
         -> BackendClient.Answer
     {
@@ -48,7 +44,7 @@ import Testing
         var accepted: [BackendClient.Answer] = []
         var refusal: BackendClient.Answer?
         for _ in 0..<400 {
-            let answer = try await Self.dispatch(backend, body)
+            let answer = try await BackendClient.dispatch(backend, body)
             guard answer.status == 201 else {
                 refusal = answer
                 break
@@ -76,16 +72,16 @@ import Testing
         #expect(try PendingOperationsDecoder.decode(plaintext, server: server).count == accepted.count)
 
         // Another device is served; a redeemed operation and an expired one free their bytes.
-        #expect(try await Self.dispatch(backend, ["deviceId": "tablet", "channel": "link"]).status == 201)
+        #expect(try await BackendClient.dispatch(backend, ["deviceId": "tablet", "channel": "link"]).status == 201)
         let first = try #require(accepted.first?.json["payload"] as? [String: Any])
         let redeemData = try #require(first["redeemData"] as? [String: Any])
         let token = try #require(redeemData["token"] as? String)
         let redeemURL = try #require(redeemData["redeemUrl"] as? String)
         #expect(try await BackendClient.redeem(redeemURL, token: token).status == 200)
-        #expect(try await Self.dispatch(backend, body).status == 201)
-        #expect(try await Self.dispatch(backend, body).status == 507)
+        #expect(try await BackendClient.dispatch(backend, body).status == 201)
+        #expect(try await BackendClient.dispatch(backend, body).status == 507)
         clock.advance(byMillis: 601_000)  // past every expiry: one dispatch a millisecond after the other
-        #expect(try await Self.dispatch(backend, body).status == 201)
+        #expect(try await BackendClient.dispatch(backend, body).status == 201)
     }
 
     /// The bound's arithmetic: the JWE of an answer of ``OperationsAnswerSize/maximumJSONBytes``

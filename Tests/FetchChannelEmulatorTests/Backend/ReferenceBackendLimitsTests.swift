@@ -16,10 +16,6 @@ import Testing
 @Suite(.dedicatedThread) struct ReferenceBackendLimitsTests {
     let start: Int64 = 1_700_000_000_000
 
-    static func dispatch(_ backend: ReferenceBackend, _ body: [String: Any]) async throws -> BackendClient.Answer {
-        try await BackendClient.send("POST", backend.baseURL.appendingPathComponent("_emulator/dispatch"), json: body)
-    }
-
     /// A device's pending operations are bounded: the one past the bound is refused as the full
     /// store is (507 `TOO_MANY_OPERATIONS`), other devices are still served, and a redeemed or
     /// expired operation frees its place. Before, one device could take all 200,000.
@@ -31,22 +27,22 @@ import Testing
         try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 60)
         try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 120)
 
-        let refused = try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"])
+        let refused = try await BackendClient.dispatch(backend, ["deviceId": "phone-1", "channel": "link"])
         #expect(refused.status == 507)
         #expect(refused.errorCode == WireErrorCode.tooManyOperations.rawValue)
         #expect((refused.json["message"] as? String)?.contains("phone-1 has 3 pending operations") == true)
         #expect(throws: EmulatorError(code: .dispatchRefused, reason: "")) {
             try backend.dispatch(deviceId: "phone-1", channel: "link")
         }
-        #expect(try await Self.dispatch(backend, ["deviceId": "phone-2", "channel": "link"]).status == 201)
+        #expect(try await BackendClient.dispatch(backend, ["deviceId": "phone-2", "channel": "link"]).status == 201)
 
         // A redeemed operation is no longer pending.
         #expect(try await BackendClient.redeem(first.redeemURL, token: first.token).status == 200)
-        #expect(try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
-        #expect(try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 507)
+        #expect(try await BackendClient.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
+        #expect(try await BackendClient.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 507)
         // Nor is an expired one: the second expires after 60 s.
         clock.advance(byMillis: 61_000)
-        #expect(try await Self.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
+        #expect(try await BackendClient.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
     }
 
     @Test func aPendingBoundBelowOneIsRefusedAtStart() {
@@ -112,7 +108,7 @@ import Testing
         let backend = try ReferenceBackend.start(.init(clock: ManualWallClock(millis: start)))
         defer { backend.stop() }
         func lifetimeMillis(_ seconds: Double) async throws -> Int64? {
-            let answer = try await Self.dispatch(
+            let answer = try await BackendClient.dispatch(
                 backend, ["deviceId": "phone-1", "channel": "link", "lifetimeSeconds": seconds])
             guard answer.status == 201 else {
                 #expect(answer.status == 400)
