@@ -114,6 +114,24 @@ import Testing
         #expect(cancelled.withLock { $0 } == 1, "the timed-out request is cancelled, not left running")
     }
 
+    /// A timeout longer than a day is waited for as a day, as the configuration says: waited for
+    /// as it is, `Task.sleep` could overflow the clock's instant and trap.
+    @Test func aTimeoutOverADayIsRacedAsADay() async throws {
+        let asked = Locked<[Duration]>([])
+        struct RecordingTimer: RequestTimer {
+            let asked: Locked<[Duration]>
+            func sleep(for duration: Duration) async throws {
+                asked.withLock { $0.append(duration) }
+            }
+        }
+        let transport = FakeTransport { _ in .failure(NetworkFailure(.cancelled, detail: "")) }
+        let client = FetchClient(
+            configuration: FetchClientConfiguration(requestTimeout: .seconds(Int64.max)), clock: clock,
+            estimator: ClockSkewEstimator(), transport: transport, timer: RecordingTimer(asked: asked))
+        _ = await client.pendingOutOfBandOperations([registration("https://slow.example")])
+        #expect(asked.withLock { $0 } == [.seconds(86_400)])
+    }
+
     @Test func cancellationEndsTheFetchAndKeepsWhatArrived() async throws {
         let gate = Gate()
         let transport = FakeTransport { request in

@@ -24,6 +24,14 @@ package struct ContinuousRequestTimer: RequestTimer {
 }
 
 extension HTTPTransport {
+    /// The longest timeout there is (``FetchClientConfiguration/requestTimeout``): one day, as the
+    /// libcurl transport keeps it. A longer one waited for as it is could overflow the clock's
+    /// instant (`Task.sleep` traps then).
+    package static var longestTimeout: Duration { .seconds(86_400) }
+
+    /// `timeout` cut to ``longestTimeout``.
+    static func raceableTimeout(_ timeout: Duration) -> Duration { min(timeout, longestTimeout) }
+
     /// `send`, but a `timedOut` failure when `timer` expires first (the request is then cancelled).
     ///
     /// A transport that keeps the timeout exactly in real time needs no race against a real-time
@@ -37,7 +45,7 @@ extension HTTPTransport {
             group.addTask { await self.send(request) }
             group.addTask {
                 do {
-                    try await timer.sleep(for: request.timeout)
+                    try await timer.sleep(for: Self.raceableTimeout(request.timeout))
                 } catch {
                     return nil  // cancelled: the request finished first, or the fetch was cancelled
                 }
