@@ -185,12 +185,14 @@ public final class FetchClient: Sendable {
             let decision = policy.decision(
                 for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
                 isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
-            if isRetry, signedWithMeasurement, case .answer(let answer) = result, (200..<300).contains(answer.status) {
+            if isRetry, signedWithMeasurement, case .answer(let answer) = result, (200..<300).contains(answer.status),
+                case .success = mapped
+            {
                 // Accepted with the backend's measurement where the estimate was refused: its
                 // samples are stale (the device clock was set since), and the next fetch would be
-                // signed with them. Only on an answer that accepted the request: one refusal from
-                // a node that is off, or a proxy's 502 with a Date of its own, cannot wipe a good
-                // median by itself.
+                // signed with them. Only on an answer that accepted the request and was used: one
+                // refusal from a node that is off, a proxy's 502 with a Date of its own, or a 2xx
+                // whose body is not the backend's answer, cannot wipe a good median by itself.
                 estimator.reset(server: server)
                 FetchErrorMapping.recordSample(
                     of: answer, sentAtMillis: sent, receivedAtMillis: received, server: server, into: estimator)
