@@ -1,7 +1,7 @@
 /// Merging the operations of several backends into the one list the app sees.
 public enum OperationOrdering {
     /// Sorted by creation time ascending (the latest last), ties broken by server, token and
-    /// origin so the order never depends on which backend answered first; duplicates by
+    /// redeem URL so the order never depends on which backend answered first; duplicates by
     /// ``PendingOutOfBandOperation/identity`` removed (two registrations on one backend), keeping
     /// the earliest occurrence. The same token from two origins is two operations: both are kept.
     public static func merged(_ lists: [[PendingOutOfBandOperation]]) -> [PendingOutOfBandOperation] {
@@ -35,9 +35,12 @@ public enum OperationOrdering {
             return a.creationTimeInEpochMillis < b.creationTimeInEpochMillis
         }
         if a.server != b.server { return a.server < b.server }
-        // Tokens and origins as bytes, as identities compare them: two tokens Swift's strings
-        // call equal are two operations, in an order that does not depend on the input's.
+        // Tokens as bytes, as identities compare them: two tokens Swift's strings call equal are
+        // two operations, in an order that does not depend on the input's. Then the redeem URLs'
+        // bytes, which order the same token at two origins as well as the origins would, without
+        // parsing two URLs per comparison: a backend's answer of thousands of operations with one
+        // token made a sort of URL parses.
         if !a.token.utf8.elementsEqual(b.token.utf8) { return a.token.utf8.lexicographicallyPrecedes(b.token.utf8) }
-        return a.identity.origin.utf8.lexicographicallyPrecedes(b.identity.origin.utf8)
+        return a.payload.redeemData.redeemUrl.utf8.lexicographicallyPrecedes(b.payload.redeemData.redeemUrl.utf8)
     }
 }

@@ -59,6 +59,23 @@ extension Practices {
             #expect(await pipeline.redeem(decomposed).code == "redeemed", "not a duplicate of the first")
         }
 
+        /// One token at two origins, of one time and one server (a caller's own lists): their
+        /// order is the redeem URLs', whatever the input's, and both are kept.
+        @Test func theSameTokenAtTwoOriginsIsOrderedByItsRedeemURL() {
+            func at(_ origin: String) -> PendingOutOfBandOperation {
+                PendingOutOfBandOperation(
+                    creationTimeInEpochMillis: 5, dispatchChannel: .pushNotification,
+                    payload: .init(
+                        contentType: "application/json", version: "1",
+                        redeemData: .init(token: "same", redeemUrl: origin + "/nevisfido/token/redeem")),
+                    server: Self.a)
+            }
+            let (first, second) = (at(Self.a), at(Self.b))
+            #expect(OperationOrdering.merged([[second], [first]]) == [first, second])
+            #expect(OperationOrdering.merged([[first, second]]) == [first, second])
+            #expect(OperationOrdering.merged([[second, first]]) == [first, second])
+        }
+
         @Test func aBackendThatSendsAnotherBackendsTokenFirstDoesNotSuppressIt() async throws {
             // b's operation is the latest, so it is started first; a's, with the same token, stays eligible.
             let fromA = Self.operation("same", backend: Self.a, created: 1)
