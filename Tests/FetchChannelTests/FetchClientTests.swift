@@ -295,58 +295,56 @@ import Testing
         #expect(estimator.estimatedOffsetMillis(for: base) == 0, "the five samples are kept")
     }
 
+    /// A fetch with five good samples (offset 0) of `https://a.example`, whose first request is
+    /// refused by a node 30 minutes off, and whose retry (signed with that measurement) gets
+    /// `retryAnswer`: the fetch's result, the requests sent and the estimate after it.
+    func retryAfterAnOffNodesRefusal(
+        answeredWith retryAnswer: HTTPAnswer
+    ) async -> (result: PendingOutOfBandOperationsResult, requests: Int, estimate: Int64?) {
+        let base = "https://a.example"
+        let estimator = ClockSkewEstimator()
+        for _ in 0..<5 { estimator.record(ClockSkewSample(offsetMillis: 0), for: base) }
+        let skew = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":\#(Self.deviceMillis + 1_800_000)}"#
+        let answers = Locked([
+            TransportResult.answer(
+                HTTPAnswer(status: 401, headers: ["Content-Type": "application/json"], body: Data(skew.utf8))),
+            .answer(retryAnswer),
+        ])
+        let transport = FakeTransport { _ in
+            answers.withLock { $0.isEmpty ? nil : $0.removeFirst() } ?? .answer(retryAnswer)
+        }
+        let result = await client(transport, policy: .compensate(maximumOffsetMillis: 3_600_000), estimator: estimator)
+            .pendingOutOfBandOperations([registration(base)])
+        return (result, transport.requests.count, estimator.estimatedOffsetMillis(for: base))
+    }
+
     /// The retry signed with the backend's measurement is answered, but not accepted: a 503 from
     /// a proxy whose own clock is 20 minutes off. Its Date is one sample among the others; the
     /// five good samples are not forgotten for it (they used to be: any answer that was not about
     /// skew counted as accepted).
     @Test func anUnacceptedRetryLeavesTheEstimateAlone() async throws {
-        let base = "https://a.example"
-        let estimator = ClockSkewEstimator()
-        for _ in 0..<5 { estimator.record(ClockSkewSample(offsetMillis: 0), for: base) }
-        let skew = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":\#(Self.deviceMillis + 1_800_000)}"#
         let proxy = HTTPAnswer(
             status: 503, headers: ["Date": HTTPDate.format(millis: Self.deviceMillis + 1_200_000)], body: Data())
-        let answers = Locked([
-            TransportResult.answer(
-                HTTPAnswer(status: 401, headers: ["Content-Type": "application/json"], body: Data(skew.utf8))),
-            .answer(proxy),
-        ])
-        let transport = FakeTransport { _ in answers.withLock { $0.isEmpty ? nil : $0.removeFirst() } ?? .answer(proxy)
-        }
-        let result = await client(transport, policy: .compensate(maximumOffsetMillis: 3_600_000), estimator: estimator)
-            .pendingOutOfBandOperations([registration(base)])
-        #expect(transport.requests.count == 2, "retried once, with the node's measurement")
+        let (result, requests, estimate) = await retryAfterAnOffNodesRefusal(answeredWith: proxy)
+        #expect(requests == 2, "retried once, with the node's measurement")
         #expect(result.errors.map(\.code) != ["clockSkewTooBig"], "\(result.errors)")
-        #expect(estimator.estimatedOffsetMillis(for: base) == 0, "the good samples outvote the proxy's")
+        #expect(estimate == 0, "the good samples outvote the proxy's")
     }
 
     /// The retry signed with the backend's measurement is answered 200, but with a body that is
     /// not an answer (from something in between with a clock of its own): nothing of it is used,
     /// so it does not wipe the good samples either.
     @Test func aRetryAnsweredWithAnUnusableBodyLeavesTheEstimateAlone() async throws {
-        let base = "https://a.example"
-        let estimator = ClockSkewEstimator()
-        for _ in 0..<5 { estimator.record(ClockSkewSample(offsetMillis: 0), for: base) }
-        let skew = #"{"errorCode":"CLOCK_SKEW_TOO_BIG","serverTimeInEpochMillis":\#(Self.deviceMillis + 1_800_000)}"#
         let unusable = HTTPAnswer(
             status: 200,
             headers: [
                 "Content-Type": "application/json", "Date": HTTPDate.format(millis: Self.deviceMillis + 1_200_000),
             ],
             body: Data("<html>maintenance</html>".utf8))
-        let answers = Locked([
-            TransportResult.answer(
-                HTTPAnswer(status: 401, headers: ["Content-Type": "application/json"], body: Data(skew.utf8))),
-            .answer(unusable),
-        ])
-        let transport = FakeTransport { _ in
-            answers.withLock { $0.isEmpty ? nil : $0.removeFirst() } ?? .answer(unusable)
-        }
-        let result = await client(transport, policy: .compensate(maximumOffsetMillis: 3_600_000), estimator: estimator)
-            .pendingOutOfBandOperations([registration(base)])
-        #expect(transport.requests.count == 2, "retried once, with the node's measurement")
+        let (result, requests, estimate) = await retryAfterAnOffNodesRefusal(answeredWith: unusable)
+        #expect(requests == 2, "retried once, with the node's measurement")
         #expect(result.errors.map(\.code) == ["invalidResponse"], "\(result.errors)")
-        #expect(estimator.estimatedOffsetMillis(for: base) == 0, "the good samples outvote the one in between")
+        #expect(estimate == 0, "the good samples outvote the one in between")
     }
 
     /// A request already signed with the estimate is not off by it: a 401 that still comes back

@@ -54,11 +54,12 @@
         }
 
         /// Rounded up to whole milliseconds, at least 1 (libcurl reads 0 as "no timeout") and at
-        /// most a day.
+        /// most a day (``HTTPTransport/longestTimeout``).
         static func timeoutMilliseconds(_ timeout: Duration) -> Int {
             let (seconds, attoseconds) = timeout.components
             guard seconds >= 0, timeout > .zero else { return 1 }
-            guard seconds < 86_400 else { return 86_400_000 }
+            let longest = CurlTransport.longestTimeout.components.seconds
+            guard seconds < longest else { return Int(longest) * 1_000 }
             let millis = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
             return Int(max(1, millis))
         }
