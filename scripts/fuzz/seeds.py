@@ -167,6 +167,42 @@ def seeds_pending_operations():
         yield case["body"].encode()
 
 
+def answer_wire(status, headers, body):
+    """An answer as it comes off the wire: status line, header lines, an empty line, the body."""
+    head = f"HTTP/1.1 {status} X\r\n" + "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    return (head + "\r\n").encode() + body.encode()
+
+
+def seeds_answers():
+    """Mode byte, splice count (and positions), the estimate, then the answer (Targets/answers.swift)."""
+    no_estimate = struct.pack("<q", 0)
+    for row in vector("error-mapping.json")["rows"]:
+        answer = row["input"].get("answer")
+        if answer is None:
+            continue
+        wire = answer_wire(answer["status"], answer.get("headers", {}), answer.get("body", ""))
+        estimate = struct.pack("<q", row["input"].get("estimatedOffsetMillis", 0) or 0)
+        yield bytes([0, 0]) + estimate + wire
+        # The same answer echoing the Device-Signature once, after its head.
+        yield bytes([0, 1]) + struct.pack("<H", wire.find(b"\r\n\r\n") + 4) + estimate + wire
+    jose = {"Content-Type": "application/jose;charset=UTF-8"}
+    for case in vector("jwe-ecdh-es.json")["cases"]:
+        if case.get("key") == "rfc7520-meriadoc" and "compact" in case:
+            yield bytes([1, 0]) + no_estimate + answer_wire(200, jose, case["compact"])
+    json_type = {"Content-Type": "application/json"}
+    redemptions = [
+        (200, '{"statusCode":1200,"uafRequest":"{}","op":"Auth","lifetimeMillis":120000}'),
+        (410, '{"errorCode":"TOKEN_ALREADY_REDEEMED"}'),
+        (410, '{"errorCode":"TOKEN_EXPIRED"}'),
+        (200, '{"op":"Auth","op":"Reg"}'),
+        (400, '{"errorCode":"TOKEN_ALREADY_REDEEMED","errorCode":"TOKEN_EXPIRED"}'),
+    ]
+    for status, body in redemptions:
+        wire = answer_wire(status, json_type, body)
+        yield bytes([2, 0]) + no_estimate + wire
+        yield bytes([2, 1]) + struct.pack("<H", len(wire) - 2) + no_estimate + wire
+
+
 def seeds_http_request():
     literal = re.compile(r'raw:\s*"((?:[^"\\]|\\.)*)"')
     for source in test_sources():
@@ -298,6 +334,7 @@ SEEDS = {
     "jwe": seeds_jwe,
     "device-signature": seeds_device_signature,
     "pending-operations": seeds_pending_operations,
+    "answers": seeds_answers,
     "http-request": seeds_http_request,
     "key-import": seeds_key_import,
     "http-date": seeds_http_date,
