@@ -25,14 +25,20 @@
             #expect(CurlSystemAnchors.usableBundle("") == nil)
         }
 
-        /// Debian's libcurl names /etc/ssl/certs/ca-certificates.crt, which the ca-certificates
-        /// package writes: where that file exists, requests use it alone.
-        @Test func libcurlsOwnBundleIsUsedWhereItIsAFile() {
-            let debianBundle = "/etc/ssl/certs/ca-certificates.crt"
-            let expected = CurlSystemAnchors.usableBundle(debianBundle)
+        /// libcurl's bundle, as its build names it (`curl-config --ca`, from the same -dev
+        /// package the transport builds against): where that file exists, requests use it alone.
+        @Test(
+            .dedicatedThread,
+            .enabled(if: ExternalTool.onPath("curl-config") != nil, "curl-config is not on PATH: skipped"))
+        func libcurlsOwnBundleIsUsedWhereItIsAFile() throws {
+            let tool = try #require(ExternalTool.onPath("curl-config"))
+            let result = try ExternalTool.run(tool, ["--ca"])
+            try #require(result.status == 0, "\(result.summary)")
+            let named = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+            let expected = CurlSystemAnchors.usableBundle(named)
             #expect(
                 CurlSystemAnchors.bundle == expected,
-                "libcurl's CURLINFO_CAINFO: \(String(describing: CurlSystemAnchors.bundle))")
+                "curl-config --ca: \(named); CURLINFO_CAINFO: \(String(describing: CurlSystemAnchors.bundle))")
         }
     }
 #endif
