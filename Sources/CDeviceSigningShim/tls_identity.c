@@ -35,23 +35,33 @@ static int dss_set_common_name(X509 *cert, const char *common_name) {
     return ok;
 }
 
-/* The parts both certificates share: version 3, serial, subject, issuer, validity, public key. */
+/* The parts both certificates share: version 3, serial, subject, issuer, validity, public key.
+ * The certificate gets a public-only copy of subject_key: X509_set_pubkey keeps a reference to
+ * the key it is given, and a certificate that held the key pair would keep the private scalar
+ * alive (and usable for signing, through X509_get0_pubkey) for as long as the certificate. */
 static X509 *dss_new_certificate(EVP_PKEY *subject_key, const char *common_name, X509 *issuer,
                                  int64_t not_before, int64_t not_after) {
+    EVP_PKEY *public_key = dss_public_only_copy(subject_key);
+    if (public_key == NULL) return NULL;
     X509 *cert = X509_new();
-    if (cert == NULL) return NULL;
-    if (X509_set_version(cert, X509_VERSION_3) == 1 &&
+    if (cert == NULL) {
+        EVP_PKEY_free(public_key);
+        return NULL;
+    }
+    int ok = X509_set_version(cert, X509_VERSION_3) == 1 &&
         dss_set_random_serial(cert) &&
         dss_set_common_name(cert, common_name) &&
         /* get_subject_name is get0: the name stays owned by its certificate; set_issuer_name copies. */
         X509_set_issuer_name(cert, X509_get_subject_name(issuer != NULL ? issuer : cert)) == 1 &&
         ASN1_TIME_set(X509_getm_notBefore(cert), (time_t)not_before) != NULL &&
         ASN1_TIME_set(X509_getm_notAfter(cert), (time_t)not_after) != NULL &&
-        X509_set_pubkey(cert, subject_key) == 1) {   /* takes its own reference to the key */
-        return cert;
+        X509_set_pubkey(cert, public_key) == 1;   /* takes its own reference to the key */
+    EVP_PKEY_free(public_key);
+    if (!ok) {
+        X509_free(cert);
+        return NULL;
     }
-    X509_free(cert);
-    return NULL;
+    return cert;
 }
 
 /* One extension in OpenSSL's configuration syntax. */
@@ -105,7 +115,8 @@ int dss_tls_generate_identity(int64_t not_before, int64_t not_after, X509 **ca, 
     if (ca == NULL || leaf == NULL || leaf_key == NULL || not_after <= not_before) return 0;
     X509 *new_ca = NULL, *new_leaf = NULL;
     EVP_PKEY *new_leaf_key = NULL;
-    /* The CA key signs two certificates and is then freed: nothing else can ever be signed by it. */
+    /* The CA key signs two certificates and is then freed: nothing else can ever be signed by it
+     * (the certificates hold public-only copies of their keys). */
     EVP_PKEY *ca_key = dss_p256_generate();
     if (ca_key == NULL) goto fail;
     new_leaf_key = dss_p256_generate();
