@@ -14,7 +14,9 @@ EVP_PKEY_CTX *dss_key_context(EVP_PKEY *pkey, OSSL_LIB_CTX *lib) {
     const OSSL_PROVIDER *provider = EVP_PKEY_get0_provider(pkey); /* get0: owned by the key */
     const char *name = provider != NULL ? OSSL_PROVIDER_get0_name(provider) : NULL;
     char query[64];
-    if (name == NULL || snprintf(query, sizeof query, "provider=%s", name) >= (int)sizeof query) return NULL;
+    if (name == NULL) return NULL;
+    int written = snprintf(query, sizeof query, "provider=%s", name);
+    if (written < 0 || written >= (int)sizeof query) return NULL;
     return EVP_PKEY_CTX_new_from_pkey(lib, pkey, query);
 }
 

@@ -106,7 +106,8 @@ int dss_ecdh_p256_derive(dss_ecdh_slot *slot, EVP_PKEY *peer, uint8_t *out, size
 
 int dss_concat_kdf_sha256(const uint8_t *z, size_t z_len, const uint8_t *other_info, size_t other_info_len,
                           uint8_t *out, size_t out_len) {
-    if (z == NULL || z_len == 0 || other_info == NULL || out == NULL || out_len == 0 || out_len > 64) return 0;
+    if (z == NULL || z_len == 0 || (other_info == NULL && other_info_len > 0) || out == NULL || out_len == 0
+        || out_len > 64) return 0;
     if (!dss_retry_once_run(&dss_jwe_once, dss_jwe_fetch)) return 0;
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
     if (ctx == NULL) return 0;

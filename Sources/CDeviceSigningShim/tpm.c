@@ -39,11 +39,13 @@ static char dss_tcti_entry[sizeof DSS_TPM_TCTI_VARIABLE "=" + DSS_TPM_TCTI_MAX +
 static int dss_tcti_set(const char *value) {
     size_t len = strlen(value);
     if (len > DSS_TPM_TCTI_MAX) return 0;
-    memcpy(dss_tcti_entry, DSS_TPM_TCTI_VARIABLE "=", sizeof DSS_TPM_TCTI_VARIABLE "=" - 1);
     if (getenv(DSS_TPM_TCTI_VARIABLE) == DSS_TCTI_VALUE) {
         memcpy(DSS_TCTI_VALUE, value, len + 1);
         return 1;
     }
+    /* The name is written only here, while the entry is not in the environment: any thread's
+     * getenv compares every entry's name, so the name of a live entry is never rewritten. */
+    memcpy(dss_tcti_entry, DSS_TPM_TCTI_VARIABLE "=", sizeof DSS_TPM_TCTI_VARIABLE "=" - 1);
     memcpy(DSS_TCTI_VALUE, value, len + 1);
     return putenv(dss_tcti_entry) == 0;
 }
