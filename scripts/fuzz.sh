@@ -36,7 +36,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ_SRC="$ROOT/scripts/fuzz"
 BUILD="$ROOT/.build/fuzz"
 TIMEOUT="${FUZZ_TIMEOUT:-10}"
-TARGETS=(jws jwe device-signature pending-operations http-request key-import http-date)
+TARGETS=(jws jwe device-signature pending-operations answers http-request key-import http-date)
 
 TEMP_DIRS=()
 cleanup() {
@@ -78,7 +78,7 @@ require_seconds() {
 # The Swift modules a target links, in dependency order.
 modules_of() {
     case "$1" in
-        pending-operations) echo "DeviceSigning FetchChannelWire FetchChannel" ;;
+        pending-operations | answers) echo "DeviceSigning FetchChannelWire FetchChannel" ;;
         http-request) echo "DeviceSigning FetchChannelWire FetchChannelEmulator" ;;
         device-signature | http-date) echo "DeviceSigning FetchChannelWire" ;;
         *) echo "DeviceSigning" ;;
@@ -95,6 +95,7 @@ max_len_of() {
         jws | device-signature) echo 17000 ;;
         jwe) echo 8192 ;;
         pending-operations) echo 10240 ;;
+        answers) echo 12288 ;;
         http-request) echo 2048 ;;
         key-import) echo 66000 ;;
         http-date) echo 96 ;;
