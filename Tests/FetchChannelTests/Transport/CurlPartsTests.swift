@@ -92,6 +92,16 @@
             #expect(throws: NetworkFailure.self) { try CurlHeaderLines.lines(for: headers, hasBody: false) }
         }
 
+        /// Two keys that name one field (names are case-insensitive) would send it twice: two
+        /// Device-Signatures, say, of which a backend or proxy might read either.
+        @Test func aFieldNamedTwiceInDifferentCaseIsRefused() throws {
+            let headers = ["Device-Signature": "a.b.c", "device-signature": "d.e.f"]
+            #expect(throws: NetworkFailure.self) { try CurlHeaderLines.lines(for: headers, hasBody: false) }
+            #expect(
+                try CurlHeaderLines.lines(for: ["Device-Signature": "a.b.c", "X-Other": "1"], hasBody: false).count == 4
+            )
+        }
+
         /// The URLSession transport (where libcurl is not built) refuses the same fields, before
         /// any connection: the request goes to a port nothing listens on, which would fail otherwise.
         @Test func theURLSessionTransportRefusesTheSameHeaderFields() async throws {

@@ -234,6 +234,55 @@
             #expect(server.counters.requests == 1, "only the transfer that was not cancelled was sent")
         }
 
+        /// No request asks to switch protocols, so a 101 is refused as not the HTTP answer asked
+        /// for: libcurl would take it as the final head and pass the rest as the body, past the
+        /// checks made at the end of a head (here a transfer coding that is not chunked).
+        @Test func anUnaskedSwitchOfProtocolsIsNotAnAnswer() async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write(
+                    "HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n"
+                        + "Transfer-Encoding: gzip\r\n\r\nbytes of another protocol")
+                connection.waitForClose()
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(20)))
+            guard case .notHTTP(let detail) = result else {
+                Issue.record("a 101 was taken as an answer: \(result)")
+                return
+            }
+            #expect(detail.contains("101"), "\(detail)")
+        }
+
+        /// A request's timeout counts from when it was asked for, not from when the loop starts
+        /// the transfer: time spent before (reading a CA file, waiting for the loop's lock while
+        /// another connection's handshake holds it) is taken off. Here the transfer is made as if
+        /// asked for long ago, which stands in for that wait.
+        @Test func theTimeoutCountsFromTheRequestNotFromTheTransfersStart() async throws {
+            let server = try Self.silentServer()
+            defer { server.stop() }
+            let loop = try CurlMultiLoop.start(name: "fetchchannel-curl-test").get()
+            defer { loop.shutdown() }
+            let request = Self.request(Self.url(server.port), timeout: .seconds(20))
+
+            // All of its time gone before the submission: it times out and is never sent.
+            let late = try CurlTransfer.make(
+                for: request, from: transport.handles, requestedAt: .now - .seconds(21)
+            ).get()
+            let expired = await withCheckedContinuation { loop.submit(late, continuation: $0) }
+            #expect(expired.failureKind == .timedOut, "\(expired)")
+            #expect(server.counters.accepted == 0, "a request whose time ran out was still sent")
+
+            // 200 ms of its 20 s left: it ends after about that long, not after 20 s.
+            let started = ContinuousClock.now
+            let nearlyLate = try CurlTransfer.make(
+                for: request, from: transport.handles, requestedAt: .now - .milliseconds(19_800)
+            ).get()
+            let timedOut = await withCheckedContinuation { loop.submit(nearlyLate, continuation: $0) }
+            #expect(timedOut.failureKind == .timedOut, "\(timedOut)")
+            #expect(ContinuousClock.now - started < .seconds(10), "the timeout started over when the transfer began")
+        }
+
         /// epoll refusing a connection's socket (ENOMEM, `max_user_watches`) ends that transfer
         /// alone: another backend's transfer, running meanwhile, gets its answer, and the loop takes
         /// new transfers after. Told to libcurl, the refusal would abort every transfer.

@@ -14,10 +14,17 @@ enum CurlHeaderLines {
     static func lines(for headers: [String: String], hasBody: Bool) throws(NetworkFailure) -> [String] {
         var lines: [String] = []
         lines.reserveCapacity(headers.count + 3)
+        // Field names are case-insensitive (RFC 9110 §5.1): two keys that differ only in case
+        // would send one field twice (two Device-Signatures, two Content-Types).
+        var lowercasedNames = Set<String>(minimumCapacity: headers.count)
         // Sorted: the same request always sends the same bytes.
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
             guard isToken(name) else {
                 throw NetworkFailure(.other, detail: "the header name \(name.debugDescription) is not an HTTP token")
+            }
+            guard lowercasedNames.insert(name.lowercased()).inserted else {
+                throw NetworkFailure(
+                    .other, detail: "the header \(name) is given twice (the names differ only in case)")
             }
             guard !value.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else {
                 throw NetworkFailure(

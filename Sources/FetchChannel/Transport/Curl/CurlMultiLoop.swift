@@ -233,6 +233,22 @@
 
         /// Adds `transfer` and starts it: on a kept-alive connection its request is written now.
         func add(_ transfer: CurlTransfer, continuation: CheckedContinuation<TransportResult, Never>) {
+            // libcurl counts CURLOPT_TIMEOUT_MS from here, so the time since the caller asked (the
+            // options, a CA file read, waiting for this lock behind another connection's handshake)
+            // is taken off first: the timeout ends when the caller's time is up.
+            let left = transfer.timeout - (ContinuousClock.now - transfer.requestedAt)
+            guard left > .zero else {
+                let detail =
+                    "no complete answer within \(transfer.timeout) (it ran out before the request could be sent)"
+                ended.append((continuation, .failure(NetworkFailure(.timedOut, detail: detail))))
+                return
+            }
+            do {
+                try transfer.set(CURLOPT_TIMEOUT_MS, CurlRequestOptions.timeoutMilliseconds(left))
+            } catch {
+                ended.append((continuation, .failure(error)))
+                return
+            }
             let added = curl_multi_add_handle(multi, transfer.easy)
             guard added == CURLM_OK else {
                 let detail = "libcurl could not start the request: \(CurlGlobal.text(of: added))"

@@ -19,7 +19,8 @@
     ///   session is resumed from an easy handle's cache (CURLOPT_SSL_SESSIONID_CACHE 0): handles are
     ///   reused (``CurlEasyHandlePool``), and a session made under one request's trust is not another's.
     /// - HTTP/1.1 only: the version every endpoint here is tested with.
-    /// - CURLOPT_TIMEOUT_MS: the whole exchange, exact to the millisecond (below 1 s too).
+    /// - CURLOPT_TIMEOUT_MS: the whole exchange, exact to the millisecond (below 1 s too), counted
+    ///   from the caller's request: the loop sets what is left of it as it starts the transfer.
     /// - CURLOPT_NOSIGNAL: libcurl runs on the transport's thread and its callers' and must not use signals.
     /// - Sockets opened close-on-exec (CURLOPT_OPENSOCKETFUNCTION): a process the app starts never
     ///   inherits a connection to a backend.

@@ -27,6 +27,9 @@
         let host: String
         let trust: TLSTrust
         let timeout: Duration
+        /// When the caller asked for the request: its timeout counts from here, not from when the
+        /// loop starts the transfer (``CurlMultiState/add(_:continuation:)``).
+        let requestedAt: ContinuousClock.Instant
 
         private var response = CurlResponseHead()
         private var body = Data()
@@ -45,13 +48,14 @@
         /// Adopts `easy` (given back in deinit, whatever happens next).
         private init(
             adopting easy: UnsafeMutableRawPointer, from pool: CurlEasyHandlePool, request: TransportRequest,
-            host: String
+            host: String, requestedAt: ContinuousClock.Instant
         ) {
             self.easy = easy
             self.pool = pool
             self.host = host
             trust = request.trust
             timeout = request.timeout
+            self.requestedAt = requestedAt
             isHead = request.method == "HEAD"
             errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
             errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
@@ -65,10 +69,12 @@
             errorBuffer.deallocate()
         }
 
-        /// A transfer for `request` on a handle of `pool`, every option set; or why not (nothing was sent).
-        static func make(for request: TransportRequest, from pool: CurlEasyHandlePool)
-            -> Result<CurlTransfer, NetworkFailure>
-        {
+        /// A transfer for `request` on a handle of `pool`, every option set; or why not (nothing was
+        /// sent). `requestedAt` is when the caller asked (a test sets it in the past).
+        static func make(
+            for request: TransportRequest, from pool: CurlEasyHandlePool,
+            requestedAt: ContinuousClock.Instant = .now
+        ) -> Result<CurlTransfer, NetworkFailure> {
             guard let host = request.url.host else {
                 return .failure(NetworkFailure(.invalidURL, detail: "\(request.url.absoluteString) has no host"))
             }
@@ -76,7 +82,8 @@
                 return .failure(
                     NetworkFailure(.other, detail: "libcurl could not be initialised (\(CurlGlobal.problem))"))
             }
-            let transfer = CurlTransfer(adopting: easy, from: pool, request: request, host: host)
+            let transfer = CurlTransfer(
+                adopting: easy, from: pool, request: request, host: host, requestedAt: requestedAt)
             do {
                 try CurlRequestOptions.apply(request, to: transfer)
             } catch {
@@ -217,6 +224,13 @@
             }
             let headHadEnded = response.isComplete
             response.receive(line: bytes)
+            // No request here asks to switch protocols. libcurl then takes a 101 as the final head
+            // and passes what follows as the body, while CurlResponseHead (rightly, for HTTP) waits
+            // for the head after an interim one: the checks below would never run.
+            if response.status == 101 {
+                headRefusal = "the answer switches protocols (HTTP 101), which this request did not ask for"
+                return 0
+            }
             guard response.isComplete, !headHadEnded else { return bytes.count }  // decided once, at its end
             let hasNoBody = isHead || response.status == 204 || response.status == 304
             guard !hasNoBody else { return bytes.count }
