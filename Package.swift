@@ -95,7 +95,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fetchchannel-bench",
-            dependencies: ["FetchChannelBenchmarks"],
+            dependencies: ["FetchChannelBenchmarks", "FetchChannelEmulator"],
             swiftSettings: strict
         ),
         // Test-only child process for the key store's crash-safety test (killed with SIGKILL).

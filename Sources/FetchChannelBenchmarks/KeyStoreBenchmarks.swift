@@ -1,13 +1,15 @@
 import DeviceSigning
+import FetchChannelEmulator
 import Foundation
 
 /// How long opening a stored key takes with the default KDF: the cost a user pays per start-up.
 package enum KeyStoreBenchmarks {
     package static func loadRow(kdf: KeyDerivation = .default) throws -> BenchmarkRow {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("fetchchannel-bench-\(UUID().uuidString)", isDirectory: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try KeyStore(directory: directory)
+        // Registered as it is made, so that a signal the bench catches removes it too; the store
+        // does not make it again once removed.
+        let (directory, registration) = try TerminationCleanup.makeTemporaryDirectory(prefix: "fetchchannel-bench-")
+        defer { registration.undo() }
+        let store = try KeyStore(directory: directory, createIfMissing: false)
         let passphrase = SecureBytes(Array("benchmark passphrase".utf8))
         let key = try P256.Signing.PrivateKey()
         let keyId = try store.save(

@@ -1,4 +1,5 @@
 import FetchChannelBenchmarks
+import FetchChannelEmulator
 import Foundation
 
 // Release-mode benchmark: `swift run -c release fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--rows NAME,…] [--json]`.
@@ -64,9 +65,22 @@ while let argument = arguments.popFirst() {
         Data("warning: debug build; run with `swift run -c release fetchchannel-bench` for meaningful numbers\n".utf8))
 #endif
 
+// Ctrl-C, `kill` or a closed terminal stops the software TPM of the tpm-sign row and removes the
+// temporary directories before the process dies of the signal, as in `fetchchannel bench`. The
+// scope is closed before any exit: during a signal's cleanup, that waits for the process's end.
+let cleanup = await TerminationCleanup.catchingSignals()
+let measured: Result<[BenchmarkRow], any Error>
 do {
-    let rows = try await BenchmarkSuite.rows(
-        .init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests, only: only))
+    measured = .success(
+        try await BenchmarkSuite.rows(
+            .init(seconds: seconds, signatures: signatures, emulatorRequests: emulatorRequests, only: only)))
+} catch {
+    measured = .failure(error)
+}
+cleanup.close()
+
+do {
+    let rows = try measured.get()
     print(json ? try BenchmarkReport.json(rows) : BenchmarkReport.table(rows))
 } catch {
     FileHandle.standardError.write(Data("Error: \(error)\n".utf8))

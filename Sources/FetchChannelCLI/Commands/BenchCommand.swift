@@ -1,4 +1,5 @@
 import FetchChannelBenchmarks
+import FetchChannelEmulator
 import Foundation
 
 /// `fetchchannel bench`: every benchmark row in one run (the same rows as `fetchchannel-bench`).
@@ -61,6 +62,10 @@ struct BenchCommand: CLICommand {
         console.note(
             "Measuring \(count) row\(count == 1 ? "" : "s") (\(DecimalText.format(settings.seconds)) s per rate row"
                 + "\(memoryRow); this takes a while)…")
+        // Ctrl-C, `kill` or a closed terminal stops the software TPM of the tpm-sign row and removes
+        // the temporary directories before the process dies of the signal.
+        let cleanup = await TerminationCleanup.catchingSignals()
+        defer { cleanup.close() }
         let rows: [BenchmarkRow]
         do {
             rows = try await BenchmarkSuite.rows(settings)

@@ -1,3 +1,5 @@
+import FetchChannelEmulator
+
 /// `fetchchannel demo`: the main job, a walk through the fetch channel on loopback.
 struct DemoCommand: CLICommand {
     static let spec = CommandSpec(
@@ -16,6 +18,10 @@ struct DemoCommand: CLICommand {
     }
 
     func run() async throws -> Int32 {
+        // Ctrl-C, `kill` or a closed terminal stops its software TPM and removes its temporary
+        // directories before the process dies of the signal.
+        let cleanup = await TerminationCleanup.catchingSignals()
+        defer { cleanup.close() }
         let narration = DemoNarration(writingTo: console.json ? nil : console.standardOutput)
         do {
             try await DemoWalkthrough(narration: narration).run()

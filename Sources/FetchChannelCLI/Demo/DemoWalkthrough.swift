@@ -29,9 +29,10 @@ struct DemoWalkthrough {
     func step(_ number: Int, _ title: String) { narration.step(number, title) }
 
     func run() async throws {
-        let storeDirectory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("fetchchannel-demo-\(UUID().uuidString)", isDirectory: true)
-        defer { try? FileManager.default.removeItem(at: storeDirectory) }
+        // Registered as it is made: a signal that `demo` catches removes it too.
+        let (storeDirectory, storeRegistration) = try TerminationCleanup.makeTemporaryDirectory(
+            prefix: "fetchchannel-demo-")
+        defer { storeRegistration.undo() }
 
         say("fetchchannel demo: the fetch channel of a device, against reference backends on loopback.")
         let backends = try DemoBackends.start()
@@ -61,7 +62,8 @@ struct DemoWalkthrough {
 
     /// 2. A key in a temporary, encrypted store.
     private func createKey(in storeDirectory: URL) throws -> (KeyStore, String, P256.Signing.PrivateKey) {
-        let store = try KeyStore(directory: storeDirectory.appendingPathComponent("keys", isDirectory: true))
+        // Not made again when missing: once a caught signal removed it, it stays removed.
+        let store = try KeyStore(directory: storeDirectory, createIfMissing: false)
         let passphrase = SecureBytes(Array("demo passphrase".utf8))
         let generated = try P256.Signing.PrivateKey()
         let keyId = try store.save(

@@ -9,15 +9,17 @@ import Glibc
 /// An empty state directory is enough with `--flags not-need-init,startup-clear`: the TPM is
 /// manufactured on first start (`swtpm_setup` only adds an EK and certificates, which nothing here
 /// uses). tss2's swtpm transport reaches the control channel at the server port plus one, so the
-/// two ports are consecutive. Whoever starts it stops it; `stop()` waits for the exit.
-package final class SoftwareTPM: @unchecked Sendable {
-    // @unchecked: `process` is only started in init and stopped under `stopLock`.
+/// two ports are consecutive. Whoever starts it stops it; `stop()` waits for the exit. A SIGINT,
+/// SIGTERM or SIGHUP that a command catches to clean up (``TerminationCleanup``) stops it and
+/// removes its directory too: both are registered there as they are made.
+package final class SoftwareTPM: Sendable {
     package let port: UInt16
     /// The directory of this TPM's state (and a place for the caller's own files); removed when
     /// the object goes away.
     package let directory: URL
-    private let process: Process
-    private let stopLock = NSLock()
+    private let child: Child
+    private let childRegistration: TerminationCleanup.Registration
+    private let directoryRegistration: TerminationCleanup.Registration
 
     /// The TCTI that reaches this TPM.
     package var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
@@ -48,9 +50,12 @@ package final class SoftwareTPM: @unchecked Sendable {
         guard let executable = Self.executable else {
             throw StartFailure(code: .notInstalled, reason: "swtpm is not installed")
         }
-        directory = parent.appendingPathComponent("swtpm-\(UUID().uuidString)")
+        let directory = parent.appendingPathComponent("swtpm-\(UUID().uuidString)")
         let state = directory.appendingPathComponent("state")
-        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        // Made and registered in one step, as swtpm is below: a caught signal undoes both.
+        let (_, directoryRegistration) = try TerminationCleanup.register(
+            { try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true) },
+            undo: { _ in TerminationCleanup.removeDirectory(atPath: directory.path) })
         var lastProblem = "no free pair of loopback ports"
         // Another program can take a port between the check and swtpm's bind: a few fresh pairs.
         for _ in 0..<8 {
@@ -67,31 +72,36 @@ package final class SoftwareTPM: @unchecked Sendable {
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
+            let child = Child(process)
+            let registration: TerminationCleanup.Registration
             do {
-                try Self.runWithNoSignalBlocked(process)
+                (_, registration) = try TerminationCleanup.register(
+                    { try Self.runWithNoSignalBlocked(process) }, undo: { _ in child.stop() })
             } catch {
-                try? FileManager.default.removeItem(at: directory)
+                directoryRegistration.undo()
                 throw error
             }
             if Self.waitUntilAccepting(port: port, process: process),
                 Self.waitUntilAccepting(port: port + 1, process: process)
             {
                 self.port = port
-                self.process = process
+                self.directory = directory
+                self.child = child
+                childRegistration = registration
+                self.directoryRegistration = directoryRegistration
                 return
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            registration.undo()  // SIGKILL, and the wait for its exit
             lastProblem =
                 "swtpm did not start listening on 127.0.0.1:\(port) "
                 + "(exit status \(process.terminationStatus))"
         }
-        try? FileManager.default.removeItem(at: directory)
+        directoryRegistration.undo()
         throw StartFailure(code: .didNotStart, reason: lastProblem)
     }
 
     /// swtpm's process id.
-    package var processIdentifier: Int32 { process.processIdentifier }
+    package var processIdentifier: Int32 { child.process.processIdentifier }
 
     /// Runs `process` with no signal blocked in it. A child starts with the signal mask of the
     /// thread that spawns it, and Dispatch's threads block every signal: swtpm started from one
@@ -109,16 +119,12 @@ package final class SoftwareTPM: @unchecked Sendable {
 
     deinit {
         stop()
-        try? FileManager.default.removeItem(at: directory)
+        directoryRegistration.undo()
     }
 
     /// Stops swtpm (SIGKILL, which also ends a paused one) and waits for its exit.
     package func stop() {
-        stopLock.lock()
-        defer { stopLock.unlock() }
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        childRegistration.undo()
     }
 
     /// Pauses swtpm (SIGSTOP): the kernel still accepts connections for it, but nothing answers,
@@ -197,13 +203,37 @@ package final class SoftwareTPM: @unchecked Sendable {
         return answer[6..<10].reduce(0) { $0 << 8 | UInt32($1) }
     }
 
-    /// Sends `number` to swtpm while it runs, under the lock `stop()` takes: not to a pid that a
-    /// stopped (and reaped) swtpm left for another process to take.
+    /// Sends `number` to swtpm while it runs.
     private func send(_ number: Int32) {
-        stopLock.lock()
-        defer { stopLock.unlock() }
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, number)
+        child.send(number)
+    }
+
+    /// swtpm's process, signalled only under `lock`, which `stop()` takes too: never a pid that a
+    /// stopped (and reaped) swtpm left for another process to take.
+    private final class Child: @unchecked Sendable {
+        // @unchecked: `process` is started before it is shared, then signalled under `lock`.
+        let process: Process
+        private let lock = NSLock()
+
+        init(_ process: Process) {
+            self.process = process
+        }
+
+        /// SIGKILL (which also ends a paused swtpm), and the wait for its exit. Idempotent.
+        func stop() {
+            lock.lock()
+            defer { lock.unlock() }
+            guard process.isRunning else { return }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+
+        func send(_ number: Int32) {
+            lock.lock()
+            defer { lock.unlock() }
+            guard process.isRunning else { return }
+            kill(process.processIdentifier, number)
+        }
     }
 
     /// A loopback port nothing listens on (bound, read back and closed): connecting is refused.
