@@ -72,20 +72,16 @@ import Testing
             posix_spawn_file_actions_adddup2(&actions, 0, 1)
             posix_spawn_file_actions_adddup2(&actions, 0, 2)
 
-            let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-            let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-            defer {
-                argv.forEach { free($0) }
-                envp.forEach { free($0) }
-            }
-            var child: pid_t = 0
-            let code = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-            guard code == 0 else {
+            switch spawnProcess(
+                executable, arguments, environment: environment, actions: &actions, attributes: &attributes)
+            {
+            case .success(let child):
+                pid = child
+            case .failure(let error):
                 close(terminal)
                 close(master)
-                throw PseudoTerminalError("posix_spawn failed: \(String(cString: strerror(code)))")
+                throw PseudoTerminalError("posix_spawn failed: \(error)")
             }
-            pid = child
         }
 
         deinit {

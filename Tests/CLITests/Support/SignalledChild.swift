@@ -55,16 +55,12 @@ import Testing
                 posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600) == 0,
                 posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600) == 0
             else { throw SpawnError("cannot prepare the spawn: \(String(cString: strerror(errno)))") }
-            let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-            let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-            defer {
-                argv.forEach { free($0) }
-                envp.forEach { free($0) }
+            switch spawnProcess(
+                executable, arguments, environment: environment, actions: &actions, attributes: &attributes)
+            {
+            case .success(let child): pid = child
+            case .failure(let error): throw SpawnError("posix_spawn \(executable): \(error)")
             }
-            var child: pid_t = 0
-            let code = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-            guard code == 0 else { throw SpawnError("posix_spawn \(executable): \(String(cString: strerror(code)))") }
-            pid = child
         }
 
         deinit {
