@@ -36,7 +36,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FUZZ_SRC="$ROOT/scripts/fuzz"
 BUILD="$ROOT/.build/fuzz"
 TIMEOUT="${FUZZ_TIMEOUT:-10}"
-TARGETS=(jws jwe device-signature pending-operations answers http-request key-import http-date)
+TARGETS=(jws jwe device-signature pending-operations answers http-request backend-router key-import http-date)
 
 TEMP_DIRS=()
 cleanup() {
@@ -79,7 +79,7 @@ require_seconds() {
 modules_of() {
     case "$1" in
         pending-operations | answers) echo "DeviceSigning FetchChannelWire FetchChannel" ;;
-        http-request) echo "DeviceSigning FetchChannelWire FetchChannelEmulator" ;;
+        http-request | backend-router) echo "DeviceSigning FetchChannelWire FetchChannelEmulator" ;;
         device-signature | http-date) echo "DeviceSigning FetchChannelWire" ;;
         *) echo "DeviceSigning" ;;
     esac
@@ -89,7 +89,9 @@ modules_of() {
 # size limits themselves are exercised (key import: a 64 KiB PEM). The operations answer may be
 # 1 MiB, which would slow every run: its bound is above its largest field instead (an 8 KiB
 # redeem URL beside a 1 KiB token). So is a JWE's (its 4 KiB header is 5462 characters); its
-# 1 MiB limit has a mode of its own that repeats the input to that size.
+# 1 MiB limit has a mode of its own that repeats the input to that size. The backend router's
+# input is a connection: a few requests with their bodies, room for a dispatch's `data` past its
+# 4 KiB limit (the 64 KiB body limit is left to the server's own tests).
 max_len_of() {
     case "$1" in
         jws | device-signature) echo 17000 ;;
@@ -97,6 +99,7 @@ max_len_of() {
         pending-operations) echo 10240 ;;
         answers) echo 12288 ;;
         http-request) echo 2048 ;;
+        backend-router) echo 16384 ;;
         key-import) echo 66000 ;;
         http-date) echo 96 ;;
     esac

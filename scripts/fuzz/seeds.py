@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PASSPHRASE = "fuzz-passphrase"  # the key-import target's fixed passphrase
@@ -329,6 +330,130 @@ def seeds_http_date():
     return (date.encode() for date in sorted(dates))
 
 
+# The backend-router target's fixed world (Targets/backend-router.swift): the vectors' dispatch
+# targets registered for these devices, `~X` Device-Signatures and `"~X"` tokens made by the target.
+ROUTER_DEVICES = ("fuzz-device-1", "fuzz-device-2")
+ROUTER_DISPATCH = "/_emulator/dispatch"
+ROUTER_OPERATIONS = "/nevisfido/devices/outofbandoperations/"
+ROUTER_TARGETS = "/nevisfido/token/dispatch/targets"
+ROUTER_REDEEM = "/nevisfido/token/redeem/"
+
+
+def http_request(method, path, body=None, headers=(), host="127.0.0.1"):
+    """One HTTP/1.1 request as a client writes it; a body is sent as JSON unless a header says otherwise."""
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
+    lines += [f"{name}: {value}" for name, value in headers]
+    data = b""
+    if body is not None:
+        data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+        if not any(name.lower() == "content-type" for name, _ in headers):
+            lines.append("Content-Type: application/json")
+        lines.append(f"Content-Length: {len(data)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+
+def seeds_backend_router():
+    """Connections of requests (Targets/backend-router.swift), from the README's and the tests' flows."""
+    ds = vector("device-signature.json")
+    keys = vector("jwe-ecdh-es.json")["keys"]
+
+    def public(key, **extra):
+        return dict({k: key[k] for k in ("kty", "crv", "x", "y")}, **extra)
+
+    fixture_jwk, other_jwk = public(ds["key"]), public(ds["otherKey"])
+    recipient_jwk = public(keys["rfc7520-meriadoc"], use="enc")
+    first_target = ds["verifier"]["dispatchTargets"][0]
+    second_target = ds["verifier"]["dispatchTargets"][1]
+    by_target = {}
+    for case in ds["positive"]:
+        by_target.setdefault(case["dispatchTargetId"], []).append(case["compact"])
+    signed = by_target[first_target]
+    device1, device2 = ROUTER_DEVICES
+
+    def dispatch(device, **extra):
+        return http_request("POST", ROUTER_DISPATCH, dict({"deviceId": device, "channel": "link"}, **extra))
+
+    def fetch(device, signature, *headers):
+        return http_request("GET", ROUTER_OPERATIONS + device, headers=[("Device-Signature", signature), *headers])
+
+    def redeem(kind, token="~0"):
+        return http_request("POST", ROUTER_REDEEM + kind, b'{"token":"' + token.encode() + b'"}')
+
+    jose = ("Accept", "application/jose;charset=UTF-8")
+    stats = http_request("GET", "/_emulator/stats")
+
+    # Dispatch, fetch (a vectors' signature, then a made one, JSON and JOSE), redeem twice, stats.
+    yield (dispatch(device1, lifetimeSeconds=120) + dispatch(device1, channel="png-qr-code")
+           + fetch(device1, signed[0]) + fetch(device1, "~0", jose) + redeem("authentication")
+           + redeem("authentication") + fetch(device1, "~0") + stats)
+    # The second vectors' target (escaped id): its device, then another device's operations.
+    for compact in by_target.get(second_target, []):
+        yield dispatch(device2, operation="registration") + fetch(device2, compact) + fetch(device1, "~1")
+    # Registration: a new device (trust on first use), with an encryption key; a further target of a
+    # device, unsigned, signed by it, signed by another device's target; the fetch of the new target.
+    yield (http_request("POST", ROUTER_TARGETS, {
+        "username": "alice", "deviceId": "phone-1", "name": "Alice's phone", "target": "fcm-token",
+        "dispatcher": "firebase-cloud-messaging", "signatureKey": fixture_jwk, "encryptionKey": recipient_jwk})
+        + dispatch("phone-1", data={"message": "hello", "nested": [1, 2.5, None, True]})
+        + fetch("phone-1", "~2", jose) + fetch("phone-1", "~2") + redeem("authentication") + stats)
+    yield (http_request("POST", ROUTER_TARGETS, {"deviceId": device1, "signatureKey": fixture_jwk})
+           + http_request("POST", ROUTER_TARGETS, {"deviceId": device1, "signatureKey": fixture_jwk},
+                          headers=[("Device-Signature", "~0")])
+           + http_request("POST", ROUTER_TARGETS, {"deviceId": device1, "signatureKey": other_jwk},
+                          headers=[("Device-Signature", "~1")])
+           + fetch(device1, "~2"))
+    # Rotations: signed by the target itself (its encryption key named, unchanged), by another.
+    yield (http_request("PATCH", ROUTER_TARGETS + "/" + first_target,
+                        {"signatureKey": other_jwk, "encryptionKey": recipient_jwk},
+                        headers=[("Device-Signature", "~0")])
+           + fetch(device1, "~0") + fetch(device1, signed[1]))
+    quoted = urllib.parse.quote(second_target, safe="")
+    yield (http_request("PATCH", ROUTER_TARGETS + "/" + quoted, {"signatureKey": other_jwk, "encryptionKey": recipient_jwk},
+                        headers=[("Device-Signature", "~1")])
+           + http_request("PATCH", ROUTER_TARGETS + "/" + first_target, {"signatureKey": other_jwk},
+                          headers=[("Device-Signature", "~1")]))
+    # The clock: skew, set back, expiry, the purge of a full store (6 operations here).
+    yield (http_request("POST", "/_emulator/clock", {"offsetSeconds": 600}) + fetch(device1, "~0")
+           + http_request("POST", "/_emulator/clock", {"offsetSeconds": 0}) + fetch(device1, "~0"))
+    yield (b"".join(dispatch(device, lifetimeSeconds=1) for device in ("a", "b", "c", "d", "e", "f"))
+           + dispatch("g") + http_request("POST", "/_emulator/clock", {"offsetSeconds": 7300})
+           + dispatch("g") + redeem("authentication") + http_request("POST", "/_emulator/clock", {"offsetSeconds": -90})
+           + dispatch("g") + stats)
+    yield (dispatch(device1, lifetimeSeconds=0.001) + dispatch(device1) + dispatch(device1) + dispatch(device1)
+           + dispatch(device1) + http_request("POST", "/_emulator/clock", {"offsetSeconds": -1})
+           + dispatch(device1) + fetch(device1, "~0") + redeem("registration") + redeem("authentication", "~1"))
+    # Faults of every kind, then cleared.
+    for fault in ({"endpoint": "operations", "kind": "status", "status": 503, "count": 1},
+                  {"endpoint": "redeem", "kind": "garbage"}, {"endpoint": "operations", "kind": "oversized", "count": 1},
+                  {"endpoint": "targets", "kind": "close"}, {"endpoint": "operations", "kind": "hang", "count": 1},
+                  {"endpoint": "redeem", "kind": "delay", "seconds": 0.2, "count": 2},
+                  {"endpoint": "operations", "kind": "wrong-content-type"},
+                  {"endpoint": "operations", "kind": "undecryptable", "count": 1}):
+        yield (http_request("POST", "/_emulator/faults", fault) + dispatch(device1) + fetch(device1, "~0", jose)
+               + redeem("authentication") + http_request("POST", ROUTER_TARGETS, {"deviceId": "x", "signatureKey": fixture_jwk})
+               + http_request("DELETE", "/_emulator/faults") + fetch(device1, "~0") + stats)
+    yield (http_request("POST", "/_emulator/faults", {"endpoint": "nowhere", "kind": "close"})
+           + http_request("POST", "/_emulator/faults", {"endpoint": "redeem", "kind": "delay"})
+           + http_request("POST", "/_emulator/faults", {"endpoint": "redeem", "kind": "status", "status": 200, "count": 1e30})
+           + http_request("POST", "/_emulator/faults", {"endpoint": "redeem", "kind": "status", "status": 200, "count": True}))
+    # Guards: a foreign Host, a body that is not JSON, methods, unknown routes and members.
+    yield (http_request("GET", "/_emulator/stats", host="example.com") + http_request("PUT", ROUTER_DISPATCH)
+           + http_request("POST", ROUTER_DISPATCH, b"deviceId=a", headers=[("Content-Type", "text/plain")])
+           + http_request("POST", ROUTER_DISPATCH, {"deviceId": "a", "channel": "link", "lifetimeSecnds": 5})
+           + http_request("POST", ROUTER_DISPATCH, b'{"deviceId":"a","deviceId":"b","channel":"link"}')
+           + http_request("DELETE", ROUTER_OPERATIONS + device1) + http_request("POST", ROUTER_REDEEM + "nothing", {})
+           + http_request("GET", "/_emulator/nothing") + http_request("HEAD", "/_emulator/stats")
+           + http_request("GET", "/nevisfido/unknown") + fetch(device1, "") + fetch(device1, "~0", ("Accept", "text/html"))
+           + http_request("GET", ROUTER_OPERATIONS + device1, headers=[("Device-Signature", "~0"), ("device-signature", "~0")]))
+    # The verifier's refusals, a few to a connection, and replays (quota 3 per target here).
+    cases = [case["compact"] for case in ds["verification"]]
+    for start in range(0, len(cases), 8):
+        yield b"".join(fetch(device1, compact) for compact in cases[start:start + 8])
+    yield b"".join(fetch(device1, "~0") for _ in range(5)) + fetch(device1, signed[0]) + fetch(device1, signed[0])
+    # The HTTP request parser's own seeds: connections too.
+    yield from seeds_http_request()
+
+
 SEEDS = {
     "jws": seeds_jws,
     "jwe": seeds_jwe,
@@ -336,6 +461,7 @@ SEEDS = {
     "pending-operations": seeds_pending_operations,
     "answers": seeds_answers,
     "http-request": seeds_http_request,
+    "backend-router": seeds_backend_router,
     "key-import": seeds_key_import,
     "http-date": seeds_http_date,
 }
