@@ -197,9 +197,14 @@ extension BackendRouter {
             }
         }
         let data = body["data"].map(JSONObjectText.init(object:))
-        let now = lastCreationMillis.withLock { last in
-            last = Swift.max(clock.nowMillis(), last == .max ? last : last + 1)
-            return last
+        // The creation time runs ahead of the server clock when dispatches come within one
+        // millisecond (each gets a later time than the one before). The device's bound is checked
+        // at the clock's time: at the creation time, an operation of 1 ms dispatched just before
+        // would count as expired already while a fetch now still lists it.
+        let (now, clockNow) = lastCreationMillis.withLock { last in
+            let clockNow = clock.nowMillis()
+            last = Swift.max(clockNow, last == .max ? last : last + 1)
+            return (last, clockNow)
         }
         // Saturating: the server clock may stand at its end (an offset of Int64.max, in process).
         let (sum, overflow) = now.addingReportingOverflow(Int64(lifetimeMillis))
@@ -219,7 +224,7 @@ extension BackendRouter {
                         .internalServerError, WireErrorCode.serializationFailed,
                         "The emulator could not write the operation as JSON; it was not stored.")))
         }
-        switch state.add(operation, nowMillis: now) {
+        switch state.add(operation, nowMillis: clockNow) {
         case .added:
             return .success(operation)
         case .full:

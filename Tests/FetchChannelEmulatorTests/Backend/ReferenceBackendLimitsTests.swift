@@ -45,6 +45,23 @@ import Testing
         #expect(try await BackendClient.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
     }
 
+    /// The bound holds at the server clock's time. Dispatches within one millisecond get creation
+    /// times a millisecond apart; checked at those, an operation of 1 ms dispatched first counted
+    /// as expired at the next one's creation, while a fetch at the clock's time still lists it.
+    @Test func theBoundHoldsAtTheClocksTimeForDispatchesWithinOneMillisecond() async throws {
+        let clock = ManualWallClock(millis: start)
+        let backend = try ReferenceBackend.start(.init(clock: clock, pendingOperationsPerDevice: 3))
+        defer { backend.stop() }
+        try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 0.001)
+        try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 60)
+        try backend.dispatch(deviceId: "phone-1", channel: "link", lifetimeSeconds: 60)
+        let refused = try await BackendClient.dispatch(backend, ["deviceId": "phone-1", "channel": "link"])
+        #expect(refused.status == 507, "a fourth pending operation at the clock's time")
+        // Once the short one has expired at the clock's time, its place is free.
+        clock.advance(byMillis: 2)
+        #expect(try await BackendClient.dispatch(backend, ["deviceId": "phone-1", "channel": "link"]).status == 201)
+    }
+
     @Test func aPendingBoundBelowOneIsRefusedAtStart() {
         #expect(throws: DeviceSigningError(.invalidConfiguration, "")) {
             try ReferenceBackend.start(.init(pendingOperationsPerDevice: 0))
