@@ -35,7 +35,7 @@
 //   only by a rotation (200) signed by that target; every successful signed request is signed by
 //   a target holding the fixture key, the only key the input can sign with;
 // - the bounds (BackendState, DeviceOperations): after a dispatch its device has at most
-//   `pendingCapacityPerDevice` operations pending at the dispatch's time, with an answer within
+//   `pendingCapacityPerDevice` operations pending at the server clock's time, with an answer within
 //   `OperationsAnswerSize.maximumJSONBytes`; the store holds at most `operationCapacity`
 //   operations (counted from the dispatches answered 201, dropping what a purge drops: expired
 //   over an hour, only when the store is full); at most `targetCapacity` dispatch targets;
@@ -328,9 +328,11 @@ private struct RouterSession {
             fuzzCheck((1...BackendRouter.maximumLifetimeMillis).contains(lifetime), "a lifetime of \(lifetime) ms")
             lastCreationMillis = creation
             dispatchedTokens.append(token)
-            // The store (BackendState.add): full, it first drops what expired over an hour ago.
+            // The store (BackendState.add, at the server clock's time, which the creation time may
+            // run ahead of): full, it first drops what expired over an hour ago.
+            let clockNow = clock.nowMillis()
             if stored.count >= RouterFuzz.operationCapacity {
-                let (horizon, overflow) = creation.subtractingReportingOverflow(3_600_000)
+                let (horizon, overflow) = clockNow.subtractingReportingOverflow(3_600_000)
                 stored = stored.filter { overflow || $0.value.expiresAtMillis >= horizon }
             }
             fuzzCheck(
@@ -341,8 +343,10 @@ private struct RouterSession {
                 deviceId: deviceId, kind: kind, creationMillis: creation, lifetimeMillis: lifetime,
                 expiresAtMillis: overflow ? .max : sum)
             expected[deviceId, default: []].append(token)
-            // The device's bounds, at the dispatch's time (DeviceOperations.boundPassed).
-            let pending = state.pendingOperations(for: deviceId, nowMillis: creation)
+            // The device's bounds, at the server clock's time (DeviceOperations.boundPassed): what a
+            // fetch now would list, also when dispatches within one millisecond put the creation
+            // times ahead of the clock.
+            let pending = state.pendingOperations(for: deviceId, nowMillis: clockNow)
             fuzzCheck(
                 pending.count <= RouterFuzz.pendingCapacityPerDevice,
                 "\(pending.count) operations pending after a dispatch (capacity \(RouterFuzz.pendingCapacityPerDevice))"
