@@ -78,9 +78,13 @@
             guard let host = request.url.host else {
                 return .failure(NetworkFailure(.invalidURL, detail: "\(request.url.absoluteString) has no host"))
             }
-            guard CurlGlobal.initialized, let easy = pool.take() else {
+            guard CurlGlobal.initialized else {
                 return .failure(
                     NetworkFailure(.other, detail: "libcurl could not be initialised (\(CurlGlobal.problem))"))
+            }
+            guard let easy = pool.take() else {
+                return .failure(
+                    NetworkFailure(.other, detail: "libcurl could not make a handle for the request (out of memory)"))
             }
             let transfer = CurlTransfer(
                 adopting: easy, from: pool, request: request, host: host, requestedAt: requestedAt)

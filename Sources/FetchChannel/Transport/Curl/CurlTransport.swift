@@ -51,11 +51,12 @@
             }
             let loop: CurlMultiLoop
             let transfer: CurlTransfer
-            switch (self.loop, CurlTransfer.make(for: request, from: handles)) {
-            case (.failure(let failure), _), (_, .failure(let failure)):
-                return .failure(failure)
-            case (.success(let running), .success(let made)):
-                (loop, transfer) = (running, made)
+            do {
+                // The loop first: a transport without one makes no transfer (no CA file read, no handle).
+                loop = try self.loop.get()
+                transfer = try CurlTransfer.make(for: request, from: handles).get()
+            } catch {
+                return .failure(error)
             }
             if Task.isCancelled {
                 return .failure(NetworkFailure(.cancelled, detail: "cancelled before sending"))
