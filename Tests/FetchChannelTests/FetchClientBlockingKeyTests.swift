@@ -36,6 +36,51 @@ import Testing
         #expect(result.errors.filter { $0.code == "deviceProtectionError" }.count == 3, "\(result.errors)")
         #expect(transport.requests.map(\.url.host) == ["loaded.example"])
     }
+
+    /// A fetch cancelled while its key loads (a TPM that stopped answering) reports
+    /// `networkError(cancelled)` without waiting for the load, and the load, once it ends, is
+    /// kept by its source: the next fetch signs without loading again.
+    @Test func aFetchCancelledDuringItsKeysLoadDoesNotWaitForIt() async throws {
+        let loads = Locked(0)
+        let loadEnded = Locked(false)
+        let release = DispatchSemaphore(value: 0)
+        let (started, loading) = AsyncStream<Void>.makeStream()
+        let key = try P256.Signing.PrivateKey()
+        let registration = FetchRegistration(
+            server: URL(string: "https://slow-key.example")!, deviceId: "device", dispatchTargetId: "target",
+            signingKey: SigningKeySource(label: "a key in a TPM that does not answer") {
+                loads.withLock { $0 += 1 }
+                loading.yield()
+                // Released once the fetch returned; were it waited for, the fetch would return
+                // only after this wait.
+                _ = release.wait(timeout: .now() + .seconds(LooseTimeBounds.scale * 10))
+                loadEnded.withLock { $0 = true }
+                return key
+            })
+        let transport = FakeTransport { _ in
+            .answer(
+                HTTPAnswer(
+                    status: 200, headers: [WireHeader.contentType: WireMediaType.json],
+                    body: Data(#"{"operations":[]}"#.utf8)))
+        }
+        let client = FetchClient(
+            configuration: FetchClientConfiguration(), clock: SystemWallClock(), estimator: ClockSkewEstimator(),
+            transport: transport, timer: NeverTimer())
+        let fetch = Task { await client.pendingOutOfBandOperations([registration]) }
+        for await _ in started { break }
+        fetch.cancel()
+        let cancelled = await fetch.value
+        #expect(!loadEnded.withLock { $0 }, "returned before the load ended")
+        release.signal()
+        #expect(cancelled.errors.map { $0.networkFailure?.kind } == [.cancelled], "\(cancelled.errors)")
+        #expect(transport.requests.isEmpty)
+
+        // Waits for the load under way (its source's lock), then signs with its key.
+        let next = await client.pendingOutOfBandOperations([registration])
+        #expect(next.errors.isEmpty, "\(next.errors)")
+        #expect(loads.withLock { $0 } == 1, "the load the cancelled fetch started is the key's one load")
+        #expect(transport.requests.count == 1)
+    }
 }
 
 /// Where no thread can be made, the work runs on the caller's thread rather than never.
@@ -45,6 +90,55 @@ import Testing
         #expect(await BlockingWork.run(spawn: noThread) { 42 } == 42)
         let thrown = await #expect(throws: DeviceSigningError.self) {
             try await BlockingWork.run(spawn: noThread) { () throws -> Int in
+                throw DeviceSigningError(.tpmUnavailable, "no TPM")
+            }
+        }
+        #expect(thrown?.code == .tpmUnavailable)
+    }
+
+    /// A cancelled caller of `runUnlessCancelled` is resumed at once with `CancellationError`;
+    /// the work it left ends on its thread. Were it waited for, the call would return 42 after
+    /// the work's wait.
+    @Test func aCancelledCallerDoesNotWaitForTheWork() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let (started, running) = AsyncStream<Void>.makeStream()
+        let ended = Locked(false)
+        let call = Task {
+            try await BlockingWork.runUnlessCancelled { () throws -> Int in
+                running.yield()
+                _ = release.wait(timeout: .now() + .seconds(LooseTimeBounds.scale * 10))
+                ended.withLock { $0 = true }
+                return 42
+            }
+        }
+        for await _ in started { break }
+        call.cancel()
+        let result = await call.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(!ended.withLock { $0 }, "returned before the work ended")
+        release.signal()
+    }
+
+    /// A caller cancelled before the work starts gets `CancellationError`, and the work never runs.
+    @Test func workForACallerCancelledBeforeItStartsNeverRuns() async {
+        let ran = Locked(false)
+        let call = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await BlockingWork.runUnlessCancelled { ran.withLock { $0 = true } }
+        }
+        let result = await call.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(!ran.withLock { $0 })
+    }
+
+    /// Not cancelled, `runUnlessCancelled` returns what the work returns or throws, on a thread
+    /// of its own or, without one, on the caller's.
+    @Test func uncancelledWorkGivesItsResult() async throws {
+        let noThread: BlockingWork.Spawn = { _ in false }
+        #expect(try await BlockingWork.runUnlessCancelled { 7 } == 7)
+        #expect(try await BlockingWork.runUnlessCancelled(spawn: noThread) { 8 } == 8)
+        let thrown = await #expect(throws: DeviceSigningError.self) {
+            try await BlockingWork.runUnlessCancelled { () throws -> Int in
                 throw DeviceSigningError(.tpmUnavailable, "no TPM")
             }
         }

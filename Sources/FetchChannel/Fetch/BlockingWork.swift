@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 #if canImport(Glibc)
@@ -40,6 +41,78 @@ enum BlockingWork {
         return await withCheckedContinuation { continuation in
             let work: @Sendable () -> Void = { continuation.resume(returning: body()) }
             if !spawn(work) { work() }
+        }
+    }
+
+    /// Like ``run(spawn:_:)``, for work whose result a cancelled caller no longer wants: a fetch's
+    /// key load, signature or decryption. A caller cancelled before the work starts gets
+    /// `CancellationError` and the work never runs; one cancelled while it runs gets
+    /// `CancellationError` at once, and the work ends on its own thread, its result dropped (a
+    /// key it loaded is kept by its source). So a TPM that stopped answering holds a cancelled
+    /// fetch no longer than the cancellation. Not for work whose end the caller must know, such
+    /// as a write of the redeemed-token file.
+    static func runUnlessCancelled<T: Sendable>(
+        spawn: Spawn = startDetachedThread, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        observer?()
+        let handoff = Handoff<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard handoff.park(continuation) else { return }
+                let work: @Sendable () -> Void = { handoff.finish(Result { try body() }) }
+                if !spawn(work) { work() }
+            }
+        } onCancel: {
+            handoff.cancel()
+        }
+    }
+
+    /// The caller's continuation between the work and a cancellation: whichever comes first
+    /// resumes it, exactly once.
+    private final class Handoff<T: Sendable>: Sendable {
+        private enum State {
+            case starting
+            case parked(CheckedContinuation<T, any Error>)
+            case cancelled
+            case resumed
+        }
+
+        private let state = Locked(State.starting)
+
+        /// Parks the caller; false when it was cancelled first (it is resumed with
+        /// `CancellationError` here, and the work must not start).
+        func park(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
+            let wasCancelled = state.withLock { state -> Bool in
+                guard case .starting = state else { return true }
+                state = .parked(continuation)
+                return false
+            }
+            if wasCancelled { continuation.resume(throwing: CancellationError()) }
+            return !wasCancelled
+        }
+
+        func cancel() {
+            take(settingTo: .cancelled)?.resume(throwing: CancellationError())
+        }
+
+        func finish(_ result: Result<T, any Error>) {
+            take(settingTo: .resumed)?.resume(with: result)
+        }
+
+        /// The parked continuation, if nobody resumed it yet; resumed outside the lock.
+        private func take(settingTo next: State) -> CheckedContinuation<T, any Error>? {
+            state.withLock { state in
+                switch state {
+                case .parked(let continuation):
+                    state = .resumed
+                    return continuation
+                case .starting:
+                    state = next
+                    return nil
+                case .cancelled, .resumed:
+                    return nil
+                }
+            }
         }
     }
 

@@ -34,7 +34,8 @@ import Foundation
 ///   is the first.
 ///
 /// Cancelling the calling task cancels every request; backends that had not answered report
-/// `networkError(cancelled)`.
+/// `networkError(cancelled)`, at once: key work under way on a thread of its own (a first load,
+/// a TPM's signature or decryption) ends there, unwaited for.
 public final class FetchClient: Sendable {
     public let configuration: FetchClientConfiguration
     /// The clock offsets measured per server (keyed by ``FetchRegistration/serverName``).
@@ -133,9 +134,9 @@ public final class FetchClient: Sendable {
             signer =
                 registration.signingKey.isLoaded
                 ? try signers.signer(for: registration)
-                : try await BlockingWork.run { try signers.signer(for: registration) }
+                : try await BlockingWork.runUnlessCancelled { try signers.signer(for: registration) }
         } catch {
-            return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
+            return .failure(Task.isCancelled ? Self.cancelled(server) : Self.deviceProtectionError(error, server))
         }
 
         let policy = configuration.clockSkewPolicy
@@ -144,20 +145,17 @@ public final class FetchClient: Sendable {
         // The retry is signed with the backend's measurement, not the estimate.
         var signedWithMeasurement = false
         while true {
-            if Task.isCancelled {
-                return .failure(
-                    .networkError(server: server, cause: NetworkFailure(.cancelled, detail: "the fetch was cancelled")))
-            }
+            if Task.isCancelled { return .failure(Self.cancelled(server)) }
             let creation = clock.nowMillis()
             let signature: String
             do {
                 let signedOffset = offset
                 signature =
                     signer.isHardwareBound
-                    ? try await BlockingWork.run { try signer.headerValue(offsetMillis: signedOffset) }
+                    ? try await BlockingWork.runUnlessCancelled { try signer.headerValue(offsetMillis: signedOffset) }
                     : try signer.headerValue(offsetMillis: offset)
             } catch {
-                return .failure(.deviceProtectionError(server: server, reason: Self.reason(error)))
+                return .failure(Task.isCancelled ? Self.cancelled(server) : Self.deviceProtectionError(error, server))
             }
             let request = TransportRequest(
                 method: "GET", url: url,
@@ -176,12 +174,14 @@ public final class FetchClient: Sendable {
                 toleranceMillis: registration.toleranceMillis,
                 requestCreationMillis: creation, deviceSignature: signature, signedWithOffsetMillis: offset)
             let decryptionKey = registration.encryptionKey
-            let (mapped, classification) =
+            let evaluated =
                 decryptionKey?.isHardwareBound == true
-                ? await BlockingWork.run {
+                ? try? await BlockingWork.runUnlessCancelled {
                     FetchErrorMapping.evaluate(result, context: context, decryptionKey: decryptionKey)
                 }
                 : FetchErrorMapping.evaluate(result, context: context, decryptionKey: decryptionKey)
+            guard let evaluated else { return .failure(Self.cancelled(server)) }
+            let (mapped, classification) = evaluated
             let decision = policy.decision(
                 for: classification, signedWithOffsetMillis: offset, newEstimateMillis: estimate,
                 isRetry: isRetry, thresholdMillis: configuration.retryThresholdMillis)
@@ -213,6 +213,16 @@ public final class FetchClient: Sendable {
             estimate.magnitude <= UInt64(max(0, maximum))
         else { return 0 }
         return estimate
+    }
+
+    /// A fetch cancelled before its answer was used: not the key's failure, even when the
+    /// cancellation ended the key's work (``BlockingWork/runUnlessCancelled(spawn:_:)``).
+    private static func cancelled(_ server: String) -> PendingOutOfBandOperationsError {
+        .networkError(server: server, cause: NetworkFailure(.cancelled, detail: "the fetch was cancelled"))
+    }
+
+    private static func deviceProtectionError(_ error: any Error, _ server: String) -> PendingOutOfBandOperationsError {
+        .deviceProtectionError(server: server, reason: reason(error))
     }
 
     /// A key or signing failure in words for `deviceProtectionError`.
