@@ -7,7 +7,9 @@
 /// that cannot be read now (the provider throws: a store locked or on a disk that failed) is not
 /// an empty one: nothing is sent, and the fetch reports `deviceProtectionError` naming no server,
 /// which keeps every notification. Its reason shows the error's description (256 characters at
-/// most, on one line): throw one that says what failed, without secrets.
+/// most, on one line): throw one that says what failed, without secrets. When the fetch's task
+/// was cancelled meanwhile, the reason says so instead (the provider's `CancellationError` is not
+/// a store that failed).
 ///
 /// Return the same registrations (their ``SigningKeySource``s) from call to call while they do
 /// not change, and make new ones only when they do: the client recognises a key by its source, so
@@ -39,9 +41,13 @@ public struct RegisteredFetchClient: PendingOperationsFetching {
         do {
             current = try await registrations()
         } catch {
+            // A provider that stopped because the fetch was cancelled did not fail: say which.
             // The app's own error, on one line and at most 256 characters: it ends up in logs.
-            let shown = QuotedText.shown(FetchClient.reason(error), maximumScalars: 256)
-            let reason = "The registrations could not be read; nothing was sent: \(shown)"
+            let reason =
+                Task.isCancelled
+                ? "The fetch was cancelled while the registrations were read; nothing was sent."
+                : "The registrations could not be read; nothing was sent: "
+                    + QuotedText.shown(FetchClient.reason(error), maximumScalars: 256)
             return PendingOutOfBandOperationsResult(
                 operations: [], errors: [.deviceProtectionError(server: nil, reason: reason)])
         }

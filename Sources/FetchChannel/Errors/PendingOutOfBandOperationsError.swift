@@ -44,7 +44,9 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
 
     /// The device key for this backend cannot be loaded or used safely: missing, corrupt, unsafe
     /// file permissions, wrong or missing passphrase, or the request could not be signed with it.
-    /// `server` is the registration the key belongs to (nil when not tied to one); nothing was sent.
+    /// `server` is the registration the key belongs to; nothing was sent. nil when the
+    /// registrations could not be read at all (``RegisteredFetchClient``), or the fetch was
+    /// cancelled while they were.
     case deviceProtectionError(server: String?, reason: String)
 
     /// Anything else: a status with no defined meaning here (1xx, 3xx — redirects are not
@@ -135,8 +137,10 @@ public enum PendingOutOfBandOperationsError: Error, Sendable, Hashable, CustomSt
             return
                 "\(server) failed (HTTP \(info.status)). Try again later; if it persists, tell the backend's operators."
         case .deviceProtectionError(let server, let reason):
-            let target = server.map { " for \($0)" } ?? ""
-            return "The device key\(target) cannot be used: \(reason) Until it is fixed (or the device "
+            // Tied to no registration: the registrations themselves could not be had, and the
+            // reason says why; no key is at fault.
+            guard let server else { return "\(reason) The next fetch asks for them again." }
+            return "The device key for \(server) cannot be used: \(reason) Until it is fixed (or the device "
                 + "is registered again with a new key), nothing is fetched from this backend."
         case .unknown(let server, let info):
             let who = server ?? "The backend"
