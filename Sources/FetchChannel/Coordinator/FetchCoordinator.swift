@@ -1,4 +1,5 @@
 import DeviceSigning
+import Synchronization
 
 /// Decides when this device fetches its pending operations and which one it starts: the fetch
 /// practices of a well-behaved fetch channel, as one actor per app.
@@ -114,14 +115,19 @@ public actor FetchCoordinator {
         statistics.fetched += 1
         let sequence = statistics.fetched
         let mark = FetchMark()
-        let marks = Self.fetchesOfThisTask + [mark]
+        // Only the fetches under way: a task started inside an earlier fetch that triggers after
+        // it would otherwise pass on a list that grows by one at every such fetch.
+        let marks = Self.fetchesOfThisTask.filter { !$0.hasEnded } + [mark]
         let incomingBefore = incomingStarted
         // Read in this same step: a redemption under way on the pipeline now (the app may call it
         // directly, unseen here), or one that begins or ends from now on, keeps the fetch's choice
         // from starting.
         let redemptionsBefore = pipeline.activity
         let task = Task {
-            await Self.$fetchesOfThisTask.withValue(marks) {
+            // Ended after `fetchAndSettle` cleared `inFlightMark`: an ended mark is never the one
+            // a trigger must recognise.
+            defer { mark.end() }
+            return await Self.$fetchesOfThisTask.withValue(marks) {
                 await self.fetchAndSettle(
                     sequence: sequence, incomingBefore: incomingBefore, redemptionsBefore: redemptionsBefore)
             }
@@ -133,7 +139,16 @@ public actor FetchCoordinator {
 
     /// One fetch's identity: an object, held by the marks that name it, so that it cannot be
     /// mistaken for another fetch's.
-    private final class FetchMark: Sendable {}
+    private final class FetchMark: Sendable {
+        private let ended = Atomic(false)
+
+        var hasEnded: Bool { ended.load(ordering: .acquiring) }
+
+        func end() { ended.store(true, ordering: .releasing) }
+    }
+
+    /// How many fetches the current task is part of, ended ones included (for tests).
+    static var marksOfThisTask: Int { fetchesOfThisTask.count }
 
     /// The last completed fetch, if any.
     public var latestFetch: FetchSnapshot? { lastFetch }

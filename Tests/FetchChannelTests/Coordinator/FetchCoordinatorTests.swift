@@ -479,6 +479,25 @@ extension Practices {
             #expect(await coordinator.statistics.insideFetch == 0)
         }
 
+        /// A fetch started by such a task after the earlier fetch ended is part of that one fetch
+        /// only: the earlier fetch's mark is not handed on, so a chain of fetches started this way
+        /// does not grow what each one carries.
+        @Test func aFetchStartedFromAnEndedFetchsTaskCarriesOnlyItsOwnMark() async throws {
+            let clock = ManualWallClock(millis: Self.start)
+            let fetcher = MarkCountingFetcher()
+            let notifications = LaterTrigger()
+            let coordinator = FetchCoordinator(
+                fetcher: fetcher, pipeline: RedemptionPipeline(redeemer: ImmediateRedeemer()), policy: .pushOnly,
+                notifications: notifications, clock: clock)
+            notifications.coordinator.withLock { $0 = coordinator }
+            #expect(await coordinator.handle(.foreground).reason == .fetched)
+            clock.advance(byMillis: FetchCoordinator.defaultThrottleWindowMillis)
+            notifications.release()  // the task started in the first fetch triggers the second
+            #expect(await Practices.eventually { notifications.outcome != nil })
+            #expect(notifications.outcome?.reason == .fetched)
+            #expect(fetcher.marksSeen == [1, 1], "the second fetch carried the first's mark too")
+        }
+
         /// Statistics saved before a count existed still decode; the missing count is 0.
         @Test func statisticsWithoutACountDecodeWithZero() throws {
             let decoded = try JSONDecoder().decode(
@@ -632,6 +651,20 @@ final class CallingBack: OperationRedeeming, LocalNotifications {
 
 /// Notifications whose first read starts a task (which inherits the fetch's task-locals) that
 /// triggers the coordinator once ``release()`` is called, and records what it got.
+/// A fetcher with nothing pending that records, at each fetch, how many fetch marks its task has.
+final class MarkCountingFetcher: PendingOperationsFetching {
+    private let seen = Locked<[Int]>([])
+
+    var marksSeen: [Int] { seen.withLock { $0 } }
+
+    func hasRegistration() async -> Bool { true }
+
+    func fetch() async -> PendingOutOfBandOperationsResult {
+        seen.withLock { $0.append(FetchCoordinator.marksOfThisTask) }
+        return PendingOutOfBandOperationsResult(operations: [], errors: [])
+    }
+}
+
 final class LaterTrigger: LocalNotifications {
     private struct State {
         var started = false
