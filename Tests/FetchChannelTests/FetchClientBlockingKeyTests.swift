@@ -163,6 +163,41 @@ import Testing
         try await fetchWithKeysIn(tpm)
     }
 
+    /// The signer cache lets go of an evicted TPM key's signer on a thread of its own: the
+    /// last reference to a TPM key waits for its TPM to unload it, and the cache may be called
+    /// on the task pool (a loaded key's registration). A software key's is let go where it is.
+    @Test func anEvictedTPMSignerIsLetGoOffThePool() async throws {
+        guard SoftwareTPM.available(for: "the signer cache's TPM eviction") else { return }
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        try evictSignersWithAKeyIn(tpm)
+    }
+
+    private func evictSignersWithAKeyIn(_ tpm: SoftwareTPM) throws {
+        let tpmKey = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
+        let softwareKey = try P256.Signing.PrivateKey()
+        func registration(_ key: P256.Signing.PrivateKey) -> FetchRegistration {
+            FetchRegistration(
+                server: URL(string: "https://backend.example")!, deviceId: "device", dispatchTargetId: "target",
+                signingKey: SigningKeySource(key))
+        }
+        let releases = Locked(0)
+        func signer(for key: P256.Signing.PrivateKey, in cache: SignerCache) throws {
+            _ = try BlockingWork.$observer.withValue({ releases.withLock { $0 += 1 } }) {
+                try cache.signer(for: registration(key))
+            }
+        }
+        let cache = SignerCache(clock: SystemWallClock())
+        for _ in 0..<SignerCache.capacity { try signer(for: tpmKey, in: cache) }
+        #expect(releases.withLock { $0 } == 0, "nothing evicted yet")
+        try signer(for: softwareKey, in: cache)
+        #expect(releases.withLock { $0 } == 1, "the TPM key's signer is let go off the pool")
+
+        let softwareOnly = SignerCache(clock: SystemWallClock())
+        for _ in 0...SignerCache.capacity { try signer(for: softwareKey, in: softwareOnly) }
+        #expect(releases.withLock { $0 } == 1, "a software key's signer is let go where it is")
+    }
+
     private func fetchWithKeysIn(_ tpm: SoftwareTPM) async throws {
         let signingKey = try P256.Signing.PrivateKey(generatingInTPM: tpm.configuration())
         let encryptionKey = try P256.KeyAgreement.PrivateKey(generatingInTPM: tpm.configuration())

@@ -44,6 +44,28 @@ enum BlockingWork {
         }
     }
 
+    /// Lets go of `value` on a thread of its own, where its release may wait: the last reference
+    /// to a TPM-bound key waits for its TPM to unload it. Without a thread, it is let go here.
+    static func release<Value: Sendable>(_ value: consuming Value, spawn: Spawn = startDetachedThread) {
+        observer?()
+        // The carrier holds the one reference, and the thread empties it: the release happens
+        // there, whichever of the two threads lets go of the carrier last.
+        let carrier = Carrier(consume value)
+        let work: @Sendable () -> Void = { carrier.empty() }
+        if !spawn(work) { work() }
+    }
+
+    private final class Carrier<Value: Sendable>: Sendable {
+        private let value: Locked<Value?>
+
+        init(_ value: consuming Value) { self.value = Locked(value) }
+
+        func empty() {
+            let taken = value.withLock { $0.take() }
+            _ = taken
+        }
+    }
+
     /// Like ``run(spawn:_:)``, for work whose result a cancelled caller no longer wants: a fetch's
     /// key load, signature or decryption. A caller cancelled before the work starts gets
     /// `CancellationError` and the work never runs; one cancelled while it runs gets

@@ -31,13 +31,16 @@ final class SignerCache: Sendable {
         }
         if let known { return known.signer }
         let signer = try DeviceSignatureSigner(key: try source.key(), dispatchTargetId: dispatchTargetId, clock: clock)
-        // Released after the lock: the last reference to a TPM key waits for its TPM to unload it.
-        let evicted = entries.withLock { entries -> Entry? in
+        // Released after the lock, and a TPM key's off the task pool (this may run there): the
+        // last reference to a TPM key waits for its TPM to unload it.
+        var evicted = entries.withLock { entries -> Entry? in
             let oldest = entries.count >= Self.capacity ? entries.removeFirst() : nil
             entries.append(Entry(source: source, dispatchTargetId: dispatchTargetId, signer: signer))
             return oldest
         }
-        _ = evicted
+        if evicted?.signer.isHardwareBound == true, let entry = evicted.take() {
+            BlockingWork.release(consume entry)
+        }
         return signer
     }
 }
