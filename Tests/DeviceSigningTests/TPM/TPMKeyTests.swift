@@ -444,6 +444,47 @@ import Testing
         #expect(outcome.3 == outcome.4, "the encryption key works again")
     }
 
+    /// After one reload moved the signing key to a new connection, the encryption key has no
+    /// loaded key (that reload dropped it). When the new connection fails in turn, the
+    /// encryption key's reload still drops the signing key from it, rather than connect again
+    /// beside a failed connection that a TPM serving one at a time would keep from it.
+    @Test func aKeyWithoutALoadedKeyClosesTheFailedConnectionTheOthersHold() async throws {
+        guard SoftwareTPM.available(for: "TPM reconnection after two failures") else { return }
+        let outcome = try await onOwnThread { () throws -> (Bool, Bool, Data, Data, Bool) in
+            let tpm = try SoftwareTPM()
+            defer { tpm.stop() }
+            let configuration = tpm.configuration(timeout: LooseTimeBounds.scaled(.seconds(2)))
+            let signing = try P256.Signing.PrivateKey(generatingInTPM: configuration)
+            let encryption = try P256.KeyAgreement.PrivateKey(generatingInTPM: configuration)
+            let peer = try P256.KeyAgreement.PrivateKey()
+            // The first failure: the signing key's reload moves it on and drops the encryption key.
+            tpm.pause()
+            _ = caught { _ = try signing.signature(for: Self.message) }
+            tpm.resume()
+            _ = try signing.signature(for: Self.message)
+            let encryptionKeyDropped = encryption.material.tpmHandle?.loaded == nil
+            // The second, on the connection that only the signing key holds now.
+            tpm.pause()
+            _ = caught { _ = try signing.signature(for: Self.message) }
+            tpm.resume()
+            let heldTheFailedOne =
+                encryptionKeyDropped && signing.tpmHandle?.loaded?.session?.worker.hasFailed == true
+            let inTPM = try encryption.sharedSecretFromKeyAgreement(with: peer.publicKey)
+            let inSoftware = try peer.sharedSecretFromKeyAgreement(with: encryption.publicKey)
+            let signingKeyDropped = signing.tpmHandle?.loaded == nil
+            let signature = try signing.signature(for: Self.message)
+            return (
+                heldTheFailedOne, signingKeyDropped, inTPM.withUnsafeBytes { Data($0) },
+                inSoftware.withUnsafeBytes { Data($0) },
+                signing.publicKey.isValidSignature(signature, for: Self.message)
+            )
+        }
+        #expect(outcome.0, "set-up: the signing key held the failed connection")
+        #expect(outcome.1, "the signing key still held the failed connection after the encryption key's reload")
+        #expect(outcome.2 == outcome.3, "the encryption key works again")
+        #expect(outcome.4, "the signing key works again")
+    }
+
     @Test func keysLoadedAtOnceShareOneConnection() async throws {
         guard SoftwareTPM.available(for: "TPM connection sharing") else { return }
         let outcome = try await onOwnThread { () throws -> [Result<P256.Signing.PrivateKey, any Error>] in

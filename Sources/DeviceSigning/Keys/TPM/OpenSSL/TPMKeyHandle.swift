@@ -82,10 +82,21 @@ final class TPMKeyHandle: Sendable {
 
     /// In a function of its own, so that no reference to the failed session outlives it: the
     /// session closes its connection when the last one goes.
+    ///
+    /// The failed session is this key's own, and the configuration's failed session on record:
+    /// a key with no loaded key (another key's reload dropped it, or its own reload failed) still
+    /// finds the connection that the other keys hold, which a TPM serving one connection at a
+    /// time would otherwise keep from the new one.
     private func dropFailedSession() {
-        guard let failed = current.withLock({ $0?.session }) else { return }
-        failed.dropKeys()
-        failed.worker.settle()
+        var failed: [TPMSession] = []
+        if let own = current.withLock({ $0?.session }) { failed.append(own) }
+        if let recorded = TPMSession.failed(configuration), !failed.contains(where: { $0 === recorded }) {
+            failed.append(recorded)
+        }
+        for session in failed {
+            session.dropKeys()
+            session.worker.settle()
+        }
     }
 
     /// Takes the loaded key out when it is on `session`; the caller releases it outside this lock.

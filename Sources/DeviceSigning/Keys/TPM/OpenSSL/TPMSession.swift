@@ -91,6 +91,11 @@ final class TPMSession: @unchecked Sendable {
         sessions.withLock { $0[configuration]?.session }.flatMap { $0.worker.hasFailed ? nil : $0 }
     }
 
+    /// The last session opened for `configuration`, if it is still open and its connection failed.
+    static func failed(_ configuration: TPMConfiguration) -> TPMSession? {
+        sessions.withLock { $0[configuration]?.session }.flatMap { $0.worker.hasFailed ? $0 : nil }
+    }
+
     /// Records a handle whose key was loaded in this session.
     func register(_ handle: TPMKeyHandle) {
         handles.withLock { all in
