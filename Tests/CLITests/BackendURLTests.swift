@@ -38,6 +38,16 @@ import Testing
         #expect(throws: UsageError.self) { try BackendURL(parsing: "https://backend.example/?x=1") }
     }
 
+    /// An encoded separator is refused however the path ends: trimming a trailing slash from the
+    /// decoded path turned `%2F` into a real `/`, and `/a%2Fb/` was stored as `/a/b`.
+    @Test(arguments: [
+        "https://backend.example/a%2Fb", "https://backend.example/a%2Fb/", "https://backend.example/a%2fb//",
+        "https://backend.example/a%5Cb/", "http://127.0.0.1:8080/a%2F/",
+    ])
+    func anEncodedSeparatorIsRefusedWithOrWithoutATrailingSlash(text: String) {
+        #expect(throws: UsageError.self) { try BackendURL(parsing: text) }
+    }
+
     @Test(arguments: [
         ("https://u:s3cret@backend.example/p", "https://backend.example/p"),
         ("https://u:s3cret@ho st/p", "https://ho st/p"),

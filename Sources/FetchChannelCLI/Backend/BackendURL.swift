@@ -66,7 +66,11 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         normalized.scheme = scheme
         normalized.percentEncodedHost = components.percentEncodedHost?.lowercased()
         if normalized.port == (scheme == "https" ? 443 : 80) { normalized.port = nil }
-        while normalized.path.hasSuffix("/") { normalized.path.removeLast() }
+        // Trimmed as written: the decoded `path`, set back, would turn an encoded separator
+        // (`/a%2Fb/`) into a real one, and the check below would pass a URL it refuses unslashed.
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        normalized.percentEncodedPath = path
         guard let url = normalized.url else {
             throw UsageError(
                 .invalidValue, "invalid value '\(ArgumentParser.shown(Self.shown(text)))' for '--\(option)'")
