@@ -48,6 +48,20 @@ import Testing
         #expect(throws: UsageError.self) { try BackendURL(parsing: text) }
     }
 
+    /// A dispatch target id is one path segment of the rotation's URL, by the wire module's rule:
+    /// unreserved ASCII stays, everything else is encoded, and so are `.` and `..`, which a URL
+    /// resolver would collapse (`..` sent the signed PATCH to the collection's parent).
+    @Test(arguments: [
+        ("..", "%2E%2E"), (".", "%2E"), ("é", "%C3%A9"), ("/", "%2F"), ("a/../b", "a%2F..%2Fb"),
+        ("t-1._~", "t-1._~"),
+    ])
+    func aDispatchTargetIdIsOnePathSegment(id: String, segment: String) throws {
+        let server = try BackendURL(parsing: "https://backend.example/prefix")
+        #expect(
+            DispatchTargetBody.url(of: id, at: server).absoluteString
+                == "https://backend.example/prefix/nevisfido/token/dispatch/targets/" + segment)
+    }
+
     @Test(arguments: [
         ("https://u:s3cret@backend.example/p", "https://backend.example/p"),
         ("https://u:s3cret@ho st/p", "https://ho st/p"),

@@ -112,13 +112,6 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     var description: String { url.absoluteString }
-
-    /// A path segment with everything but unreserved characters percent-encoded.
-    static func segment(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 }
 
 extension ValueParser where Value == BackendURL {

@@ -381,8 +381,7 @@ struct RotateCommand: CLICommand {
         let signature = try DeviceSignatureSigner(
             key: oldKey, dispatchTargetId: registration.targetId, clock: SystemWallClock()
         ).headerValue()
-        let url = registration.server.appending(
-            path: DispatchTargetBody.path + "/" + BackendURL.segment(registration.targetId))
+        let url = DispatchTargetBody.url(of: registration.targetId, at: registration.server)
         return try await BackendHTTPClient().send(
             "PATCH", url, json: body, headers: [DeviceSignatureSigner.headerName: signature],
             trust: registration.trust)
