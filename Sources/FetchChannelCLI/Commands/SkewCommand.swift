@@ -66,15 +66,16 @@ struct SkewCommand: CLICommand {
         guard let offset = estimator.estimatedOffsetMillis(for: name) else { throw lastProblem }
         if samples.count < sampleCount {
             console.note(
-                "\(sampleCount - samples.count) of \(sampleCount) requests gave no sample (the last: "
-                    + "\(lastProblem.message)).")
+                "\(sampleCount - samples.count) of \(sampleCount) samples could not be measured (the last "
+                    + "problem: \(lastProblem.message)).")
         }
         return (offset, samples.map(\.offsetMillis))
     }
 
     /// A sample from each answer with a usable `Date` header, and why the last request that gave
-    /// none did not. A request without an answer costs only its own sample: the samples already
-    /// measured still count, and the next request may be answered.
+    /// none did not. A request without an answer ends the run, since the next would most likely
+    /// fail the same way (a pin, a refused connection) or wait out the same timeout; the samples
+    /// measured before it still count.
     private func measure() async -> (samples: [ClockSkewSample], lastProblem: CLIFailure) {
         let clock = SystemWallClock()
         let client = BackendHTTPClient(timeout: timeout)
@@ -90,10 +91,10 @@ struct SkewCommand: CLICommand {
                 answer = try await client.get(backend.server.url, trust: backend.trust)
             } catch let failure as CLIFailure {
                 lastProblem = failure
-                continue
+                break
             } catch {
                 lastProblem = unusable(FetchChannelCLI.describe(error))
-                continue
+                break
             }
             let received = clock.nowMillis()
             let date = answer.header(WireHeader.date)
