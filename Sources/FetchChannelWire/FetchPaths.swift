@@ -25,8 +25,9 @@ public struct FetchPaths: Sendable, Hashable {
     }
 
     /// RFC 3986 unreserved characters stay, everything else is percent-encoded; `.` and `..`
-    /// (which a URL resolver would collapse) are encoded too.
-    static func pathSegment(_ value: String) -> String {
+    /// (which a URL resolver would collapse) are encoded too. Every id the package puts into a
+    /// path goes through here (the CLI's rotation PATCH too), so one rule encodes them all.
+    package static func pathSegment(_ value: String) -> String {
         if value == "." || value == ".." { return String(repeating: "%2E", count: value.count) }
         var allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         allowed.insert(charactersIn: "-._~")

@@ -38,6 +38,30 @@ import Testing
         #expect(throws: UsageError.self) { try BackendURL(parsing: "https://backend.example/?x=1") }
     }
 
+    /// An encoded separator is refused however the path ends: trimming a trailing slash from the
+    /// decoded path turned `%2F` into a real `/`, and `/a%2Fb/` was stored as `/a/b`.
+    @Test(arguments: [
+        "https://backend.example/a%2Fb", "https://backend.example/a%2Fb/", "https://backend.example/a%2fb//",
+        "https://backend.example/a%5Cb/", "http://127.0.0.1:8080/a%2F/",
+    ])
+    func anEncodedSeparatorIsRefusedWithOrWithoutATrailingSlash(text: String) {
+        #expect(throws: UsageError.self) { try BackendURL(parsing: text) }
+    }
+
+    /// A dispatch target id is one path segment of the rotation's URL, by the wire module's rule:
+    /// unreserved ASCII stays, everything else is encoded, and so are `.` and `..`, which a URL
+    /// resolver would collapse (`..` sent the signed PATCH to the collection's parent).
+    @Test(arguments: [
+        ("..", "%2E%2E"), (".", "%2E"), ("é", "%C3%A9"), ("/", "%2F"), ("a/../b", "a%2F..%2Fb"),
+        ("t-1._~", "t-1._~"),
+    ])
+    func aDispatchTargetIdIsOnePathSegment(id: String, segment: String) throws {
+        let server = try BackendURL(parsing: "https://backend.example/prefix")
+        #expect(
+            DispatchTargetBody.url(of: id, at: server).absoluteString
+                == "https://backend.example/prefix/nevisfido/token/dispatch/targets/" + segment)
+    }
+
     @Test(arguments: [
         ("https://u:s3cret@backend.example/p", "https://backend.example/p"),
         ("https://u:s3cret@ho st/p", "https://ho st/p"),

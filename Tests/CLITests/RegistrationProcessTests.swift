@@ -406,6 +406,29 @@ extension CLISubprocessTests {
             #expect(keys.count == 2 && keys.contains(keyId), "both keys remain: \(keys)")
         }
 
+        /// Signing the rotation request with the old key fails after the new key was stored (a TPM
+        /// that does not answer; here a dispatch target id the signer refuses, as a hand-edited
+        /// record may hold). Nothing was sent, so the new key goes again: the error escaped and
+        /// left it, and the next rotation took it for the new key of an earlier one.
+        @Test func aRotationThatCannotSignItsRequestRemovesTheNewKey() async throws {
+            let (backend, url) = try Self.scriptedBackend(rotationStatus: 200)
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyId = try await registeredKey(in: sandbox, at: url)
+            let unsignable = String(repeating: "t", count: DeviceSignatureLimits.maximumDispatchTargetIdLength + 1)
+            try KeyStore(directory: URL(fileURLWithPath: sandbox.store), createIfMissing: false)
+                .updateMetadata(keyId) { $0.dispatchTargetId = unsignable }
+            let connections = backend.totalAccepted
+
+            let rotated = try await sandbox.run(["rotate", "--key", keyId] + sandbox.storeArguments)
+            #expect(
+                rotated.status == 1 && rotated.err.contains("Error: cannot sign the rotation request with key \(keyId)")
+                    && rotated.err.contains("Nothing was sent"), "\(rotated.summary)")
+            #expect(try await keyIds(sandbox) == [keyId], "only the old key is left")
+            #expect(backend.totalAccepted == connections, "the rotation reached the backend")
+        }
+
         /// The backend applied the rotation, then answered a server error. Before, both keys were
         /// kept with the old one registered here, the backend holding the new one; the advice then
         /// led to a device no stored key could sign for. Now the backend is asked which key it holds.

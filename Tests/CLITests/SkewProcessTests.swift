@@ -1,3 +1,4 @@
+import DeviceSigning
 import FetchChannelEmulator
 import FetchChannelTestSupport
 import Foundation
@@ -113,6 +114,32 @@ extension CLISubprocessTests {
             #expect(
                 result.status == 1 && result.err.hasPrefix("Error: no answer from \(url): timed out"),
                 "\(result.summary)")
+        }
+
+        /// Two answers, then a request without one: the samples measured still count (exit 0,
+        /// `"measured": true`). The failed request used to end the run with `"measured": false`,
+        /// which is for nothing measured at all.
+        @Test func samplesMeasuredBeforeAFailedRequestStillCount() async throws {
+            let answered = Locked(0)
+            let server = HTTPServer { _ in
+                let earlier = answered.withLock { count in
+                    defer { count += 1 }
+                    return count
+                }
+                return earlier < 2 ? .respond(.text(status: 200, "ok")) : .closeWithoutAnswer
+            }
+            defer { server.stop() }
+            let url = try server.start().baseURL.absoluteString
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let result = try await sandbox.run(
+                ["skew", "--server", url, "--samples", "4", "--json"], passphrase: nil)
+            #expect(result.status == 0, "\(result.summary)")
+            let object = try #require(try result.json() as? [String: Any], "\(result.summary)")
+            #expect(object["measured"] as? Bool == true, "\(result.summary)")
+            #expect((object["samplesMillis"] as? [Int])?.count == 2, "\(result.summary)")
+            #expect(result.err.contains("2 of 4 samples could not be measured"), "\(result.summary)")
+            #expect(answered.withLock { $0 } == 3, "the request without an answer ends the run")
         }
 
         @Test func noBackendIsARuntimeError() async throws {

@@ -66,7 +66,11 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         normalized.scheme = scheme
         normalized.percentEncodedHost = components.percentEncodedHost?.lowercased()
         if normalized.port == (scheme == "https" ? 443 : 80) { normalized.port = nil }
-        while normalized.path.hasSuffix("/") { normalized.path.removeLast() }
+        // Trimmed as written: the decoded `path`, set back, would turn an encoded separator
+        // (`/a%2Fb/`) into a real one, and the check below would pass a URL it refuses unslashed.
+        var path = components.percentEncodedPath
+        while path.hasSuffix("/") { path.removeLast() }
+        normalized.percentEncodedPath = path
         guard let url = normalized.url else {
             throw UsageError(
                 .invalidValue, "invalid value '\(ArgumentParser.shown(Self.shown(text)))' for '--\(option)'")
@@ -108,13 +112,6 @@ struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     var description: String { url.absoluteString }
-
-    /// A path segment with everything but unreserved characters percent-encoded.
-    static func segment(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 }
 
 extension ValueParser where Value == BackendURL {

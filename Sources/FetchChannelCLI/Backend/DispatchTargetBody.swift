@@ -1,11 +1,18 @@
 import DeviceSigning
 import FetchChannelWire
+import Foundation
 
 /// The dispatch-target requests the CLI sends (`register`, `rotate`, the demo) and what their
 /// answers carry, in the wire contract's member names (docs/ARCHITECTURE.md, "Wire contract").
 enum DispatchTargetBody {
     /// `/nevisfido/token/dispatch/targets`, below a backend's base URL.
     static let path = WirePaths.basePath + WirePaths.dispatchTargets
+
+    /// `<server><path>/<id>`, the URL a rotation PATCHes. The id is one path segment by the wire
+    /// module's rule (`FetchPaths.pathSegment`), so that no id (`..`, `a/b`) names another resource.
+    static func url(of targetId: String, at server: BackendURL) -> URL {
+        server.appending(path: path + "/" + FetchPaths.pathSegment(targetId))
+    }
 
     /// The body of `POST <path>`: the device, and the public keys the backend keeps for it.
     static func registration(

@@ -72,12 +72,28 @@ struct RotateCommand: CLICommand {
         console.note(
             "Generated new key \(newKeyId); asking \(registration.server) to replace key \(oldKeyId) of dispatch "
                 + "target \(registration.targetId)…")
-        // 2. The backend update, signed with the old key.
+        // 2. The backend update, signed with the old key. Until it is sent, nothing has changed at
+        // the backend, so a failure to sign it (a TPM that does not answer) removes the new key,
+        // as storeNewKey does.
         let body = DispatchTargetBody.rotation(signatureKey: newPublicJWK, encryptionKey: encryptionJWK)
+        let oldKeySignature: String
+        do {
+            oldKeySignature = try DeviceSignatureSigner(
+                key: oldKey, dispatchTargetId: registration.targetId, clock: access.context.wallClock
+            ).headerValue()
+        } catch {
+            let cause = CLIFailure(
+                .keyStore,
+                "cannot sign the rotation request with key \(oldKeyId) (\(FetchChannelCLI.describe(error))). "
+                    + "Nothing was sent, so key \(oldKeyId) stays registered as it was.")
+            throw Self.unsent(cause, newKeyId: newKeyId, oldKeyId: oldKeyId) {
+                try store.delete(newKeyId, claim: newClaim)
+            }
+        }
         let answer: BackendHTTPClient.Answer?
         let why: String
         do {
-            let sent = try await send(body, signedWith: oldKey, for: registration)
+            let sent = try await send(body, signature: oldKeySignature, for: registration)
             (answer, why) = (sent, Self.unconfirmed(sent, targetId: registration.targetId))
         } catch let failure as CLIFailure {
             (answer, why) = (nil, failure.message)
@@ -365,24 +381,41 @@ struct RotateCommand: CLICommand {
             }
             return (newKeyId, publicJWK, record.encryptionJWK, claim)
         } catch {
-            // Nothing was sent: a new key without its encryption key is of no use, and left
-            // behind it would look like the new key of an unconfirmed rotation.
-            try? store.delete(newKeyId, claim: claim)
-            claim.release()
-            throw error
+            // Nothing was sent: a new key without its encryption key is of no use.
+            defer { claim.release() }
+            throw Self.unsent(error, newKeyId: newKeyId, oldKeyId: registration.oldKeyId) {
+                try store.delete(newKeyId, claim: claim)
+            }
         }
     }
 
-    /// PATCHes the dispatch target with a Device-Signature of the old key; throws `CLIFailure`
-    /// when there is no answer.
+    /// The error of a rotation that stopped before its request was sent, once `remove` has
+    /// taken its new key out of the store again: left there, the next rotation would take it for
+    /// the new key of an unconfirmed one and ask the backend about it. `cause` when the key is
+    /// gone; otherwise an error that names the key left behind, since `cause` alone (a store's
+    /// "nothing was changed") would not say it is there.
+    static func unsent(
+        _ cause: any Error, newKeyId: String, oldKeyId: String, remove: () throws -> Void
+    ) -> any Error {
+        do {
+            try remove()
+            return cause
+        } catch {
+            return CLIFailure(
+                .keyStore,
+                "the rotation stopped before anything was sent, but left its new key \(newKeyId) in the store, "
+                    + "unregistered: removing it failed (\(FetchChannelCLI.describe(error))). Delete it with "
+                    + "'fetchchannel key delete \(newKeyId)' before you rotate again. Key \(oldKeyId) stays "
+                    + "registered. What stopped the rotation: \(FetchChannelCLI.describe(cause))")
+        }
+    }
+
+    /// PATCHes the dispatch target with `signature`, the old key's Device-Signature; throws
+    /// `CLIFailure` when there is no answer.
     private func send(
-        _ body: [String: Any], signedWith oldKey: P256.Signing.PrivateKey, for registration: Registration
+        _ body: [String: Any], signature: String, for registration: Registration
     ) async throws -> BackendHTTPClient.Answer {
-        let signature = try DeviceSignatureSigner(
-            key: oldKey, dispatchTargetId: registration.targetId, clock: SystemWallClock()
-        ).headerValue()
-        let url = registration.server.appending(
-            path: DispatchTargetBody.path + "/" + BackendURL.segment(registration.targetId))
+        let url = DispatchTargetBody.url(of: registration.targetId, at: registration.server)
         return try await BackendHTTPClient().send(
             "PATCH", url, json: body, headers: [DeviceSignatureSigner.headerName: signature],
             trust: registration.trust)

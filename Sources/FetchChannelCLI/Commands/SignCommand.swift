@@ -37,11 +37,12 @@ struct SignCommand: CLICommand {
     private var console: Console { access.console }
     let key: KeyReference
     let dispatchTarget: String?
-    let creationTime: Int64
+    /// `--at`; without it the time is read once the key is open (``run()``).
+    let creationTime: Int64?
     let requestId: String
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        creationTime = try arguments[Self.creationTime] ?? SystemWallClock().nowMillis()
+        creationTime = try arguments[Self.creationTime]
         requestId = try arguments[Self.requestId] ?? DeviceSignatureSigner.randomRequestId()
         access = try KeyStoreAccess(arguments, context: context)
         key = try arguments.required(Self.key)
@@ -66,11 +67,15 @@ struct SignCommand: CLICommand {
             throw UsageError(
                 .missingOption, "key \(keyId) is not registered, so give the dispatch target with --dispatch-target ID")
         }
-        let value = try signature(with: access.loadPrivateKey(keyId, from: store).0, target: target)
+        let signingKey = try access.loadPrivateKey(keyId, from: store).0
+        // "Now" is when the signature is made: opening the key may wait at a passphrase prompt or
+        // for a TPM, and a time read before that could already be stale at the backend.
+        let created = creationTime ?? access.context.wallClock.nowMillis()
+        let value = try signature(with: signingKey, target: target, creationTime: created)
         if console.json {
             try console.printJSON([
                 "deviceSignature": value, "dispatchTargetId": target, "requestId": requestId,
-                "creationTimeInEpochMillis": creationTime,
+                "creationTimeInEpochMillis": created,
             ])
         } else {
             console.line(value)
@@ -79,10 +84,10 @@ struct SignCommand: CLICommand {
     }
 
     /// The header value; a dispatch target or request id the signer refuses is a usage error.
-    private func signature(with key: P256.Signing.PrivateKey, target: String) throws -> String {
+    private func signature(with key: P256.Signing.PrivateKey, target: String, creationTime: Int64) throws -> String {
         let signer: DeviceSignatureSigner
         do {
-            signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: SystemWallClock())
+            signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: access.context.wallClock)
         } catch let error as DeviceSigningError where error.code == .invalidDispatchTargetId {
             throw UsageError(.invalidValue, "invalid value for '--dispatch-target': \(error.reason)")
         }

@@ -56,27 +56,46 @@ struct SkewCommand: CLICommand {
         return try report(offset: measured.offset, samples: measured.samples)
     }
 
-    /// The median offset of the usable samples, and each sample's offset; throws when none was usable.
+    /// The median offset of the usable samples, and each sample's offset; throws why the last
+    /// request gave none when none did.
     private func estimate() async throws -> (offset: Int64, samples: [Int64]) {
         let name = backend.server.description
-        let (samples, lastProblem) = try await measure()
+        let (samples, lastProblem) = await measure()
         let estimator = ClockSkewEstimator(samplesPerServer: sampleCount)
         for sample in samples { estimator.record(sample, for: name) }
-        guard let offset = estimator.estimatedOffsetMillis(for: name) else {
-            throw CLIFailure(.backend, "cannot measure the clock offset to \(name): \(lastProblem)")
+        guard let offset = estimator.estimatedOffsetMillis(for: name) else { throw lastProblem }
+        if samples.count < sampleCount {
+            console.note(
+                "\(sampleCount - samples.count) of \(sampleCount) samples could not be measured (the last "
+                    + "problem: \(lastProblem.message)).")
         }
         return (offset, samples.map(\.offsetMillis))
     }
 
-    /// A sample from each answer with a usable `Date` header, and why the last unusable one was not.
-    private func measure() async throws -> (samples: [ClockSkewSample], lastProblem: String) {
+    /// A sample from each answer with a usable `Date` header, and why the last request that gave
+    /// none did not. A request without an answer ends the run, since the next would most likely
+    /// fail the same way (a pin, a refused connection) or wait out the same timeout; the samples
+    /// measured before it still count.
+    private func measure() async -> (samples: [ClockSkewSample], lastProblem: CLIFailure) {
         let clock = SystemWallClock()
         let client = BackendHTTPClient(timeout: timeout)
         var samples: [ClockSkewSample] = []
-        var lastProblem = "no answer carried a usable Date header"
+        func unusable(_ why: String) -> CLIFailure {
+            CLIFailure(.backend, "cannot measure the clock offset to \(backend.server.description): \(why)")
+        }
+        var lastProblem = unusable("no answer carried a usable Date header")
         for _ in 0..<sampleCount {
             let sent = clock.nowMillis()
-            let answer = try await client.get(backend.server.url, trust: backend.trust)
+            let answer: BackendHTTPClient.Answer
+            do {
+                answer = try await client.get(backend.server.url, trust: backend.trust)
+            } catch let failure as CLIFailure {
+                lastProblem = failure
+                break
+            } catch {
+                lastProblem = unusable(FetchChannelCLI.describe(error))
+                break
+            }
             let received = clock.nowMillis()
             let date = answer.header(WireHeader.date)
             let age = answer.header(WireHeader.age)
@@ -84,12 +103,12 @@ struct SkewCommand: CLICommand {
                 let sample = ClockSkewSample.from(
                     dateHeader: date, ageHeader: age, sentAtMillis: sent, receivedAtMillis: received)
             else {
-                lastProblem =
+                lastProblem = unusable(
                     date == nil
-                    ? "the answer had no Date header"
-                    : age != nil
-                        ? "the answer came from a cache (Age header)"
-                        : "the Date header '\(BackendHTTPClient.Answer.clean(date ?? ""))' is not an HTTP date"
+                        ? "the answer had no Date header"
+                        : age != nil
+                            ? "the answer came from a cache (Age header)"
+                            : "the Date header '\(BackendHTTPClient.Answer.clean(date ?? ""))' is not an HTTP date")
                 continue
             }
             samples.append(sample)
