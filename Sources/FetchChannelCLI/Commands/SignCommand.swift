@@ -71,7 +71,7 @@ struct SignCommand: CLICommand {
         // "Now" is when the signature is made: opening the key may wait at a passphrase prompt or
         // for a TPM, and a time read before that could already be stale at the backend.
         let created = creationTime ?? access.context.wallClock.nowMillis()
-        let value = try signature(with: signingKey, target: target, creationTime: created)
+        let value = try signature(with: signingKey, target: target, creationTime: created, of: keyId)
         if console.json {
             try console.printJSON([
                 "deviceSignature": value, "dispatchTargetId": target, "requestId": requestId,
@@ -83,13 +83,22 @@ struct SignCommand: CLICommand {
         return ExitCode.success
     }
 
-    /// The header value; a dispatch target or request id the signer refuses is a usage error.
-    private func signature(with key: P256.Signing.PrivateKey, target: String, creationTime: Int64) throws -> String {
+    /// The header value; a dispatch target or request id the signer refuses is a usage error when
+    /// the command line gave it, and the store's fault when the key's registration holds it.
+    private func signature(
+        with key: P256.Signing.PrivateKey, target: String, creationTime: Int64, of keyId: String
+    ) throws -> String {
         let signer: DeviceSignatureSigner
         do {
             signer = try DeviceSignatureSigner(key: key, dispatchTargetId: target, clock: access.context.wallClock)
         } catch let error as DeviceSigningError where error.code == .invalidDispatchTargetId {
-            throw UsageError(.invalidValue, "invalid value for '--dispatch-target': \(error.reason)")
+            guard dispatchTarget == nil else {
+                throw UsageError(.invalidValue, "invalid value for '--dispatch-target': \(error.reason)")
+            }
+            throw CLIFailure(
+                .keyStore,
+                "key \(keyId) is registered with a dispatch target id that cannot be signed for: \(error.reason) "
+                    + "Register the key again, or give the dispatch target with --dispatch-target ID.")
         }
         do {
             return try signer.headerValue(requestId: requestId, creationTimeInEpochMillis: creationTime)
