@@ -40,10 +40,12 @@ struct DispatchTargetKeyProbe: Sendable {
 
     /// The Device-Signature of a question asked with `key`, or why there is none. Made apart from
     /// asking, so that a caller can release a TPM key before it loads the decryption key (a TPM
-    /// without a resource manager holds two keys at a time).
-    static func signature(with key: P256.Signing.PrivateKey, targetId: String) -> Result<String, Problem> {
+    /// without a resource manager holds two keys at a time). `clock` stamps its creation time.
+    static func signature(
+        with key: P256.Signing.PrivateKey, targetId: String, clock: any WallClock
+    ) -> Result<String, Problem> {
         Result {
-            try DeviceSignatureSigner(key: key, dispatchTargetId: targetId, clock: SystemWallClock()).headerValue()
+            try DeviceSignatureSigner(key: key, dispatchTargetId: targetId, clock: clock).headerValue()
         }.mapError { Problem("the key could not sign: \($0)") }
     }
 

@@ -63,7 +63,8 @@ struct FetchCommand: CLICommand {
                     ? ""
                     : " (\(notAsked) more cannot be asked: \(notAsked == 1 ? "its error follows" : "their errors follow"))")
                 + "…")
-        let client = FetchClient(configuration: FetchClientConfiguration(requestTimeout: timeout))
+        let client = FetchClient(
+            configuration: FetchClientConfiguration(requestTimeout: timeout), clock: access.context.wallClock)
         let result = await client.pendingOutOfBandOperations(registrations)
         let errors = unreadable + unusable + result.errors
         let backends = registrations.count + notAsked

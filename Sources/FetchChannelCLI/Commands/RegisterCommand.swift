@@ -142,7 +142,7 @@ struct RegisterCommand: CLICommand {
                 + "\(deviceId)…")
         let (siblingKey, _) = try access.loadPrivateKey(sibling.keyId, from: store)
         let signer = try DeviceSignatureSigner(
-            key: siblingKey, dispatchTargetId: siblingTarget, clock: SystemWallClock())
+            key: siblingKey, dispatchTargetId: siblingTarget, clock: access.context.wallClock)
         return [DeviceSignatureSigner.headerName: try signer.headerValue()]
     }
 
@@ -168,11 +168,8 @@ struct RegisterCommand: CLICommand {
                 .backend,
                 "the backend accepted the registration but its answer has no dispatch target id: \(answer.summary)")
         }
-        do {
-            _ = try DeviceSignatureSigner(
-                key: P256.Signing.PrivateKey(), dispatchTargetId: targetId, clock: SystemWallClock())
-        } catch let error as DeviceSigningError {
-            throw CLIFailure(.backend, "the backend returned an unusable dispatch target id: \(error.reason)")
+        if let problem = DeviceSignatureLimits.dispatchTargetIdProblem(targetId) {
+            throw CLIFailure(.backend, "the backend returned an unusable dispatch target id: \(problem)")
         }
         return (targetId, DispatchTargetBody.extId(of: answer))
     }

@@ -125,7 +125,8 @@ struct RotateCommand: CLICommand {
         var unasked = ""
         let signatures = (
             new: signature(ofKey: newKeyId, for: registration, passphrase: passphrase, in: store),
-            old: DispatchTargetKeyProbe.signature(with: oldKey, targetId: registration.targetId)
+            old: DispatchTargetKeyProbe.signature(
+                with: oldKey, targetId: registration.targetId, clock: access.context.wallClock)
         )
         switch (signatures.new, signatures.old, probe(of: registration)) {
         case (.success(let new), .success(let old), .success(let probe)):
@@ -235,7 +236,7 @@ struct RotateCommand: CLICommand {
         }
         guard !candidates.isEmpty,
             case .success(let oldSignature) = DispatchTargetKeyProbe.signature(
-                with: oldKey, targetId: registration.targetId)
+                with: oldKey, targetId: registration.targetId, clock: access.context.wallClock)
         else { return nil }
         let signatures = candidates.map { candidate in
             (candidate.keyId, signature(ofKey: candidate.keyId, for: registration, passphrase: passphrase, in: store))
@@ -289,7 +290,8 @@ struct RotateCommand: CLICommand {
         } catch {
             return .failure(.init("the key could not be loaded: \(error)"))
         }
-        return DispatchTargetKeyProbe.signature(with: key, targetId: registration.targetId)
+        return DispatchTargetKeyProbe.signature(
+            with: key, targetId: registration.targetId, clock: access.context.wallClock)
     }
 
     /// Asks the backend about this registration's keys; fails without a recorded device id.

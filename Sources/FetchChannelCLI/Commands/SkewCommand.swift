@@ -29,6 +29,8 @@ struct SkewCommand: CLICommand {
     let toleranceMillis: Int64
     /// `--timeout-seconds`: each request's, as fetch's and redeem's.
     let timeout: Duration
+    /// The device clock being measured.
+    let clock: any WallClock
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
@@ -36,6 +38,7 @@ struct SkewCommand: CLICommand {
         sampleCount = Int(try arguments[Self.samples] ?? 3)
         toleranceMillis = Int64(((try arguments[Self.tolerance] ?? 60) * 1000).rounded())
         timeout = try arguments[Self.timeout] ?? .seconds(15)
+        clock = context.wallClock
     }
 
     func run() async throws -> Int32 {
@@ -77,7 +80,6 @@ struct SkewCommand: CLICommand {
     /// fail the same way (a pin, a refused connection) or wait out the same timeout; the samples
     /// measured before it still count.
     private func measure() async -> (samples: [ClockSkewSample], lastProblem: CLIFailure) {
-        let clock = SystemWallClock()
         let client = BackendHTTPClient(timeout: timeout)
         var samples: [ClockSkewSample] = []
         func unusable(_ why: String) -> CLIFailure {

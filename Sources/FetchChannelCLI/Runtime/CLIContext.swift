@@ -32,8 +32,9 @@ package struct CLIContext: Sendable {
     package var readStandardInput: @Sendable (_ maximumBytes: Int) throws -> [UInt8]
     /// Asks for a passphrase without echo; nil when there is no terminal to ask on.
     package var passphrasePrompt: (@Sendable (_ prompt: String) throws -> [UInt8])?
-    /// The time a command stamps on what it makes (a Device-Signature's creation time): an
-    /// input, so that a test can move it while a command waits.
+    /// The device clock: the time a command stamps on what it makes (a Device-Signature's
+    /// creation time) and the clock `skew` measures. An input, so that a test can move it while a
+    /// command waits.
     package var wallClock: any WallClock = SystemWallClock()
 
     package init(
