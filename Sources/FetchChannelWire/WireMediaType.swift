@@ -1,5 +1,3 @@
-import Foundation
-
 /// The media types of the wire contract (docs/ARCHITECTURE.md, "Wire contract" and "Encrypted
 /// answers"), and how a `Content-Type` value is matched against them.
 public enum WireMediaType {
@@ -15,14 +13,14 @@ public enum WireMediaType {
 
     /// `application/jose`, any case, parameters ignored.
     public static func isJOSE(_ contentType: String) -> Bool {
-        guard let essence = asciiEssence(of: contentType) else { return unicodeEssence(of: contentType) == jose }
+        guard let essence = asciiEssence(of: contentType) else { return false }
         return matches(essence, jose)
     }
 
     /// `application/jose+json`, any case, parameters ignored: a JWE in its JSON serialization,
     /// which is JSON only in syntax (and not an answer this package decrypts).
     public static func isJOSEJSON(_ contentType: String) -> Bool {
-        guard let essence = asciiEssence(of: contentType) else { return unicodeEssence(of: contentType) == joseJSON }
+        guard let essence = asciiEssence(of: contentType) else { return false }
         return matches(essence, joseJSON)
     }
 
@@ -32,13 +30,7 @@ public enum WireMediaType {
     /// subtype a token (RFC 9110 §5.6.2), so that two types joined by ", " (a repeated field) or a
     /// subtype with blanks is none.
     public static func isJSON(_ contentType: String) -> Bool {
-        guard let essence = asciiEssence(of: contentType) else {
-            let mediaType = unicodeEssence(of: contentType)
-            return mediaType == json
-                || (mediaType.hasPrefix(applicationPrefix) && mediaType.hasSuffix(jsonSuffix)
-                    && mediaType.count > applicationPrefix.count + jsonSuffix.count
-                    && mediaType.utf8.dropFirst(applicationPrefix.utf8.count).allSatisfy(isTokenByte))
-        }
+        guard let essence = asciiEssence(of: contentType) else { return false }
         if matches(essence, json) { return true }
         return essence.count > applicationPrefix.utf8.count + jsonSuffix.utf8.count
             && matches(essence.prefix(applicationPrefix.utf8.count), applicationPrefix)
@@ -60,9 +52,9 @@ public enum WireMediaType {
     private static let applicationPrefix = "application/"
     private static let jsonSuffix = "+json"
 
-    /// The type/subtype before any parameter, trimmed of spaces and tabs, as bytes of the value;
-    /// nil when it is not ASCII. Every real value is ASCII and is matched here without a String
-    /// made or lowercased: this runs for every answer.
+    /// The type/subtype before any parameter, trimmed of spaces and tabs (the only blanks RFC 9110
+    /// allows around it), as bytes of the value; nil when it is not ASCII, as no media type is.
+    /// Matched without a String made or lowercased: this runs for every answer.
     private static func asciiEssence(of contentType: String) -> Substring.UTF8View? {
         let bytes = contentType.utf8
         let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.endIndex
@@ -78,11 +70,5 @@ public enum WireMediaType {
         bytes.elementsEqual(lowercase.utf8) { byte, expected in
             (byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte) == expected
         }
-    }
-
-    /// The essence of a value that is not ASCII: trimmed of Unicode spaces, lowercased.
-    private static func unicodeEssence(of contentType: String) -> String {
-        let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased()
     }
 }

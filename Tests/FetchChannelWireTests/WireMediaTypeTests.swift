@@ -9,7 +9,8 @@ struct WireMediaTypeTests {
             ("application/json", true), ("application/json;charset=UTF-8", true),
             ("Application/JSON; charset=utf-8", true), (" \tapplication/json \t; q=1", true),
             ("application/problem+json", true), ("APPLICATION/VND.X+JSON", true),
-            ("\u{A0}application/json", true),  // a value that is not ASCII: Unicode blanks trimmed
+            // Blanks other than space and tab are not trimmed: a type padded with them is none.
+            ("\u{A0}application/json", false), ("\u{3000}application/json; charset=utf-8", false),
             ("application/+json", false), ("application/jsonx", false), ("text/json", false),
             ("application/jose", false), ("application/ json", false), ("", false), (";application/json", false),
             ("application/jsön", false),
@@ -27,6 +28,7 @@ struct WireMediaTypeTests {
             ("application/jose", true), ("application/jose;charset=UTF-8", true), ("APPLICATION/Jose ;x=y", true),
             ("\tapplication/jose", true), ("application/jose+json", false), ("application/josex", false),
             ("application/json", false), ("", false), ("application/jos", false),
+            ("application/jose\u{3000}", false), ("\u{A0}application/jose", false),
         ])
     func jose(contentType: String, isJOSE: Bool) {
         #expect(WireMediaType.isJOSE(contentType) == isJOSE)
@@ -36,7 +38,7 @@ struct WireMediaTypeTests {
         "JOSE in its JSON serialization: application/jose+json",
         arguments: [
             ("application/jose+json", true), ("Application/JOSE+JSON; charset=utf-8", true),
-            ("application/jose", false), ("application/json", false),
+            ("application/jose", false), ("application/json", false), ("\u{A0}application/jose+json", false),
         ])
     func joseJSON(contentType: String, isJOSEJSON: Bool) {
         #expect(WireMediaType.isJOSEJSON(contentType) == isJOSEJSON)
