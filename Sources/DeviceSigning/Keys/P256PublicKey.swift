@@ -59,7 +59,7 @@ extension P256.Signing {
         }
 
         /// x || y (64 bytes).
-        public var rawRepresentation: Data { x963Representation.dropFirst() }
+        public var rawRepresentation: Data { Data(x963Representation.dropFirst()) }
 
         /// 0x02/0x03 || x (33 bytes).
         public var compressedRepresentation: Data {

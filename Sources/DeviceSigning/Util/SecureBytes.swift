@@ -40,7 +40,9 @@ public final class SecureBytes: @unchecked Sendable, CustomStringConvertible, Cu
     }
 
     /// Allocates `count` bytes and lets `initializer` fill them in place (no intermediate copy).
+    /// `count` is the caller's own size, never one read from input: a negative one is a bug.
     public init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+        precondition(count >= 0, "SecureBytes(count:) was given a negative count, \(count)")
         buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         self.count = count

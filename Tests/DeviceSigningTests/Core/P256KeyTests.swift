@@ -58,6 +58,36 @@ import Testing
         for copy in copies { #expect(copy == key) }
     }
 
+    /// Every `Data` a key or signature hands out is indexed from zero, as callers take `[0..<32]`
+    /// for x (a slice of the 0x04 || x || y encoding starts at 1 and traps there).
+    @Test func representationsAreIndexedFromZero() throws {
+        let signing = try P256.Signing.PrivateKey()
+        let agreement = try P256.KeyAgreement.PrivateKey()
+        let signature = try signing.signature(for: message)
+        let representations: [(String, Data)] = [
+            ("signing raw", signing.publicKey.rawRepresentation),
+            ("signing x963", signing.publicKey.x963Representation),
+            ("signing compressed", signing.publicKey.compressedRepresentation),
+            ("signing der", signing.publicKey.derRepresentation),
+            ("agreement raw", agreement.publicKey.rawRepresentation),
+            ("agreement x963", agreement.publicKey.x963Representation),
+            ("agreement compressed", agreement.publicKey.compressedRepresentation),
+            ("agreement der", agreement.publicKey.derRepresentation),
+            ("signature raw", signature.rawRepresentation),
+            ("signature der", signature.derRepresentation),
+            (
+                "signature from a slice",
+                try P256.Signing.ECDSASignature(
+                    rawRepresentation: (Data([0]) + signature.rawRepresentation).dropFirst()
+                )
+                .rawRepresentation
+            ),
+        ]
+        for (name, data) in representations {
+            #expect(data.startIndex == 0, "\(name)")
+        }
+    }
+
     @Test func sec1PrivateKeyImports() throws {
         // RFC 9421 test-key-ecc-p256 is SEC1 ("EC PRIVATE KEY").
         let key = try P256.Signing.PrivateKey(pemRepresentation: TestSupport.keyFile("rfc9421-test-key-ecc-p256.pem"))
