@@ -485,6 +485,29 @@ import Testing
         #expect(result.errors.allSatisfy { $0.message.contains("start with /") }, "\(result.errors.map(\.message))")
     }
 
+    /// The path is appended to the server URL's text: a query or fragment there would swallow it
+    /// (`https://b/api?t=1` + the path asks `/api` with the query `t=1/…`), and a template without
+    /// `{deviceId}` (or with it twice) would not ask for this device's operations.
+    @Test func aServerURLWithAQueryOrAPathWithoutOneDeviceIdIsAnInvalidURL() async throws {
+        let transport = FakeTransport { _ in Self.ok([]) }
+        let servers = ["https://backend.example/api?t=1", "https://backend.example/api#x", "https://backend.example/?"]
+        let templates = ["/ops/pending", "/ops/{deviceId}/{deviceId}"]
+        let registrations =
+            try servers.map { registration($0) }
+            + templates.map {
+                FetchRegistration(
+                    server: try #require(URL(string: "https://backend.example")), deviceId: "d", dispatchTargetId: "t",
+                    key: key, paths: FetchPaths(pendingOperations: $0))
+            }
+        let result = await client(transport).pendingOutOfBandOperations(registrations)
+        #expect(transport.requests.isEmpty, "\(transport.requests.map(\.url))")
+        #expect(result.errors.map { $0.networkFailure?.kind } == Array(repeating: .invalidURL, count: 5))
+        let messages = result.errors.map(\.message)
+        #expect(messages.prefix(3).allSatisfy { $0.contains("query or fragment") }, "\(messages)")
+        #expect(messages.suffix(2).allSatisfy { $0.contains("{deviceId} exactly once") }, "\(messages)")
+        #expect(registrations.allSatisfy { $0.pendingOperationsURL == nil })
+    }
+
     @Test func loopbackHTTPAndAnyHTTPSAreSent() async {
         let transport = FakeTransport { _ in Self.ok([]) }
         let allowed = [

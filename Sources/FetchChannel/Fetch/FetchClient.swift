@@ -115,15 +115,11 @@ public final class FetchClient: Sendable {
         async -> Result<[PendingOutOfBandOperation], PendingOutOfBandOperationsError>
     {
         let server = registration.serverName
-        guard let url = registration.pendingOperationsURL else {
-            return .failure(
-                .networkError(
-                    server: server,
-                    cause: NetworkFailure(
-                        .invalidURL,
-                        detail: registration.paths.pendingOperations.hasPrefix("/")
-                            ? "the server URL and path do not form a URL"
-                            : "the pending-operations path must start with /")))
+        let url: URL
+        switch registration.pendingOperationsRequestURL {
+        case .success(let made): url = made
+        case .failure(let problem):
+            return .failure(.networkError(server: server, cause: NetworkFailure(.invalidURL, detail: problem.text)))
         }
         if let refusal = TransportSecurity.refusal(for: url) {
             return .failure(.networkError(server: server, cause: refusal))

@@ -38,7 +38,8 @@ public struct FetchRegistration: Sendable {
 
     private struct Derived: Sendable {
         let serverName: String
-        let pendingOperationsURL: URL?
+        /// The URL, or why `server`, `paths` and `deviceId` make none (in words, for the error).
+        let pendingOperationsURL: Result<URL, URLProblem>
         let origin: BackendOrigin?
 
         init(server: URL, deviceId: String, paths: FetchPaths) {
@@ -46,11 +47,42 @@ public struct FetchRegistration: Sendable {
             while name.hasSuffix("/") { name.removeLast() }
             // The name shows no password; the URL keeps what was given, for the transport to refuse.
             serverName = URLUserInformation.masked(name)
-            // Only an absolute path: one such as `.evil.example/x` would run on from the host.
-            let path = paths.pendingOperationsPath(deviceId: deviceId)
-            pendingOperationsURL = path.hasPrefix("/") ? URL(string: name + path) : nil
+            pendingOperationsURL = Self.pendingOperationsURL(
+                server: server, name: name, deviceId: deviceId, paths: paths)
             origin = BackendOrigin(url: server)
         }
+
+        /// The path is appended to the base URL's text, so that a path prefix is kept; what that
+        /// text must not hold, and what the path must, are checked first.
+        private static func pendingOperationsURL(
+            server: URL, name: String, deviceId: String, paths: FetchPaths
+        ) -> Result<URL, URLProblem> {
+            // A query or fragment would swallow the path: `https://b/api?t=1` + `/ops/d` asks for
+            // `/api` with the query `t=1/ops/d`.
+            let components = URLComponents(url: server, resolvingAgainstBaseURL: false)
+            if components?.percentEncodedQuery != nil || components?.percentEncodedFragment != nil {
+                return .failure(URLProblem("the server URL has a query or fragment, which would swallow the path"))
+            }
+            // Only an absolute path: one such as `.evil.example/x` would run on from the host.
+            guard paths.pendingOperations.hasPrefix("/") else {
+                return .failure(URLProblem("the pending-operations path must start with /"))
+            }
+            // Without the placeholder every device would ask for the same operations.
+            guard paths.pendingOperations.components(separatedBy: WirePaths.deviceIdPlaceholder).count == 2 else {
+                return .failure(
+                    URLProblem("the pending-operations path must hold \(WirePaths.deviceIdPlaceholder) exactly once"))
+            }
+            guard let url = URL(string: name + paths.pendingOperationsPath(deviceId: deviceId)) else {
+                return .failure(URLProblem("the server URL and path do not form a URL"))
+            }
+            return .success(url)
+        }
+    }
+
+    /// Why a registration has no pending-operations URL, in words.
+    struct URLProblem: Error, Sendable {
+        let text: String
+        init(_ text: String) { self.text = text }
     }
 
     public init(
@@ -90,9 +122,13 @@ public struct FetchRegistration: Sendable {
     /// a trailing `/`, user information shown as `***` (``URLUserInformation``).
     public var serverName: String { derived.serverName }
 
-    /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL or the
-    /// path does not start with `/`.
-    public var pendingOperationsURL: URL? { derived.pendingOperationsURL }
+    /// `server` + the pending-operations path for `deviceId`, or nil when that is not a URL, the
+    /// server URL has a query or fragment, or the path does not start with `/` or does not hold
+    /// `{deviceId}` exactly once.
+    public var pendingOperationsURL: URL? { try? derived.pendingOperationsURL.get() }
+
+    /// ``pendingOperationsURL``, or why there is none.
+    var pendingOperationsRequestURL: Result<URL, URLProblem> { derived.pendingOperationsURL }
 
     /// Where this backend's operations may be redeemed (``RedeemOriginCheck``); nil when `server`
     /// has no usable origin.
