@@ -10,8 +10,8 @@ package enum EmulatorBenchmarks {
         package var clients: Int
         /// Requests for the resident-memory row; nil: ``defaultResidentRequests``.
         package var residentRequests: Int?
-        /// The requests the resident-memory row spans unless told (1,000,000, as issue 4 sets it):
-        /// a quarter to warm up, the growth measured over the rest.
+        /// The requests the resident-memory row spans unless told (1,000,000, as README.md's bench
+        /// table gives it): a quarter to warm up, the growth measured over the rest.
         package static let defaultResidentRequests = 1_000_000
 
         package init(seconds: Double, clients: Int = 8, residentRequests: Int? = nil) {

@@ -36,7 +36,7 @@ extension CLISubprocessTests {
 
         static let newRows = ["jwe-decrypt", "emulator-tls-handshakes", "fetch-client-cpu-tls", "fetch-client-cpu-jwe"]
 
-        /// The rows of the HTTPS and JWE issues, in a short run: each prints in the table and in
+        /// The HTTPS and JWE rows, in a short run: each prints in the table and in
         /// `--json` with its name, a target and the contract's keys (their values are not judged here).
         @Test func httpsAndJWERowsArePrinted() async throws {
             let sandbox = try CLISandbox()

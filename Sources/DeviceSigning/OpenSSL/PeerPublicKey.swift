@@ -7,8 +7,7 @@ internal import COpenSSL
 /// derive, and the derive uses the decoded key: the point is decoded once per JWE.
 ///
 /// The key objects are reused through a small process-wide pool: building one per JWE (a
-/// duplicate of the P-256 parameters) costs a tenth of a derive (docs/ARCHITECTURE.md,
-/// "Encrypted answers").
+/// duplicate of the P-256 parameters) costs about a tenth of a derive.
 final class PeerPublicKey: @unchecked Sendable, Hashable {
     // @unchecked: `pointer` gets its point in init, before the object is shared, and is only read
     // after (OpenSSL allows concurrent derives with one EVP_PKEY); the pool is behind a lock.

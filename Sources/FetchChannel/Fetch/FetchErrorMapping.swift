@@ -14,7 +14,7 @@ import Foundation
 /// 3. A body larger than 1 MiB, cut off by the transport → `invalidResponse` (`tooLarge`), whatever the status:
 ///    the answer was not read, so nothing in it is trusted.
 /// 4. Clock skew (``ClockSkewClassification/classify(status:body:estimatedOffsetMillis:toleranceMillis:server:requestCreationMillis:)``):
-///    definite (status ≥ 400 with `errorCode` `CLOCK_SKEW_TOO_BIG`, any status) or probable
+///    definite (status ≥ 400 with `errorCode` `CLOCK_SKEW_TOO_BIG`) or probable
 ///    (401/403 while |estimate − the offset the request was signed with| > tolerance) →
 ///    `clockSkewTooBig` with the measured offset.
 /// 5. 2xx → the body must have a JSON content type (`application/json` or `application/*+json`,

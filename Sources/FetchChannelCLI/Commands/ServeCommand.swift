@@ -3,7 +3,7 @@ import FetchChannelEmulator
 import FetchChannelWire
 import Foundation
 
-/// `fetchchannel serve`: the reference backend in the foreground until SIGINT or SIGTERM.
+/// `fetchchannel serve`: the reference backend in the foreground until SIGINT, SIGTERM or SIGHUP.
 struct ServeCommand: CLICommand {
     static let host = Option(
         "host", "HOST", help: "The loopback address to listen on: 127.0.0.1 (default) or ::1.", .nonEmpty)
@@ -36,7 +36,7 @@ struct ServeCommand: CLICommand {
         path: ["serve"],
         abstract: "Run the reference backend (the emulator of the backend's device endpoints) on loopback.",
         discussion:
-            "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C) or SIGTERM and stops cleanly (exit 0). Device endpoints under \(WirePaths.basePath), the emulator's control API under \(WirePaths.Emulator.root) (dispatch, clock, faults, stats). Plain HTTP unless --tls, loopback only: a request whose Host is not loopback gets 421, a request body that is not \(WireMediaType.json) gets 415, and a further dispatch target of a known device needs a Device-Signature of that device (trust on first use). --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL."
+            "Prints its base URL on standard output as soon as it listens, then serves until SIGINT (Ctrl-C), SIGTERM or SIGHUP (a closed terminal) and stops cleanly (exit 0). Device endpoints under \(WirePaths.basePath), the emulator's control API under \(WirePaths.Emulator.root) (dispatch, clock, faults, stats). Plain HTTP unless --tls, loopback only: a request whose Host is not loopback gets 421, a request body that is not \(WireMediaType.json) gets 415, and a further dispatch target of a known device needs a Device-Signature of that device (trust on first use). --json prints {\"url\", \"toleranceSeconds\", \"clockOffsetSeconds\"} instead of the bare URL."
             + " --tls serves https with a P-256 CA and a certificate for 127.0.0.1, ::1 and localhost made at"
             + " start: the CA certificate is written to a temporary file (removed on stop) whose path is shown"
             + " with the certificate's pin (sha256//…) on standard error, and --json adds \"caFile\" and"
@@ -147,7 +147,7 @@ struct ServeCommand: CLICommand {
         }
         console.note(
             "Reference backend listening on \(url) (tolerance \(DecimalText.format(tolerance)) s, clock offset "
-                + "\(DecimalText.format(clockOffset)) s). Stop with Ctrl-C or SIGTERM.")
+                + "\(DecimalText.format(clockOffset)) s). Stop with Ctrl-C, SIGTERM or SIGHUP.")
         if let pin = backend.tlsPin {
             let trust = caFile.map { "CA certificate \($0.path) (removed on stop)" } ?? "your certificate"
             console.note("TLS: trust \(trust); server key pin \(pin)")

@@ -7,7 +7,7 @@ import Foundation
 public enum JWEVectors: VectorFileChecker {
     public static let fileName = "jwe-ecdh-es.json"
     public static let summary = "JWE ECDH-ES P-256, RFC 7518 C, RFC 7520 5.5, negatives"
-    /// The file must hold at least this many cases (issue: "at least 20").
+    /// The file must hold at least this many cases: a file cut short fails rather than passes.
     public static let minimumCases = 20
     /// The longest part a `replacePart` may build (a little over the JWE limit of 1 MiB).
     static let maximumReplacementLength = 2 << 20

@@ -6,7 +6,8 @@ import Foundation
 public enum JWSVectors: VectorFileChecker {
     public static let fileName = "jws-es256.json"
     public static let summary = "ES256 compact JWS, RFC 7515 A.3 and negative cases"
-    /// The file must hold at least this many negative cases (issue: "at least 15").
+    /// The file must hold at least this many negative cases: a file cut short fails rather than
+    /// passes.
     public static let minimumInvalidCases = 15
 
     public struct File: Decodable, Sendable {

@@ -5,8 +5,9 @@
 
     @testable import FetchChannel
 
-    /// The transport's two promises about time, at the bounds the HTTPS issue states: a 300 ms
-    /// timeout ends the request at 300 ms, and cancelling the caller's task returns within 100 ms.
+    /// The transport's two promises about time (docs/ARCHITECTURE.md, "Threads"): a
+    /// 300 ms timeout ends the request at 300 ms, and cancelling the caller's task returns within
+    /// 100 ms.
     ///
     /// These are correctness checks of the timer and of cancellation, not speed measurements. A
     /// machine under a full parallel test run can hold any thread for a while, so each promise is

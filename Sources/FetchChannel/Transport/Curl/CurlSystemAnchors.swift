@@ -15,7 +15,7 @@
     /// certificate put into the directory by hand, without it, is not trusted then.
     ///
     /// When libcurl names no bundle, or the file it names is not a regular file, the request keeps
-    /// libcurl's defaults (docs/ARCHITECTURE.md, "Transport").
+    /// libcurl's defaults (docs/ARCHITECTURE.md, "Transport and trust").
     enum CurlSystemAnchors {
         /// How long a parsed system CA store serves new connections: a CA removed from the system
         /// bundle stops being trusted by new connections within this time.
