@@ -263,6 +263,26 @@ import Testing
         #expect(report.failures.contains { $0.contains("keyBits 129") }, "\(report.failures)")
     }
 
+    /// A replacePart's fill is one ASCII byte: "e" and a combining accent is one Character of
+    /// three bytes, which built a part three times `length` bytes long (with a thousand accents
+    /// and the largest length, gigabytes: the check was killed instead of failing the case).
+    @Test(arguments: ["e\u{301}", "a" + String(repeating: "\u{301}", count: 1000), "\u{E9}", "", "AA"])
+    func jweReplacementFillIsOneASCIIByte(fill: String) throws {
+        var file = try load(JWEVectors.fileName)
+        var cases = try #require(file["cases"] as? [JSONObject])
+        let index = try #require(cases.firstIndex { $0["replacePart"] != nil })
+        let id = try #require(cases[index]["id"] as? Int)
+        var replacement = try #require(cases[index]["replacePart"] as? JSONObject)
+        replacement["fill"] = fill
+        replacement["length"] = 64
+        cases[index]["replacePart"] = replacement
+        file["cases"] = cases
+        let report = try check(JWEVectors.fileName, file)
+        #expect(
+            report.failures.contains { $0.hasPrefix("case \(id) ") && $0.contains("replacePart cannot be applied") },
+            "\(report.failures)")
+    }
+
     /// $WYCHEPROOF_DIR set to a path without the suites fails them, as --wycheproof would; only an
     /// unset (or empty) variable skips them.
     @Test func aWycheproofDirectoryThatIsNotThereFails() {
