@@ -43,6 +43,22 @@ import Testing
         #expect(!unknown.passed && unknown.failures.first?.hasPrefix("no checker") == true)
     }
 
+    /// `JSONDecoder` keeps the first of two members of one name and `JSONSerialization` (which the
+    /// unread-member check walks) the last: a reader of this file sees `unknown` where the row is
+    /// checked against `success`. The file is refused before decoding, naming the member.
+    @Test func aDuplicateMemberFailsTheFile() throws {
+        let url = PackageLocations.vectors.appendingPathComponent(ErrorMappingVectors.fileName)
+        let text = String(decoding: try Data(contentsOf: url), as: UTF8.self)
+        let first = try #require(text.range(of: #""code": "success""#))
+        let doubled = text.replacingCharacters(in: first, with: #""code": "success", "code": "unknown""#)
+        let report = VectorSuite.check(fileName: ErrorMappingVectors.fileName, data: Data(doubled.utf8))
+        #expect(
+            report.failures == [
+                #"error-mapping.json cannot be read: the member "code" appears more than once in one object"#
+            ],
+            "\(report.failures)")
+    }
+
     @Test func clockSkewRowChange() throws {
         var file = try load(ClockSkewVectors.fileName)
         var rows = try #require(file["rows"] as? [JSONObject])
