@@ -126,6 +126,69 @@ import Testing
             report.failures.contains { $0.hasPrefix("\(id): got serverError, expected unknown") }, "\(report.failures)")
     }
 
+    /// An input has exactly one of answer, transportFailure and notHTTP: with two, one was used
+    /// and the other quietly ignored.
+    @Test(arguments: [
+        ("transportFailure", #"{"kind":"timedOut","detail":"no answer"}"#), ("notHTTP", #""SSH-2.0-OpenSSH""#),
+    ])
+    func errorMappingInputWithTwoTransportsFails(member: String, value: String) throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["input"] as? JSONObject)?["answer"] != nil })
+        let id = try #require(rows[index]["id"] as? String)
+        var input = try #require(rows[index]["input"] as? JSONObject)
+        input[member] = try JSONSerialization.jsonObject(with: Data(value.utf8), options: .fragmentsAllowed)
+        rows[index]["input"] = input
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(
+            report.failures.contains(
+                "\(id): the input needs exactly one of answer, transportFailure and notHTTP; "
+                    + "it has answer and \(member)"),
+            "\(report.failures)")
+    }
+
+    /// A member of `expected` that does not apply to the row's outcome fails the row: on a
+    /// success row the error's members were decoded and never compared, on an error row the
+    /// tokens; a measured offset of null held on any error that has none.
+    @Test(arguments: [
+        ("success", "status", "500"), ("success", "networkKind", #""timedOut""#),
+        ("success", "invalidResponseKind", #""malformed""#), ("success", "excerpt", #""x""#),
+        ("success", "excerptUTF8Bytes", "1"), ("success", "bodyByteCount", "1"),
+        ("success", "toleranceMillis", "1000"), ("success", "measuredOffsetMillis", "7"),
+        ("unauthorized", "tokens", #"["tok-a"]"#), ("unauthorized", "measuredOffsetMillis", "null"),
+        ("networkError", "status", "500"), ("invalidResponse", "excerpt", #""x""#),
+    ])
+    func errorMappingMemberThatDoesNotApplyFails(code: String, member: String, value: String) throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["code"] as? String == code })
+        let id = try #require(rows[index]["id"] as? String)
+        var expected = try #require(rows[index]["expected"] as? JSONObject)
+        expected[member] = try JSONSerialization.jsonObject(with: Data(value.utf8), options: .fragmentsAllowed)
+        rows[index]["expected"] = expected
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(
+            report.failures.contains("\(id): expected.\(member) does not apply to a row that expects \(code)"),
+            "\(report.failures)")
+    }
+
+    /// A member that may not be null is refused when it is: present, it would check nothing.
+    @Test func errorMappingNullWhereAValueIsRequiredFails() throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["status"] != nil })
+        var expected = try #require(rows[index]["expected"] as? JSONObject)
+        expected["status"] = NSNull()
+        rows[index]["expected"] = expected
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(
+            report.failures.contains { $0.hasSuffix("wrong type at rows[\(index)].expected.status") },
+            "\(report.failures)")
+    }
+
     @Test func rfc6979ValidityChange() throws {
         var file = try load(RFC6979Vectors.fileName)
         var cases = try #require(file["cases"] as? [JSONObject])
