@@ -396,4 +396,41 @@ import Testing
             report.failures.count == 1 && report.failures.first?.hasPrefix("tcId \(tcId) (") == true,
             "\(report.failures.prefix(3))")
     }
+
+    /// A result other than valid, invalid and acceptable fails its case, naming the tcId: a
+    /// misspelled "vaild" on an invalid case counted as invalid and passed. An `acceptable` case
+    /// is rejected, as before.
+    @Test(arguments: [("vaild", true), ("", true), ("acceptable", false)])
+    func wycheproofUnknownResultFails(result: String, fails: Bool) throws {
+        let suite = try #require(WycheproofVectors.suites.first)
+        guard let directory = TestPaths.wycheproof else {
+            if TestPaths.isCI { Issue.record("the Wycheproof suites are missing and CI=true") }
+            return
+        }
+        let data = try Data(contentsOf: directory.appendingPathComponent(suite.fileName))
+        var file = try #require(try JSONSerialization.jsonObject(with: data) as? JSONObject)
+        var groups = try #require(file["testGroups"] as? [JSONObject])
+        let group = try #require(
+            groups.firstIndex {
+                ($0["tests"] as? [JSONObject])?.contains { $0["result"] as? String == "invalid" } == true
+            })
+        var tests = try #require(groups[group]["tests"] as? [JSONObject])
+        let test = try #require(tests.firstIndex { $0["result"] as? String == "invalid" })
+        let tcId = try #require(tests[test]["tcId"] as? Int)
+        tests[test]["result"] = result
+        groups[group]["tests"] = tests
+        file["testGroups"] = groups
+        let report = WycheproofVectors.check(try JSONSerialization.data(withJSONObject: file), suite: suite)
+        if fails {
+            #expect(
+                report.failures.count == 1
+                    && report.failures.first?.hasPrefix("tcId \(tcId) (") == true
+                    && report.failures.first?.hasSuffix(
+                        "result \"\(result)\" is not valid, invalid or acceptable") == true,
+                "\(report.failures.prefix(3))")
+        } else {
+            #expect(report.passed, "\(report.failures.prefix(3))")
+        }
+        #expect(report.casesChecked == suite.expectedCases)
+    }
 }
