@@ -3,6 +3,10 @@ import FetchChannelVectors
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The checkers themselves can fail: a doctored expectation in each file is caught and the
 /// failure names the case; garbage and unknown files fail.
 @Suite struct VectorSuiteTests {
@@ -241,6 +245,49 @@ import Testing
             to: directory.appendingPathComponent(suite.fileName))
         let wycheproof = try #require(WycheproofVectors.verify(directory: directory).first)
         #expect(wycheproof.failures.first?.contains("larger than 16 MiB") == true, "\(wycheproof.failures)")
+    }
+
+    /// A FIFO in place of a vector file or a Wycheproof suite, held open by a writer that never
+    /// writes, is refused unread: reading it blocked `vectors verify` for ever. (Without the check
+    /// the run is given 30 s, then the writer closes, which ends the read.)
+    @Test func aFIFOInPlaceOfAFileIsRefusedUnread() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vectors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let suite = try #require(WycheproofVectors.suites.first)
+        let fifos = [JWSVectors.fileName, suite.fileName].map { directory.appendingPathComponent($0).path }
+        var writers: [Int32] = []
+        defer { for writer in writers { close(writer) } }
+        for fifo in fifos {
+            try #require(mkfifo(fifo, 0o600) == 0)
+            // O_RDWR opens at once (no reader yet) and holds the write end; close-on-exec keeps it
+            // from the processes other tests start.
+            let writer = open(fifo, O_RDWR | O_CLOEXEC)
+            try #require(writer >= 0)
+            writers.append(writer)
+        }
+        let heldWriters = writers
+        let reports = await withTaskGroup(of: [VectorFileReport]?.self) { group in
+            group.addTask {
+                ((try? VectorSuite.verify(directory: directory)) ?? []) + WycheproofVectors.verify(directory: directory)
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            for writer in heldWriters { close(writer) }  // a read still blocked now sees end of file
+            group.cancelAll()
+            return first
+        }
+        writers = []
+        let finished = try #require(reports, "vectors verify still blocked on a FIFO after 30 s")
+        for name in [JWSVectors.fileName, "wycheproof/" + suite.fileName] {
+            let report = try #require(finished.first { $0.file == name })
+            #expect(
+                report.failures.first?.contains("cannot be read (not a regular file but a FIFO)") == true,
+                "\(name): \(report.failures)")
+        }
     }
 
     /// The clock-skew table pins the client's own estimator window and retry threshold; an absurd

@@ -88,11 +88,12 @@ public enum WycheproofVectors: Sendable {
         return report
     }
 
-    /// Checks every suite in `directory`; a suite file that is missing is a failed report.
+    /// Checks every suite in `directory`; a suite file that is missing, or not a regular file
+    /// (``VectorFileRead``), is a failed report.
     public static func verify(directory: URL) -> [VectorFileReport] {
         suites.map { suite in
             let url = directory.appendingPathComponent(suite.fileName)
-            switch BoundedRead.contents(of: url.path, maximumBytes: VectorSuite.maximumFileBytes) {
+            switch VectorFileRead.contents(of: url.path, maximumBytes: VectorSuite.maximumFileBytes) {
             case .success(let data): return check(data, suite: suite)
             case .failure(let failure):
                 return .unusable("wycheproof/" + suite.fileName, "\(url.path) cannot be read (\(failure))")
