@@ -5,7 +5,20 @@ import Foundation
 /// own codecs, so a bug in `DeviceSigning`'s base64 cannot hide itself.
 enum VectorDecoding {
     /// Decodes `type` from `data`, or describes why not (the JSON path where decoding stopped).
+    ///
+    /// The text is first read by the package's strict reader (`StrictJSON`): a file with two
+    /// members of one name in an object, at any depth, is refused, naming the member. `JSONDecoder`
+    /// keeps the first of the two and `JSONSerialization` (which ``UnreadVectorMembers`` walks) the
+    /// last, so `{"expected":{"code":"A"},"expected":{"code":"B"}}` would be checked against A
+    /// while a person reading the file sees B.
     static func decode<T: Decodable>(_ type: T.Type, from data: Data) -> Result<T, VectorDecodingError> {
+        do throws(StrictJSON.Violation) {
+            try StrictJSON.requireUniqueMemberNames(data)
+        } catch {
+            let code: VectorDecodingError.Code
+            if case .duplicateMemberName = error { code = .duplicateMember } else { code = .notJSON }
+            return .failure(VectorDecodingError(code: code, reason: error.description))
+        }
         do {
             return .success(try JSONDecoder().decode(type, from: data))
         } catch let error as DecodingError {

@@ -14,6 +14,8 @@ struct VectorDecodingError: CodedError {
         static let wrongType = Code(rawValue: "wrongType")
         /// A member's value is not one the format allows.
         static let invalidValue = Code(rawValue: "invalidValue")
+        /// An object has two members of the same name (decoders disagree on which one counts).
+        static let duplicateMember = Code(rawValue: "duplicateMember")
         /// A member that no checker reads (``UnreadVectorMembers``).
         static let unreadMember = Code(rawValue: "unreadMember")
         /// A case names a key the file does not hold.

@@ -58,7 +58,8 @@ public enum VectorSuite: Sendable {
     /// Checks every file in `directory`, sorted by name, and every checker's file: one that is
     /// missing is reported as failed (a directory with a file deleted, or the wrong directory,
     /// must not pass). Throws when the directory cannot be listed. Subdirectories are reported as
-    /// failed like any unknown entry.
+    /// failed like any unknown entry. A vector file must be a regular file (``VectorFileRead``): a
+    /// FIFO in its place fails unread instead of blocking the run.
     public static func verify(directory: URL) throws -> [VectorFileReport] {
         let present = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             .filter { !$0.hasPrefix(".") && !documentationFiles.contains($0) }
@@ -69,7 +70,7 @@ public enum VectorSuite: Sendable {
             }
             let url = directory.appendingPathComponent(name)
             guard checker(for: name) != nil else { return check(fileName: name, data: Data()) }
-            switch BoundedRead.contents(of: url.path, maximumBytes: maximumFileBytes) {
+            switch VectorFileRead.contents(of: url.path, maximumBytes: maximumFileBytes) {
             case .success(let data): return check(fileName: name, data: data)
             case .failure(let failure): return .unusable(name, "\(url.path) cannot be read (\(failure))")
             }

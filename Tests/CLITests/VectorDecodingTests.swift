@@ -22,6 +22,16 @@ import Testing
         #expect(failure(#"{"id":1}"#) == nil)
     }
 
+    /// `JSONDecoder` keeps the first of two members of one name, `JSONSerialization` the last: a
+    /// duplicate at any depth, even in a member nothing decodes, is refused before decoding.
+    @Test func aDuplicateMemberIsRefusedNamingIt() {
+        for (text, name) in [(#"{"id":1,"id":2}"#, "id"), (#"{"id":1,"extra":[{"a":1,"\u0061":2}]}"#, "a")] {
+            let error = failure(text)
+            #expect(error?.code == .duplicateMember, "\(text)")
+            #expect(error?.reason == "the member \"\(name)\" appears more than once in one object", "\(text)")
+        }
+    }
+
     @Test func theReportQuotesTheReasonAlone() {
         var report = VectorFileReport(file: "sample.json")
         #expect(report.decode(Sample.self, from: Data("{}".utf8)) == nil)

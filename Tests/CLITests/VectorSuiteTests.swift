@@ -3,6 +3,10 @@ import FetchChannelVectors
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The checkers themselves can fail: a doctored expectation in each file is caught and the
 /// failure names the case; garbage and unknown files fail.
 @Suite struct VectorSuiteTests {
@@ -41,6 +45,22 @@ import Testing
         }
         let unknown = VectorSuite.check(fileName: "new-vectors.json", data: Data("{}".utf8))
         #expect(!unknown.passed && unknown.failures.first?.hasPrefix("no checker") == true)
+    }
+
+    /// `JSONDecoder` keeps the first of two members of one name and `JSONSerialization` (which the
+    /// unread-member check walks) the last: a reader of this file sees `unknown` where the row is
+    /// checked against `success`. The file is refused before decoding, naming the member.
+    @Test func aDuplicateMemberFailsTheFile() throws {
+        let url = PackageLocations.vectors.appendingPathComponent(ErrorMappingVectors.fileName)
+        let text = String(decoding: try Data(contentsOf: url), as: UTF8.self)
+        let first = try #require(text.range(of: #""code": "success""#))
+        let doubled = text.replacingCharacters(in: first, with: #""code": "success", "code": "unknown""#)
+        let report = VectorSuite.check(fileName: ErrorMappingVectors.fileName, data: Data(doubled.utf8))
+        #expect(
+            report.failures == [
+                #"error-mapping.json cannot be read: the member "code" appears more than once in one object"#
+            ],
+            "\(report.failures)")
     }
 
     @Test func clockSkewRowChange() throws {
@@ -110,6 +130,69 @@ import Testing
             report.failures.contains { $0.hasPrefix("\(id): got serverError, expected unknown") }, "\(report.failures)")
     }
 
+    /// An input has exactly one of answer, transportFailure and notHTTP: with two, one was used
+    /// and the other quietly ignored.
+    @Test(arguments: [
+        ("transportFailure", #"{"kind":"timedOut","detail":"no answer"}"#), ("notHTTP", #""SSH-2.0-OpenSSH""#),
+    ])
+    func errorMappingInputWithTwoTransportsFails(member: String, value: String) throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["input"] as? JSONObject)?["answer"] != nil })
+        let id = try #require(rows[index]["id"] as? String)
+        var input = try #require(rows[index]["input"] as? JSONObject)
+        input[member] = try JSONSerialization.jsonObject(with: Data(value.utf8), options: .fragmentsAllowed)
+        rows[index]["input"] = input
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(
+            report.failures.contains(
+                "\(id): the input needs exactly one of answer, transportFailure and notHTTP; "
+                    + "it has answer and \(member)"),
+            "\(report.failures)")
+    }
+
+    /// A member of `expected` that does not apply to the row's outcome fails the row: on a
+    /// success row the error's members were decoded and never compared, on an error row the
+    /// tokens; a measured offset of null held on any error that has none.
+    @Test(arguments: [
+        ("success", "status", "500"), ("success", "networkKind", #""timedOut""#),
+        ("success", "invalidResponseKind", #""malformed""#), ("success", "excerpt", #""x""#),
+        ("success", "excerptUTF8Bytes", "1"), ("success", "bodyByteCount", "1"),
+        ("success", "toleranceMillis", "1000"), ("success", "measuredOffsetMillis", "7"),
+        ("unauthorized", "tokens", #"["tok-a"]"#), ("unauthorized", "measuredOffsetMillis", "null"),
+        ("networkError", "status", "500"), ("invalidResponse", "excerpt", #""x""#),
+    ])
+    func errorMappingMemberThatDoesNotApplyFails(code: String, member: String, value: String) throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["code"] as? String == code })
+        let id = try #require(rows[index]["id"] as? String)
+        var expected = try #require(rows[index]["expected"] as? JSONObject)
+        expected[member] = try JSONSerialization.jsonObject(with: Data(value.utf8), options: .fragmentsAllowed)
+        rows[index]["expected"] = expected
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(
+            report.failures.contains("\(id): expected.\(member) does not apply to a row that expects \(code)"),
+            "\(report.failures)")
+    }
+
+    /// A member that may not be null is refused when it is: present, it would check nothing.
+    @Test func errorMappingNullWhereAValueIsRequiredFails() throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["status"] != nil })
+        var expected = try #require(rows[index]["expected"] as? JSONObject)
+        expected["status"] = NSNull()
+        rows[index]["expected"] = expected
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(
+            report.failures.contains { $0.hasSuffix("wrong type at rows[\(index)].expected.status") },
+            "\(report.failures)")
+    }
+
     @Test func rfc6979ValidityChange() throws {
         var file = try load(RFC6979Vectors.fileName)
         var cases = try #require(file["cases"] as? [JSONObject])
@@ -162,6 +245,49 @@ import Testing
             to: directory.appendingPathComponent(suite.fileName))
         let wycheproof = try #require(WycheproofVectors.verify(directory: directory).first)
         #expect(wycheproof.failures.first?.contains("larger than 16 MiB") == true, "\(wycheproof.failures)")
+    }
+
+    /// A FIFO in place of a vector file or a Wycheproof suite, held open by a writer that never
+    /// writes, is refused unread: reading it blocked `vectors verify` for ever. (Without the check
+    /// the run is given 30 s, then the writer closes, which ends the read.)
+    @Test func aFIFOInPlaceOfAFileIsRefusedUnread() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vectors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let suite = try #require(WycheproofVectors.suites.first)
+        let fifos = [JWSVectors.fileName, suite.fileName].map { directory.appendingPathComponent($0).path }
+        var writers: [Int32] = []
+        defer { for writer in writers { close(writer) } }
+        for fifo in fifos {
+            try #require(mkfifo(fifo, 0o600) == 0)
+            // O_RDWR opens at once (no reader yet) and holds the write end; close-on-exec keeps it
+            // from the processes other tests start.
+            let writer = open(fifo, O_RDWR | O_CLOEXEC)
+            try #require(writer >= 0)
+            writers.append(writer)
+        }
+        let heldWriters = writers
+        let reports = await withTaskGroup(of: [VectorFileReport]?.self) { group in
+            group.addTask {
+                ((try? VectorSuite.verify(directory: directory)) ?? []) + WycheproofVectors.verify(directory: directory)
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            for writer in heldWriters { close(writer) }  // a read still blocked now sees end of file
+            group.cancelAll()
+            return first
+        }
+        writers = []
+        let finished = try #require(reports, "vectors verify still blocked on a FIFO after 30 s")
+        for name in [JWSVectors.fileName, "wycheproof/" + suite.fileName] {
+            let report = try #require(finished.first { $0.file == name })
+            #expect(
+                report.failures.first?.contains("cannot be read (not a regular file but a FIFO)") == true,
+                "\(name): \(report.failures)")
+        }
     }
 
     /// The clock-skew table pins the client's own estimator window and retry threshold; an absurd
@@ -263,6 +389,26 @@ import Testing
         #expect(report.failures.contains { $0.contains("keyBits 129") }, "\(report.failures)")
     }
 
+    /// A replacePart's fill is one ASCII byte: "e" and a combining accent is one Character of
+    /// three bytes, which built a part three times `length` bytes long (with a thousand accents
+    /// and the largest length, gigabytes: the check was killed instead of failing the case).
+    @Test(arguments: ["e\u{301}", "a" + String(repeating: "\u{301}", count: 1000), "\u{E9}", "", "AA"])
+    func jweReplacementFillIsOneASCIIByte(fill: String) throws {
+        var file = try load(JWEVectors.fileName)
+        var cases = try #require(file["cases"] as? [JSONObject])
+        let index = try #require(cases.firstIndex { $0["replacePart"] != nil })
+        let id = try #require(cases[index]["id"] as? Int)
+        var replacement = try #require(cases[index]["replacePart"] as? JSONObject)
+        replacement["fill"] = fill
+        replacement["length"] = 64
+        cases[index]["replacePart"] = replacement
+        file["cases"] = cases
+        let report = try check(JWEVectors.fileName, file)
+        #expect(
+            report.failures.contains { $0.hasPrefix("case \(id) ") && $0.contains("replacePart cannot be applied") },
+            "\(report.failures)")
+    }
+
     /// $WYCHEPROOF_DIR set to a path without the suites fails them, as --wycheproof would; only an
     /// unset (or empty) variable skips them.
     @Test func aWycheproofDirectoryThatIsNotThereFails() {
@@ -296,5 +442,42 @@ import Testing
         #expect(
             report.failures.count == 1 && report.failures.first?.hasPrefix("tcId \(tcId) (") == true,
             "\(report.failures.prefix(3))")
+    }
+
+    /// A result other than valid, invalid and acceptable fails its case, naming the tcId: a
+    /// misspelled "vaild" on an invalid case counted as invalid and passed. An `acceptable` case
+    /// is rejected, as before.
+    @Test(arguments: [("vaild", true), ("", true), ("acceptable", false)])
+    func wycheproofUnknownResultFails(result: String, fails: Bool) throws {
+        let suite = try #require(WycheproofVectors.suites.first)
+        guard let directory = TestPaths.wycheproof else {
+            if TestPaths.isCI { Issue.record("the Wycheproof suites are missing and CI=true") }
+            return
+        }
+        let data = try Data(contentsOf: directory.appendingPathComponent(suite.fileName))
+        var file = try #require(try JSONSerialization.jsonObject(with: data) as? JSONObject)
+        var groups = try #require(file["testGroups"] as? [JSONObject])
+        let group = try #require(
+            groups.firstIndex {
+                ($0["tests"] as? [JSONObject])?.contains { $0["result"] as? String == "invalid" } == true
+            })
+        var tests = try #require(groups[group]["tests"] as? [JSONObject])
+        let test = try #require(tests.firstIndex { $0["result"] as? String == "invalid" })
+        let tcId = try #require(tests[test]["tcId"] as? Int)
+        tests[test]["result"] = result
+        groups[group]["tests"] = tests
+        file["testGroups"] = groups
+        let report = WycheproofVectors.check(try JSONSerialization.data(withJSONObject: file), suite: suite)
+        if fails {
+            #expect(
+                report.failures.count == 1
+                    && report.failures.first?.hasPrefix("tcId \(tcId) (") == true
+                    && report.failures.first?.hasSuffix(
+                        "result \"\(result)\" is not valid, invalid or acceptable") == true,
+                "\(report.failures.prefix(3))")
+        } else {
+            #expect(report.passed, "\(report.failures.prefix(3))")
+        }
+        #expect(report.casesChecked == suite.expectedCases)
     }
 }

@@ -74,24 +74,63 @@ public enum ErrorMappingVectors: VectorFileChecker {
             case invalidResponseKind, measuredOffsetMillis, estimatedOffsetMillis
         }
 
+        /// Members other than the two `Checked` ones may be absent but not null: a `null` would be
+        /// present and check nothing.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
+            func optional<Value: Decodable>(_ type: Value.Type, _ key: CodingKeys) throws -> Value? {
+                c.contains(key) ? try c.decode(type, forKey: key) : nil
+            }
             code = try c.decode(String.self, forKey: .code)
-            tokens = try c.decodeIfPresent([String].self, forKey: .tokens)
-            status = try c.decodeIfPresent(Int.self, forKey: .status)
-            networkKind = try c.decodeIfPresent(String.self, forKey: .networkKind)
-            invalidResponseKind = try c.decodeIfPresent(String.self, forKey: .invalidResponseKind)
-            excerpt = try c.decodeIfPresent(String.self, forKey: .excerpt)
-            excerptUTF8Bytes = try c.decodeIfPresent(Int.self, forKey: .excerptUTF8Bytes)
-            bodyByteCount = try c.decodeIfPresent(Int.self, forKey: .bodyByteCount)
-            toleranceMillis = try c.decodeIfPresent(Int64.self, forKey: .toleranceMillis)
+            tokens = try optional([String].self, .tokens)
+            status = try optional(Int.self, .status)
+            networkKind = try optional(String.self, .networkKind)
+            invalidResponseKind = try optional(String.self, .invalidResponseKind)
+            excerpt = try optional(String.self, .excerpt)
+            excerptUTF8Bytes = try optional(Int.self, .excerptUTF8Bytes)
+            bodyByteCount = try optional(Int.self, .bodyByteCount)
+            toleranceMillis = try optional(Int64.self, .toleranceMillis)
             func checked(_ key: CodingKeys) throws -> Checked<Int64> {
                 c.contains(key) ? .value(try c.decodeIfPresent(Int64.self, forKey: key)) : .absent
             }
             measuredOffsetMillis = try checked(.measuredOffsetMillis)
             estimatedOffsetMillis = try checked(.estimatedOffsetMillis)
         }
+
+        /// The members present besides `code` and `estimatedOffsetMillis` (which apply to every
+        /// row), by their names in the file.
+        var outcomeMembers: [String] {
+            let present: [(CodingKeys, Bool)] = [
+                (.tokens, tokens != nil), (.status, status != nil), (.networkKind, networkKind != nil),
+                (.invalidResponseKind, invalidResponseKind != nil), (.excerpt, excerpt != nil),
+                (.excerptUTF8Bytes, excerptUTF8Bytes != nil), (.bodyByteCount, bodyByteCount != nil),
+                (.toleranceMillis, toleranceMillis != nil), (.measuredOffsetMillis, measuredOffsetMillis != .absent),
+            ]
+            return present.filter(\.1).map(\.0.rawValue)
+        }
     }
+
+    /// The errors that carry the HTTP answer (`httpError`): `status`, `excerpt`,
+    /// `excerptUTF8Bytes` and `bodyByteCount` apply to these.
+    static let codesWithAnAnswer: Set<String> = [
+        "clockSkewTooBig", "operationNotSupportedByBackend", "unauthorized", "serverError", "unknown",
+    ]
+
+    /// The outcomes (`expected.code`) each member of `expected` applies to, as Vectors/README.md
+    /// lists them; `code` and `estimatedOffsetMillis` apply to every row. A member on a row it does
+    /// not apply to would be skipped (a `success` row has no error to compare it with) or hold
+    /// only for want of a value: the row fails instead.
+    static let outcomesOfMember: [String: Set<String>] = [
+        "tokens": ["success"],
+        "status": codesWithAnAnswer,
+        "excerpt": codesWithAnAnswer,
+        "excerptUTF8Bytes": codesWithAnAnswer,
+        "bodyByteCount": codesWithAnAnswer,
+        "networkKind": ["networkError"],
+        "invalidResponseKind": ["invalidResponse"],
+        "toleranceMillis": ["clockSkewTooBig"],
+        "measuredOffsetMillis": ["clockSkewTooBig"],
+    ]
 
     public static func check(_ file: File, into report: inout VectorFileReport) {
         report.failures += tableProblems(file)
@@ -128,6 +167,17 @@ public enum ErrorMappingVectors: VectorFileChecker {
         for offset in input.previousSamples ?? [] {
             estimator.record(ClockSkewSample(offsetMillis: offset), for: server)
         }
+        let transports = [
+            ("answer", input.answer != nil), ("transportFailure", input.transportFailure != nil),
+            ("notHTTP", input.notHTTP != nil),
+        ].filter(\.1).map(\.0)
+        guard transports.count == 1 else {
+            let present = transports.isEmpty ? "none" : transports.joined(separator: " and ")
+            return ["\(id): the input needs exactly one of answer, transportFailure and notHTTP; it has \(present)"]
+        }
+        for member in row.expected.outcomeMembers where outcomesOfMember[member]?.contains(row.expected.code) != true {
+            report.fail("\(id): expected.\(member) does not apply to a row that expects \(row.expected.code)")
+        }
         let transport: TransportResult
         if let answer = input.answer {
             let received = HTTPAnswer(
@@ -145,7 +195,7 @@ public enum ErrorMappingVectors: VectorFileChecker {
         } else if let notHTTP = input.notHTTP {
             transport = .notHTTP(notHTTP)
         } else {
-            return ["\(id): the input has no answer, transportFailure or notHTTP"]
+            return ["\(id): the input has no answer, transportFailure or notHTTP"]  // Never: counted above.
         }
         let estimate = estimator.estimatedOffsetMillis(for: server)
         if case .value(let expected) = row.expected.estimatedOffsetMillis {

@@ -45,7 +45,8 @@ public enum JWEVectors: VectorFileChecker {
         /// The ephemeral key, IV and (key wrapping) content key that reproduce `compact` exactly.
         public let encryptionInputs: EncryptionInputs?
     }
-    /// Part `index` of `compact` is replaced by `length` copies of `fill` (for the size limits).
+    /// Part `index` of `compact` is replaced by `length` copies of `fill` (for the size limits);
+    /// `fill` is one ASCII character, so the part is `length` bytes.
     public struct ReplacePart: Decodable, Sendable {
         public let index: Int
         public let fill: String
@@ -62,11 +63,15 @@ public enum JWEVectors: VectorFileChecker {
         public let cek: String?
     }
 
-    /// The case's compact serialization with `replacePart` applied; nil when that is unusable.
+    /// The case's compact serialization with `replacePart` applied; nil when that is unusable: no
+    /// part `index`, a `length` outside 0...``maximumReplacementLength``, or a `fill` that is not
+    /// exactly one ASCII byte. (One byte, not one `Character`: "a" and a thousand combining
+    /// accents are one `Character` of 2,001 bytes, and the limit on `length` would bound nothing.)
     public static func compact(of vector: Case) -> String? {
         guard let replacement = vector.replacePart else { return vector.compact }
         var parts = vector.compact.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.indices.contains(replacement.index), replacement.fill.count == 1,
+        guard parts.indices.contains(replacement.index), replacement.fill.utf8.count == 1,
+            let byte = replacement.fill.utf8.first, byte < 0x80,
             (0...maximumReplacementLength).contains(replacement.length)
         else { return nil }
         parts[replacement.index] = String(repeating: replacement.fill, count: replacement.length)
@@ -157,7 +162,9 @@ public enum JWEVectors: VectorFileChecker {
     static func checkCase(_ vector: Case, in file: File, into report: inout VectorFileReport) {
         let label = "case \(vector.id) \(vector.name)"
         guard let compact = compact(of: vector) else {
-            report.fail("\(label): replacePart cannot be applied")
+            report.fail(
+                "\(label): replacePart cannot be applied (index must name a part, fill be one ASCII character, length be 0...\(maximumReplacementLength))"
+            )
             return
         }
         let key: P256.KeyAgreement.PrivateKey

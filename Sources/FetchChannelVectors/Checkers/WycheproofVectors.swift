@@ -3,7 +3,8 @@ import Foundation
 
 /// The Wycheproof ECDSA P-256 / SHA-256 suites (not copied into Vectors/): every `valid` case
 /// verifies, every `invalid` one is rejected; each disagreement names its `tcId`. (`acceptable`
-/// cases, none in these suites, must be rejected too: this package is strict.)
+/// cases, none in these suites, must be rejected too: this package is strict.) Any other `result`
+/// (a misspelled `vaild`) fails its case instead of counting as `invalid`.
 public enum WycheproofVectors: Sendable {
     /// How a suite encodes its signatures.
     public enum Encoding: Sendable { case der, p1363 }
@@ -19,6 +20,10 @@ public enum WycheproofVectors: Sendable {
         Suite(fileName: "ecdsa_secp256r1_sha256_test.json", encoding: .der, expectedCases: 484),
         Suite(fileName: "ecdsa_secp256r1_sha256_p1363_test.json", encoding: .p1363, expectedCases: 262),
     ]
+
+    /// Whether a case of each `result` must verify: `acceptable` (legal but weak) is rejected, as
+    /// this package is strict.
+    static let verifies = ["valid": true, "invalid": false, "acceptable": false]
 
     struct File: Decodable {
         let numberOfTests: Int
@@ -64,7 +69,12 @@ public enum WycheproofVectors: Sendable {
                 let message = VectorDecoding.hex(test.msg)
                 let verified =
                     message.flatMap { message in signature.map { key.isValidSignature($0, for: message) } } ?? false
-                let expected = test.result == "valid"
+                guard let expected = verifies[test.result] else {
+                    report.fail(
+                        "tcId \(test.tcId) (\(test.comment)): result \"\(test.result)\" is not valid, invalid or acceptable"
+                    )
+                    continue
+                }
                 report.expect(
                     verified == expected,
                     "tcId \(test.tcId) (\(test.comment)): expected \(test.result), got \(verified ? "valid" : "invalid")"
@@ -78,11 +88,12 @@ public enum WycheproofVectors: Sendable {
         return report
     }
 
-    /// Checks every suite in `directory`; a suite file that is missing is a failed report.
+    /// Checks every suite in `directory`; a suite file that is missing, or not a regular file
+    /// (``VectorFileRead``), is a failed report.
     public static func verify(directory: URL) -> [VectorFileReport] {
         suites.map { suite in
             let url = directory.appendingPathComponent(suite.fileName)
-            switch BoundedRead.contents(of: url.path, maximumBytes: VectorSuite.maximumFileBytes) {
+            switch VectorFileRead.contents(of: url.path, maximumBytes: VectorSuite.maximumFileBytes) {
             case .success(let data): return check(data, suite: suite)
             case .failure(let failure):
                 return .unusable("wycheproof/" + suite.fileName, "\(url.path) cannot be read (\(failure))")
