@@ -59,7 +59,7 @@ extension BackendRouter {
         case ("DELETE", WirePaths.Emulator.faults):
             state.clearFaults()
             return BackendResponses.json(.ok, [:])
-        case ("GET", WirePaths.Emulator.stats):
+        case ("GET", WirePaths.Emulator.stats), ("HEAD", WirePaths.Emulator.stats):
             let statistics = state.statistics
             return BackendResponses.json(
                 .ok,
@@ -72,7 +72,7 @@ extension BackendRouter {
         case (_, WirePaths.Emulator.faults):
             return BackendResponses.methodNotAllowed(allow: ["POST", "DELETE"])
         case (_, WirePaths.Emulator.stats):
-            return BackendResponses.methodNotAllowed(allow: ["GET"])
+            return BackendResponses.methodNotAllowed(allow: Self.readMethods)
         default:
             return BackendResponses.notFound
         }

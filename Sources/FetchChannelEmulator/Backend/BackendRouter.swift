@@ -56,7 +56,7 @@ struct BackendRouter: Sendable {
             return serve(.targets, request, allow: id.isEmpty ? ["POST"] : ["PATCH"]) { targets(request, id: id) }
         }
         if let deviceId = remainder(of: path, after: base + WirePaths.pendingOperations), !deviceId.isEmpty {
-            return serve(.operations, request, allow: ["GET"]) { operations(request, deviceId: deviceId) }
+            return serve(.operations, request, allow: Self.readMethods) { operations(request, deviceId: deviceId) }
         }
         if let kindText = remainder(of: path, after: base + WirePaths.redeem), !kindText.isEmpty {
             // An unknown kind names no endpoint: 404, neither counted nor faulted.
@@ -65,6 +65,11 @@ struct BackendRouter: Sendable {
         }
         return .respond(BackendResponses.notFound)
     }
+
+    /// The methods of a resource read with GET: HEAD too, wherever GET is (RFC 9110 §9.1), answered
+    /// as GET is, the same checks, effects and headers (`Content-Length` of the GET's body
+    /// included), without the body; the server leaves the body out (``HTTPResponseSerializer``).
+    static let readMethods = ["GET", "HEAD"]
 
     /// "" for `prefix` itself, the single path segment after `prefix/`, or nil.
     func remainder(of path: String, after prefix: String) -> String? {
