@@ -71,12 +71,13 @@ struct BackendRouter: Sendable {
     /// included), without the body; the server leaves the body out (``HTTPResponseSerializer``).
     static let readMethods = ["GET", "HEAD"]
 
-    /// "" for `prefix` itself, the single path segment after `prefix/`, or nil.
+    /// "" for `prefix` itself, the single non-empty path segment after `prefix/`, or nil: `prefix/`
+    /// names no resource (neither the collection nor one of its members).
     func remainder(of path: String, after prefix: String) -> String? {
         if path == prefix { return "" }
         guard path.hasPrefix(prefix + "/") else { return nil }
         let rest = path.dropFirst(prefix.count + 1)
-        guard !rest.contains("/") else { return nil }
+        guard !rest.isEmpty, !rest.contains("/") else { return nil }
         return String(rest).removingPercentEncoding ?? String(rest)
     }
 
