@@ -49,6 +49,8 @@ public enum WireErrorCode: String, Sendable, CaseIterable, CustomStringConvertib
     case tooManyOperations = "TOO_MANY_OPERATIONS"
     case tooManyFaults = "TOO_MANY_FAULTS"
     case injectedFault = "INJECTED_FAULT"
+    /// 503: a dispatch before the reference backend knows the URL its operations redeem at.
+    case notStarted = "NOT_STARTED"
 
     // MARK: The reference backend's HTTP server (a request it does not take as HTTP; 400 is MALFORMED_REQUEST)
 

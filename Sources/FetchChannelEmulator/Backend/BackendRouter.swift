@@ -14,7 +14,9 @@ struct BackendRouter: Sendable {
     let state: BackendState
     let clock: ServerClock
     let verifier: DeviceSignatureVerifier
-    /// The server's base URL, known once it is bound (for the redeem URLs it hands out).
+    /// The server's base URL, known once it is bound (for the redeem URLs it hands out); set
+    /// before the server accepts its first connection, and while it is empty a dispatch is
+    /// refused (503 `NOT_STARTED`).
     let baseURL: Locked<String>
     /// The last creation time handed out: operations get strictly increasing times, so their order
     /// is the dispatch order even within one millisecond. Reset when the clock is set
