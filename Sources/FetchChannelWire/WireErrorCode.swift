@@ -49,6 +49,27 @@ public enum WireErrorCode: String, Sendable, CaseIterable, CustomStringConvertib
     case tooManyOperations = "TOO_MANY_OPERATIONS"
     case tooManyFaults = "TOO_MANY_FAULTS"
     case injectedFault = "INJECTED_FAULT"
+    /// 503: a dispatch before the reference backend knows the URL its operations redeem at.
+    case notStarted = "NOT_STARTED"
+
+    // MARK: The reference backend's HTTP server (a request it does not take as HTTP; 400 is MALFORMED_REQUEST)
+
+    /// 408: the request did not arrive within the server's request timeout.
+    case httpRequestTimeout = "HTTP_REQUEST_TIMEOUT"
+    /// 411: a chunked body without Content-Length.
+    case httpLengthRequired = "HTTP_LENGTH_REQUIRED"
+    /// 413: a body over the server's limit, refused before it is read.
+    case httpContentTooLarge = "HTTP_CONTENT_TOO_LARGE"
+    /// 414: a request target over the request line's limit.
+    case httpURITooLong = "HTTP_URI_TOO_LONG"
+    /// 431: a header section over the server's limits.
+    case httpHeaderFieldsTooLarge = "HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE"
+    /// 503: the server serves its most connections, none of them idle.
+    case httpServiceUnavailable = "HTTP_SERVICE_UNAVAILABLE"
+    /// 505: an HTTP major version other than 1.
+    case httpVersionNotSupported = "HTTP_VERSION_NOT_SUPPORTED"
+    /// 500: the server's handler made an answer HTTP cannot carry (never expected).
+    case httpInternalServerError = "HTTP_INTERNAL_SERVER_ERROR"
 
     /// The code as the wire writes it.
     public var description: String { rawValue }

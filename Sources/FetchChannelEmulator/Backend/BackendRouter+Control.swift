@@ -59,7 +59,7 @@ extension BackendRouter {
         case ("DELETE", WirePaths.Emulator.faults):
             state.clearFaults()
             return BackendResponses.json(.ok, [:])
-        case ("GET", WirePaths.Emulator.stats):
+        case ("GET", WirePaths.Emulator.stats), ("HEAD", WirePaths.Emulator.stats):
             let statistics = state.statistics
             return BackendResponses.json(
                 .ok,
@@ -72,7 +72,7 @@ extension BackendRouter {
         case (_, WirePaths.Emulator.faults):
             return BackendResponses.methodNotAllowed(allow: ["POST", "DELETE"])
         case (_, WirePaths.Emulator.stats):
-            return BackendResponses.methodNotAllowed(allow: ["GET"])
+            return BackendResponses.methodNotAllowed(allow: Self.readMethods)
         default:
             return BackendResponses.notFound
         }
@@ -197,6 +197,15 @@ extension BackendRouter {
             }
         }
         let data = body["data"].map(JSONObjectText.init(object:))
+        // Set before the server accepts (ReferenceBackend); unset, a redeem URL would be relative.
+        let base = baseURL.withLock { $0 }
+        guard !base.isEmpty else {
+            return .failure(
+                BackendResponses.Refusal(
+                    BackendResponses.error(
+                        .serviceUnavailable, WireErrorCode.notStarted,
+                        "The emulator does not know its own URL yet; dispatch once it has started.")))
+        }
         // The creation time runs ahead of the server clock when dispatches come within one
         // millisecond (each gets a later time than the one before). The device's bound is checked
         // at the clock's time: at the creation time, an operation of 1 ms dispatched just before
@@ -215,7 +224,7 @@ extension BackendRouter {
                 deviceId: deviceId, kind: kind, creationTimeMillis: now,
                 expiresAtMillis: expiresAt,
                 channel: channel, token: token,
-                redeemURL: baseURL.withLock { $0 } + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
+                redeemURL: base + configuration.basePath + WirePaths.redeem + "/" + kind.rawValue,
                 data: data)
         else {
             return .failure(

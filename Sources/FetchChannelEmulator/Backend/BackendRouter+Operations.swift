@@ -4,7 +4,9 @@ import Foundation
 
 /// The pending-operations answer (JSON or JWE by `Accept`) and token redemption.
 extension BackendRouter {
-    /// A GET (``serve(_:_:allow:_:)`` refused any other method).
+    /// A GET or a HEAD (``serve(_:_:allow:_:)`` refused any other method), alike: a HEAD is
+    /// signed, verified (its request id spent), counted and faulted as a GET is, and the server
+    /// writes its answer without the body.
     func operations(_ request: HTTPRequest, deviceId: String) -> HTTPResponse {
         let verified: VerifiedDeviceSignature
         switch verifiedSignature(request) {

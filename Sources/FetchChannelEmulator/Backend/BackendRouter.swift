@@ -14,7 +14,9 @@ struct BackendRouter: Sendable {
     let state: BackendState
     let clock: ServerClock
     let verifier: DeviceSignatureVerifier
-    /// The server's base URL, known once it is bound (for the redeem URLs it hands out).
+    /// The server's base URL, known once it is bound (for the redeem URLs it hands out); set
+    /// before the server accepts its first connection, and while it is empty a dispatch is
+    /// refused (503 `NOT_STARTED`).
     let baseURL: Locked<String>
     /// The last creation time handed out: operations get strictly increasing times, so their order
     /// is the dispatch order even within one millisecond. Reset when the clock is set
@@ -56,7 +58,7 @@ struct BackendRouter: Sendable {
             return serve(.targets, request, allow: id.isEmpty ? ["POST"] : ["PATCH"]) { targets(request, id: id) }
         }
         if let deviceId = remainder(of: path, after: base + WirePaths.pendingOperations), !deviceId.isEmpty {
-            return serve(.operations, request, allow: ["GET"]) { operations(request, deviceId: deviceId) }
+            return serve(.operations, request, allow: Self.readMethods) { operations(request, deviceId: deviceId) }
         }
         if let kindText = remainder(of: path, after: base + WirePaths.redeem), !kindText.isEmpty {
             // An unknown kind names no endpoint: 404, neither counted nor faulted.
@@ -66,12 +68,18 @@ struct BackendRouter: Sendable {
         return .respond(BackendResponses.notFound)
     }
 
-    /// "" for `prefix` itself, the single path segment after `prefix/`, or nil.
+    /// The methods of a resource read with GET: HEAD too, wherever GET is (RFC 9110 §9.1), answered
+    /// as GET is, the same checks, effects and headers (`Content-Length` of the GET's body
+    /// included), without the body; the server leaves the body out (``HTTPResponseSerializer``).
+    static let readMethods = ["GET", "HEAD"]
+
+    /// "" for `prefix` itself, the single non-empty path segment after `prefix/`, or nil: `prefix/`
+    /// names no resource (neither the collection nor one of its members).
     func remainder(of path: String, after prefix: String) -> String? {
         if path == prefix { return "" }
         guard path.hasPrefix(prefix + "/") else { return nil }
         let rest = path.dropFirst(prefix.count + 1)
-        guard !rest.contains("/") else { return nil }
+        guard !rest.isEmpty, !rest.contains("/") else { return nil }
         return String(rest).removingPercentEncoding ?? String(rest)
     }
 

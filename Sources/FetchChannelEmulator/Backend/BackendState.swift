@@ -48,6 +48,11 @@ final class BackendState: Sendable {
         /// Answers to hold, the next request of their endpoint each (``AnswerHold``).
         var holds: [AnswerHold] = []
         var statistics = EmulatorStatistics()
+        /// No stored operation expires before it (it may be earlier than any: an operation that
+        /// a fetch dropped leaves it), so no purge can drop anything before it is an hour past.
+        var earliestExpiry: Int64 = .max
+        /// How often ``purge(_:nowMillis:)`` went through the operations (for tests).
+        var purgeScans = 0
     }
 
     /// Bounds that keep a long-running emulator's memory flat.
@@ -157,8 +162,8 @@ final class BackendState: Sendable {
     /// Stores `operation`, unless its device has its most pending operations, or would have an
     /// operations answer larger than the client reads, or the store is full. The device's totals
     /// are kept as operations come and go (``DeviceOperations``): its list, where redeemed and
-    /// expired operations stay until a purge, is gone through only when an operation counted may
-    /// have expired since the last time.
+    /// expired operations stay until a purge or a fetch drops them, is gone through only when an
+    /// operation counted may have expired since the last time.
     func add(_ operation: StoredOperation, nowMillis: Int64) -> AddOutcome {
         storage.withLock { storage in
             switch storage.devices[operation.deviceId]?.boundPassed(
@@ -173,6 +178,7 @@ final class BackendState: Sendable {
                 guard storage.operationsByToken.count < operationCapacity else { return .full }
             }
             storage.operationsByToken[operation.token] = operation
+            storage.earliestExpiry = min(storage.earliestExpiry, operation.expiresAtMillis)
             storage.devices[operation.deviceId, default: DeviceOperations()].add(operation)
             return .added
         }
@@ -180,11 +186,30 @@ final class BackendState: Sendable {
 
     /// Operations for the device that are neither redeemed nor expired, oldest first; of equal
     /// creation times (possible once the clock was set back), the one dispatched first.
+    ///
+    /// Going through the device's list, it drops what a purge would drop (operations that expired
+    /// over ``purgeGraceMillis`` ago) from the store, and redeemed operations from the list (their
+    /// records stay, to answer as redeemed): a fetch does not go through them again and again
+    /// while the store is not full, the one time a purge runs.
     func pendingOperations(for deviceId: String, nowMillis: Int64) -> [StoredOperation] {
         storage.withLock { storage in
-            (storage.devices[deviceId]?.tokens ?? [])  // in dispatch order
-                .compactMap { storage.operationsByToken[$0] }
-                .filter { !$0.redeemed && $0.expiresAtMillis > nowMillis }
+            let horizon = Self.purgeHorizon(nowMillis)
+            var (listed, stale, redeemed) = ([StoredOperation](), [StoredOperation](), [StoredOperation]())
+            for token in storage.devices[deviceId]?.tokens ?? [] {  // in dispatch order
+                guard let operation = storage.operationsByToken[token] else { continue }
+                if operation.expiresAtMillis < horizon {
+                    stale.append(operation)
+                } else if operation.redeemed {
+                    redeemed.append(operation)
+                } else if operation.expiresAtMillis > nowMillis {
+                    listed.append(operation)
+                }
+            }
+            if !redeemed.isEmpty { storage.devices[deviceId]?.forget(redeemed) }
+            if !stale.isEmpty { Self.drop(stale, ofDevice: deviceId, from: &storage) }
+            if storage.devices[deviceId]?.tokens.isEmpty == true { storage.devices[deviceId] = nil }
+            return
+                listed
                 .enumerated()
                 .sorted { ($0.element.creationTimeMillis, $0.offset) < ($1.element.creationTimeMillis, $1.offset) }
                 .map(\.element)
@@ -205,30 +230,61 @@ final class BackendState: Sendable {
         }
     }
 
-    /// Drops operations that expired more than an hour ago (emulator time), with their redemption
-    /// counts. A redeemed operation is kept until then, so that a second redemption of its token
-    /// is still told that it was redeemed. Linear in the operations (it runs under the lock every
-    /// request waits for): each device's list is filtered once, and a device left without
+    /// How long an operation is kept after it expired (emulator time): a redeemed operation is
+    /// kept until then too, so that a second redemption of its token is still told that it was
+    /// redeemed, and an expired one that it expired.
+    static let purgeGraceMillis: Int64 = 3_600_000
+
+    /// Operations that expired before it may be dropped at `nowMillis`.
+    private static func purgeHorizon(_ nowMillis: Int64) -> Int64 {
+        let (earlier, overflow) = nowMillis.subtractingReportingOverflow(purgeGraceMillis)
+        return overflow ? Int64.min : earlier
+    }
+
+    /// Drops operations that expired more than ``purgeGraceMillis`` ago, with their redemption
+    /// counts. Linear in the operations (it runs under the lock every request waits for), so it
+    /// goes through them only when one of them can be dropped (``Storage/earliestExpiry``): a
+    /// store full of operations that cannot be dropped yet refuses each further dispatch without
+    /// going through them again. Each device's list is filtered once, and a device left without
     /// operations is forgotten.
     private static func purge(_ storage: inout Storage, nowMillis: Int64) {
-        let (earlier, overflow) = nowMillis.subtractingReportingOverflow(3_600_000)
-        let horizon = overflow ? Int64.min : earlier
+        let horizon = purgeHorizon(nowMillis)
+        guard storage.earliestExpiry < horizon else { return }
+        storage.purgeScans += 1
         var staleByDevice: [String: [StoredOperation]] = [:]
-        for operation in storage.operationsByToken.values where operation.expiresAtMillis < horizon {
-            staleByDevice[operation.deviceId, default: []].append(operation)
-        }
-        for (deviceId, stale) in staleByDevice {
-            for operation in stale {
-                storage.operationsByToken[operation.token] = nil
-                storage.statistics.redemptions[operation.token] = nil
+        var earliestKept = Int64.max
+        for operation in storage.operationsByToken.values {
+            if operation.expiresAtMillis < horizon {
+                staleByDevice[operation.deviceId, default: []].append(operation)
+            } else {
+                earliestKept = min(earliestKept, operation.expiresAtMillis)
             }
-            storage.devices[deviceId]?.forget(stale)
-            if storage.devices[deviceId]?.tokens.isEmpty == true { storage.devices[deviceId] = nil }
         }
+        storage.earliestExpiry = earliestKept
+        for (deviceId, stale) in staleByDevice { drop(stale, ofDevice: deviceId, from: &storage) }
+    }
+
+    /// Drops `stale`, operations of `deviceId`, from the store, with their redemption counts; the
+    /// device is forgotten once it is left without operations.
+    private static func drop(_ stale: [StoredOperation], ofDevice deviceId: String, from storage: inout Storage) {
+        for operation in stale {
+            storage.operationsByToken[operation.token] = nil
+            storage.statistics.redemptions[operation.token] = nil
+        }
+        storage.devices[deviceId]?.forget(stale)
+        if storage.devices[deviceId]?.tokens.isEmpty == true { storage.devices[deviceId] = nil }
     }
 
     /// How many devices the operations index holds (for tests: a purge forgets emptied ones).
     var indexedDevices: Int { storage.withLock { $0.devices.count } }
+
+    /// How often a purge went through the stored operations (for tests).
+    var purgeScans: Int { storage.withLock { $0.purgeScans } }
+
+    /// How many operations the device's list holds, whether pending, expired or redeemed (for tests).
+    func listedOperations(ofDevice deviceId: String) -> Int {
+        storage.withLock { $0.devices[deviceId]?.tokens.count ?? 0 }
+    }
 
     /// How often the device's list was gone through to count its pending operations (for tests).
     func recounts(ofDevice deviceId: String) -> Int {

@@ -1,6 +1,7 @@
 /// One device's operations in the store: their tokens in dispatch order, and a count and the
 /// size of their answer kept as operations come and go, so that a dispatch checks the device's
-/// bounds without going through its list (which keeps expired operations until a purge).
+/// bounds without going through its list (which keeps expired operations until a purge or a
+/// fetch drops them, an hour after their expiry).
 ///
 /// They are of the operations that were neither redeemed nor expired at ``countedAt``: the
 /// device's last recount, or its first dispatch. While the clock is not before ``countedAt``, the
@@ -8,8 +9,9 @@
 /// reached; and when no counted operation can have expired since (``earliestExpiry``), the totals
 /// are the pending ones'. Only otherwise is the list gone through (``recount(at:in:)``).
 struct DeviceOperations {
-    /// In dispatch order: pending and expired operations, and redeemed ones until a recount drops
-    /// them (the store keeps their records, so that their tokens still answer as redeemed).
+    /// In dispatch order: pending and expired operations, and redeemed ones until a recount or a
+    /// fetch drops them (the store keeps their records, so that their tokens still answer as
+    /// redeemed).
     private(set) var tokens: [String] = []
     private(set) var countedAt: Int64 = .min
     private(set) var count = 0
@@ -68,7 +70,7 @@ struct DeviceOperations {
         answerShares -= operation.answerShare
     }
 
-    /// Forgets `stale`, operations the store no longer holds (a purge).
+    /// Forgets `stale`: operations the store no longer holds (a purge), or redeemed ones.
     mutating func forget(_ stale: [StoredOperation]) {
         for operation in stale { uncount(operation) }
         let tokens = Set(stale.map(\.token))

@@ -136,8 +136,11 @@ public final class ReferenceBackend: Sendable {
             http.tlsIdentity = try TLSServerIdentity.load(certificateFile: certificate, keyFile: key)
         }
         let server = HTTPServer(configuration: http, handler: { router.handle($0) })
-        let address = try server.start()
-        router.baseURL.withLock { $0 = address.baseURL.absoluteString }
+        // Known before the first request is accepted: a dispatch must not hand out a redeem URL
+        // without the origin.
+        let address = try server.start(beforeAccepting: { address in
+            router.baseURL.withLock { $0 = address.baseURL.absoluteString }
+        })
         self.server = server
         self.router = router
         self.baseURL = address.baseURL

@@ -6,8 +6,9 @@ import FetchChannelWire
 /// trickles bytes costs linear, not quadratic, work. Anything ambiguous is refused rather than
 /// guessed, because a lenient reading is how request smuggling starts:
 /// - lines end in CRLF; a bare LF or a CR anywhere else is 400;
-/// - request line: `token SP target SP HTTP/d.d`, single spaces; a well-formed version other than
-///   1.0/1.1 is 505, a malformed one 400; a line over the limit is 414 when the target is what is
+/// - request line: `token SP target SP HTTP/d.d`, single spaces; a well-formed version of another
+///   major than 1 is 505, a malformed one 400, and 1.2 or later is served as 1.1 (RFC 9110 §6.2:
+///   the highest minor version implemented); a line over the limit is 414 when the target is what is
 ///   long, 400 otherwise; empty lines before a request line are skipped (RFC 9112 §2.2);
 /// - targets: origin-form, absolute-form, or `*` with OPTIONS; visible ASCII without "#";
 ///   authority-form (CONNECT) is 400 because this server is no proxy;
@@ -280,12 +281,14 @@ struct HTTPRequestParser {
         else {
             return HTTPRequestParseError(400, "request target is empty or contains a byte outside visible ASCII")
         }
-        guard parsedVersion == .http1_1 || parsedVersion == .http1_0 else {
+        // A higher minor version of HTTP/1 is served as 1.1, the highest this server implements
+        // (RFC 9110 §6.2); another major version is not HTTP/1's syntax at all.
+        guard parsedVersion.major == 1 else {
             return HTTPRequestParseError(505, "\(parsedVersion) is not supported; use HTTP/1.1")
         }
         method = String(decoding: methodBytes, as: UTF8.self)
         target = String(decoding: targetBytes, as: UTF8.self)
-        version = parsedVersion
+        version = parsedVersion.minor == 0 ? .http1_0 : .http1_1
         guard let split = HTTPRequestParser.splitTarget(target, method: method) else {
             return HTTPRequestParseError(400, "unsupported request-target form")
         }

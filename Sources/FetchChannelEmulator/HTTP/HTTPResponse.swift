@@ -61,19 +61,32 @@ public struct HTTPResponse: Sendable, Hashable {
         return HTTPResponse(status: status, headers: headers, body: Array(text.utf8))
     }
 
-    /// The server's own error answers (malformed request, timeout, overload): a JSON body with a
-    /// stable `errorCode` such as `HTTP_BAD_REQUEST`, so clients can classify them like backend errors.
+    /// The server's own error answers (malformed request, timeout, overload): the wire's error body
+    /// `{"errorCode": CODE, "message": text}` (docs/ARCHITECTURE.md, "Wire contract"), so that
+    /// clients classify them like the backend's: 400 is `MALFORMED_REQUEST`, the other statuses
+    /// the server answers have an `HTTP_…` code of their own (``serverErrorCode(status:)``).
     static func serverError(status: Int, reason: String) -> HTTPResponse {
-        let phrase = HTTPStatusReason.phrase(for: status)
-        let code =
-            "HTTP_"
-            + (phrase.isEmpty
-                ? String(status)
-                : phrase.uppercased()
-                    .replacingOccurrences(of: " ", with: "_").replacingOccurrences(of: "-", with: "_"))
-        let body = "{\"errorCode\":\"\(code)\",\"reason\":\"\(jsonEscaped(reason))\"}"
+        let body =
+            "{\"\(WireErrorCode.Member.errorCode)\":\"\(serverErrorCode(status: status).rawValue)\","
+            + "\"\(WireErrorCode.Member.message)\":\"\(jsonEscaped(reason))\"}"
         return HTTPResponse(
             status: status, headers: [WireHeader.contentType: WireMediaType.json], body: Array(body.utf8))
+    }
+
+    /// The code of the server's own answer with `status`: one of the statuses the server answers
+    /// with itself, else `MALFORMED_REQUEST` for a 4xx and `HTTP_INTERNAL_SERVER_ERROR` for a 5xx.
+    static func serverErrorCode(status: Int) -> WireErrorCode {
+        switch status {
+        case 408: .httpRequestTimeout
+        case 411: .httpLengthRequired
+        case 413: .httpContentTooLarge
+        case 414: .httpURITooLong
+        case 431: .httpHeaderFieldsTooLarge
+        case 503: .httpServiceUnavailable
+        case 505: .httpVersionNotSupported
+        case 500...: .httpInternalServerError
+        default: .malformedRequest
+        }
     }
 
     private static func jsonEscaped(_ text: String) -> String {

@@ -34,7 +34,16 @@ public final class HTTPServer: Sendable {
     /// Binds, listens and starts accepting. A server starts at most once.
     @discardableResult
     public func start() throws(HTTPServerError) -> HTTPServerAddress {
-        try engine.start()
+        try engine.start(beforeAccepting: { _ in })
+    }
+
+    /// Binds and listens, hands the address to `beforeAccepting`, and only then starts accepting:
+    /// no request reaches the handler before `beforeAccepting` returned (what the handler needs
+    /// to know of the address is known by then). It runs under the server's lock: it must not
+    /// call the server.
+    @discardableResult
+    func start(beforeAccepting: (HTTPServerAddress) -> Void) throws(HTTPServerError) -> HTTPServerAddress {
+        try engine.start(beforeAccepting: beforeAccepting)
     }
 
     /// Closes the listener and every connection, interrupting reads, writes, delays and hangs,

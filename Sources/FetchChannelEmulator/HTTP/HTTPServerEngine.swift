@@ -65,7 +65,8 @@ final class HTTPServerEngine: Sendable {
 
     // MARK: - Start
 
-    func start() throws(HTTPServerError) -> HTTPServerAddress {
+    /// Binds and listens, calls `beforeAccepting` with the address, then starts the accept thread.
+    func start(beforeAccepting: (HTTPServerAddress) -> Void) throws(HTTPServerError) -> HTTPServerAddress {
         try configuration.validate()
         guard let ip = HTTPIPAddress(literal: configuration.host) else {
             throw HTTPServerError(
@@ -97,6 +98,8 @@ final class HTTPServerEngine: Sendable {
                 signal(SIGPIPE, SIG_IGN)
             }
             let signal = try HTTPStopSignal()
+            // Connections wait in the listen queue until the accept thread takes them.
+            beforeAccepting(address)
             let listenFD = listener.releaseOwnership()
             let spawned = HTTPServerThread.spawn(stackSize: configuration.threadStackSize) { [self] in
                 runAcceptThread(listenFD: listenFD, stop: signal)

@@ -1,6 +1,7 @@
 /// The HTTP version of a request line (`HTTP/<major>.<minor>`).
 ///
-/// Only 1.0 and 1.1 are served; any other well-formed version is answered with 505.
+/// Only 1.0 and 1.1 are served: a request of HTTP/1.2 or later is served (and has this version)
+/// as 1.1, and any other major version is answered with 505.
 public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
     public var major: Int
     public var minor: Int

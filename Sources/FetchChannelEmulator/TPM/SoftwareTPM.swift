@@ -81,8 +81,10 @@ package final class SoftwareTPM: Sendable {
                 directoryRegistration.undo()
                 throw error
             }
-            if Self.waitUntilAccepting(port: port, process: process),
-                Self.waitUntilAccepting(port: port + 1, process: process)
+            // One deadline for both ports: swtpm listens on both within milliseconds of starting.
+            let deadline = ContinuousClock.now + .seconds(20)
+            if Self.waitUntilAccepting(port: port, until: deadline, isRunning: { process.isRunning }),
+                Self.waitUntilAccepting(port: port + 1, until: deadline, isRunning: { process.isRunning })
             {
                 self.port = port
                 self.directory = directory
@@ -180,16 +182,17 @@ package final class SoftwareTPM: Sendable {
     }
 
     /// Sends one TPM command on a connection of its own and returns the response code, or nil
-    /// when no answer came within 10 s. swtpm serves one connection at a time: a key's that is
-    /// still open makes this one wait, and then fail.
+    /// when the connection was not made within 10 s or no answer came within 10 s more. swtpm
+    /// serves one connection at a time: a key's that is still open makes this one wait, and then
+    /// fail.
     private func command(_ bytes: [UInt8]) -> UInt32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = Self.tcpSocket(nonBlocking: true)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0,
-            Self.loopback.withSocketAddress(port: port, { connect(fd, $0, $1) }) == 0,
-            bytes.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, 0) }) == bytes.count
+        guard Self.connect(fd, port: port, until: ContinuousClock.now + .seconds(10)),
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0,
+            bytes.withUnsafeBytes({ Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count
         else { return nil }
         var answer = [UInt8](repeating: 0, count: 10)  // tag, size, response code
         var received = 0
@@ -256,7 +259,7 @@ package final class SoftwareTPM: Sendable {
     }
 
     private static func bindLoopback(port: UInt16) -> (Int32, UInt16)? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = tcpSocket()
         guard fd >= 0 else { return nil }
         let bound = loopback.withSocketAddress(port: port) { bind(fd, $0, $1) }
         var actual = sockaddr_in()
@@ -271,17 +274,59 @@ package final class SoftwareTPM: Sendable {
         return (fd, UInt16(bigEndian: actual.sin_port))
     }
 
-    /// Connects until swtpm accepts, as long as it runs, within 20 s. It listens within
-    /// milliseconds of starting; each refused attempt yields the CPU (nothing sleeps).
-    private static func waitUntilAccepting(port: UInt16, process: Process) -> Bool {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while process.isRunning && ContinuousClock.now < deadline {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// An IPv4 TCP socket, close-on-exec from its creation: a process that another thread
+    /// spawns meanwhile (swtpm itself, a test's child) must not inherit it. Non-blocking when
+    /// asked, for a connect with a deadline (``connect(_:port:until:)``).
+    static func tcpSocket(nonBlocking: Bool = false) -> Int32 {
+        var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
+        return socket(AF_INET, type, 0)
+    }
+
+    /// Connects the non-blocking `fd` to 127.0.0.1:`port` by `deadline`, and makes it blocking
+    /// again. False when refused, failed or not connected in time: a listener whose queue is full
+    /// (a paused swtpm's) would otherwise hold a blocking connect for minutes.
+    static func connect(_ fd: Int32, port: UInt16, until deadline: ContinuousClock.Instant) -> Bool {
+        if loopback.withSocketAddress(port: port, { Glibc.connect(fd, $0, $1) }) != 0 {
+            guard errno == EINPROGRESS else { return false }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            while true {
+                let ready = poll(&descriptor, 1, HTTPPoll.millisecondsUntil(deadline))
+                if ready > 0 { break }
+                if ready == 0 && ContinuousClock.now >= deadline { return false }
+                if ready < 0 && errno != EINTR { return false }
+            }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0 else { return false }
+        }
+        let flags = fcntl(fd, F_GETFL)
+        return flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0
+    }
+
+    /// Connects until something accepts on `port`, as long as `isRunning`, until `deadline`. swtpm
+    /// listens within milliseconds of starting; between refused attempts the thread pauses, 1 ms
+    /// at first and twice as long each time up to 50 ms, instead of spinning on the CPU.
+    /// `now` and `pause` are the clock's and the wait's (a test's own).
+    static func waitUntilAccepting(
+        port: UInt16, until deadline: ContinuousClock.Instant, isRunning: () -> Bool,
+        now: () -> ContinuousClock.Instant = { ContinuousClock.now },
+        pause: (Duration) -> Void = { duration in
+            let (seconds, attoseconds) = duration.components
+            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+        }
+    ) -> Bool {
+        var delay = Duration.milliseconds(1)
+        while isRunning() && now() < deadline {
+            let fd = tcpSocket(nonBlocking: true)
             guard fd >= 0 else { return false }
-            let connected = loopback.withSocketAddress(port: port) { connect(fd, $0, $1) }
+            let connected = connect(fd, port: port, until: ContinuousClock.now + .seconds(1))
             close(fd)
-            if connected == 0 { return true }
-            sched_yield()
+            if connected { return true }
+            let left = now().duration(to: deadline)
+            guard left > .zero else { break }
+            pause(min(delay, left))
+            delay = min(delay * 2, .milliseconds(50))
         }
         return false
     }

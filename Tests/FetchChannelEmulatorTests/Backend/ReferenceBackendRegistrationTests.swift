@@ -29,6 +29,25 @@ import Testing
         return try await BackendClient.send("POST", url, json: body, headers: headers)
     }
 
+    /// `POST <targets>/` names no route: 404, as an empty last segment is for the other routes.
+    /// Before, the empty segment read as the collection itself, and the POST registered a target.
+    @Test func aTrailingSlashAfterTheCollectionIsNotFound() async throws {
+        let backend = try ReferenceBackend.start()
+        defer { backend.stop() }
+        let key = try P256.Signing.PrivateKey().publicKey
+        let body = #"{"deviceId":"slash","signatureKey":\#(key.jwk.jsonString)}"#
+        let collection = WirePaths.basePath + WirePaths.dispatchTargets
+        let json = "Content-Type: application/json\r\n"
+        for method in ["POST", "PATCH"] {
+            let head =
+                "\(method) \(collection)/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\(json)\r\n"
+            #expect(try await BackendClient.raw(backend, head + body).status == 404, "\(method)")
+        }
+        #expect(backend.dispatchTargetIds(ofDevice: "slash").isEmpty)
+        #expect(backend.statistics.requests.isEmpty)
+        #expect(try await BackendClient.rawPost(backend, collection, body: body, headers: json).status == 201)
+    }
+
     /// Whatever a registration names is kept for as long as the target: username, name, target
     /// and dispatcher are strings of at most 256 bytes (null or absent: empty), as deviceId is.
     /// Before, any length was kept, and unsigned first registrations could fill the memory.

@@ -169,7 +169,10 @@ import Testing
         }
         let base = backend.baseURL
         let wrong: [(String, URL, String)] = [
-            ("DELETE", base.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"), "GET"),
+            (
+                "DELETE", base.appendingPathComponent("nevisfido/devices/outofbandoperations/\(device.deviceId)"),
+                "GET, HEAD"
+            ),
             ("GET", try #require(URL(string: operation.redeemURL)), "POST"),
             ("GET", base.appendingPathComponent("nevisfido/token/dispatch/targets"), "POST"),
             ("DELETE", BackendClient.dispatchTargetURL(backend, device.dispatchTargetId), "PATCH"),

@@ -159,6 +159,47 @@ extension HTTPServerTests {
             #expect(request.body == Array("xyz".utf8))
         }
 
+        /// A higher minor version of HTTP/1 is served as 1.1 (RFC 9110 §6.2), Host and all; before,
+        /// HTTP/1.2 was answered 505. Another major version still is.
+        @Test func aHigherMinorVersionIsServedAsHTTP11() throws {
+            for minor in 2...9 {
+                let raw = "GET /v HTTP/1.\(minor)\r\nHost: a\r\n\r\n"
+                guard case .request(let request) = Self.parse(Array(raw.utf8), chunkSize: 5) else {
+                    Issue.record("HTTP/1.\(minor) was not parsed")
+                    continue
+                }
+                #expect(request.version == .http1_1, "HTTP/1.\(minor)")
+                #expect(request.path == "/v")
+                guard case .failure(let error) = Self.parse(Array("GET / HTTP/1.\(minor)\r\n\r\n".utf8), chunkSize: 5)
+                else {
+                    Issue.record("HTTP/1.\(minor) without Host was parsed")
+                    continue
+                }
+                #expect(error.status == 400, "HTTP/1.\(minor) without Host")
+            }
+            guard case .failure(let error) = Self.parse(Array("GET / HTTP/2.0\r\nHost: a\r\n\r\n".utf8), chunkSize: 5)
+            else {
+                Issue.record("HTTP/2.0 was parsed")
+                return
+            }
+            #expect(error.status == 505)
+        }
+
+        /// Over a socket: an HTTP/1.2 request gets the handler's answer (in HTTP/1.1, kept alive),
+        /// an HTTP/2.0 one still 505.
+        @Test func aServerAnswersHTTP12AsHTTP11() throws {
+            let (server, address) = try HTTPTestSupport.startServer()
+            defer { server.stop() }
+
+            let client = try RawHTTPClient(port: address.port)
+            defer { client.close() }
+            let answer = try client.roundTrip("GET /minor HTTP/1.2\r\nHost: 127.0.0.1\r\n\r\n")
+            #expect(answer.status == 200)
+            #expect(answer.headers["Connection"] == nil)
+            #expect(answer.bodyText.contains("\"path\":\"/minor\""))
+            #expect(try client.roundTrip("GET / HTTP/2.0\r\nHost: 127.0.0.1\r\n\r\n").status == 505)
+        }
+
         @Test func pipelinedRequestsComeOutOneByOne() {
             var parser = HTTPRequestParser(limits: Self.limits, peer: HTTPPeerAddress(host: "::1", port: 1))
             parser.append(

@@ -38,7 +38,8 @@
 //   `pendingCapacityPerDevice` operations pending at the server clock's time, with an answer within
 //   `OperationsAnswerSize.maximumJSONBytes`; the store holds at most `operationCapacity`
 //   operations (counted from the dispatches answered 201, dropping what a purge drops: expired
-//   over an hour, only when the store is full); at most `targetCapacity` dispatch targets;
+//   over an hour, when the store is full or its device's operations are read, which every
+//   request's snapshot does for every known device); at most `targetCapacity` dispatch targets;
 //   dispatches get strictly increasing creation times until the clock is set;
 // - a fetch answered 200 (no fault injected) lists exactly the device's pending operations in
 //   order (decrypted with the recipient key when it is JOSE), for a signature of a target of
@@ -127,7 +128,8 @@ private struct RouterSession {
     var signableTargets = RouterFuzz.vectorTargets.map(\.id)
     var targetCount = RouterFuzz.vectorTargets.count
     var knownDevices = Set(RouterFuzz.vectorTargets.map(\.deviceId))
-    /// Every operation dispatched (201) and not purged (BackendState.purge's rule), by token.
+    /// Every operation dispatched (201) and not purged (BackendState.purge's rule, which a read
+    /// of the device's pending operations applies to the device), by token.
     var stored: [String: Dispatched] = [:]
     /// The tokens of the dispatches answered 201, in order.
     var dispatchedTokens: [String] = []
@@ -180,6 +182,7 @@ private struct RouterSession {
         if let deviceId = body?["deviceId"] as? String { knownDevices.insert(deviceId) }
         if let deviceId = route.pathDeviceId { knownDevices.insert(deviceId) }
         let before = snapshot()
+        dropPurgeable()
 
         let action = router.handle(request)
         let response: HTTPResponse?
@@ -210,6 +213,7 @@ private struct RouterSession {
         checkTargets(request, route, body, answer, before: before, after: after)
         checkFetch(request, route, answer, after: after)
         checkStatistics()
+        dropPurgeable()
         if let response, HTTPResponseSerializer.asksToClose(response) { ends = true }
         return !ends && !request.wantsConnectionClose
     }
@@ -305,6 +309,15 @@ private struct RouterSession {
         return snapshot
     }
 
+    /// Drops from `stored` what a snapshot made the backend drop: reading a device's pending
+    /// operations drops those that expired over an hour ago (BackendState.pendingOperations), and
+    /// every device with operations is known.
+    mutating func dropPurgeable() {
+        let (horizon, overflow) = clock.nowMillis().subtractingReportingOverflow(BackendState.purgeGraceMillis)
+        guard !overflow else { return }
+        stored = stored.filter { $0.value.expiresAtMillis >= horizon }
+    }
+
     mutating func checkOperations(
         _ request: HTTPRequest, _ route: Route, _ body: [String: Any]?, _ answer: Answer?,
         before: Snapshot, after: Snapshot
@@ -332,7 +345,7 @@ private struct RouterSession {
             // run ahead of): full, it first drops what expired over an hour ago.
             let clockNow = clock.nowMillis()
             if stored.count >= RouterFuzz.operationCapacity {
-                let (horizon, overflow) = clockNow.subtractingReportingOverflow(3_600_000)
+                let (horizon, overflow) = clockNow.subtractingReportingOverflow(BackendState.purgeGraceMillis)
                 stored = stored.filter { overflow || $0.value.expiresAtMillis >= horizon }
             }
             fuzzCheck(
