@@ -99,8 +99,8 @@ enum ClientCPUBenchmark {
     }
 
     /// Whether the client's CPU per fetch, as printed, is within the 200 µs target. Nothing left
-    /// after the backend's CPU came off means the count went wrong (a short run, a thread that
-    /// ended in the window), not a free client: not met.
+    /// after the backend's CPU came off means the count went wrong (a run too short for the
+    /// clock), not a free client: not met.
     private static func isWithinTarget(_ round: Round) -> Bool {
         round.client.rounded() > 0 && round.client.rounded() <= 200
     }
@@ -189,11 +189,11 @@ enum ClientCPUBenchmark {
         // The server's window encloses the process's: reading the backend's threads' CPU (a scan
         // of /proc) is the benchmark's own work, and inside the process's window it counted as
         // the client's. The backend is idle at both ends of its window.
-        let serverBefore = ServerThreads.cpuSeconds()
+        let serverBefore = ServerThreads.reading()
         let processBefore = Measurement.processCPUSeconds()
         for _ in 0..<fetches { _ = try await fetch(setup) }
         let process = Measurement.processCPUSeconds() - processBefore
-        let server = ServerThreads.cpuSeconds() - serverBefore
+        let server = ServerThreads.cpuSeconds(from: serverBefore, to: ServerThreads.reading())
         let libcurl = try await libcurlCPUSeconds(setup, requests: fetches)
 
         // As many as the fetches, at most 100: a short run (--seconds 0.05, as the CLI's tests
@@ -224,11 +224,11 @@ enum ClientCPUBenchmark {
         let client = setup.libcurl
         let outcome: Result<Double, BenchmarkError> = await BlockingThread.run {
             _ = client.fetch(warmUp)  // a kept-alive connection first
-            let serverBefore = ServerThreads.cpuSeconds()  // enclosing the process's window, as above
+            let serverBefore = ServerThreads.reading()  // enclosing the process's window, as above
             let processBefore = Measurement.processCPUSeconds()
             let (answered, bodyBytes) = client.fetch(measured)
             let process = Measurement.processCPUSeconds() - processBefore
-            let server = ServerThreads.cpuSeconds() - serverBefore
+            let server = ServerThreads.cpuSeconds(from: serverBefore, to: ServerThreads.reading())
             // 20 operations are several kilobytes; an empty list or an error body is far shorter.
             guard answered == requests, bodyBytes >= operationsPerAnswer * 100 else {
                 return .failure(BenchmarkError("the libcurl baseline got \(answered) of \(requests) answers"))
