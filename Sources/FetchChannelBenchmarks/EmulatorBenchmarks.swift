@@ -78,7 +78,7 @@ package enum EmulatorBenchmarks {
                 name: "emulator-fetches", value: rate.rounded(),
                 unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
                 baseline: baseline.rounded(),
-                ratio: Measurement.ratio(rate, over: baseline, rounding: .toNearestOrAwayFromZero),
+                ratio: Measurement.ratio(rate.rounded(), over: baseline.rounded(), rounding: .toNearestOrAwayFromZero),
                 // A baseline that could not be measured (its requests failed) leaves the row not met.
                 target: ">= 5000/s", met: rate.rounded() >= 5_000 && measured.failures == 0 && baseline > 0),
             BenchmarkRow(
