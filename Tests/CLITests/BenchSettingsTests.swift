@@ -1,5 +1,6 @@
-import FetchChannelBenchmarks
 import Testing
+
+@testable import FetchChannelBenchmarks
 
 /// The values of `fetchchannel bench` and `fetchchannel-bench`, read once for both.
 @Suite struct BenchSettingsTests {
@@ -31,5 +32,24 @@ import Testing
             let error = #expect(throws: BenchmarkSuite.UnknownRow.self, "\(text)") { try Options.rows(from: text) }
             #expect(error?.name == unknown, "\(text)")
         }
+    }
+}
+
+/// The emulator rows sign their requests in chunks: each must be sent well inside the bench
+/// backend's tolerance, however slow the machine, or its last requests are refused as stale.
+@Suite struct EmulatorChunkSizeTests {
+    @Test(arguments: [100.0, 500, 1_000, 1_999, 2_000, 14_000, 1_000_000])
+    func aChunkIsSentWellInsideTheTolerance(_ rate: Double) {
+        let chunk = LoadRun.chunkRequests(rate: rate, clients: 8)
+        let tolerance = Double(EmulatorBenchmarks.toleranceMillis) / 1000
+        #expect(Double(chunk) / rate <= tolerance / 5, "\(chunk) requests at \(rate)/s")
+        #expect(chunk >= 8 && chunk <= LoadRun.maximumChunkRequests && chunk % 8 == 0, "\(chunk)")
+    }
+
+    @Test func theFirstChunkIsSmallAndAStalledRateStillSendsOnePerClient() {
+        #expect(LoadRun.chunkRequests(rate: nil, clients: 8) == 1_000)
+        #expect(LoadRun.chunkRequests(rate: 0, clients: 8) == 1_000)
+        #expect(LoadRun.chunkRequests(rate: 3, clients: 8) == 8)
+        #expect(LoadRun.chunkRequests(rate: 14_000, clients: 8) == 14_000)
     }
 }
