@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every benchmark row, in report order: the one list that `fetchchannel bench` and
 /// `fetchchannel-bench` both run, so a row added here appears in both.
 package enum BenchmarkSuite: Sendable {
@@ -38,6 +40,11 @@ package enum BenchmarkSuite: Sendable {
         }
     }
 
+    /// A name given to `--rows` that is not a row (an empty one included).
+    package struct UnknownRow: Error, Equatable {
+        package let name: String
+    }
+
     package static func rows(_ options: Options) async throws -> [BenchmarkRow] {
         func wanted(_ names: String...) -> Bool {
             options.only.map { !$0.isDisjoint(with: names) } ?? true
@@ -71,5 +78,49 @@ package enum BenchmarkSuite: Sendable {
                 "the benchmark produced rows \(rows.map(\.name)), but BenchmarkSuite.rowNames lists \(expected)")
         }
         return rows
+    }
+}
+
+/// The settings as both commands read them from the command line (`fetchchannel bench` through
+/// its option parsers, `fetchchannel-bench` directly): one reading, so that both take the same
+/// values within the same bounds, and refuse the same others before any row runs.
+extension BenchmarkSuite.Options {
+    /// `--seconds`: a decimal in ``secondsRange`` (`0.05`, `1e1`), nil otherwise. Not the other
+    /// spellings `Double(_:)` reads (`0x1p-3`, `inf`, `nan`), which no one means as seconds.
+    package static func seconds(from text: String) -> Double? {
+        let decimalOnly = text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "e"), UInt8(ascii: "E"):
+                true
+            default: false
+            }
+        }
+        guard decimalOnly, let seconds = Double(text), seconds.isFinite, secondsRange.contains(seconds) else {
+            return nil
+        }
+        return seconds
+    }
+
+    /// `--signatures`: an integer in ``signaturesRange``, nil otherwise.
+    package static func signatures(from text: String) -> Int? {
+        Int(text).flatMap { signaturesRange.contains($0) ? $0 : nil }
+    }
+
+    /// `--emulator-requests`: an integer in ``emulatorRequestsRange``, nil otherwise.
+    package static func emulatorRequests(from text: String) -> Int? {
+        Int(text).flatMap { emulatorRequestsRange.contains($0) ? $0 : nil }
+    }
+
+    /// `--rows`: names from ``BenchmarkSuite/rowNames`` separated by commas, spaces around a name
+    /// ignored (`sign, verify`). An empty name (`,sign`, `sign,,verify`, nothing) is not a row.
+    package static func rows(from text: String) throws(BenchmarkSuite.UnknownRow) -> Set<String> {
+        let names = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        if let unknown = names.first(where: { !BenchmarkSuite.rowNames.contains($0) }) {
+            throw BenchmarkSuite.UnknownRow(name: unknown)
+        }
+        return Set(names)
     }
 }

@@ -21,16 +21,20 @@ package enum EmulatorBenchmarks {
         }
     }
 
+    /// The bench backend's tolerance of a signature's creation time.
+    static let toleranceMillis: Int64 = 10_000
+
     package static func rows(_ options: Options) throws -> [BenchmarkRow] {
         let perPhase = max(0.5, options.seconds / 3)
         let baseline = try plainServerRate(clients: options.clients, seconds: perPhase)
 
         // A short tolerance keeps the replay cache (entries live two tolerances) at a steady size;
         // each client is one dispatch target sending thousands of requests a second, far over the
-        // per-target quota a real deployment keeps.
+        // per-target quota a real deployment keeps. The requests are signed in chunks, each sent
+        // well inside the tolerance (LoadRun.runInChunks).
         let backend = try ReferenceBackend.start(
             .init(
-                toleranceMillis: 10_000, replayCacheCapacity: 4_000_000,
+                toleranceMillis: toleranceMillis, replayCacheCapacity: 4_000_000,
                 replayQuotaPerDispatchTarget: 4_000_000,
                 http: .init(maxConnections: 64)))
         defer { backend.stop() }
@@ -78,7 +82,7 @@ package enum EmulatorBenchmarks {
                 name: "emulator-fetches", value: rate.rounded(),
                 unit: "verified fetches/s (\(options.clients) keep-alive clients; baseline: unsigned requests/s)",
                 baseline: baseline.rounded(),
-                ratio: Measurement.ratio(rate, over: baseline, rounding: .toNearestOrAwayFromZero),
+                ratio: Measurement.ratio(rate.rounded(), over: baseline.rounded(), rounding: .toNearestOrAwayFromZero),
                 // A baseline that could not be measured (its requests failed) leaves the row not met.
                 target: ">= 5000/s", met: rate.rounded() >= 5_000 && measured.failures == 0 && baseline > 0),
             BenchmarkRow(
@@ -132,22 +136,40 @@ package enum EmulatorBenchmarks {
 
 /// Concurrent keep-alive clients on dedicated threads; requests are built before the clock starts.
 enum LoadRun {
-    /// Requests signed per chunk of ``runInChunks(port:clients:requests:makeRequests:)``: sent
-    /// within seconds of being signed, well inside the bench backend's 10 s tolerance even on a
-    /// slow machine.
-    static let chunkRequests = 20_000
+    /// How long a chunk of ``runInChunks(port:clients:requests:makeRequests:)`` should take to
+    /// send, at the rate of the chunk before: a tenth of the bench backend's tolerance
+    /// (``EmulatorBenchmarks/toleranceMillis``). Its signing, just before, takes about as long
+    /// again (a signature costs less than the backend's check of it), so its first request is at
+    /// most a few seconds old when the last one goes.
+    static let chunkSeconds = 1.0
+    /// The first chunk, before any rate is known: sent within a second at 1,000 requests/s.
+    static let firstChunkRequests = 1_000
+    /// The largest chunk, however fast the machine: its requests are held in memory at once.
+    static let maximumChunkRequests = 20_000
 
-    /// `requests` in all, in runs of at most ``chunkRequests``, each signed just before it is
-    /// sent: a long run signed at once sent its last requests after they had gone stale (401s,
-    /// from `--seconds` of about 30). Stops after a run with failures; the times add up, the
-    /// signing between runs not included.
+    /// The size of the next chunk: what `rate` (requests/s of the chunk before; nil before the
+    /// first) sends in ``chunkSeconds``, a whole number per client, from one per client to
+    /// ``maximumChunkRequests``. A fixed 20,000 was sent over more than the 10 s tolerance below
+    /// 2,000 requests/s, and its last requests had gone stale (401s) before they were sent.
+    static func chunkRequests(rate: Double?, clients: Int) -> Int {
+        let clients = max(1, clients)
+        guard let rate, rate.isFinite, rate > 0 else { return max(clients, firstChunkRequests / clients * clients) }
+        let sent = min(Double(maximumChunkRequests), rate * chunkSeconds)
+        return max(clients, Int(sent) / clients * clients)
+    }
+
+    /// `requests` in all, in chunks sized by ``chunkRequests(rate:clients:)``, each signed just
+    /// before it is sent: a long run signed at once sent its last requests after they had gone
+    /// stale (401s, from `--seconds` of about 30). Stops after a chunk with failures; the times
+    /// add up, the signing between chunks not included.
     static func runInChunks(
         port: Int, clients: Int, requests: Int, makeRequests: (Int, Int) -> [[UInt8]]
     ) throws -> Result {
         var (completed, failures, seconds, latencies) = (0, 0, 0.0, [Double]())
         var remaining = requests
+        var rate: Double?
         while remaining > 0 && failures == 0 {
-            let count = min(chunkRequests, remaining)
+            let count = min(chunkRequests(rate: rate, clients: clients), remaining)
             let chunk = try run(
                 port: port, clients: clients, requestsPerClient: max(1, count / clients), makeRequests: makeRequests)
             completed += chunk.completed
@@ -155,6 +177,7 @@ enum LoadRun {
             seconds += chunk.seconds
             latencies.append(contentsOf: chunk.latencies)
             remaining -= count
+            if chunk.seconds > 0 { rate = Double(chunk.completed) / chunk.seconds }
         }
         return Result(completed: completed, failures: failures, seconds: seconds, latencies: latencies)
     }

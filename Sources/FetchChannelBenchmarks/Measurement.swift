@@ -68,10 +68,12 @@ enum Measurement {
         return (median(candidateRates), median(baselineRates))
     }
 
-    /// `value / baseline` to three places, as a row prints it. A ratio judged against a target is
-    /// rounded toward failing it (`.down` for an at-least target, `.up` for an at-most one): a row
-    /// is met only when the ratio is, so 0.9495 is printed 0.949 and fails >= 0.95; one only
-    /// reported is rounded to nearest. Nil without a baseline.
+    /// `value / baseline` to three places, as a row prints it. Rows pass their value and baseline
+    /// as printed, so that the ratio is the printed value over the printed baseline (BenchmarkRow).
+    /// A ratio judged against a target is rounded toward failing it (`.down` for an at-least
+    /// target, `.up` for an at-most one): a row is met only when the ratio is, so 0.9495 is
+    /// printed 0.949 and fails >= 0.95; one only reported is rounded to nearest. Nil without a
+    /// baseline.
     static func ratio(_ value: Double, over baseline: Double, rounding: FloatingPointRoundingRule) -> Double? {
         guard baseline > 0 else { return nil }
         return (value / baseline * 1000).rounded(rounding) / 1000

@@ -64,7 +64,8 @@ enum PipelineBenchmark {
             unit:
                 "tokens/s: dedupe check, duplicate refused, bookkeeping (baseline: Set<String>.insert/s); after 2,000,000 more tokens the set holds \(ledger.redeemedCount) (capacity \(capacity)), resident growth \(String(format: "%.2f", growthMiB)) MiB; through the actor: \(Int(actorRate.rounded())) tokens/s",
             baseline: rates.baseline.rounded(),
-            ratio: Measurement.ratio(rate, over: rates.baseline, rounding: .toNearestOrAwayFromZero),
+            ratio: Measurement.ratio(
+                rate.rounded(), over: rates.baseline.rounded(), rounding: .toNearestOrAwayFromZero),
             target: ">= 1000000/s", met: rate.rounded() >= 1_000_000 && bounded && refused > 0)
     }
 

@@ -47,19 +47,45 @@ enum ServerThreads {
         }
     }
 
-    /// CPU seconds used so far by the live threads named ``name``.
-    static func cpuSeconds() -> Double {
+    /// CPU seconds used so far by each live thread named ``name``, by thread id.
+    struct Reading: Sendable, Equatable {
+        var seconds: [Int: Double]
+    }
+
+    /// The CPU of the threads named ``name`` now, per thread.
+    static func reading() -> Reading {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        var nanoseconds = 0.0
+        var seconds: [Int: Double] = [:]
         for task in tasks {
             let directory = "/proc/self/task/\(task)/"
-            guard let comm = try? String(contentsOfFile: directory + "comm", encoding: .utf8),
+            guard let id = Int(task),
+                let comm = try? String(contentsOfFile: directory + "comm", encoding: .utf8),
                 comm.trimmingCharacters(in: .newlines) == name,
                 let schedstat = try? String(contentsOfFile: directory + "schedstat", encoding: .utf8),
                 let running = schedstat.split(separator: " ").first.flatMap({ Double($0) })
             else { continue }
-            nanoseconds += running
+            seconds[id] = running / 1e9
         }
-        return nanoseconds / 1e9
+        return Reading(seconds: seconds)
+    }
+
+    /// CPU seconds the threads named ``name`` used between two readings, thread by thread. A sum
+    /// of the live threads' CPU at each end would lose a thread that ended in between (a kept-alive
+    /// connection closed by the idle timeout, or by its client, while another variant is measured)
+    /// with its whole life's CPU, and the backend's share could come out negative, counted as the
+    /// client's. So:
+    /// - a thread in both readings counts its difference;
+    /// - a thread only in the second started in between: all of its CPU is in the window;
+    /// - a thread whose CPU went down is a new thread under a reused id: all of it counts;
+    /// - a thread only in the first ended in between, and counts nothing. Its CPU up to the first
+    ///   reading was outside the window; what it used inside the window before it ended cannot be
+    ///   read any more. The threads that end inside a measured window are idle connections (the
+    ///   window's own connection is opened before it and used throughout), whose last CPU is the
+    ///   close, microseconds over a window of hundreds of fetches, counted as the client's.
+    static func cpuSeconds(from first: Reading, to second: Reading) -> Double {
+        second.seconds.reduce(0) { total, thread in
+            let before = first.seconds[thread.key] ?? 0
+            return total + (thread.value >= before ? thread.value - before : thread.value)
+        }
     }
 }

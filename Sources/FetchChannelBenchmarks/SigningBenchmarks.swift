@@ -60,11 +60,12 @@ package enum SigningBenchmarks {
     static func ratioRow(_ name: String, _ value: Double, _ baseline: Double, unit: String, target: Double)
         -> BenchmarkRow
     {
-        // `met` is judged on the ratio as printed (three places, rounded toward failing), so a
-        // reader who checks the JSON agrees.
+        // The ratio is the printed value over the printed baseline, to three places rounded
+        // toward failing, and `met` is judged on it: a reader who checks the JSON agrees.
+        let (value, baseline) = (value.rounded(), baseline.rounded())
         let ratio = Measurement.ratio(value, over: baseline, rounding: .down)
         return BenchmarkRow(
-            name: name, value: value.rounded(), unit: unit, baseline: baseline.rounded(),
+            name: name, value: value, unit: unit, baseline: baseline,
             ratio: ratio, target: ">= \(target)", met: ratio.map { $0 >= target } ?? false)
     }
 }

@@ -28,7 +28,8 @@ enum TPMSigningBenchmark {
             guard failures == 0 else {
                 throw BenchmarkError("\(failures) signatures failed during the \(name) benchmark")
             }
-            let ratio = Measurement.ratio(tpmRate, over: softwareRate, rounding: .toNearestOrAwayFromZero)
+            let ratio = Measurement.ratio(
+                tpmRate.rounded(), over: softwareRate.rounded(), rounding: .toNearestOrAwayFromZero)
             return BenchmarkRow(
                 name: name, value: tpmRate.rounded(),
                 unit: "signatures/s through the tpm2 provider "

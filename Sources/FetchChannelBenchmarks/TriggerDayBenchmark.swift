@@ -40,21 +40,36 @@ enum TriggerDayBenchmark {
             policy: .pushOnly, throttleWindowMillis: window, clock: clock)
 
         var waiting: [Task<TriggerOutcome, Never>] = []
+        var current: Task<TriggerOutcome, Never>?
+        // A row that fails halfway leaves no fetch held at the gate and no trigger suspended for good.
+        defer {
+            fetcher.open()
+            current?.cancel()
+            waiting.forEach { $0.cancel() }
+        }
         var heldUntil: Int64?
         var launched = 0
         var pushed: [String] = []
-        func finishHeldFetch() async {
+        // Every wait below ends: a coordinator or fetch that never gets there is a failed row, not
+        // a bench that hangs.
+        let limit = Duration.seconds(60)
+        func finish(_ task: Task<TriggerOutcome, Never>) async throws {
+            guard await BoundedWait.value(of: task, within: limit) != nil else {
+                throw BenchmarkError("a trigger's handling did not end within 60 s")
+            }
+        }
+        func finishHeldFetch() async throws {
             guard let end = heldUntil else { return }
             clock.set(millis: end)
             fetcher.release()
-            for task in waiting { _ = await task.value }
+            for task in waiting { try await finish(task) }
             waiting.removeAll()
             heldUntil = nil
         }
 
         for timed in script.events {
             let now = dayStartMillis + timed.offsetMillis
-            if let end = heldUntil, end <= now { await finishHeldFetch() }
+            if let end = heldUntil, end <= now { try await finishHeldFetch() }
             clock.set(millis: now)
             let trigger: FetchTrigger
             switch timed.event {
@@ -83,29 +98,34 @@ enum TriggerDayBenchmark {
             let fetchedBefore = await coordinator.statistics.fetched
             launched += 1
             let task = Task { await coordinator.handle(trigger) }
+            current = task
             // Wait until the coordinator has decided this trigger (a joiner keeps waiting for the fetch).
             var statistics = await coordinator.statistics
-            let deadline = ContinuousClock.now + .seconds(60)
+            let deadline = ContinuousClock.now + limit
             while statistics.decided < launched {
-                // A coordinator that never decides is a failed row, not a bench that hangs.
                 guard ContinuousClock.now < deadline else {
-                    task.cancel()
                     throw BenchmarkError("the coordinator did not decide trigger \(launched) within 60 s")
                 }
                 await Task.yield()
                 statistics = await coordinator.statistics
             }
             if statistics.fetched > fetchedBefore {
-                await fetcher.waitUntilHeld()
+                guard await fetcher.waitUntilHeld(within: limit) else {
+                    throw BenchmarkError("the fetch of trigger \(launched) did not get its answer within 60 s")
+                }
+                guard script.fetchLatenciesMillis.indices.contains(statistics.fetched - 1) else {
+                    throw BenchmarkError("the coordinator fetched more often than the script has latencies for")
+                }
                 heldUntil = now + script.fetchLatenciesMillis[statistics.fetched - 1]
             }
             if heldUntil == nil || timed.event == .push {
-                _ = await task.value
+                try await finish(task)
             } else {
                 waiting.append(task)
             }
+            current = nil
         }
-        await finishHeldFetch()
+        try await finishHeldFetch()
 
         let counters = backend.statistics
         let requests = counters.requests(to: .operations)

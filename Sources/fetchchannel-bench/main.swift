@@ -15,48 +15,44 @@ var json = false
 let usage =
     "USAGE: fetchchannel-bench [--seconds S] [--signatures N] [--emulator-requests N] [--rows NAME,…] [--json]"
 var arguments = CommandLine.arguments.dropFirst()
+/// Ends the process with a usage error (64), as `fetchchannel bench` does.
+func refuse(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+    exit(64)
+}
+// Each value is read by BenchmarkSuite.Options, as `fetchchannel bench` reads it.
 while let argument = arguments.popFirst() {
     switch argument {
     case "--seconds":
-        guard let value = arguments.popFirst().flatMap(Double.init), BenchmarkSuite.Options.secondsRange.contains(value)
-        else {
-            FileHandle.standardError.write(Data("Error: --seconds needs a number of seconds in 0.01...3600\n".utf8))
-            exit(64)
+        guard let value = arguments.popFirst().flatMap(BenchmarkSuite.Options.seconds(from:)) else {
+            refuse("--seconds needs a number of seconds in 0.01...3600")
         }
         seconds = value
     case "--signatures":
-        guard let value = arguments.popFirst().flatMap(Int.init), BenchmarkSuite.Options.signaturesRange.contains(value)
-        else {
-            FileHandle.standardError.write(Data("Error: --signatures needs an integer in 1...100000000\n".utf8))
-            exit(64)
+        guard let value = arguments.popFirst().flatMap(BenchmarkSuite.Options.signatures(from:)) else {
+            refuse("--signatures needs an integer in 1...100000000")
         }
         signatures = value
     case "--emulator-requests":
-        guard let value = arguments.popFirst().flatMap(Int.init),
-            BenchmarkSuite.Options.emulatorRequestsRange.contains(value)
-        else {
-            FileHandle.standardError.write(
-                Data("Error: --emulator-requests needs an integer in 1000...100000000\n".utf8))
-            exit(64)
+        guard let value = arguments.popFirst().flatMap(BenchmarkSuite.Options.emulatorRequests(from:)) else {
+            refuse("--emulator-requests needs an integer in 1000...100000000")
         }
         emulatorRequests = value
     case "--rows":
-        // The names `fetchchannel bench --rows` takes: BenchmarkSuite.rowNames, comma-separated.
-        let names = (arguments.popFirst() ?? "").split(separator: ",").map(String.init)
-        guard !names.isEmpty, names.allSatisfy(BenchmarkSuite.rowNames.contains) else {
-            FileHandle.standardError.write(
-                Data("Error: --rows needs row names from: \(BenchmarkSuite.rowNames.joined(separator: ", "))\n".utf8))
-            exit(64)
+        do throws(BenchmarkSuite.UnknownRow) {
+            only = try BenchmarkSuite.Options.rows(from: arguments.popFirst() ?? "")
+        } catch {
+            refuse(
+                "unknown row '\(error.name)' for --rows: expected names from "
+                    + BenchmarkSuite.rowNames.joined(separator: ", "))
         }
-        only = Set(names)
     case "--json":
         json = true
     case "-h", "--help":
         print(usage)
         exit(0)
     default:
-        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\n\(usage)\n".utf8))
-        exit(64)
+        refuse("unknown argument '\(argument)'\n\(usage)")
     }
 }
 

@@ -82,6 +82,47 @@ extension CLISubprocessTests {
             #expect(result.status == 64 && result.err.contains("unknown row 'teleport'"), "\(result.summary)")
         }
 
+        /// `fetchchannel-bench` takes the same settings within the same bounds as `fetchchannel
+        /// bench`: both refuse these with a usage error (64) before any row runs. (Each names one
+        /// light row, so that a setting wrongly taken runs briefly and fails on its exit status.)
+        @Test(arguments: [
+            ["--rows", ",sign", "--seconds", "0.01"],
+            ["--rows", "keystore-load,,sign", "--seconds", "0.01"],
+            ["--seconds", "0x1p-3", "--rows", "keystore-load"],
+            ["--seconds", "0", "--rows", "keystore-load"],
+            ["--seconds", "inf", "--rows", "keystore-load"],
+            ["--signatures", "0", "--rows", "keystore-load"],
+            ["--emulator-requests", "999", "--rows", "keystore-load"],
+        ])
+        func benchExecutableRefusesWhatTheCLIRefuses(_ arguments: [String]) async throws {
+            let bench = CLIProcess.sibling("fetchchannel-bench")
+            try #require(FileManager.default.isExecutableFile(atPath: bench.path), "built beside the tests")
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let cli = try await sandbox.run(["bench"] + arguments, passphrase: nil)
+            #expect(cli.status == 64, "\(cli.summary)")
+            let executable = try await sandbox.run(arguments, passphrase: nil, executable: bench)
+            #expect(executable.status == 64, "\(executable.summary)")
+            #expect(executable.out.isEmpty, "no row ran: \(executable.summary)")
+        }
+
+        /// Spaces around a row name are the CLI's and the executable's alike: both take them.
+        @Test func benchExecutableTakesRowNamesAsTheCLIDoes() async throws {
+            let bench = CLIProcess.sibling("fetchchannel-bench")
+            try #require(FileManager.default.isExecutableFile(atPath: bench.path), "built beside the tests")
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let arguments = ["--json", "--rows", "keystore-load, sign-resident-growth", "--signatures", "1000"]
+            for result in [
+                try await sandbox.run(["bench"] + arguments, passphrase: nil),
+                try await sandbox.run(arguments, passphrase: nil, executable: bench),
+            ] {
+                #expect(result.status == 0, "\(result.summary)")
+                let rows = try #require(try result.json() as? [[String: Any]], "\(result.summary)")
+                #expect(rows.compactMap { $0["name"] as? String } == ["keystore-load", "sign-resident-growth"])
+            }
+        }
+
         @Test func everyRowNameIsDocumented() {
             #expect(BenchmarkSuite.rowNames.count == Set(BenchmarkSuite.rowNames).count)
             let stable = [

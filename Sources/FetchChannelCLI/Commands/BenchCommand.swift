@@ -4,33 +4,50 @@ import Foundation
 
 /// `fetchchannel bench`: every benchmark row in one run (the same rows as `fetchchannel-bench`).
 struct BenchCommand: CLICommand {
+    // Every value is read by BenchmarkSuite.Options, as `fetchchannel-bench` reads it.
     static let seconds = Option(
         "seconds", "S", help: "Measuring time for the rate rows (default: 4).",
-        .decimal(in: BenchmarkSuite.Options.secondsRange))
+        setting(
+            BenchmarkSuite.Options.seconds(from:),
+            expected: "a number from \(DecimalText.format(BenchmarkSuite.Options.secondsRange.lowerBound)) to "
+                + DecimalText.format(BenchmarkSuite.Options.secondsRange.upperBound)))
     static let signatures = Option(
         "signatures", "N", help: "Signatures for the signing resident-memory row (default: 1000000).",
-        .integer(in: Self.wide(BenchmarkSuite.Options.signaturesRange)))
+        setting(
+            BenchmarkSuite.Options.signatures(from:),
+            expected: "an integer in \(BenchmarkSuite.Options.signaturesRange)"))
     static let emulatorRequests = Option(
         "emulator-requests", "N",
         help: "Requests for the emulator's resident-memory row, at least 1000 (default: 1000000).",
-        .integer(in: Self.wide(BenchmarkSuite.Options.emulatorRequestsRange)))
-    private static func wide(_ range: ClosedRange<Int>) -> ClosedRange<Int64> {
-        Int64(range.lowerBound)...Int64(range.upperBound)
-    }
+        setting(
+            BenchmarkSuite.Options.emulatorRequests(from:),
+            expected: "an integer in \(BenchmarkSuite.Options.emulatorRequestsRange)"))
     static let rows = Option(
         "rows", "NAME,…", help: "Only these rows (default: all). Rows measured together run together.",
         ValueParser { list, option throws(UsageError) in
-            let names = list.split(separator: ",", omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
-            for name in names where !BenchmarkSuite.rowNames.contains(name) {
+            do throws(BenchmarkSuite.UnknownRow) {
+                return try BenchmarkSuite.Options.rows(from: list)
+            } catch {
                 throw UsageError(
                     .invalidValue,
-                    "unknown row '\(ArgumentParser.shown(name))' for '--\(option)': expected names from "
+                    "unknown row '\(ArgumentParser.shown(error.name))' for '--\(option)': expected names from "
                         + BenchmarkSuite.rowNames.joined(separator: ", "))
             }
-            return Set(names)
         })
+
+    /// A value `read` takes, or a usage error that says what was `expected`.
+    private static func setting<Value: Sendable>(
+        _ read: @escaping @Sendable (String) -> Value?, expected: String
+    ) -> ValueParser<Value> {
+        ValueParser { text, option throws(UsageError) in
+            guard let value = read(text) else {
+                throw UsageError(
+                    .invalidValue,
+                    "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected \(expected)")
+            }
+            return value
+        }
+    }
 
     static let spec = CommandSpec(
         path: ["bench"],
@@ -46,8 +63,8 @@ struct BenchCommand: CLICommand {
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
         console = Console(arguments, context: context)
         settings = .init(
-            seconds: try arguments[Self.seconds] ?? 4, signatures: Int(try arguments[Self.signatures] ?? 1_000_000),
-            emulatorRequests: try arguments[Self.emulatorRequests].map { Int($0) }, only: try arguments[Self.rows])
+            seconds: try arguments[Self.seconds] ?? 4, signatures: try arguments[Self.signatures] ?? 1_000_000,
+            emulatorRequests: try arguments[Self.emulatorRequests], only: try arguments[Self.rows])
     }
 
     func run() async throws -> Int32 {

@@ -68,6 +68,11 @@ final class CLIProcess: @unchecked Sendable {
         return testBinary.deletingLastPathComponent().appendingPathComponent("fetchchannel")
     }()
 
+    /// An executable SwiftPM built beside `fetchchannel` (`fetchchannel-bench`).
+    static func sibling(_ name: String) -> URL {
+        binary.deletingLastPathComponent().appendingPathComponent(name)
+    }
+
     /// The environment every run starts from: PATH and a HOME of its own.
     static func baseEnvironment(home: URL) -> [String: String] {
         var environment = [
@@ -91,9 +96,11 @@ final class CLIProcess: @unchecked Sendable {
 
     /// `standardOutputPath` and `standardInputPath` name a file the child's stream opens instead
     /// (`/dev/full`, a directory): then its output is not captured, or `standardInput` not used.
+    /// `executable` is another binary built beside `fetchchannel` (``sibling(_:)``).
     init(
         _ arguments: [String], environment: [String: String], standardInput: Data? = nil,
-        currentDirectory: URL? = nil, standardOutputPath: String? = nil, standardInputPath: String? = nil
+        currentDirectory: URL? = nil, standardOutputPath: String? = nil, standardInputPath: String? = nil,
+        executable: URL = CLIProcess.binary
     ) throws {
         scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cli-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -101,7 +108,7 @@ final class CLIProcess: @unchecked Sendable {
         errorURL = scratch.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        process.executableURL = Self.binary
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = environment
         if let currentDirectory { process.currentDirectoryURL = currentDirectory }
@@ -255,12 +262,12 @@ struct CLISandbox: Sendable {
     func run(
         _ arguments: [String], passphrase: String? = CLISandbox.passphrase, extra: [String: String] = [:],
         standardInput: Data? = nil, currentDirectory: URL? = nil, timeout: Double = 60,
-        standardOutputPath: String? = nil, standardInputPath: String? = nil
+        standardOutputPath: String? = nil, standardInputPath: String? = nil, executable: URL = CLIProcess.binary
     ) async throws -> CLIResult {
         try await CLIProcess(
             arguments, environment: environment(passphrase: passphrase, extra: extra),
             standardInput: standardInput, currentDirectory: currentDirectory,
-            standardOutputPath: standardOutputPath, standardInputPath: standardInputPath
+            standardOutputPath: standardOutputPath, standardInputPath: standardInputPath, executable: executable
         ).runToCompletion(timeout: timeout)
     }
 
