@@ -47,6 +47,22 @@
             #expect(head.isComplete)
         }
 
+        /// A status line is read as libcurl reads it: three digits after the version's space and
+        /// any blanks, whatever follows them. `200OK` and `200\tOK` are final heads to libcurl;
+        /// read as no status, the head was waited on as an interim one and never checked.
+        @Test(
+            arguments: [
+                ("HTTP/1.1 200 OK", 200), ("HTTP/1.1 200", 200), ("HTTP/1.1 200OK", 200), ("HTTP/1.1 200\tOK", 200),
+                ("HTTP/1.1  \t404 Not Found", 404), ("HTTP/1.0 503 x y", 503), ("HTTP/1.1 100 Continue", 100),
+                ("HTTP/1.1 2000 OK", nil), ("HTTP/1.1 20 OK", nil), ("HTTP/1.1 099 x", nil), ("HTTP/1.1 OK", nil),
+                ("HTTP/1.1", nil), ("HTTP/1.1 +20 OK", nil),
+            ] as [(String, Int?)])
+        func statusLinesAreReadAsLibcurlReadsThem(line: String, status: Int?) {
+            let head = Self.head([line + "\r\n", "Content-Length: 2\r\n", "\r\n"])
+            #expect(head.status == status, "\(line)")
+            #expect(head.isComplete == (status.map { !(100...199).contains($0) } ?? false), "\(line)")
+        }
+
         /// Blanks before a field's colon (forbidden, passed on by libcurl) do not hide the field:
         /// `Age : 120` is the Age field, so a cached answer still gives no clock sample.
         @Test func blanksBeforeTheColonDoNotRenameAField() {

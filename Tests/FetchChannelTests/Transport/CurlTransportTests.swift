@@ -476,6 +476,58 @@
             #expect(detail.contains("transfer coding"))
         }
 
+        /// A status line with no space after the code (`200OK`, which libcurl reads as a final
+        /// 200) gets the same checks at the end of its head: the gzip coding is refused, not
+        /// decompressed into the body cap. A tab there is read as the answer it is.
+        @Test func aStatusLineWithoutASpaceAfterTheCodeIsCheckedAsAnyOther() async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write(
+                    "HTTP/1.1 200OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                        + "4\r\nabcd\r\n0\r\n\r\n")
+                connection.waitForClose()
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            guard case .notHTTP(let detail) = result else {
+                Issue.record("a gzip transfer coding after 200OK was read: \(result)")
+                return
+            }
+            #expect(detail.contains("transfer coding"), "\(detail)")
+
+            let tabbed = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write("HTTP/1.1 200\tOK\r\nContent-Length: 2\r\n\r\nok")
+                connection.waitForClose()
+            }
+            defer { tabbed.stop() }
+            let answer = await transport.send(Self.request(Self.url(tabbed.port), timeout: .seconds(30)))
+            guard case .answer(let read) = answer else {
+                Issue.record("an answer with 200<TAB>OK was not read: \(answer)")
+                return
+            }
+            #expect(read.status == 200 && read.body == Data("ok".utf8))
+        }
+
+        /// One header line over libcurl's own 100 KiB limit never reaches the head's count:
+        /// libcurl refuses it as out of memory. It is a head over the limit all the same.
+        @Test func oneHeaderLineOverLibcurlsLimitIsRefusedAsAHeadTooLong() async throws {
+            let server = try RawTestServer { connection in
+                _ = connection.readRequest()
+                connection.write(
+                    "HTTP/1.1 200 OK\r\nX-Long: \(String(repeating: "l", count: 120 * 1024))\r\n"
+                        + "Content-Length: 2\r\n\r\nok")
+                connection.waitForClose()
+            }
+            defer { server.stop() }
+            let result = await transport.send(Self.request(Self.url(server.port), timeout: .seconds(30)))
+            guard case .notHTTP(let detail) = result else {
+                Issue.record("a 120 KiB header line was not refused as not HTTP: \(result)")
+                return
+            }
+            #expect(detail.contains("\(HTTPAnswer.maximumHeadBytes) bytes"), "\(detail)")
+        }
+
         /// An answer without a body may name any transfer coding (RFC 9112 §6.1): it is read.
         @Test func aBodilessAnswerWithATransferCodingIsRead() async throws {
             let server = try RawTestServer { connection in

@@ -2,9 +2,10 @@
 /// a time: a status line, fields, an empty line; interim (1xx) heads come first and are replaced
 /// by the final one. Trailer fields after the final head are ignored.
 ///
-/// Pure Swift (no libcurl): libcurl has already checked the syntax, this only collects. Works on
-/// the bytes (names lowercased as ASCII, values trimmed of spaces and tabs) and makes one String
-/// per name and value: this runs for every line of every answer.
+/// Pure Swift (no libcurl): libcurl has already checked the syntax, this only collects, reading a
+/// status line by libcurl's own rule (``statusCode(of:)``). Works on the bytes (names lowercased
+/// as ASCII, values trimmed of spaces and tabs) and makes one String per name and value: this runs
+/// for every line of every answer.
 struct CurlResponseHead {
     private(set) var status: Int?
     /// Lowercased names; a repeated field joined with ", " (as ``HTTPAnswer`` does).
@@ -40,10 +41,7 @@ struct CurlResponseHead {
         if isFirstLine, line.starts(with: "HTTP/".utf8) {
             self = CurlResponseHead()
             atHeadStart = false
-            let parts = line.split(separator: 0x20, maxSplits: 2)
-            if parts.count >= 2, parts[1].count == 3, parts[1].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                status = parts[1].reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            }
+            status = Self.statusCode(of: line)
             return
         }
         if line.isEmpty {
@@ -72,6 +70,22 @@ struct CurlResponseHead {
             headers[name, default: ""].append(value)
         }
         lastName = name
+    }
+
+    /// The status code of a status line as libcurl (7.88) reads it: after the version, a space,
+    /// any blanks, then three digits not followed by a fourth; whatever follows them is the reason
+    /// (`200 OK`, `200\tOK`, even `200OK`). Read otherwise, a head libcurl took as final would be
+    /// waited on here as an interim one, and the checks at its end would never run. Nil for a line
+    /// libcurl refuses too (it then fails the transfer).
+    static func statusCode(of line: Slice<UnsafeRawBufferPointer>) -> Int? {
+        guard let space = line.firstIndex(of: 0x20) else { return nil }
+        let isBlank: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }  // C's isspace
+        let isDigit: (UInt8) -> Bool = { $0 >= 0x30 && $0 <= 0x39 }
+        let start = line[(space + 1)...].firstIndex { !isBlank($0) } ?? line.endIndex
+        let digits = line[start...].prefix(while: isDigit)
+        guard digits.count == 3 else { return nil }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        return code >= 100 ? code : nil
     }
 
     /// The bytes as a string with ASCII letters lowercased, written straight into its storage.

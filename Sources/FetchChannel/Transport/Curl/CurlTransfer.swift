@@ -271,6 +271,14 @@
             if code == CURLE_OK {
                 return .notHTTP("the answer has no HTTP status line")
             }
+            // libcurl refuses one header line over 100 KiB itself, before the line reaches
+            // receiveHeaderLine, and reports it as out of memory: it is a head over the limit.
+            if code == CURLE_OUT_OF_MEMORY, !response.isComplete {
+                let message = String(cString: errorBuffer)
+                return .notHTTP(
+                    "the answer's header fields are longer than \(HTTPAnswer.maximumHeadBytes) bytes"
+                        + (message.isEmpty ? "" : " (libcurl: \(message))"))
+            }
             if sendAttempts > 1 {
                 return .failure(
                     NetworkFailure(
