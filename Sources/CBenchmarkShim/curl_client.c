@@ -35,6 +35,9 @@ cbs_curl_client *cbs_curl_client_new(const char *url, const uint8_t *ca_pem, siz
              curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, cbs_curl_count_body) == CURLE_OK &&
              curl_easy_setopt(easy, CURLOPT_WRITEDATA, client) == CURLE_OK &&
              curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+             /* No proxy, whatever http_proxy says: the baseline goes to loopback as the package's
+              * transport does. */
+             curl_easy_setopt(easy, CURLOPT_PROXY, "") == CURLE_OK &&
              curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 5000L) == CURLE_OK &&
              curl_easy_setopt(easy, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2) == CURLE_OK;
     if (ok && ca_pem != NULL) {

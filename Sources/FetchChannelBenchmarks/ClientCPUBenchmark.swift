@@ -278,9 +278,8 @@ enum ClientCPUBenchmark {
     private static func fetch(_ setup: Setup) async throws -> Int {
         let result = await setup.client.pendingOutOfBandOperations([setup.registration])
         guard result.errors.isEmpty, result.operations.count == operationsPerAnswer else {
-            throw BenchmarkError(
-                "expected \(operationsPerAnswer) operations from \(setup.registration.serverName), "
-                    + "got \(result.operations.count) and errors \(result.errors.map(\.code))")
+            throw FetchFailure.error(
+                "expected \(operationsPerAnswer) operations from \(setup.registration.serverName), got", result)
         }
         return result.operations.count
     }

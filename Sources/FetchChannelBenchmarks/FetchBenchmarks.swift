@@ -46,7 +46,7 @@ package enum FetchBenchmarks {
             let result = await client.pendingOutOfBandOperations(registrations)
             walls.append((Measurement.monotonicSeconds() - start) * 1000)
             guard result.errors.isEmpty, result.operations.count == 8 else {
-                throw BenchmarkError("the eight-backend fetch failed: \(result.errors.map(\.code))")
+                throw FetchFailure.error("the eight-backend fetch failed with", result)
             }
         }
         return eightBackendsRow(wallMillis: Measurement.median(walls))

@@ -75,6 +75,22 @@ extension CLISubprocessTests {
             #expect(!table.err.contains("for the memory row"), "not measured here, so not named: \(table.err)")
         }
 
+        /// With SSLKEYLOGFILE set, the package's transport refuses to start libcurl, and so does the
+        /// client CPU rows' C baseline client (libcurl would create the file and write the TLS
+        /// secrets there): the run fails saying why, with the first fetch error's message, and no
+        /// file appears.
+        @Test func theLibcurlBaselineRefusesAKeyLogFile() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let keyLog = sandbox.root.appendingPathComponent("tls-keys.log")
+            let result = try await sandbox.run(
+                ["bench", "--seconds", "0.05", "--rows", "fetch-client-cpu-tls"], passphrase: nil,
+                extra: ["SSLKEYLOGFILE": keyLog.path], timeout: 300)
+            #expect(result.status == 1, "\(result.summary)")
+            #expect(result.err.contains("SSLKEYLOGFILE"), "\(result.summary)")
+            #expect(!FileManager.default.fileExists(atPath: keyLog.path), "libcurl opened the key log")
+        }
+
         @Test func unknownRowIsAUsageError() async throws {
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }

@@ -1,4 +1,5 @@
 internal import CBenchmarkShim
+import FetchChannel
 import Foundation
 
 /// The client CPU rows' baseline: GET requests written directly against libcurl (one reused easy
@@ -15,7 +16,13 @@ package final class LibcurlBaselineClient: @unchecked Sendable {
     private let client: OpaquePointer
 
     /// A client of `url`; with `certificateAuthorityPEM`, HTTPS trusting only those certificates.
+    /// Made only once the package's libcurl set-up succeeded (`CurlGlobal`): its own
+    /// `curl_easy_init` would otherwise run the set-up itself, and with `SSLKEYLOGFILE` set write
+    /// the TLS secrets of its connections there, which the package's transport refuses to do.
     package init(url: URL, certificateAuthorityPEM: String?) throws {
+        guard CurlGlobal.initialized else {
+            throw BenchmarkError("the libcurl baseline client cannot be made: \(CurlGlobal.problem)")
+        }
         let pem = certificateAuthorityPEM.map { Array($0.utf8) }
         let made: OpaquePointer? = url.absoluteString.withCString { url in
             guard let pem else { return cbs_curl_client_new(url, nil, 0) }

@@ -14,7 +14,9 @@
     /// connection to it, so whoever reads it can decrypt the Device-Signatures and the operations.
     /// libcurl offers no option against it, and unsetting the variable would race with every
     /// other thread of the app that reads the environment; every request fails instead, saying so.
-    enum CurlGlobal {
+    /// Package-wide: every libcurl handle of the package, the benchmark's own C client too, is
+    /// made only after it.
+    package enum CurlGlobal {
         /// The variable libcurl reads for its key log.
         static let keyLogVariable = "SSLKEYLOGFILE"
 
@@ -29,10 +31,10 @@
         }()
 
         /// True when the set-up succeeded.
-        static var initialized: Bool { refusal == nil }
+        package static var initialized: Bool { refusal == nil }
 
         /// Why the set-up failed, for an error message.
-        static var problem: String { refusal ?? "" }
+        package static var problem: String { refusal ?? "" }
 
         /// libcurl's text for `code`.
         static func text(of code: CURLcode) -> String {
