@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// Every benchmark row, in report order: the one list that `fetchchannel bench` and
@@ -88,18 +89,7 @@ extension BenchmarkSuite.Options {
     /// `--seconds`: a decimal in ``secondsRange`` (`0.05`, `1e1`), nil otherwise. Not the other
     /// spellings `Double(_:)` reads (`0x1p-3`, `inf`, `nan`), which no one means as seconds.
     package static func seconds(from text: String) -> Double? {
-        let decimalOnly = text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "e"), UInt8(ascii: "E"):
-                true
-            default: false
-            }
-        }
-        guard decimalOnly, let seconds = Double(text), seconds.isFinite, secondsRange.contains(seconds) else {
-            return nil
-        }
-        return seconds
+        DecimalLiteral.value(of: text).flatMap { secondsRange.contains($0) ? $0 : nil }
     }
 
     /// `--signatures`: an integer in ``signaturesRange``, nil otherwise.

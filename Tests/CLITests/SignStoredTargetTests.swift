@@ -8,14 +8,21 @@ import Testing
 /// stored target the signer refuses (a record edited by hand) is the store's fault, not the
 /// command line's: exit 1 naming the key, not a usage error about an option nobody gave.
 @Suite(.dedicatedThread) struct SignStoredTargetTests {
-    @Test func aStoredTargetTheSignerRefusesIsAStoreError() async throws {
+    /// A store of one unencrypted key registered with a target holding a control character; the
+    /// store's directory and the key's id.
+    static func storeWithABadTarget() throws -> (URL, String) {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("sign-stored-target-\(UUID().uuidString)", isDirectory: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let key = try P256.Signing.PrivateKey()
         let keyId = try KeyStore(directory: directory).save(
             key, metadata: KeyMetadata(publicKey: key.publicKey, dispatchTargetId: "target\u{1}"), passphrase: nil,
             allowUnencrypted: true)
+        return (directory, keyId)
+    }
+
+    @Test func aStoredTargetTheSignerRefusesIsAStoreError() async throws {
+        let (directory, keyId) = try Self.storeWithABadTarget()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let context = CLIContext.inMemory(environment: ["HOME": directory.path])
 
         let status = await FetchChannelCLI.run(
@@ -30,13 +37,8 @@ import Testing
     }
 
     @Test func aGivenTargetStillOverridesTheStoredOne() async throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("sign-stored-target-\(UUID().uuidString)", isDirectory: true)
+        let (directory, keyId) = try Self.storeWithABadTarget()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let key = try P256.Signing.PrivateKey()
-        let keyId = try KeyStore(directory: directory).save(
-            key, metadata: KeyMetadata(publicKey: key.publicKey, dispatchTargetId: "target\u{1}"), passphrase: nil,
-            allowUnencrypted: true)
         let context = CLIContext.inMemory(environment: ["HOME": directory.path])
 
         let status = await FetchChannelCLI.run(

@@ -1,3 +1,4 @@
+import DeviceSigning
 import Foundation
 
 /// How an option's value is read from the command line: a function of the text and the option's
@@ -57,15 +58,7 @@ extension ValueParser where Value == Double {
     /// `Double(_:)` reads (`0x1p3`, `inf`, `nan`), which a person does not mean as a number of seconds.
     package static func decimal(in range: ClosedRange<Double>) -> ValueParser<Double> {
         ValueParser { text, option throws(UsageError) in
-            let decimalOnly = text.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                    UInt8(ascii: "e"), UInt8(ascii: "E"):
-                    true
-                default: false
-                }
-            }
-            guard decimalOnly, let number = Double(text), number.isFinite, range.contains(number) else {
+            guard let number = DecimalLiteral.value(of: text), range.contains(number) else {
                 throw UsageError(
                     .invalidValue,
                     "invalid value '\(ArgumentParser.shown(text))' for '--\(option)': expected a number from "
