@@ -20,8 +20,21 @@ func refuse(_ message: String) -> Never {
     FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
     exit(64)
 }
-// Each value is read by BenchmarkSuite.Options, as `fetchchannel bench` reads it.
-while let argument = arguments.popFirst() {
+// Each value is read by BenchmarkSuite.Options, as `fetchchannel bench` reads it; as there,
+// `--name=value` is `--name value`, a flag takes no value, and an option is given once.
+var given: Set<String> = []
+while let next = arguments.popFirst() {
+    var argument = next
+    var attached: String?
+    if next.hasPrefix("--"), let equals = next.firstIndex(of: "=") {
+        argument = String(next[..<equals])
+        attached = String(next[next.index(after: equals)...])
+    }
+    if argument.hasPrefix("-"), !given.insert(argument).inserted { refuse("'\(argument)' is given twice") }
+    if let attached {
+        guard argument != "--json", argument != "--help" else { refuse("'\(argument)' takes no value") }
+        arguments.insert(attached, at: arguments.startIndex)
+    }
     switch argument {
     case "--seconds":
         guard let value = arguments.popFirst().flatMap(BenchmarkSuite.Options.seconds(from:)) else {

@@ -109,6 +109,9 @@ extension CLISubprocessTests {
             ["--seconds", "inf", "--rows", "keystore-load"],
             ["--signatures", "0", "--rows", "keystore-load"],
             ["--emulator-requests", "999", "--rows", "keystore-load"],
+            ["--seconds", "0.01", "--seconds", "0.02", "--rows", "keystore-load"],
+            ["--seconds=0x1p-3", "--rows", "keystore-load"],
+            ["--json=yes", "--rows", "keystore-load"],
         ])
         func benchExecutableRefusesWhatTheCLIRefuses(_ arguments: [String]) async throws {
             let bench = CLIProcess.sibling("fetchchannel-bench")
@@ -122,13 +125,14 @@ extension CLISubprocessTests {
             #expect(executable.out.isEmpty, "no row ran: \(executable.summary)")
         }
 
-        /// Spaces around a row name are the CLI's and the executable's alike: both take them.
+        /// Spaces around a row name, and `--name=value`, are the CLI's and the executable's alike:
+        /// both take them.
         @Test func benchExecutableTakesRowNamesAsTheCLIDoes() async throws {
             let bench = CLIProcess.sibling("fetchchannel-bench")
             try #require(FileManager.default.isExecutableFile(atPath: bench.path), "built beside the tests")
             let sandbox = try CLISandbox()
             defer { sandbox.remove() }
-            let arguments = ["--json", "--rows", "keystore-load, sign-resident-growth", "--signatures", "1000"]
+            let arguments = ["--json", "--rows=keystore-load, sign-resident-growth", "--signatures", "1000"]
             for result in [
                 try await sandbox.run(["bench"] + arguments, passphrase: nil),
                 try await sandbox.run(arguments, passphrase: nil, executable: bench),
