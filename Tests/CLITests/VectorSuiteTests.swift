@@ -193,6 +193,22 @@ import Testing
             "\(report.failures)")
     }
 
+    /// A transport member present as `null` beside an answer is a wrong type, not an absent
+    /// member: it would be a second transport that nothing uses.
+    @Test func errorMappingNullTransportFails() throws {
+        var file = try load(ErrorMappingVectors.fileName)
+        var rows = try #require(file["rows"] as? [JSONObject])
+        let index = try #require(rows.firstIndex { ($0["input"] as? JSONObject)?["answer"] != nil })
+        var input = try #require(rows[index]["input"] as? JSONObject)
+        input["notHTTP"] = NSNull()
+        rows[index]["input"] = input
+        file["rows"] = rows
+        let report = try check(ErrorMappingVectors.fileName, file)
+        #expect(
+            report.failures.contains { $0.hasSuffix("wrong type at rows[\(index)].input.notHTTP") },
+            "\(report.failures)")
+    }
+
     @Test func rfc6979ValidityChange() throws {
         var file = try load(RFC6979Vectors.fileName)
         var cases = try #require(file["cases"] as? [JSONObject])

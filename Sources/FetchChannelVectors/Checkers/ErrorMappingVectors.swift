@@ -36,6 +36,26 @@ public enum ErrorMappingVectors: VectorFileChecker {
         public var answer: Answer?
         public var transportFailure: Failure?
         public var notHTTP: String?
+
+        private enum CodingKeys: String, CodingKey {
+            case sentAtMillis, receivedAtMillis, toleranceMillis, previousSamples, requestCreationMillis
+            case deviceSignature, answer, transportFailure, notHTTP
+        }
+
+        /// Optional members may be absent but not null: a `"notHTTP": null` beside an answer
+        /// would be a second transport that nothing uses.
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            sentAtMillis = try c.decode(Int64.self, forKey: .sentAtMillis)
+            receivedAtMillis = try c.decode(Int64.self, forKey: .receivedAtMillis)
+            toleranceMillis = try c.decode(Int64.self, forKey: .toleranceMillis)
+            previousSamples = try c.decodeUnlessAbsent([Int64].self, forKey: .previousSamples)
+            requestCreationMillis = try c.decodeUnlessAbsent(Int64.self, forKey: .requestCreationMillis)
+            deviceSignature = try c.decodeUnlessAbsent(String.self, forKey: .deviceSignature)
+            answer = try c.decodeUnlessAbsent(Answer.self, forKey: .answer)
+            transportFailure = try c.decodeUnlessAbsent(Failure.self, forKey: .transportFailure)
+            notHTTP = try c.decodeUnlessAbsent(String.self, forKey: .notHTTP)
+        }
     }
 
     public struct Answer: Decodable, Sendable {
@@ -78,18 +98,15 @@ public enum ErrorMappingVectors: VectorFileChecker {
         /// present and check nothing.
         public init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            func optional<Value: Decodable>(_ type: Value.Type, _ key: CodingKeys) throws -> Value? {
-                c.contains(key) ? try c.decode(type, forKey: key) : nil
-            }
             code = try c.decode(String.self, forKey: .code)
-            tokens = try optional([String].self, .tokens)
-            status = try optional(Int.self, .status)
-            networkKind = try optional(String.self, .networkKind)
-            invalidResponseKind = try optional(String.self, .invalidResponseKind)
-            excerpt = try optional(String.self, .excerpt)
-            excerptUTF8Bytes = try optional(Int.self, .excerptUTF8Bytes)
-            bodyByteCount = try optional(Int.self, .bodyByteCount)
-            toleranceMillis = try optional(Int64.self, .toleranceMillis)
+            tokens = try c.decodeUnlessAbsent([String].self, forKey: .tokens)
+            status = try c.decodeUnlessAbsent(Int.self, forKey: .status)
+            networkKind = try c.decodeUnlessAbsent(String.self, forKey: .networkKind)
+            invalidResponseKind = try c.decodeUnlessAbsent(String.self, forKey: .invalidResponseKind)
+            excerpt = try c.decodeUnlessAbsent(String.self, forKey: .excerpt)
+            excerptUTF8Bytes = try c.decodeUnlessAbsent(Int.self, forKey: .excerptUTF8Bytes)
+            bodyByteCount = try c.decodeUnlessAbsent(Int.self, forKey: .bodyByteCount)
+            toleranceMillis = try c.decodeUnlessAbsent(Int64.self, forKey: .toleranceMillis)
             func checked(_ key: CodingKeys) throws -> Checked<Int64> {
                 c.contains(key) ? .value(try c.decodeIfPresent(Int64.self, forKey: key)) : .absent
             }
