@@ -178,34 +178,21 @@ import Testing
             "\(report.failures)")
     }
 
-    /// A member that may not be null is refused when it is: present, it would check nothing.
-    @Test func errorMappingNullWhereAValueIsRequiredFails() throws {
+    /// An optional member present as `null` is a wrong type, not absent: present, it would check
+    /// nothing (`expected.status`), or be a second transport that nothing uses (`input.notHTTP`
+    /// beside an answer). Each is set to null on the first row that has `present` in that part.
+    @Test(arguments: [("expected", "status", "status"), ("input", "notHTTP", "answer")])
+    func errorMappingNullWhereAValueIsRequiredFails(part: String, member: String, present: String) throws {
         var file = try load(ErrorMappingVectors.fileName)
         var rows = try #require(file["rows"] as? [JSONObject])
-        let index = try #require(rows.firstIndex { ($0["expected"] as? JSONObject)?["status"] != nil })
-        var expected = try #require(rows[index]["expected"] as? JSONObject)
-        expected["status"] = NSNull()
-        rows[index]["expected"] = expected
+        let index = try #require(rows.firstIndex { ($0[part] as? JSONObject)?[present] != nil })
+        var object = try #require(rows[index][part] as? JSONObject)
+        object[member] = NSNull()
+        rows[index][part] = object
         file["rows"] = rows
         let report = try check(ErrorMappingVectors.fileName, file)
         #expect(
-            report.failures.contains { $0.hasSuffix("wrong type at rows[\(index)].expected.status") },
-            "\(report.failures)")
-    }
-
-    /// A transport member present as `null` beside an answer is a wrong type, not an absent
-    /// member: it would be a second transport that nothing uses.
-    @Test func errorMappingNullTransportFails() throws {
-        var file = try load(ErrorMappingVectors.fileName)
-        var rows = try #require(file["rows"] as? [JSONObject])
-        let index = try #require(rows.firstIndex { ($0["input"] as? JSONObject)?["answer"] != nil })
-        var input = try #require(rows[index]["input"] as? JSONObject)
-        input["notHTTP"] = NSNull()
-        rows[index]["input"] = input
-        file["rows"] = rows
-        let report = try check(ErrorMappingVectors.fileName, file)
-        #expect(
-            report.failures.contains { $0.hasSuffix("wrong type at rows[\(index)].input.notHTTP") },
+            report.failures.contains { $0.hasSuffix("wrong type at rows[\(index)].\(part).\(member)") },
             "\(report.failures)")
     }
 
