@@ -142,12 +142,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Parser unit tests, and tests that run the built `fetchchannel` binary as a subprocess
-        // (the dependency on the executable target makes `swift test` build it first).
+        // Parser unit tests, and tests that run the built `fetchchannel` and `fetchchannel-bench`
+        // binaries as subprocesses (the dependencies on the executable targets make `swift test`
+        // build them first).
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "FetchChannelTestSupport", "FetchChannelCLI", "fetchchannel", "FetchChannelEmulator",
+                "FetchChannelTestSupport", "FetchChannelCLI", "fetchchannel", "fetchchannel-bench",
+                "FetchChannelEmulator",
                 "FetchChannelVectors", "DeviceSigning", "FetchChannelWire",
             ],
             swiftSettings: strict
