@@ -171,7 +171,7 @@ enum LoadRun {
         while remaining > 0 && failures == 0 {
             let count = min(chunkRequests(rate: rate, clients: clients), remaining)
             let chunk = try run(
-                port: port, clients: clients, requestsPerClient: max(1, count / clients), makeRequests: makeRequests)
+                port: port, requestsPerClient: shares(of: count, clients: clients), makeRequests: makeRequests)
             completed += chunk.completed
             failures += chunk.failures
             seconds += chunk.seconds
@@ -180,6 +180,15 @@ enum LoadRun {
             if chunk.seconds > 0 { rate = Double(chunk.completed) / chunk.seconds }
         }
         return Result(completed: completed, failures: failures, seconds: seconds, latencies: latencies)
+    }
+
+    /// `count` requests split among `clients` as evenly as whole requests go, the first clients
+    /// taking one more: all of them are sent, none twice (a chunk's last requests that did not
+    /// divide by the clients went unsent, and the row's request count was not what was sent).
+    static func shares(of count: Int, clients: Int) -> [Int] {
+        let clients = max(1, clients)
+        let (each, extra) = (max(0, count) / clients, max(0, count) % clients)
+        return (0..<clients).map { each + ($0 < extra ? 1 : 0) }
     }
 
     struct Result {
@@ -193,13 +202,23 @@ enum LoadRun {
         port: Int, clients: Int, requestsPerClient: Int,
         makeRequests: (Int, Int) -> [[UInt8]]
     ) throws -> Result {
-        let prepared = (0..<clients).map { makeRequests($0, requestsPerClient) }
+        try run(
+            port: port, requestsPerClient: Array(repeating: requestsPerClient, count: clients),
+            makeRequests: makeRequests)
+    }
+
+    /// One client per element of `requestsPerClient`, each sending that many requests (a client
+    /// with none opens no connection).
+    static func run(
+        port: Int, requestsPerClient: [Int],
+        makeRequests: (Int, Int) -> [[UInt8]]
+    ) throws -> Result {
+        let prepared = requestsPerClient.enumerated().map { makeRequests($0.offset, $0.element) }
         let outcomes = Locked<[(Int, Int, [Double])]>([])
         let group = DispatchGroup()
         let start = Measurement.monotonicSeconds()
-        for index in 0..<clients {
+        for requests in prepared where !requests.isEmpty {
             group.enter()
-            let requests = prepared[index]
             Thread {
                 var ok = 0
                 var failed = 0

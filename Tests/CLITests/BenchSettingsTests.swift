@@ -1,3 +1,6 @@
+import FetchChannelEmulator
+import FetchChannelTestSupport
+import Foundation
 import Testing
 
 @testable import FetchChannelBenchmarks
@@ -51,5 +54,30 @@ import Testing
         #expect(LoadRun.chunkRequests(rate: 0, clients: 8) == 1_000)
         #expect(LoadRun.chunkRequests(rate: 3, clients: 8) == 8)
         #expect(LoadRun.chunkRequests(rate: 14_000, clients: 8) == 14_000)
+    }
+
+    @Test func aChunkIsSplitAmongTheClientsWithNothingDroppedOrAdded() {
+        #expect(LoadRun.shares(of: 7, clients: 4) == [2, 2, 2, 1])
+        #expect(LoadRun.shares(of: 8, clients: 4) == [2, 2, 2, 2])
+        #expect(LoadRun.shares(of: 2, clients: 4) == [1, 1, 0, 0])
+        #expect(LoadRun.shares(of: 0, clients: 3) == [0, 0, 0])
+        #expect(LoadRun.shares(of: 5, clients: 0) == [5])
+    }
+
+    /// Every request asked for is sent, when they do not divide by the clients too.
+    @Test(.dedicatedThread) func aRunInChunksSendsExactlyTheRequestsAskedFor() throws {
+        let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0)) { _ in
+            .respond(HTTPResponse.json(status: 200, Data(#"{"operations":[]}"#.utf8)))
+        }
+        let address = try server.start()
+        defer { server.stop() }
+        let request = Array("GET /plain HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        for requests in [10, 3, 1] {
+            let result = try LoadRun.runInChunks(port: address.port, clients: 4, requests: requests) { _, count in
+                Array(repeating: request, count: count)
+            }
+            #expect(result.completed == requests && result.failures == 0, "\(requests): \(result)")
+            #expect(result.latencies.count == requests)
+        }
     }
 }
