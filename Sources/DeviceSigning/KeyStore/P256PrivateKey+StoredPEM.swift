@@ -7,7 +7,6 @@ extension P256.Signing.PrivateKey {
             try self.init(privateKeyPEM: text, passphrase: passphrase, mustBeEncrypted: mustBeEncrypted)
             return
         }
-        // Not secret: the TPM's wrapped key blob, which only that TPM can load.
-        try self.init(tss2PEM: text.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }, tpm: tpm)
+        try self.init(tss2Document: PEM.decodeSecret(text), tpm: tpm)
     }
 }

@@ -73,30 +73,65 @@ enum PEM {
         return try text.withUnsafeBytes { try decodeSecret(bytes: $0) }
     }
 
-    private static func decodeSecret(bytes: UnsafeRawBufferPointer) throws -> SecretDocument {
-        let lines = lineRanges(of: bytes)
+    /// The label of the block that `decodeSecret` reads in `text` (the first one that is not
+    /// `EC PARAMETERS`), whether or not that block is whole; nil without a BEGIN line. Nothing
+    /// of the body is decoded: what a key file holds is told by it before the key is read.
+    static func label(of text: SecureBytes) -> String? {
+        guard text.count <= maximumLength else { return nil }
+        return text.withUnsafeBytes { bytes in
+            let lines = lineRanges(of: bytes)
+            var searchFrom = 0
+            while let (label, beginIndex) = firstBegin(in: bytes, lines: lines, from: searchFrom) {
+                guard label == skippedLabel, let endIndex = end(of: label, in: bytes, lines: lines, after: beginIndex)
+                else { return label }
+                searchFrom = endIndex + 1
+            }
+            return nil
+        }
+    }
+
+    /// What `openssl ecparam -genkey` writes before the key: skipped to the next block.
+    private static let skippedLabel = "EC PARAMETERS"
+
+    /// The first `-----BEGIN LABEL-----` line at or after `from`: its label and index.
+    private static func firstBegin(
+        in bytes: UnsafeRawBufferPointer, lines: [Range<Int>], from: Int
+    ) -> (label: String, index: Int)? {
         let beginPrefix = Array("-----BEGIN ".utf8)
         let dashes = Array("-----".utf8)
+        guard
+            let index = lines[from...].firstIndex(where: { line in
+                line.count >= beginPrefix.count + dashes.count
+                    && bytes[line].starts(with: beginPrefix) && bytes[line].reversed().starts(with: dashes)
+            })
+        else { return nil }
+        let line = lines[index]
+        let label = String(
+            decoding: bytes[(line.lowerBound + beginPrefix.count)..<(line.upperBound - dashes.count)], as: UTF8.self)
+        return (label, index)
+    }
+
+    /// The index of the `-----END LABEL-----` line that closes the block begun at `beginIndex`.
+    private static func end(
+        of label: String, in bytes: UnsafeRawBufferPointer, lines: [Range<Int>], after beginIndex: Int
+    )
+        -> Int?
+    {
+        let endLine = Array("-----END \(label)-----".utf8)
+        return lines[(beginIndex + 1)...].firstIndex(where: { bytes[$0].elementsEqual(endLine) })
+    }
+
+    private static func decodeSecret(bytes: UnsafeRawBufferPointer) throws -> SecretDocument {
+        let lines = lineRanges(of: bytes)
         var searchFrom = 0
         while true {
-            guard
-                let beginIndex = lines[searchFrom...].firstIndex(where: { line in
-                    line.count >= beginPrefix.count + dashes.count
-                        && bytes[line].starts(with: beginPrefix) && bytes[line].reversed().starts(with: dashes)
-                })
-            else {
+            guard let (label, beginIndex) = firstBegin(in: bytes, lines: lines, from: searchFrom) else {
                 throw DeviceSigningError(.malformedEncoding, "No PEM block (-----BEGIN ...-----) found.")
             }
-            let beginLine = lines[beginIndex]
-            let label = String(
-                decoding: bytes[(beginLine.lowerBound + beginPrefix.count)..<(beginLine.upperBound - dashes.count)],
-                as: UTF8.self)
-            let endLine = Array("-----END \(label)-----".utf8)
-            guard let endIndex = lines[(beginIndex + 1)...].firstIndex(where: { bytes[$0].elementsEqual(endLine) })
-            else {
+            guard let endIndex = end(of: label, in: bytes, lines: lines, after: beginIndex) else {
                 throw DeviceSigningError(.malformedEncoding, "The PEM block \(label) has no matching END line.")
             }
-            if label == "EC PARAMETERS" {
+            if label == skippedLabel {
                 searchFrom = endIndex + 1
                 continue
             }

@@ -131,4 +131,28 @@ import Testing
         let trailing = expectError(.malformedEncoding) { try TSS2KeyProvenance.check(der: Self.generated + [0x00]) }
         #expect(trailing?.reason.contains("bytes after the key") == true, "\(trailing?.reason ?? "")")
     }
+
+    /// A key file is taken for a TPM key by the block that is read, the first: a software key
+    /// followed by a TSS2 block is the software key it starts with, and never goes the TPM way,
+    /// where its text was copied out unzeroed before its label was refused.
+    @Test func aKeyFileIsATPMKeyByTheBlockThatIsRead() throws {
+        let tss2 = PEM.encode(label: P256.Signing.PrivateKey.tss2PEMLabel, der: Self.generated)
+        let software = try P256.Signing.PrivateKey().pemRepresentation.withUnsafeBytes {
+            String(decoding: $0, as: UTF8.self)
+        }
+        func isTSS2(_ text: String) -> Bool { P256.Signing.PrivateKey.isTSS2PEM(SecureBytes(text.utf8)) }
+        #expect(isTSS2(tss2))
+        #expect(isTSS2("a comment line\n" + tss2))
+        #expect(!isTSS2(software + tss2))
+        #expect(!isTSS2(software))
+        #expect(!isTSS2("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + software))
+        #expect(isTSS2("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + tss2))
+        // A damaged TPM key file is still one, and fails as a damaged TPM key, not as a software key.
+        #expect(isTSS2("-----BEGIN TSS2 PRIVATE KEY-----\n"))
+        expectError(.malformedEncoding) {
+            _ = try P256.Signing.PrivateKey(
+                tss2PEM: software + tss2,
+                tpm: TPMConfiguration(tcti: "swtpm:host=127.0.0.1,port=1", timeout: .seconds(5)))
+        }
+    }
 }

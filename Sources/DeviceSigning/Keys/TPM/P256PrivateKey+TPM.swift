@@ -25,16 +25,25 @@ extension P256.Signing.PrivateKey {
     /// `.tpmKeyForeign` when that TPM did not make the key or lacks its parent, and
     /// `.tpmUnavailable` / `.tpmRefused` as described above.
     public init(tss2PEM: String, tpm: TPMConfiguration) throws {
-        let document = try PEM.decode(tss2PEM)
+        // Read as a secret: text handed here by mistake may be a software private key, whose DER
+        // then stays in zeroed memory until it is refused.
+        try self.init(tss2Document: PEM.decodeSecret(SecureBytes(tss2PEM.utf8)), tpm: tpm)
+    }
+
+    /// `init(tss2PEM:tpm:)` from the text's decoded block, refused unless it is a `TSS2 PRIVATE
+    /// KEY` before any of it is copied out.
+    init(tss2Document document: PEM.SecretDocument, tpm: TPMConfiguration) throws {
         guard document.label == Self.tss2PEMLabel else {
             throw DeviceSigningError(
                 .malformedEncoding,
                 "Expected a PEM \(Self.tss2PEMLabel) block, found \(document.label).")
         }
+        // Not secret: the key blob the TPM wrapped, which only that TPM can load.
+        let der = document.der.withUnsafeBytes { Array($0) }
         // A key whose private half was made outside a TPM is refused before any TPM is asked.
-        try TSS2KeyProvenance.check(der: document.der)
+        try TSS2KeyProvenance.check(der: der)
         // Only the one checked block reaches OpenSSL.
-        let text = SecureBytes(PEM.encode(label: Self.tss2PEMLabel, der: document.der).utf8)
+        let text = SecureBytes(PEM.encode(label: Self.tss2PEMLabel, der: der).utf8)
         self = try TPMDeadline.within(seconds: tpm.timeoutSeconds) { try TPMSession.open(tpm).key(fromKeyFile: text) }
     }
 
@@ -62,14 +71,10 @@ extension P256.Signing.PrivateKey {
         }
     }
 
-    /// Whether `text` is a `TSS2 PRIVATE KEY` PEM (by its first block's label; not validated).
+    /// Whether `text` is a `TSS2 PRIVATE KEY` PEM: by the label of the block that is read, the
+    /// one a software key's reading takes too (so a software key followed by a TSS2 block is a
+    /// software key); the block is not decoded, and may be damaged.
     static func isTSS2PEM(_ text: SecureBytes) -> Bool {
-        let begin = Array("-----BEGIN \(tss2PEMLabel)-----".utf8)
-        return text.withUnsafeBytes { bytes in
-            bytes.count >= begin.count
-                && (0...(bytes.count - begin.count)).contains { offset in
-                    bytes[offset] == begin[0] && bytes[offset..<(offset + begin.count)].elementsEqual(begin)
-                }
-        }
+        PEM.label(of: text) == tss2PEMLabel
     }
 }
