@@ -81,8 +81,8 @@ public struct HTTPErrorInfo: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `text` with every occurrence of each of `secrets` replaced by ``redactionMarker``: for a
-    /// reason that quotes the backend's answer.
-    static func redacted(_ text: String, _ secrets: [String]) -> String {
+    /// reason that quotes the backend's answer (the CLI's own backend calls too).
+    package static func redacted(_ text: String, _ secrets: [String]) -> String {
         var bytes = Array(text.utf8)
         let marker = Array(redactionMarker.utf8)
         for target in redactionTargets(secrets) {

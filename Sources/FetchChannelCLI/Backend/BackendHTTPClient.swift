@@ -14,11 +14,15 @@ struct BackendHTTPClient: Sendable {
         let body: Data
         /// Header fields as the transport gives them (lowercased names).
         let headers: [String: String]
+        /// What the request carried that its answer must never be quoted with (its
+        /// Device-Signature): a backend or proxy that echoes the request would put it in an error.
+        let secrets: [String]
 
-        init(status: Int, body: Data, headers: [String: String] = [:]) {
+        init(status: Int, body: Data, headers: [String: String] = [:], redacting secrets: [String] = []) {
             self.status = status
             self.body = body
             self.headers = headers
+            self.secrets = secrets
         }
 
         /// The body as a JSON object, if it is one; with a member name twice (at any depth) it is
@@ -34,17 +38,20 @@ struct BackendHTTPClient: Sendable {
         }
 
         /// `401 INVALID_SIGNATURE: message` from an error body, or the status and a short excerpt;
-        /// a redirect says where it pointed, and that it was not followed.
+        /// a redirect says where it pointed, and that it was not followed. What it quotes has the
+        /// request's ``secrets`` redacted before it is cut, as the library's errors do.
         var summary: String {
+            func quoted(_ text: String) -> String { Self.clean(HTTPErrorInfo.redacted(text, secrets)) }
             if let object, let code = object[WireErrorCode.Member.errorCode] as? String {
-                let message = (object[WireErrorCode.Member.message] as? String).map { ": " + Self.clean($0) } ?? ""
-                return "\(status) \(Self.clean(code))\(message)"
+                let message = (object[WireErrorCode.Member.message] as? String).map { ": " + quoted($0) } ?? ""
+                return "\(status) \(quoted(code))\(message)"
             }
             if (300..<400).contains(status) {
-                let target = header(WireHeader.location).map { " to \(Self.clean($0))" } ?? ""
+                let target = header(WireHeader.location).map { " to \(quoted($0))" } ?? ""
                 return "\(status) redirect\(target), not followed"
             }
-            let excerpt = Self.clean(String(decoding: body.prefix(200), as: UTF8.self))
+            let redacted = HTTPErrorInfo(status: status, body: body, redacting: secrets).bodyExcerpt
+            let excerpt = Self.clean(String(String.UnicodeScalarView(redacted.unicodeScalars.prefix(200))))
             return excerpt.isEmpty ? "\(status)" : "\(status): \(excerpt)"
         }
 
@@ -100,7 +107,9 @@ struct BackendHTTPClient: Sendable {
             guard !answer.bodyWasCutOff else {
                 throw CLIFailure(.backend, "\(origin) answered with more than \(HTTPAnswer.maximumBodyBytes) bytes")
             }
-            return Answer(status: answer.status, body: answer.body, headers: answer.headers)
+            let signatures = headers.filter { $0.key.lowercased() == WireHeader.deviceSignature.lowercased() }
+            return Answer(
+                status: answer.status, body: answer.body, headers: answer.headers, redacting: Array(signatures.values))
         }
     }
 

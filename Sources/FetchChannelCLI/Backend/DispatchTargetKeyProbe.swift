@@ -71,7 +71,15 @@ struct DispatchTargetKeyProbe: Sendable {
             return .unknown("\(error)")
         }
         // A 200 that is not a pending-operations answer concludes nothing: it may not be the backend.
-        if answer.status == 200, Self.isOperationsAnswer(answer, decryptionKey: decryptionKey) { return .accepted }
+        if answer.status == 200 {
+            if Self.isOperationsAnswer(answer, decryptionKey: decryptionKey) { return .accepted }
+            // Never quoted: operations in plain JSON, where encrypted ones were asked for, hold
+            // redeem tokens.
+            let type = answer.header(WireHeader.contentType).map { BackendHTTPClient.Answer.clean($0) }
+            return .unknown(
+                "the backend answered 200 (\(type ?? "no Content-Type")), but not with pending operations"
+                    + (decryptionKey == nil ? "" : " encrypted to the registration's key"))
+        }
         if Self.isInvalidSignature(answer) { return .refused }
         return .unknown("the backend answered \(answer.summary)")
     }
