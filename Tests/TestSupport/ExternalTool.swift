@@ -26,10 +26,15 @@ public enum ExternalTool {
 
     /// Runs `executable` with standard input closed and waits for it. Blocking: call it from a
     /// suite with `.dedicatedThread` or through ``DedicatedThreads``.
+    ///
+    /// curl is run with `-q` first (it counts only as the very first argument): it then reads no
+    /// `.curlrc` of the user's, whose options (`insecure`, `proxy`, …) would change what a test
+    /// sees. Every test's curl runs here.
     public static func run(_ executable: String, _ arguments: [String]) throws -> ToolResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        let isCurl = process.executableURL?.lastPathComponent == "curl"
+        process.arguments = isCurl && arguments.first != "-q" ? ["-q"] + arguments : arguments
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
