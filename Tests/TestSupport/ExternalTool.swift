@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelEmulator
 import Foundation
 
 /// What an external tool (openssl, curl) printed and how it exited.
@@ -23,6 +24,19 @@ public enum ExternalTool {
     public static let openssl = onPath("openssl")
     /// `curl` on PATH, looked up once for every suite that uses it.
     public static let curl = onPath("curl")
+
+    /// curl's trust options for a CA that signed nothing: `--cacert` with the certificate of a
+    /// fresh CA, written in `directory`, and `--capath` with an empty directory there. curl reads
+    /// the machine's CA directory besides a `--cacert` file unless told another: with these, a
+    /// refusal ("untrusted", exit 60) does not depend on what the machine trusts.
+    public static func curlTrustingAnotherCA(in directory: URL) throws -> [String] {
+        let caFile = directory.appendingPathComponent("other-ca-\(UUID().uuidString).pem")
+        let emptyDirectory = directory.appendingPathComponent("no-cas-\(UUID().uuidString)", isDirectory: true)
+        let authority = try TLSServerIdentity.generate().certificateAuthorityPEM ?? ""
+        try Data(authority.utf8).write(to: caFile)
+        try FileManager.default.createDirectory(at: emptyDirectory, withIntermediateDirectories: false)
+        return ["--cacert", caFile.path, "--capath", emptyDirectory.path]
+    }
 
     /// Runs `executable` with standard input closed and waits for it. Blocking: call it from a
     /// suite with `.dedicatedThread` or through ``DedicatedThreads``.
