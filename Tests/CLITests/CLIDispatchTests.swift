@@ -7,23 +7,33 @@ import Testing
 /// (exit 0), usage errors with the usage line and a pointer to help on stderr (exit 64),
 /// runtime failures as `Error: …` (exit 1). On a thread of their own: some commands derive a
 /// key (scrypt), lock and fsync the key store in-process.
-@Suite(.dedicatedThread) struct CLIDispatchTests {
+@Suite(.dedicatedThread) final class CLIDispatchTests {
     struct Run {
         let status: Int32
         let out: String
         let err: String
     }
 
+    /// A directory of the test's own, removed when it ends: the commands' working directory, and
+    /// where the paths a test makes up (a missing file, an odd name) lie.
+    let sandbox: CLISandbox
+
+    init() throws {
+        sandbox = try CLISandbox()
+    }
+
+    deinit {
+        sandbox.remove()
+    }
+
     /// A home that does not exist: a command that reaches for the default key store (no
     /// `--store`) finds nothing there instead of the real home's keys.
-    static let absentHome = FileManager.default.temporaryDirectory
-        .appendingPathComponent("cli-dispatch-no-home-\(UUID().uuidString)").path
+    var absentHome: String { sandbox.file("no-home").path }
 
     func run(_ arguments: [String], environment: [String: String] = [:], standardInput: [UInt8] = []) async -> Run {
-        let sandboxed = ["HOME": Self.absentHome, "XDG_DATA_HOME": Self.absentHome].merging(environment) { $1 }
+        let sandboxed = ["HOME": absentHome, "XDG_DATA_HOME": absentHome].merging(environment) { $1 }
         let context = CLIContext.inMemory(
-            environment: sandboxed, currentDirectory: FileManager.default.temporaryDirectory,
-            standardInput: standardInput)
+            environment: sandboxed, currentDirectory: sandbox.root, standardInput: standardInput)
         let status = await FetchChannelCLI.run(arguments, context: context)
         return Run(status: status, out: context.standardOutput.capturedText, err: context.standardError.capturedText)
     }
@@ -143,7 +153,9 @@ import Testing
     /// A usage error that repeats a path as typed shows it without control characters: an
     /// escape sequence in an argument cannot retitle or clear the terminal.
     @Test func aUsageErrorShowsWhatWasTypedWithoutControlCharacters() async {
-        let result = await run(["skew", "--server", "https://127.0.0.1:1", "--ca-file", "/x\u{1B}]0;PWNED\u{07}"])
+        let result = await run([
+            "skew", "--server", "https://127.0.0.1:1", "--ca-file", sandbox.file("x\u{1B}]0;PWNED\u{07}").path,
+        ])
         #expect(result.status == 64, "\(result.err)")
         #expect(result.err.hasPrefix("Error: ") && result.err.contains("/x?]0;PWNED?"), "\(result.err)")
         #expect(!result.err.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
@@ -163,7 +175,7 @@ import Testing
     /// A runtime error is one line: a path with a line feed cannot forge a second `Error:` line.
     @Test func aRuntimeErrorIsOneLine() async {
         let store = FileManager.default.temporaryDirectory.appendingPathComponent("none-\(UUID().uuidString)").path
-        let result = await run(["key", "import", "/nonexistent-\(UUID().uuidString)\nError: forged", "--store", store])
+        let result = await run(["key", "import", sandbox.file("missing\nError: forged").path, "--store", store])
         #expect(result.status == 1, "\(result.err)")
         #expect(result.err.hasPrefix("Error: cannot read") && result.err.contains("?Error: forged"), "\(result.err)")
         #expect(result.err.filter { $0 == "\n" }.count == 1, "\(result.err)")
@@ -335,7 +347,8 @@ import Testing
         let version = await run(["redeem", "--version", "--redeem-url", "http://127.0.0.1:9/r"])
         #expect(version.status == 0 && version.out == "fetchchannel \(FetchChannelCLI.version)\n")
         let token = await run([
-            "redeem", "--redeem-url", "https://127.0.0.1:9/r", "--ca-file", "/nonexistent/ca.pem", "--", "--version",
+            "redeem", "--redeem-url", "https://127.0.0.1:9/r", "--ca-file", sandbox.file("missing/ca.pem").path, "--",
+            "--version",
         ])
         #expect(token.status == 64 && token.err.contains("cannot read the CA file"), "\(token.err)")
     }

@@ -24,11 +24,23 @@ extension CLISubprocessTests {
             ] {
                 #expect(result.out.contains(expected), "missing \"\(expected)\" in:\n\(result.out)")
             }
-            // Its temporary stores went in the sandbox's TMPDIR (as a check that the demo puts them in
-            // the temporary directory at all) and are gone.
+            // Its temporary stores, made in the sandbox's TMPDIR (see the next test), are gone.
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: sandbox.temporaryDirectory.path)
                 .filter { $0.hasPrefix("fetchchannel-demo-") }
             #expect(leftovers.isEmpty, "temporary stores left behind: \(leftovers)")
+        }
+
+        /// The demo makes its temporary stores in TMPDIR: where TMPDIR names a file, it stops at
+        /// once, naming that file. (Stores made elsewhere would leave the check above nothing to find.)
+        @Test func demoMakesItsStoresInTMPDIR() async throws {
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let notADirectory = try sandbox.write("tmp-file", "")
+            let result = try await sandbox.run(["demo"], passphrase: nil, extra: ["TMPDIR": notADirectory.path])
+            #expect(result.status == 1, "\(result.summary)")
+            #expect(
+                result.err.contains("cannot create a temporary directory under \(notADirectory.path): Not a directory"),
+                "\(result.summary)")
         }
 
         /// `demo --json`: the same walkthrough as one JSON value, its steps in order with their lines.

@@ -86,8 +86,9 @@ extension CLISubprocessTests {
 
             let trusted = try await SystemTools.curl(["--cacert", cert.path, url + "/_emulator/stats"])
             #expect(trusted.status == 0 && trusted.output.contains("requests"), "curl --cacert: \(trusted.summary)")
-            let untrusted = try await SystemTools.curl([url + "/_emulator/stats"])
-            #expect(untrusted.status == 60, "without the certificate curl refuses it: \(untrusted.summary)")
+            let anotherCA = try ExternalTool.curlTrustingAnotherCA(in: sandbox.root)
+            let untrusted = try await SystemTools.curl(anotherCA + [url + "/_emulator/stats"])
+            #expect(untrusted.status == 60, "trusting another CA, curl refuses it: \(untrusted.summary)")
 
             let result = await child.stop()
             #expect(result.status == 0, "\(result.summary)")

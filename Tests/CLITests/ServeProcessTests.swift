@@ -179,8 +179,9 @@ extension CLISubprocessTests {
 
             let trusted = try await SystemTools.curl(["--cacert", caFile, url + "/_emulator/stats"])
             #expect(trusted.status == 0 && trusted.output.contains("requests"), "curl --cacert: \(trusted.summary)")
-            let untrusted = try await SystemTools.curl([url + "/_emulator/stats"])
-            #expect(untrusted.status == 60, "without the CA file curl refuses the chain: \(untrusted.summary)")
+            let anotherCA = try ExternalTool.curlTrustingAnotherCA(in: sandbox.root)
+            let untrusted = try await SystemTools.curl(anotherCA + [url + "/_emulator/stats"])
+            #expect(untrusted.status == 60, "trusting another CA, curl refuses the chain: \(untrusted.summary)")
 
             let sClient = try await SystemTools.run(
                 "openssl",

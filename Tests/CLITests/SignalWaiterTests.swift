@@ -28,16 +28,17 @@ import Testing
     /// Dispatch (on Linux) installs its forwarding handler once per process, and each wait puts
     /// the disposition of before back over it: a second wait in one process used to leave the
     /// signals at their default action, so the first SIGTERM would have killed it.
-    @Test func aSecondWaitInOneProcessStillCatches() async {
+    @Test func aSecondWaitInOneProcessStillCatches() async throws {
         for round in 1...2 {
-            var during: [Int?] = []
+            var during: [Int?]?
             let received = await SignalWaiter.waitForTermination(onInstalled: {
                 during = [SIGINT, SIGTERM, SIGHUP].map(Self.handler)
                 return false
             })
             #expect(received == nil)
+            let handlers = try #require(during, "round \(round): onInstalled never ran")
             let neither = [0, unsafeBitCast(SIG_IGN, to: Int.self)]
-            #expect(during.allSatisfy { $0.map { !neither.contains($0) } ?? false }, "round \(round): \(during)")
+            #expect(handlers.allSatisfy { $0.map { !neither.contains($0) } ?? false }, "round \(round): \(handlers)")
         }
     }
 }

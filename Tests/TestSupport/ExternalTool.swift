@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannelEmulator
 import Foundation
 
 /// What an external tool (openssl, curl) printed and how it exited.
@@ -24,12 +25,30 @@ public enum ExternalTool {
     /// `curl` on PATH, looked up once for every suite that uses it.
     public static let curl = onPath("curl")
 
+    /// curl's trust options for a CA that signed nothing: `--cacert` with the certificate of a
+    /// fresh CA, written in `directory`, and `--capath` with an empty directory there. curl reads
+    /// the machine's CA directory besides a `--cacert` file unless told another: with these, a
+    /// refusal ("untrusted", exit 60) does not depend on what the machine trusts.
+    public static func curlTrustingAnotherCA(in directory: URL) throws -> [String] {
+        let caFile = directory.appendingPathComponent("other-ca-\(UUID().uuidString).pem")
+        let emptyDirectory = directory.appendingPathComponent("no-cas-\(UUID().uuidString)", isDirectory: true)
+        let authority = try TLSServerIdentity.generate().certificateAuthorityPEM ?? ""
+        try Data(authority.utf8).write(to: caFile)
+        try FileManager.default.createDirectory(at: emptyDirectory, withIntermediateDirectories: false)
+        return ["--cacert", caFile.path, "--capath", emptyDirectory.path]
+    }
+
     /// Runs `executable` with standard input closed and waits for it. Blocking: call it from a
     /// suite with `.dedicatedThread` or through ``DedicatedThreads``.
+    ///
+    /// curl is run with `-q` first (it counts only as the very first argument): it then reads no
+    /// `.curlrc` of the user's, whose options (`insecure`, `proxy`, …) would change what a test
+    /// sees. Every test's curl runs here.
     public static func run(_ executable: String, _ arguments: [String]) throws -> ToolResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        let isCurl = process.executableURL?.lastPathComponent == "curl"
+        process.arguments = isCurl && arguments.first != "-q" ? ["-q"] + arguments : arguments
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

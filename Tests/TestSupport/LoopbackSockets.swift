@@ -10,12 +10,22 @@ public enum LoopbackSockets {
     /// The descriptors of this process whose peer is 127.0.0.1:`port`. A server's accepted
     /// socket has the client's port as its peer, and a client's socket the server's.
     public static func descriptors(withPeerPort port: Int) -> [Int32] {
+        descriptors { fd in address(of: fd, getpeername).map { isLoopback($0, port: port) } ?? false }
+    }
+
+    /// The descriptors of this process bound to 127.0.0.1:`port`: a server's listener and the
+    /// connections it accepted.
+    public static func descriptors(withLocalPort port: Int) -> [Int32] {
+        descriptors { fd in address(of: fd, getsockname).map { isLoopback($0, port: port) } ?? false }
+    }
+
+    private static func descriptors(where matches: (Int32) -> Bool) -> [Int32] {
         let limit = Int32(clamping: min(max(sysconf(Int32(_SC_OPEN_MAX)), 1_024), 65_536))
-        return (0..<limit).filter { fd in
-            guard let peer = address(of: fd, getpeername) else { return false }
-            return Int(UInt16(bigEndian: peer.sin_port)) == port
-                && peer.sin_addr.s_addr == in_addr_t(0x7F00_0001).bigEndian
-        }
+        return (0..<limit).filter(matches)
+    }
+
+    private static func isLoopback(_ address: sockaddr_in, port: Int) -> Bool {
+        Int(UInt16(bigEndian: address.sin_port)) == port && address.sin_addr.s_addr == in_addr_t(0x7F00_0001).bigEndian
     }
 
     /// The local port of the IPv4 socket `fd`, or nil.

@@ -43,21 +43,39 @@ import Testing
         #expect(pending.map(\.redeemURL) == ["http://127.0.0.1:1/nevisfido/token/redeem/authentication"])
     }
 
-    /// The server hands its address over before it accepts: a request that connects at once is
-    /// handled with the address known.
-    @Test func theServerTellsItsAddressBeforeItAccepts() throws {
+    /// The server hands its address over before it accepts: a client that connects and sends
+    /// from inside `beforeAccepting` waits in the listen queue until the callback has returned,
+    /// and its request is then handled with the address known. Checked from inside the callback,
+    /// so that an engine that started its accept thread first (or called the callback after it)
+    /// fails here; a client that connects after `start` returned could not tell.
+    ///
+    /// That the server does not accept meanwhile is checked by waiting for its side of the
+    /// connection to appear among this process's descriptors: nothing signals an accept that
+    /// does not happen, so the wait is bounded, 300 ms (an accept thread that runs takes the
+    /// connection in well under that), and with a correct server it always lasts the full 300 ms.
+    @Test(.dedicatedThread) func theServerTellsItsAddressBeforeItAccepts() throws {
         let known = Locked("")
         let server = HTTPServer(configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0)) { _ in
             .respond(.text(status: 200, known.withLock { $0 }))
         }
         defer { server.stop() }
+        var early: Result<(client: RawHTTPClient, acceptedMeanwhile: Bool), any Error>?
         let address = try server.start(beforeAccepting: { address in
+            early = Result {
+                let client = try RawHTTPClient(port: address.port)
+                try client.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                let clientPort = try #require(LoopbackSockets.localPort(of: client.fd))
+                let accepted = HTTPTestSupport.waitUntil(timeout: .milliseconds(300)) {
+                    !LoopbackSockets.descriptors(withPeerPort: clientPort).isEmpty
+                }
+                return (client, accepted)
+            }
             known.withLock { $0 = address.baseURL.absoluteString }
         })
-        #expect(known.withLock { $0 } == address.baseURL.absoluteString)
-        let client = try RawHTTPClient(port: address.port)
+        let (client, acceptedMeanwhile) = try #require(early).get()
         defer { client.close() }
-        let answer = try client.roundTrip("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        #expect(answer.bodyText == address.baseURL.absoluteString)
+        #expect(!acceptedMeanwhile, "the server accepted a connection before beforeAccepting returned")
+        let answer = try client.readResponse()
+        #expect(answer.bodyText == address.baseURL.absoluteString, "the handler ran before the address was known")
     }
 }

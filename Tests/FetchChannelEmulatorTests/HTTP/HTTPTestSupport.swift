@@ -85,34 +85,12 @@ enum HTTPTestSupport {
         return condition()
     }
 
-    /// Entries of /proc/self/fd (the listing's own descriptor included, equally each time).
-    static func openDescriptorCount() -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-    }
-
-    /// Descriptors of this process that are TCP sockets with `port` at either end: the leak check
-    /// for one server. Unlike the process-wide count it is not disturbed by the other tests that
-    /// run in parallel in the same process.
+    /// Descriptors of this process that are sockets on 127.0.0.1 with `port` at either end
+    /// (the listener, the connections it accepted, the clients' sockets): the leak check for one
+    /// server. Unlike a process-wide count it is not disturbed by the other tests that run in
+    /// parallel in the same process.
     static func socketDescriptorCount(port: Int) -> Int {
-        var inodes = Set<String>()
-        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
-            for line in text.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-                guard fields.count > 9 else { continue }
-                let ports = [fields[1], fields[2]].compactMap {
-                    $0.split(separator: ":").last.flatMap { Int($0, radix: 16) }
-                }
-                if ports.contains(port) { inodes.insert(String(fields[9])) }
-            }
-        }
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return descriptors.filter { name in
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
-                target.hasPrefix("socket:[")
-            else { return false }
-            return inodes.contains(String(target.dropFirst("socket:[".count).dropLast()))
-        }.count
+        Set(LoopbackSockets.descriptors(withLocalPort: port) + LoopbackSockets.descriptors(withPeerPort: port)).count
     }
 
     /// Runs `body(index)` on `count` dedicated threads (not the cooperative pool, which blocking

@@ -21,6 +21,7 @@ extension HTTPServerTests {
             #expect(pin.hasPrefix("sha256//") && pin.count == "sha256//".count + 44, "\(pin)")
             let url = backend.baseURL.absoluteString + "/_emulator/stats"
             #expect(url.hasPrefix("https://127.0.0.1:"))
+            let anotherCA = try ExternalTool.curlTrustingAnotherCA(in: directory)
 
             let results = try await DedicatedThreads.run {
                 [
@@ -29,8 +30,9 @@ extension HTTPServerTests {
                     try TLSTestSupport.curlStatus(
                         url.replacingOccurrences(of: "127.0.0.1", with: "localhost"),
                         ["--cacert", caFile.path]),
-                    // Without the CA, and with a pin of another key, curl refuses: the trust is real.
-                    try TLSTestSupport.curlStatus(url, []),
+                    // Trusting another CA alone, and with a pin of another key, curl refuses: the
+                    // trust is real.
+                    try TLSTestSupport.curlStatus(url, anotherCA),
                     try TLSTestSupport.curlStatus(
                         url,
                         [
