@@ -234,6 +234,34 @@ extension CLISubprocessTests {
             #expect(backend.statistics.redemptions[operation.token] == 1, "redeemed exactly once")
         }
 
+        /// `redeem -` reads the token from standard input, so that it is in no process list or
+        /// shell history: one line, its line ending not part of it; nothing else is taken.
+        @Test func redeemReadsTheTokenFromStandardInput() async throws {
+            let backend = try ReferenceBackend.start()
+            defer { backend.stop() }
+            let sandbox = try CLISandbox()
+            defer { sandbox.remove() }
+            let operation = try backend.dispatch(deviceId: "phone", channel: "link")
+            let refusedInputs = [
+                ("", "standard input holds no token"), ("\n", "standard input holds no token"),
+                ("\(operation.token)\nsecond", "more than one token"),
+                (String(repeating: "t", count: 1_025), "more than one token of at most 1024 bytes"),
+            ]
+            for (input, reason) in refusedInputs {
+                let refused = try await sandbox.run(
+                    ["redeem", "--redeem-url", operation.redeemURL, "-"], passphrase: nil,
+                    standardInput: Data(input.utf8))
+                #expect(refused.status == 1 && refused.err.contains(reason), "\(refused.summary)")
+            }
+            #expect(backend.statistics.redemptions[operation.token] == nil, "nothing was sent")
+
+            let redeemed = try await sandbox.run(
+                ["redeem", "--redeem-url", operation.redeemURL, "--json", "-"], passphrase: nil,
+                standardInput: Data("\(operation.token)\r\n".utf8))
+            #expect(redeemed.status == 0, "\(redeemed.summary)")
+            #expect(backend.statistics.redemptions[operation.token] == 1, "redeemed once, with the line's token")
+        }
+
         /// An answer with a member name twice is refused for that, not as "not a JSON object".
         @Test func redeemSaysAnAnswerHasADuplicateMember() async throws {
             let server = HTTPServer { _ in .respond(.json(status: 200, Data(#"{"op":"Auth","op":"Reg"}"#.utf8))) }

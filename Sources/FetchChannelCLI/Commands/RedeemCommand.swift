@@ -15,10 +15,17 @@ struct RedeemCommand: CLICommand {
         discussion:
             "POSTs {\"token\"} to the redeem URL (https://, or http:// on loopback), which you name: unlike the library's pipeline, this manual command does not restrict it to the backends a key is registered with. The TLS trust is --ca-file/--pin when given, else the one stored with the registration whose backend holds the URL (registrations of it that disagree on the trust exit 1), else the system CAs. Prints the backend's answer (op, statusCode, lifetimeMillis, uafRequest) and exits 0; a token redeemed before, an expired one or a failure exits 1 with what it means. --json prints the answer object, or {\"redeemed\": false, \"code\", \"message\"}.",
         options: [redeemURL, timeout, CommonOptions.store, CommonOptions.json] + BackendTrustOptions.all,
-        positionals: [PositionalSpec("TOKEN", help: "The operation's redeem token.")]
+        positionals: [
+            PositionalSpec(
+                "TOKEN",
+                help: "The operation's redeem token, or - to read it from standard input (one line): "
+                    + "a token in the arguments is in the process list and the shell history.")
+        ]
     )
 
-    let token: String
+    /// TOKEN as given; `-` stands for one line of standard input, read when the command runs.
+    let tokenArgument: String
+    let context: CLIContext
     /// `--redeem-url`, and `--ca-file`/`--pin` when given.
     let backend: BackendOptions
     private var url: BackendURL { backend.server }
@@ -27,8 +34,9 @@ struct RedeemCommand: CLICommand {
     private var console: Console { access.console }
 
     init(_ arguments: ParsedArguments, context: CLIContext) throws(UsageError) {
-        token = arguments.positionals[0]
-        guard !token.isEmpty else { throw UsageError(.invalidValue, "TOKEN must not be empty") }
+        tokenArgument = arguments.positionals[0]
+        guard !tokenArgument.isEmpty else { throw UsageError(.invalidValue, "TOKEN must not be empty") }
+        self.context = context
         backend = try BackendOptions(arguments, server: Self.redeemURL, context: context)
         timeout = try arguments[Self.timeout] ?? .seconds(15)
         access = try KeyStoreAccess(arguments, context: context)
@@ -36,9 +44,10 @@ struct RedeemCommand: CLICommand {
 
     func run() async throws -> Int32 {
         let client = RedemptionClient(requestTimeout: timeout)
-        let redeemData = PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description)
+        let token: String
         let trust: TLSTrust
         do {
+            token = try readToken()
             trust = backend.trustGiven ? backend.trust : try storedTrust()
         } catch {
             // Nothing was sent; --json still answers on standard output.
@@ -49,6 +58,7 @@ struct RedeemCommand: CLICommand {
             }
             throw error
         }
+        let redeemData = PendingOutOfBandOperation.RedeemData(token: token, redeemUrl: url.description)
         switch await client.redeem(redeemData, trust: trust) {
         case .success(let redeemed):
             if console.json {
@@ -73,6 +83,26 @@ struct RedeemCommand: CLICommand {
             }
             throw CLIFailure(.backend, error.message)
         }
+    }
+
+    /// The token: TOKEN, or for `-` one line of standard input (its line ending not part of it),
+    /// at most a token's longest (``PendingOutOfBandOperation/RedeemData/maximumTokenBytes``).
+    private func readToken() throws -> String {
+        guard tokenArgument == "-" else { return tokenArgument }
+        let limit = PendingOutOfBandOperation.RedeemData.maximumTokenBytes
+        var line = try context.readStandardInput(limit + 2)
+        if line.last == UInt8(ascii: "\n") {
+            line.removeLast()
+            if line.last == UInt8(ascii: "\r") { line.removeLast() }
+        }
+        guard line.count <= limit, !line.contains(UInt8(ascii: "\n")) else {
+            throw CLIFailure(.unreadableInput, "standard input holds more than one token of at most \(limit) bytes")
+        }
+        guard !line.isEmpty else { throw CLIFailure(.unreadableInput, "standard input holds no token") }
+        guard let token = String(validating: line, as: UTF8.self) else {
+            throw CLIFailure(.unreadableInput, "the token on standard input is not UTF-8 text")
+        }
+        return token
     }
 
     /// The trust stored with the registrations whose backend holds the redeem URL (the operation
