@@ -24,19 +24,24 @@ struct CompactCheck {
         }
     }
 
-    /// What passed the check: its protected header as `--json` prints it, its content, and the
-    /// bytes printed without `--json`.
+    /// What passed the check: its protected header as `--json` prints it, and its content,
+    /// printed as it is without `--json` (a JWE's plaintext from the storage that is zeroed when
+    /// it is released: no ordinary copy is made to print it), a line feed after it when
+    /// `endsLine` and it has none.
     struct Passed {
         let header: [String: Any]
         let content: Data
-        let bytes: [UInt8]
+        let endsLine: Bool
 
         /// `header` without its nil members (the optional `kid`, `typ`).
-        init(header: [String: Any?], content: Data, bytes: [UInt8]) {
+        init(header: [String: Any?], content: Data, endsLine: Bool = false) {
             self.header = header.compactMapValues { $0 }
             self.content = content
-            self.bytes = bytes
+            self.endsLine = endsLine
         }
+
+        /// Whether a line feed is printed after the content.
+        var addsLineFeed: Bool { endsLine && content.last != UInt8(ascii: "\n") }
     }
 
     let console: Console
@@ -109,9 +114,11 @@ struct CompactCheck {
             // The content is the sender's to choose (anyone with the public key can encrypt to it):
             // on a terminal its control characters are shown as `?`, never run as escape sequences
             // (a retitle, a cleared screen). A pipe or a file gets the bytes as they are.
-            console.standardOutput.write(PrintableText.of(String(decoding: passed.bytes, as: UTF8.self)))
+            let text = String(decoding: passed.content, as: UTF8.self) + (passed.addsLineFeed ? "\n" : "")
+            console.standardOutput.write(PrintableText.of(text))
         } else {
-            console.standardOutput.write(bytes: passed.bytes)
+            passed.content.withUnsafeBytes { console.standardOutput.write(buffer: $0) }
+            if passed.addsLineFeed { console.standardOutput.write("\n") }
         }
         return ExitCode.success
     }

@@ -43,7 +43,9 @@ struct EncryptCommand: CLICommand {
     func run() async throws -> Int32 {
         let recipient = try P256.KeyAgreement.PublicKey(
             x963Representation: KeyFiles.readPublicKey(publicKeyFile).x963Representation)
-        let plaintext = try context.readStandardInput(CompactJWE.maximumLength)
+        var plaintext = try context.readStandardInput(CompactJWE.maximumLength)
+        // The secret this command is given: zeroed once it is encrypted, as the library's own are.
+        defer { secureZero(&plaintext) }
         let compact = try JWE.encrypt(plaintext, to: recipient, algorithm: algorithm, encryption: encryption)
         if console.json {
             try console.printJSON(["jwe": compact, "alg": algorithm.rawValue, "enc": encryption.rawValue])

@@ -22,8 +22,6 @@ struct VerifyCommand: CompactCheckCommand {
         let jws = try CompactJWS(parsing: compact)
         let payload = try jws.verifiedPayload(with: key)
         let header: [String: Any?] = ["alg": jws.header.alg, "kid": jws.header.kid, "typ": jws.header.typ]
-        var bytes = Array(payload)
-        if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
-        return CompactCheck.Passed(header: header, content: payload, bytes: bytes)
+        return CompactCheck.Passed(header: header, content: payload, endsLine: true)
     }
 }

@@ -76,35 +76,39 @@ package final class OutputChannel: Sendable {
     }
 
     package func write(bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write(buffer: $0) }
+    }
+
+    /// Writes the bytes of `buffer` where they are: a secret (a decrypted plaintext) is written
+    /// from its own zeroed-on-release storage, without an ordinary copy for the write.
+    package func write(buffer: UnsafeRawBufferPointer) {
         guard !isClosed else {
-            if !bytes.isEmpty { writeFailed.store(true, ordering: .relaxed) }
+            if !buffer.isEmpty { writeFailed.store(true, ordering: .relaxed) }
             return
         }
         guard let descriptor else {
-            memory.withLock { $0.append(contentsOf: bytes) }
+            memory.withLock { $0.append(contentsOf: buffer) }
             return
         }
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = systemWrite(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    // A non-blocking descriptor (the caller's pipe) that is full: wait until it
-                    // takes more, as a blocking write would have. A reader that goes away ends it
-                    // (POLLERR, then EPIPE).
-                    var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-                    if poll(&ready, 1, -1) < 0 && errno != EINTR {
-                        writeFailed.store(true, ordering: .relaxed)
-                        return
-                    }
-                } else {
+        var offset = 0
+        while offset < buffer.count {
+            let written = systemWrite(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            if written > 0 {
+                offset += written
+            } else if written < 0 && errno == EINTR {
+                continue
+            } else if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // A non-blocking descriptor (the caller's pipe) that is full: wait until it
+                // takes more, as a blocking write would have. A reader that goes away ends it
+                // (POLLERR, then EPIPE).
+                var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                if poll(&ready, 1, -1) < 0 && errno != EINTR {
                     writeFailed.store(true, ordering: .relaxed)
                     return
                 }
+            } else {
+                writeFailed.store(true, ordering: .relaxed)
+                return
             }
         }
     }
