@@ -51,6 +51,16 @@ import Testing
         #expect(summary.contains(HTTPErrorInfo.redactionMarker), "\(summary)")
     }
 
+    /// A success that does not say what the command needs (a registration without a target id, a
+    /// rotation that names no target) is reported by its status and Content-Type, not its body.
+    @Test func aSuccessIsNeverQuoted() async throws {
+        let body = #"{"operations":[{"payload":{"redeemData":{"token":"a-redeem-token-in-a-2xx"}}}]}"#
+        let summary = try await Self.withBackend({ _ in .json(status: 201, Data(body.utf8)) }) { url in
+            try await BackendHTTPClient().send("POST", url, json: [:]).summary
+        }
+        #expect(summary == "201 (application/json)", "\(summary)")
+    }
+
     /// Asked for operations encrypted to its key, a backend that answers them in plain JSON gets
     /// no conclusion, and the answer's tokens are not quoted in the reason.
     @Test func aPlainAnswerToTheKeyProbeIsNotQuoted() async throws {

@@ -38,6 +38,19 @@ import Testing
         return Run(status: status, out: context.standardOutput.capturedText, err: context.standardError.capturedText)
     }
 
+    /// `redeem -` on a terminal would read to the end of the input, not of the line, and show
+    /// the token as it is typed: it is refused before anything is sent, saying to pipe it in.
+    @Test func redeemRefusesToReadTheTokenFromATerminal() async {
+        var context = CLIContext.inMemory(
+            environment: ["HOME": absentHome], currentDirectory: sandbox.root, standardInput: Array("t\n".utf8))
+        context.standardInputIsTerminal = true
+        let status = await FetchChannelCLI.run(
+            ["redeem", "--redeem-url", "http://127.0.0.1:1/redeem", "-"], context: context)
+        #expect(status == 1)
+        #expect(context.standardError.capturedText.contains("standard input is a terminal"))
+        #expect(context.standardError.capturedText.contains("| fetchchannel redeem --redeem-url URL -"))
+    }
+
     @Test func toolHelpListsEveryCommand() async {
         let result = await run(["--help"])
         #expect(result.status == 0)

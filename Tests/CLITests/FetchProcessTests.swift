@@ -244,8 +244,8 @@ extension CLISubprocessTests {
             let operation = try backend.dispatch(deviceId: "phone", channel: "link")
             let refusedInputs = [
                 ("", "standard input holds no token"), ("\n", "standard input holds no token"),
-                ("\(operation.token)\nsecond", "more than one token"),
-                (String(repeating: "t", count: 1_025), "more than one token of at most 1024 bytes"),
+                ("\(operation.token)\nsecond", "more than one line"),
+                (String(repeating: "t", count: 1_025), "longer than 1024 bytes"),
             ]
             for (input, reason) in refusedInputs {
                 let refused = try await sandbox.run(

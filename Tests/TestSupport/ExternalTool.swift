@@ -32,7 +32,10 @@ public enum ExternalTool {
     public static func curlTrustingAnotherCA(in directory: URL) throws -> [String] {
         let caFile = directory.appendingPathComponent("other-ca-\(UUID().uuidString).pem")
         let emptyDirectory = directory.appendingPathComponent("no-cas-\(UUID().uuidString)", isDirectory: true)
-        let authority = try TLSServerIdentity.generate().certificateAuthorityPEM ?? ""
+        guard let authority = try TLSServerIdentity.generate().certificateAuthorityPEM else {
+            throw CocoaError(
+                .fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "the generated CA has no certificate"])
+        }
         try Data(authority.utf8).write(to: caFile)
         try FileManager.default.createDirectory(at: emptyDirectory, withIntermediateDirectories: false)
         return ["--cacert", caFile.path, "--capath", emptyDirectory.path]

@@ -39,9 +39,13 @@ struct BackendHTTPClient: Sendable {
 
         /// `401 INVALID_SIGNATURE: message` from an error body, or the status and a short excerpt;
         /// a redirect says where it pointed, and that it was not followed. What it quotes has the
-        /// request's ``secrets`` redacted before it is cut, as the library's errors do.
+        /// request's ``secrets`` redacted before it is cut, as the library's errors do. A success
+        /// (2xx) is never quoted, only its Content-Type: operations in it hold redeem tokens.
         var summary: String {
             func quoted(_ text: String) -> String { Self.clean(HTTPErrorInfo.redacted(text, secrets)) }
+            if (200..<300).contains(status) {
+                return "\(status) (\(header(WireHeader.contentType).map(quoted) ?? "no Content-Type"))"
+            }
             if let object, let code = object[WireErrorCode.Member.errorCode] as? String {
                 let message = (object[WireErrorCode.Member.message] as? String).map { ": " + quoted($0) } ?? ""
                 return "\(status) \(quoted(code))\(message)"

@@ -73,11 +73,10 @@ struct DispatchTargetKeyProbe: Sendable {
         // A 200 that is not a pending-operations answer concludes nothing: it may not be the backend.
         if answer.status == 200 {
             if Self.isOperationsAnswer(answer, decryptionKey: decryptionKey) { return .accepted }
-            // Never quoted: operations in plain JSON, where encrypted ones were asked for, hold
-            // redeem tokens.
-            let type = answer.header(WireHeader.contentType).map { BackendHTTPClient.Answer.clean($0) }
+            // The summary names the Content-Type only: operations in plain JSON, where encrypted
+            // ones were asked for, hold redeem tokens.
             return .unknown(
-                "the backend answered 200 (\(type ?? "no Content-Type")), but not with pending operations"
+                "the backend answered \(answer.summary), but not with pending operations"
                     + (decryptionKey == nil ? "" : " encrypted to the registration's key"))
         }
         if Self.isInvalidSignature(answer) { return .refused }

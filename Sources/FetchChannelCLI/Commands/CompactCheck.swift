@@ -25,9 +25,9 @@ struct CompactCheck {
     }
 
     /// What passed the check: its protected header as `--json` prints it, and its content,
-    /// printed as it is without `--json` (a JWE's plaintext from the storage that is zeroed when
-    /// it is released: no ordinary copy is made to print it), a line feed after it when
-    /// `endsLine` and it has none.
+    /// printed as it is without `--json`, a line feed after it when `endsLine` and it has none.
+    /// To a pipe or a file, a JWE's plaintext is written from the storage that is zeroed when it
+    /// is released; shown on a terminal, or as JSON, it is made into text first, which is not.
     struct Passed {
         let header: [String: Any]
         let content: Data

@@ -87,16 +87,28 @@ struct RedeemCommand: CLICommand {
 
     /// The token: TOKEN, or for `-` one line of standard input (its line ending not part of it),
     /// at most a token's longest (``PendingOutOfBandOperation/RedeemData/maximumTokenBytes``).
+    /// On a terminal it is refused: standard input is read to its end, not to the end of a line,
+    /// and the token would be shown as it is typed.
     private func readToken() throws -> String {
         guard tokenArgument == "-" else { return tokenArgument }
+        guard !context.standardInputIsTerminal else {
+            throw CLIFailure(
+                .unreadableInput,
+                "standard input is a terminal, which would show the token as it is typed; pipe it in: "
+                    + "printf '%s\\n' \"$TOKEN\" | fetchchannel redeem --redeem-url URL -")
+        }
         let limit = PendingOutOfBandOperation.RedeemData.maximumTokenBytes
         var line = try context.readStandardInput(limit + 2)
+        defer { secureZero(&line) }
         if line.last == UInt8(ascii: "\n") {
             line.removeLast()
             if line.last == UInt8(ascii: "\r") { line.removeLast() }
         }
-        guard line.count <= limit, !line.contains(UInt8(ascii: "\n")) else {
-            throw CLIFailure(.unreadableInput, "standard input holds more than one token of at most \(limit) bytes")
+        guard !line.contains(UInt8(ascii: "\n")) else {
+            throw CLIFailure(.unreadableInput, "standard input holds more than one line; give one token")
+        }
+        guard line.count <= limit else {
+            throw CLIFailure(.unreadableInput, "the token on standard input is longer than \(limit) bytes")
         }
         guard !line.isEmpty else { throw CLIFailure(.unreadableInput, "standard input holds no token") }
         guard let token = String(validating: line, as: UTF8.self) else {
