@@ -1,4 +1,5 @@
 import DeviceSigning
+import FetchChannel
 import Foundation
 
 /// Tells the in-process reference backend's CPU apart from the client's.
@@ -17,10 +18,13 @@ enum ServerThreads {
     /// before `start` runs. Foundation's `Thread.name` is not enough: on Linux it reaches
     /// the kernel only when the `Thread` already knows its pthread, which a new thread can run
     /// ahead of, and a backend started under another name has its CPU counted as the client's.
-    static func start<Value: Sendable>(_ start: @escaping @Sendable () throws -> Value) throws -> Value {
+    static func start<Value: Sendable>(
+        spawn: BlockingWork.Spawn = BlockingWork.startDetachedThread, _ start: @escaping @Sendable () throws -> Value
+    ) throws -> Value {
         let outcome = Locked<Result<Value, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
+        // Not Foundation's `Thread.start()`, which reports no failure: the wait below would not end.
+        let started = spawn {
             let result = Result {
                 try nameThisThread()
                 return try start()
@@ -28,7 +32,7 @@ enum ServerThreads {
             outcome.withLock { $0 = result }
             done.signal()
         }
-        thread.start()
+        guard started else { throw BenchmarkError("no thread could be made for the backend") }
         done.wait()
         guard let result = outcome.withLock({ $0 }) else {
             throw BenchmarkError("the backend thread ended without a result")

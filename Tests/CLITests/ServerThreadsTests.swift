@@ -82,4 +82,14 @@ import Testing
         #expect(ServerThreads.cpuSeconds(from: before, to: after) == 0.5 + 0.125 + 0.25)
         #expect(ServerThreads.cpuSeconds(from: after, to: after) == 0)
     }
+
+    /// Without a thread for the backend, the bench says so; it waited for ever on one that never ran.
+    @Test func noThreadForTheBackendIsAnError() {
+        #expect(throws: BenchmarkError.self) { _ = try ServerThreads.start(spawn: { _ in false }) { 1 } }
+    }
+
+    /// Without a thread for blocking work, it runs on the caller's thread instead of never.
+    @Test func blockingWorkWithoutAThreadRunsOnTheCaller() async {
+        #expect(await BlockingThread.run(spawn: { _ in false }) { 42 } == 42)
+    }
 }

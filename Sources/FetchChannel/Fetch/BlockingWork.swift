@@ -18,9 +18,9 @@ import Foundation
 /// When no thread can be made (the process is out of threads or memory), the work runs on the
 /// caller's thread instead: slower for the pool, but never a caller left waiting for work that
 /// never started.
-enum BlockingWork {
+package enum BlockingWork {
     /// Starts `work` on a new thread; false when none could be made (and `work` did not run).
-    typealias Spawn = @Sendable (_ work: @escaping @Sendable () -> Void) -> Bool
+    package typealias Spawn = @Sendable (_ work: @escaping @Sendable () -> Void) -> Bool
 
     /// Told of every run started by the task that binds it and the tasks it starts (a test
     /// counts what its fetch sent off the pool, whatever other tests do meanwhile).
@@ -139,7 +139,7 @@ enum BlockingWork {
     }
 
     /// pthread_create, detached: Foundation's `Thread.start()` reports no failure to make one.
-    static let startDetachedThread: Spawn = { work in
+    package static let startDetachedThread: Spawn = { work in
         final class Box: Sendable {
             let work: @Sendable () -> Void
             init(_ work: @escaping @Sendable () -> Void) { self.work = work }

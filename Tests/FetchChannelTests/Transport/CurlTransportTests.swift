@@ -208,6 +208,17 @@
             #expect(server.counters.accepted == 0)
         }
 
+        /// A loop whose thread could not be made is no loop: its requests would wait unanswered,
+        /// with no timer running. The transport then fails each request at once.
+        @Test func aLoopWithoutItsThreadIsNotStarted() {
+            let started = CurlMultiLoop.start(name: "fetchchannel-curl-test", spawn: { _ in false })
+            guard case .failure(let failure) = started else {
+                Issue.record("a loop without a thread was started")
+                return
+            }
+            #expect(failure.detail.contains("could not start its thread"), "\(failure)")
+        }
+
         /// A cancellation that reaches the loop before the transfer does (the task was cancelled
         /// between `send`'s own check and its cancellation handler) still keeps the request off the
         /// network: the loop marks the transfer, and its submission does not start it.

@@ -45,10 +45,13 @@
         }
 
         /// A running loop, or why there is none. `epollWatch` adds or changes a socket in the
-        /// epoll set; a test hands in one that fails.
+        /// epoll set; a test hands in one that fails. `spawn` starts the loop's thread and says
+        /// whether it could (a test hands in one that cannot): a loop whose thread never ran would
+        /// leave every request waiting, unanswered and with no timer running.
         static func start(
             name: String, longestSleep: Duration = defaultLongestSleep,
-            epollWatch: @escaping CurlMultiState.EpollWatch = CurlMultiState.systemEpollWatch
+            epollWatch: @escaping CurlMultiState.EpollWatch = CurlMultiState.systemEpollWatch,
+            spawn: BlockingWork.Spawn = BlockingWork.startDetachedThread
         ) -> Result<CurlMultiLoop, NetworkFailure> {
             guard CurlGlobal.initialized else {
                 return .failure(
@@ -60,9 +63,15 @@
             case .failure(let failure): return .failure(failure)
             }
             let loop = CurlMultiLoop(state: state, longestSleep: longestSleep)
-            let thread = Thread { loop.run() }
-            thread.name = name
-            thread.start()
+            // Not Foundation's `Thread.start()`, which reports no failure to make a thread.
+            let started = spawn {
+                Thread.current.name = name
+                loop.run()
+            }
+            guard started else {
+                loop.state.withLock { $0.close() }
+                return .failure(NetworkFailure(.other, detail: "the transport could not start its thread"))
+            }
             return .success(loop)
         }
 
