@@ -178,7 +178,12 @@
             // The request's own timeout and the bound on the close keep their ratio when the
             // sanitizer runs stretch both: the close must come long before the timeout could.
             let requestTimeout = LooseTimeBounds.scaled(.seconds(60))
-            let sending = Task { await transport.send(Self.request(Self.url(silent.port), timeout: requestTimeout)) }
+            // Not on the global pool, which other suites' bodies can keep busy (see below).
+            let sender = DedicatedThreadExecutor()
+            defer { sender.shutDown() }
+            let sending = Task(executorPreference: sender) {
+                await transport.send(Self.request(Self.url(silent.port), timeout: requestTimeout))
+            }
             let arrived = await DedicatedThreads.run {
                 silent.waitUntil(timeout: Self.noHangBound) { $0.requests == 1 }
             }
@@ -329,7 +334,12 @@
                 let transfer = try CurlTransfer.make(for: Self.request(Self.url(port)), from: transport.handles).get()
                 return await withCheckedContinuation { loop.submit(transfer, continuation: $0) }
             }
-            let waiting = Task { try await send(slow.port) }
+            // On a thread of its own, as the wait below is: on the global pool, which the sanitizer
+            // runs keep busy with other suites' CPU-bound bodies, it once stayed unstarted for the
+            // whole wait, and its request never arrived.
+            let sender = DedicatedThreadExecutor()
+            defer { sender.shutDown() }
+            let waiting = Task(executorPreference: sender) { try await send(slow.port) }
             #expect(slow.waitUntil { $0.requests == 1 }, "the first transfer's request arrives")
 
             refusing.withLock { $0 = true }
